@@ -1,0 +1,166 @@
+package memcore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	removeBenchFolders()
+	os.Exit(code)
+}
+
+// typical is a memory of the size capture writes: a paragraph of content,
+// two related edges, a predecessor.
+func typical(id string, i int) *MemoryFile {
+	m := full()
+	m.Meta.ID = id
+	m.Meta.Scope = Scopes()[i%2]
+	m.Meta.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+	m.Meta.Related = m.Meta.Related[:2]
+	m.Meta.Extra = nil
+	m.Content = fmt.Sprintf("Prefers optimistic locking with retry for concurrent writes (changed from "+
+		"pessimistic locking after a performance issue in the billing service, memory %d). "+
+		"Use a version column and retry at most three times before surfacing a conflict to the user.", i)
+	return m
+}
+
+func BenchmarkParse(b *testing.B) {
+	data := mustSerialize(b, typical(idA, 1))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSerialize(b *testing.B) {
+	m := typical(idA, 1)
+	b.SetBytes(int64(len(mustSerialize(b, m))))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Serialize(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Folders of n memory files, built once per size for every benchmark of
+// the run and removed by TestMain.
+var bench struct {
+	mu      sync.Mutex
+	folders map[int][2]string
+	roots   []string
+}
+
+func benchFolders(b *testing.B, n int) (repo, user string) {
+	b.Helper()
+	bench.mu.Lock()
+	defer bench.mu.Unlock()
+	if f, ok := bench.folders[n]; ok {
+		return f[0], f[1]
+	}
+	root, err := os.MkdirTemp("", fmt.Sprintf("memcore-bench-%d-", n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	bench.roots = append(bench.roots, root)
+	repo, user = filepath.Join(root, "repo"), filepath.Join(root, "user")
+	for _, d := range []string{repo, user} {
+		if err := os.MkdirAll(d, dirPerm); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Written directly (no fsync): setting up is not what is measured.
+	for i := 0; i < n; i++ {
+		m := typical(NewMemoryID(), i)
+		dir := repo
+		if m.Meta.Scope == ScopeUser {
+			dir = user
+		}
+		if err := os.WriteFile(filepath.Join(dir, m.Meta.ID+".md"), mustSerialize(b, m), filePerm); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if bench.folders == nil {
+		bench.folders = map[int][2]string{}
+	}
+	bench.folders[n] = [2]string{repo, user}
+	return repo, user
+}
+
+func removeBenchFolders() {
+	bench.mu.Lock()
+	defer bench.mu.Unlock()
+	for _, r := range bench.roots {
+		_ = os.RemoveAll(r)
+	}
+}
+
+// BenchmarkFileStoreList lists n files: "cold" is the first List of a new
+// FileStore (every file read and parsed, in parallel; the OS page cache is
+// warm), "warm" a repeated List served by the parse cache (one stat per
+// file).
+func BenchmarkFileStoreList(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
+			repo, user := benchFolders(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s, err := NewFileStore(repo, user)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ms, err := s.List(ctx)
+				if err != nil || len(ms) != n {
+					b.Fatalf("List = %d memories, %v; want %d", len(ms), err, n)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+		})
+		b.Run(fmt.Sprintf("files=%d/warm", n), func(b *testing.B) {
+			repo, user := benchFolders(b, n)
+			s, err := NewFileStore(repo, user)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.List(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ms, err := s.List(ctx)
+				if err != nil || len(ms) != n {
+					b.Fatalf("List = %d memories, %v; want %d", len(ms), err, n)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+		})
+	}
+}
+
+// The sizes above are what the README reports; this check keeps the
+// benchmark's memory honest about what it lists.
+func TestTypicalIsValid(t *testing.T) {
+	m := typical(NewMemoryID(), 3)
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(mustSerialize(t, m))
+	t.Logf("a typical memory file is %d bytes", n)
+	if n < 500 || n > 1000 || !strings.Contains(m.Content, "memory 3") {
+		t.Errorf("a typical memory is %d bytes", n)
+	}
+}

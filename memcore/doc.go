@@ -1,0 +1,43 @@
+// Package memcore is the storage core of forgemem, long-term memory for AI
+// coding agents: the memory data model and file format, the stores, version
+// chains and the memory graph, and the contracts that LLM and embedding
+// providers implement.
+//
+// # Memories and files
+//
+// A memory is a [MemoryFile]: front-matter metadata ([MemoryMeta]) and a
+// markdown body. Each is stored as one human-readable file named by its id
+// (mem_<uuid>.md) in its scope's folder — .forge/memory/ in the repository
+// for [ScopeRepo], ~/.forge/memory/ for [ScopeUser]. [Parse] and [Serialize]
+// convert between bytes and memories; Parse accepts files edited by hand.
+//
+// Files are append-only. A change is a new memory whose Supersedes names its
+// predecessor (see [NewVersion]); the newest of a chain is its head. Only a
+// person deletes files.
+//
+// # Stores
+//
+// [MemoryStore] is the interface the capture and retrieval packages use.
+// [FileStore] keeps memories in folders with atomic, never-overwriting
+// writes; [MemStore] keeps them in memory. Both pass the conformance suite
+// in github.com/forgemem/forgemem/conformance/storetest.
+//
+// # Graph
+//
+// [Graph] answers chain and neighbour questions over a list of memories —
+// the head of a chain, the whole chain, related memories within N hops —
+// and terminates on hand-made cycles, forks and dangling links.
+// [VersionChain] and [LatestVersion] do the same through a store.
+//
+// # Providers
+//
+// [LLMProvider] and [Embedder] are the contracts of model providers, with
+// the error taxonomy ([ErrRateLimited], [ErrUnavailable], …), [IsTransient]
+// and [Retry]. [StripToolContent] and [CapWindow] build the conversation
+// windows that capture and retrieval send to models.
+//
+// # Logging
+//
+// Nothing in this package prints. Stores log through the zerolog.Logger
+// given with [WithLogger]; by default they log nothing.
+package memcore

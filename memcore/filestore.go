@@ -1,0 +1,454 @@
+package memcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// File and folder permissions of a FileStore.
+const (
+	filePerm = 0o600
+	dirPerm  = 0o750
+)
+
+// tmpPrefix starts the name of a file being written. Such files are hidden,
+// do not end in ".md", and are never listed; one left behind by a killed
+// writer is removed by NewFileStore once it is an hour old.
+const tmpPrefix = ".tmp-"
+
+// staleTmpAge is how old a temporary file must be before NewFileStore
+// removes it (a younger one may belong to a writer still at work).
+const staleTmpAge = time.Hour
+
+// FileStore is a [MemoryStore] over two folders of memory files, one per
+// scope (by default .forge/memory/ in the repository and ~/.forge/memory/).
+//
+// Writes are atomic and never overwrite: the file is written under a
+// temporary name, fsynced, then hard-linked to its final name, which fails
+// if that name exists — so a reader never sees a partial file, a killed
+// writer never leaves a visible one, and two processes writing the same id
+// at once get one success and one ErrAlreadyExists. The folder's file
+// system must support hard links (every common local one does).
+//
+// Reads and lists are served from a cache of parsed files keyed by name,
+// size and modification time, so repeated lists of thousands of files parse
+// only what changed; files are parsed in parallel. A file that cannot be
+// parsed, whose id differs from its name, or whose scope differs from its
+// folder is skipped by List with a log line, and Read reports why. Symbolic
+// links are not followed: a memory folder committed to a repository is
+// untrusted input, and a link could point anywhere.
+//
+// A FileStore is safe for concurrent use by many goroutines, and several
+// processes may use the same folders at once.
+type FileStore struct {
+	dirs    [2]string // indexed by scopeIndex
+	log     zerolog.Logger
+	workers int
+
+	mu    sync.Mutex
+	cache [2]map[string]*cachedFile
+	gen   [2]uint64
+}
+
+type cachedFile struct {
+	size int64
+	mod  time.Time
+	m    *MemoryFile
+	gen  uint64 // the last List generation that saw the file
+}
+
+func scopeIndex(s Scope) int {
+	if s == ScopeUser {
+		return 1
+	}
+	return 0
+}
+
+// NewFileStore returns a FileStore over repoDir (scope repo) and userDir
+// (scope user), creating the folders (mode 0750) if needed. The two must be
+// different folders. Options: [WithLogger], [WithParallelism].
+func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
+	o := buildOptions(opts)
+	s := &FileStore{log: o.log, workers: o.workers}
+	for i, d := range []string{repoDir, userDir} {
+		if d == "" {
+			return nil, fmt.Errorf("memcore: new file store: the %s folder is empty", Scopes()[i])
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("memcore: new file store: %w", err)
+		}
+		s.dirs[i] = abs
+		s.cache[i] = make(map[string]*cachedFile)
+	}
+	sameFolders := func() error {
+		return fmt.Errorf("memcore: new file store: the repo and user folders are both %s; scopes need folders of their own", s.dirs[0])
+	}
+	if s.dirs[0] == s.dirs[1] {
+		return nil, sameFolders()
+	}
+	for i, d := range s.dirs {
+		if err := os.MkdirAll(d, dirPerm); err != nil {
+			return nil, fmt.Errorf("memcore: new file store: create the %s folder: %w", Scopes()[i], err)
+		}
+	}
+	// Different names may still be one folder (a symbolic link).
+	if a, err := os.Stat(s.dirs[0]); err == nil {
+		if b, err := os.Stat(s.dirs[1]); err == nil && os.SameFile(a, b) {
+			return nil, sameFolders()
+		}
+	}
+	for _, d := range s.dirs {
+		s.removeStaleTemps(d)
+	}
+	return s, nil
+}
+
+// Dir returns the absolute folder of scope, or "" for an unknown scope.
+func (s *FileStore) Dir(scope Scope) string {
+	if !scope.Valid() {
+		return ""
+	}
+	return s.dirs[scopeIndex(scope)]
+}
+
+func (s *FileStore) path(scope Scope, id string) string {
+	return filepath.Join(s.dirs[scopeIndex(scope)], id+".md")
+}
+
+// Write implements [MemoryStore].
+func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("memcore: write: %w", err)
+	}
+	data, err := serialize(m)
+	if err != nil {
+		return err
+	}
+	id, scope := m.Meta.ID, m.Meta.Scope
+	dir := s.dirs[scopeIndex(scope)]
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return fmt.Errorf("memcore: write %s: %w", id, err)
+	}
+	tmp, err := os.CreateTemp(dir, tmpPrefix+id+"-*")
+	if err != nil {
+		return fmt.Errorf("memcore: write %s: %w", id, err)
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName)
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("memcore: write %s: %w", id, err)
+	}
+	if testHookTempWritten != nil {
+		testHookTempWritten(tmpName)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The same id may not exist in the other scope's folder. Checking it and
+	// publishing are one step for every writer in this process; across
+	// processes, only a UUID collision could race here, while the same-folder
+	// race is settled by the link itself.
+	lock := &idLocks[idLockIndex(id)]
+	lock.Lock()
+	defer lock.Unlock()
+	other := ScopeUser
+	if scope == ScopeUser {
+		other = ScopeRepo
+	}
+	if _, err := os.Lstat(s.path(other, id)); err == nil {
+		return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
+	}
+	if err := os.Link(tmpName, s.path(scope, id)); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("memcore: write %s: %w", id, ErrAlreadyExists)
+		}
+		return fmt.Errorf("memcore: write %s: publish (the folder's file system must support hard links): %w", id, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// idLocks serialise the cross-scope check and publication of writes of one
+// id, across every FileStore of the process.
+var idLocks [64]sync.Mutex
+
+func idLockIndex(id string) int {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint32(id[i])) * 16777619
+	}
+	return int(h % uint32(len(idLocks)))
+}
+
+// testHookTempWritten, when not nil, is called by Write with the name of
+// its temporary file once the data is written and synced, just before the
+// file is published under its final name. Tests use it to stop a writer at
+// that point; it is always nil otherwise.
+var testHookTempWritten func(tmpName string)
+
+// syncDir makes a new directory entry durable. Best effort: some systems
+// cannot sync a directory, and the data itself is already synced.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// Read implements [MemoryStore].
+func (s *FileStore) Read(ctx context.Context, id string) (*MemoryFile, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidateID(id); err != nil {
+		return nil, fmt.Errorf("memcore: read: %w", err)
+	}
+	for _, scope := range Scopes() {
+		path := s.path(scope, id)
+		info, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && !info.Mode().IsRegular() {
+			err = fmt.Errorf("%s: %w: not a regular file", path, ErrMalformed)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("memcore: read %s: %w", id, err)
+		}
+		m, err := s.load(scope, id+".md", 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("memcore: read %s: %w", id, err)
+		}
+		return m.Clone(), nil
+	}
+	return nil, fmt.Errorf("memcore: read %s: %w", id, ErrNotFound)
+}
+
+// load returns the parsed file name of scope's folder, from the cache when
+// its size and modification time are unchanged. The result is shared with
+// the cache: callers clone it before handing it out.
+func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, error) {
+	si := scopeIndex(scope)
+	path := filepath.Join(s.dirs[si], name)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file", path, ErrMalformed)
+	}
+	s.mu.Lock()
+	if c := s.cache[si][name]; c != nil && c.size == info.Size() && c.mod.Equal(info.ModTime()) {
+		c.gen = max(c.gen, gen)
+		s.mu.Unlock()
+		return c.m, nil
+	}
+	s.mu.Unlock()
+
+	data, err := readAll(f, info.Size())
+	if err != nil {
+		return nil, err
+	}
+	m, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if want := strings.TrimSuffix(name, ".md"); m.Meta.ID != want {
+		return nil, fmt.Errorf("%s: %w: id %s does not match the file name", path, ErrInvalidMemory, m.Meta.ID)
+	}
+	if m.Meta.Scope != scope {
+		return nil, fmt.Errorf("%s: %w: scope %s, but the file is in the %s folder", path, ErrInvalidMemory, m.Meta.Scope, scope)
+	}
+	s.mu.Lock()
+	s.cache[si][name] = &cachedFile{size: info.Size(), mod: info.ModTime(), m: m, gen: gen}
+	s.mu.Unlock()
+	return m, nil
+}
+
+// readAll reads f to its end; size, from its Stat, sizes the buffer so that
+// the usual file needs one read call (it may have changed since).
+func readAll(f *os.File, size int64) ([]byte, error) {
+	buf := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// List implements [MemoryStore]. Memories are ordered oldest first by
+// CreatedAt, then by id.
+func (s *FileStore) List(ctx context.Context) ([]*MemoryFile, error) {
+	var all []*MemoryFile
+	for _, scope := range Scopes() {
+		ms, err := s.ListByScope(ctx, scope)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ms...)
+	}
+	sortMemories(all)
+	return all, nil
+}
+
+// ListByScope implements [MemoryStore], in the order of List. A missing
+// folder (deleted by hand) lists as empty.
+func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !scope.Valid() {
+		return nil, fmt.Errorf("memcore: list: %w: %q", ErrUnknownScope, scope)
+	}
+	si := scopeIndex(scope)
+	entries, err := os.ReadDir(s.dirs[si])
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memcore: list %s: %w", scope, err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".md") {
+			if e.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(name, ".md") {
+				s.log.Warn().Str("path", filepath.Join(s.dirs[si], name)).Msg("memcore: skipping a symbolic link: memory files must be regular files")
+			}
+			continue
+		}
+		if ValidateID(strings.TrimSuffix(name, ".md")) != nil {
+			s.log.Debug().Str("path", filepath.Join(s.dirs[si], name)).Msg("memcore: skipping a file whose name is not a memory id")
+			continue
+		}
+		names = append(names, name)
+	}
+
+	s.mu.Lock()
+	s.gen[si]++
+	gen := s.gen[si]
+	s.mu.Unlock()
+
+	results := make([]*MemoryFile, len(names))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(s.workers, len(names)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(names) || ctx.Err() != nil {
+					return
+				}
+				m, err := s.load(scope, names[i], gen)
+				if err != nil {
+					if !errors.Is(err, fs.ErrNotExist) { // deleted since ReadDir: not worth a line
+						s.log.Warn().Err(err).Str("scope", string(scope)).Msg("memcore: skipping memory file")
+					}
+					continue
+				}
+				results[i] = m.Clone()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// Forget cached files this list did not see: they were deleted.
+	s.mu.Lock()
+	for name, c := range s.cache[si] {
+		if c.gen < gen {
+			delete(s.cache[si], name)
+		}
+	}
+	s.mu.Unlock()
+
+	out := results[:0]
+	for _, m := range results {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	sortMemories(out)
+	return out, nil
+}
+
+// isTempName reports whether name has the shape of Write's temporary files,
+// ".tmp-<id>-<random digits>", so that nobody else's file is ever removed.
+func isTempName(name string) bool {
+	rest, ok := strings.CutPrefix(name, tmpPrefix)
+	if !ok || len(rest) < idLen+2 || ValidateID(rest[:idLen]) != nil || rest[idLen] != '-' {
+		return false
+	}
+	for _, c := range rest[idLen+1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// removeStaleTemps deletes temporary files left in dir by writers that were
+// killed more than staleTmpAge ago.
+func (s *FileStore) removeStaleTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !isTempName(e.Name()) || e.IsDir() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < staleTmpAge {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := os.Remove(path); err == nil {
+			s.log.Info().Str("path", path).Msg("memcore: removed a temporary file left by an interrupted write")
+		}
+	}
+}
+
+var _ MemoryStore = (*FileStore)(nil)

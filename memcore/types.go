@@ -1,0 +1,294 @@
+package memcore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Scope says where a memory lives: in the repository (shared with a team)
+// or in the user's home folder (personal, across projects).
+type Scope string
+
+// The scopes.
+const (
+	ScopeRepo Scope = "repo"
+	ScopeUser Scope = "user"
+)
+
+// Scopes lists every valid [Scope].
+func Scopes() []Scope { return []Scope{ScopeRepo, ScopeUser} }
+
+// Valid reports whether s is one of [Scopes].
+func (s Scope) Valid() bool { return s == ScopeRepo || s == ScopeUser }
+
+// Category classifies the kind of information a memory encodes.
+type Category string
+
+// The categories.
+const (
+	CategoryCodingPreferences      Category = "coding-preferences"
+	CategoryProjectConventions     Category = "project-conventions"
+	CategoryArchitecturalDecisions Category = "architectural-decisions"
+	CategoryUserFacts              Category = "user-facts"
+	CategoryCorrections            Category = "corrections"
+	CategoryPatterns               Category = "patterns"
+)
+
+// Categories lists every valid [Category].
+func Categories() []Category {
+	return []Category{
+		CategoryCodingPreferences, CategoryProjectConventions, CategoryArchitecturalDecisions,
+		CategoryUserFacts, CategoryCorrections, CategoryPatterns,
+	}
+}
+
+// Valid reports whether c is one of [Categories].
+func (c Category) Valid() bool {
+	switch c {
+	case CategoryCodingPreferences, CategoryProjectConventions, CategoryArchitecturalDecisions,
+		CategoryUserFacts, CategoryCorrections, CategoryPatterns:
+		return true
+	}
+	return false
+}
+
+// Relationship is the type of a directed edge between two memories.
+//
+// [RelationshipSupersedes] is the version chain, recorded in
+// [MemoryMeta.Supersedes]; the other three are the edges that may appear in
+// [MemoryMeta.Related].
+type Relationship string
+
+// The relationships.
+const (
+	RelationshipSupersedes  Relationship = "supersedes"
+	RelationshipRefines     Relationship = "refines"
+	RelationshipContradicts Relationship = "contradicts"
+	RelationshipRelatesTo   Relationship = "relates-to"
+)
+
+// Relationships lists every valid [Relationship], supersedes included.
+func Relationships() []Relationship {
+	return []Relationship{RelationshipSupersedes, RelationshipRefines, RelationshipContradicts, RelationshipRelatesTo}
+}
+
+// Valid reports whether r is one of [Relationships].
+func (r Relationship) Valid() bool { return r == RelationshipSupersedes || r.validEdge() }
+
+// validEdge reports whether r may appear in MemoryMeta.Related.
+func (r Relationship) validEdge() bool {
+	return r == RelationshipRefines || r == RelationshipContradicts || r == RelationshipRelatesTo
+}
+
+// Trigger records what caused a memory to be written.
+type Trigger string
+
+// The triggers. The capture pipeline's per-turn trigger is stored as
+// TriggerCadence; TriggerManual marks memories added by a person or a command.
+const (
+	TriggerCadence    Trigger = "cadence"
+	TriggerCompaction Trigger = "compaction"
+	TriggerManual     Trigger = "manual"
+)
+
+// Valid reports whether t is a known trigger.
+func (t Trigger) Valid() bool {
+	return t == TriggerCadence || t == TriggerCompaction || t == TriggerManual
+}
+
+// RelatedMemory is a typed edge to another memory.
+type RelatedMemory struct {
+	ID           string       `yaml:"id"`
+	Relationship Relationship `yaml:"relationship"`
+}
+
+// MemoryMeta holds the front-matter fields of a memory file.
+type MemoryMeta struct {
+	ID        string    `yaml:"id"`
+	CreatedAt time.Time `yaml:"created_at"`
+	// UpdatedAt is optional; the zero time is stored as an absent key.
+	UpdatedAt time.Time `yaml:"updated_at,omitempty"`
+	Version   int       `yaml:"version"`
+	Scope     Scope     `yaml:"scope"`
+	Category  Category  `yaml:"category"`
+	// Supersedes is nil for the first version of a memory and names the
+	// predecessor for every later version. Callers test it against nil; an
+	// empty string in a file is read as nil.
+	Supersedes *string `yaml:"supersedes,omitempty"`
+	// Related holds the refines, contradicts and relates-to edges. No edges
+	// are stored as an absent key and read back as nil.
+	Related   []RelatedMemory `yaml:"related,omitempty"`
+	SessionID string          `yaml:"session_id,omitempty"`
+	Trigger   Trigger         `yaml:"trigger,omitempty"`
+	// Extra keeps front-matter keys this version does not know, so that
+	// hand-added keys survive a read and rewrite. Values are as decoded from
+	// YAML (string, int, int64, uint64, float64, bool, nil, time.Time for
+	// timestamps — in UTC or an unnamed zone of their offset — []any,
+	// map[string]any, and map[any]any for mappings with keys that are not
+	// all strings); keys are written after the known ones, sorted.
+	Extra map[string]any `yaml:",inline"`
+}
+
+// MemoryFile is one memory: its metadata and its markdown body.
+type MemoryFile struct {
+	Meta MemoryMeta
+	// Content is the markdown body, stored byte for byte.
+	Content string
+}
+
+// knownKeys are the front-matter keys MemoryMeta owns; Extra may not use them.
+var knownKeys = map[string]bool{
+	"id": true, "created_at": true, "updated_at": true, "version": true, "scope": true,
+	"category": true, "supersedes": true, "related": true, "session_id": true, "trigger": true,
+}
+
+// Validate reports every way m breaks the memory schema, joined into one
+// error; each wraps [ErrInvalidMemory], and id problems also wrap
+// [ErrInvalidID]. A nil result means m can be written.
+//
+// Required: a valid id, created_at, version ≥ 1, a known scope and category,
+// and content that is not blank. Times must lie in the years 0000-9999. Optional fields, when present, must be valid:
+// supersedes names another valid id, related edges name valid ids other than
+// m's own with refines, contradicts or relates-to, trigger is known. All text
+// must be valid UTF-8, and Extra may not reuse a known key.
+func (m *MemoryFile) Validate() error {
+	if m == nil {
+		return fmt.Errorf("%w: nil memory", ErrInvalidMemory)
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidMemory}, args...)...))
+	}
+	mt := &m.Meta
+	if err := ValidateID(mt.ID); err != nil {
+		errs = append(errs, fmt.Errorf("%w: id: %w", ErrInvalidMemory, err))
+	}
+	if mt.CreatedAt.IsZero() {
+		bad("created_at is missing")
+	}
+	for _, f := range []struct {
+		key string
+		t   time.Time
+	}{{"created_at", mt.CreatedAt}, {"updated_at", mt.UpdatedAt}} {
+		// RFC 3339 has four-digit years: other times could be written but
+		// not read back.
+		if y := f.t.UTC().Year(); !f.t.IsZero() && (y < 0 || y > 9999) {
+			bad("%s %s is outside the years 0000-9999", f.key, f.t.UTC().Format(time.RFC3339))
+		}
+	}
+	if mt.Version < 1 {
+		bad("version %d is below 1", mt.Version)
+	}
+	if !mt.Scope.Valid() {
+		bad("scope %q is not one of repo, user", mt.Scope)
+	}
+	if !mt.Category.Valid() {
+		bad("category %q is not one of %s", mt.Category, joinValues(Categories()))
+	}
+	if mt.Supersedes != nil {
+		switch err := ValidateID(*mt.Supersedes); {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%w: supersedes: %w", ErrInvalidMemory, err))
+		case *mt.Supersedes == mt.ID:
+			bad("supersedes names the memory itself")
+		}
+	}
+	for i, r := range mt.Related {
+		if err := ValidateID(r.ID); err != nil {
+			errs = append(errs, fmt.Errorf("%w: related[%d].id: %w", ErrInvalidMemory, i, err))
+		} else if r.ID == mt.ID {
+			bad("related[%d] links the memory to itself", i)
+		}
+		if !r.Relationship.validEdge() {
+			bad("related[%d].relationship %q is not one of refines, contradicts, relates-to", i, r.Relationship)
+		}
+	}
+	if mt.Trigger != "" && !mt.Trigger.Valid() {
+		bad("trigger %q is not one of cadence, compaction, manual", mt.Trigger)
+	}
+	if !utf8.ValidString(mt.SessionID) {
+		bad("session_id is not valid UTF-8")
+	}
+	for k := range mt.Extra {
+		if knownKeys[k] {
+			bad("extra key %q is reserved for a known field", k)
+		}
+	}
+	switch {
+	case !utf8.ValidString(m.Content):
+		bad("content is not valid UTF-8")
+	case strings.TrimSpace(m.Content) == "":
+		bad("content is empty")
+	}
+	return errors.Join(errs...)
+}
+
+// Title is the first non-blank line of the content, trimmed: what a listing
+// shows for the memory.
+func (m *MemoryFile) Title() string {
+	s := m.Content
+	for s != "" {
+		line, rest, _ := strings.Cut(s, "\n")
+		if t := strings.TrimSpace(line); t != "" {
+			return t
+		}
+		s = rest
+	}
+	return ""
+}
+
+// Clone returns a deep copy of m, so that the copy can be changed without
+// affecting m.
+func (m *MemoryFile) Clone() *MemoryFile {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	if m.Meta.Supersedes != nil {
+		s := *m.Meta.Supersedes
+		c.Meta.Supersedes = &s
+	}
+	if m.Meta.Related != nil {
+		c.Meta.Related = append([]RelatedMemory(nil), m.Meta.Related...)
+	}
+	if m.Meta.Extra != nil {
+		c.Meta.Extra = cloneValue(m.Meta.Extra).(map[string]any)
+	}
+	return &c
+}
+
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(t))
+		for k, e := range t {
+			c[k] = cloneValue(e)
+		}
+		return c
+	case map[any]any: // YAML mappings whose keys are not all strings
+		c := make(map[any]any, len(t))
+		for k, e := range t {
+			c[k] = cloneValue(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(t))
+		for i, e := range t {
+			c[i] = cloneValue(e)
+		}
+		return c
+	default:
+		return v
+	}
+}
+
+func joinValues[T ~string](vs []T) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
