@@ -1,0 +1,152 @@
+package embedtest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// Harness makes the embedders one subtest runs against. Run asks the
+// [HarnessMaker] for a new Harness in every subtest and closes it at the end
+// of the subtest.
+//
+// A Harness may also implement [CallCounter], [SlowHarness] and
+// [NativeErrorHarness]; the cases that need them are skipped, with the
+// reason, when it does not.
+type Harness interface {
+	// NewEmbedder returns a working embedder.
+	NewEmbedder(ctx context.Context) (memcore.Embedder, error)
+
+	// NewFailingEmbedder returns an embedder whose next call fails as kind,
+	// one of memcore.ErrRateLimited, ErrUnauthenticated, ErrUnavailable,
+	// ErrInputTooLarge, ErrInvalidRequest and ErrInvalidResponse. The
+	// failure should come from where it comes from in production — for an
+	// embedder speaking HTTP, a server answering in the vendor's wire format
+	// (status code, error body, or for ErrInvalidResponse a body with the
+	// wrong number of vectors) — so that the suite tests the embedder's
+	// mapping to the taxonomy rather than the harness's. An error wrapping
+	// errors.ErrUnsupported skips the cases of that kind, with the error's
+	// text as the reason.
+	NewFailingEmbedder(ctx context.Context, kind error) (memcore.Embedder, error)
+
+	// Capabilities declares the embedder's limits and limitations. The zero
+	// value claims full support: unit-length vectors, identical vectors
+	// for identical texts, and no batch limit.
+	Capabilities() Capabilities
+
+	// Close releases what the harness holds (servers, connections).
+	Close()
+}
+
+// HarnessMaker makes a fresh [Harness] for one subtest. t is the subtest's,
+// for t.TempDir, t.Cleanup and the like; ctx ends when the subtest does.
+type HarnessMaker func(ctx context.Context, t *testing.T) (Harness, error)
+
+// Capabilities declares what the suite may expect of an embedder. The zero
+// value claims full support; each limitation is a string saying why the
+// embedder has it, which the cases it affects report.
+type Capabilities struct {
+	// MaxBatch is the most texts one API call embeds. The suite embeds
+	// 2×MaxBatch+1 texts in one Embed, which must be split, and, with a
+	// [CallCounter], checks that it was. 0 means no limit; the suite then
+	// embeds 100 texts at once.
+	MaxBatch int
+	// Dimension is the length the vectors must have; 0 means not declared,
+	// and only a consistent length is required.
+	Dimension int
+	// Nondeterministic says why identical texts may give slightly
+	// different vectors; they must then still be near-identical (cosine
+	// similarity at least 0.99) instead of identical.
+	Nondeterministic string
+	// NotNormalized says why vectors are not of unit length.
+	NotNormalized string
+}
+
+// CallCounter is implemented by a harness that can count the API calls its
+// embedders make (for a provider speaking HTTP, the requests its httptest
+// server received), so that the suite can check that zero texts make no call
+// and that large inputs are split.
+type CallCounter interface {
+	// Calls returns the number of calls made so far by the embedders of
+	// this harness.
+	Calls() int
+}
+
+// SlowHarness is implemented by a harness that can make an embedder whose
+// calls take far longer than any test waits — typically backed by a server
+// that holds every request until the client goes away — so that the suite
+// can cancel a call while it is in flight. An error wrapping
+// errors.ErrUnsupported skips those cases, with the error's text as the
+// reason.
+type SlowHarness interface {
+	// NewSlowEmbedder returns an embedder whose calls return only when
+	// their context ends.
+	NewSlowEmbedder(ctx context.Context) (memcore.Embedder, error)
+}
+
+// NativeErrorHarness is implemented by a harness that can tell whether an
+// error still carries the embedder's native error (its SDK's API error
+// type), usually with errors.As. When the harness implements it, every
+// failure kind must keep the native error reachable.
+type NativeErrorHarness interface {
+	// AsNative reports whether errors.As finds the embedder's native error
+	// in err.
+	AsNative(err error) bool
+}
+
+// Option adjusts how [Run] runs the suite.
+type Option func(*config)
+
+type config struct {
+	callTimeout   time.Duration
+	cancelGrace   time.Duration
+	inFlightDelay time.Duration
+	concurrency   int
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		callTimeout:   time.Minute,
+		cancelGrace:   5 * time.Second,
+		inFlightDelay: 50 * time.Millisecond,
+		concurrency:   8,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithCallTimeout sets how long an ordinary call may take before it fails
+// the case; the default, a minute, suits live APIs. It panics if d is not
+// positive.
+func WithCallTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("embedtest: WithCallTimeout: duration must be positive, got %v", d))
+	}
+	return func(c *config) { c.callTimeout = d }
+}
+
+// WithCancelGrace sets how soon after its context ends a call must return.
+// The default, 5s, is lenient so that a busy machine (tests in parallel,
+// -race) does not fail a correct provider; one that ignores its context
+// typically hangs until an HTTP timeout, far longer. It panics if d is not
+// positive.
+func WithCancelGrace(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("embedtest: WithCancelGrace: duration must be positive, got %v", d))
+	}
+	return func(c *config) { c.cancelGrace = d }
+}
+
+// WithConcurrency sets how many calls the concurrency case makes at once;
+// the default is 8. It panics if n is less than 2.
+func WithConcurrency(n int) Option {
+	if n < 2 {
+		panic(fmt.Sprintf("embedtest: WithConcurrency: need at least 2 calls, got %d", n))
+	}
+	return func(c *config) { c.concurrency = n }
+}

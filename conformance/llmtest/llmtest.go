@@ -1,0 +1,133 @@
+package llmtest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// Harness makes the providers one subtest runs against. Run asks the
+// [HarnessMaker] for a new Harness in every subtest and closes it at the end
+// of the subtest.
+//
+// A Harness may also implement [SlowHarness] and [NativeErrorHarness]; the
+// cases that need them are skipped, with the reason, when it does not.
+type Harness interface {
+	// NewProvider returns a working provider. Its model must answer the
+	// suite's prompts as [Respond] does: a live model does, an offline
+	// harness calls Respond to play the model.
+	NewProvider(ctx context.Context) (memcore.LLMProvider, error)
+
+	// NewFailingProvider returns a provider whose next call fails as kind,
+	// one of memcore.ErrRateLimited, ErrUnauthenticated, ErrUnavailable,
+	// ErrInputTooLarge, ErrInvalidRequest and ErrInvalidResponse. The
+	// failure should come from where it comes from in production — for a
+	// provider speaking HTTP, a server answering in the vendor's wire format
+	// (status code, error body) — so that the suite tests the provider's
+	// mapping to the taxonomy rather than the harness's. An error wrapping
+	// errors.ErrUnsupported skips the cases of that kind, with the error's
+	// text as the reason.
+	NewFailingProvider(ctx context.Context, kind error) (memcore.LLMProvider, error)
+
+	// Capabilities declares what the provider does not support. The zero
+	// value claims full support.
+	Capabilities() Capabilities
+
+	// Close releases what the harness holds (servers, connections).
+	Close()
+}
+
+// HarnessMaker makes a fresh [Harness] for one subtest. t is the subtest's,
+// for t.TempDir, t.Cleanup and the like; ctx ends when the subtest does.
+type HarnessMaker func(ctx context.Context, t *testing.T) (Harness, error)
+
+// Capabilities declares the limitations of a provider. Each field, when not
+// empty, says why the provider has the limitation; the cases that need the
+// capability are skipped with that reason. The zero value claims full
+// support.
+type Capabilities struct {
+	// NoJSONSchema says why CompletionRequest.ResponseSchema is not honoured
+	// (the reply may not be a bare JSON document matching the schema).
+	NoJSONSchema string
+	// NoUsage says why CompletionResponse.Usage is not reported.
+	NoUsage string
+}
+
+// SlowHarness is implemented by a harness that can make a provider whose
+// calls take far longer than any test waits — typically backed by a server
+// that holds every request until the client goes away — so that the suite
+// can cancel a call while it is in flight. An error wrapping
+// errors.ErrUnsupported skips those cases, with the error's text as the
+// reason.
+type SlowHarness interface {
+	// NewSlowProvider returns a provider whose calls return only when
+	// their context ends.
+	NewSlowProvider(ctx context.Context) (memcore.LLMProvider, error)
+}
+
+// NativeErrorHarness is implemented by a harness that can tell whether an
+// error still carries the provider's native error (its SDK's API error
+// type), usually with errors.As. When the harness implements it, every
+// failure kind must keep the native error reachable.
+type NativeErrorHarness interface {
+	// AsNative reports whether errors.As finds the provider's native error
+	// in err.
+	AsNative(err error) bool
+}
+
+// Option adjusts how [Run] runs the suite.
+type Option func(*config)
+
+type config struct {
+	callTimeout   time.Duration
+	cancelGrace   time.Duration
+	inFlightDelay time.Duration
+	concurrency   int
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		callTimeout:   time.Minute,
+		cancelGrace:   5 * time.Second,
+		inFlightDelay: 50 * time.Millisecond,
+		concurrency:   8,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithCallTimeout sets how long an ordinary call may take before it fails
+// the case; the default, a minute, suits live models. It panics if d is
+// not positive.
+func WithCallTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("llmtest: WithCallTimeout: duration must be positive, got %v", d))
+	}
+	return func(c *config) { c.callTimeout = d }
+}
+
+// WithCancelGrace sets how soon after its context ends a call must return.
+// The default, 5s, is lenient so that a busy machine (tests in parallel,
+// -race) does not fail a correct provider; one that ignores its context
+// typically hangs until an HTTP timeout, far longer. It panics if d is not
+// positive.
+func WithCancelGrace(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("llmtest: WithCancelGrace: duration must be positive, got %v", d))
+	}
+	return func(c *config) { c.cancelGrace = d }
+}
+
+// WithConcurrency sets how many calls the concurrency case makes at once;
+// the default is 8. It panics if n is less than 2.
+func WithConcurrency(n int) Option {
+	if n < 2 {
+		panic(fmt.Sprintf("llmtest: WithConcurrency: need at least 2 calls, got %d", n))
+	}
+	return func(c *config) { c.concurrency = n }
+}
