@@ -1,0 +1,41 @@
+// Package fake provides deterministic, offline test doubles for forgemem's
+// model providers: a scripted [LLM] implementing [memcore.LLMProvider] and a
+// hashing [Embedder] implementing [memcore.Embedder].
+//
+// Both are safe for concurrent use, honour their context, and pass the
+// conformance suites in github.com/forgemem/forgemem/conformance/llmtest and
+// .../embedtest, so code tested against them behaves the same against a
+// real provider.
+//
+// # The scripted LLM
+//
+// An [LLM] answers from a queue of replies ([WithReplies], [LLM.Enqueue])
+// and then from a reply function ([WithReplyFunc]). It records every request
+// ([LLM.Requests]) and counts calls ([LLM.Calls]). A call that nothing was
+// scripted for fails with an error wrapping [memcore.ErrInvalidResponse].
+//
+// # The hashing embedder
+//
+// An [Embedder] turns a text into a vector without a model: it lower-cases
+// the text, splits it into words, and hashes each word, each pair of
+// adjacent words and each character trigram of a word (with word-boundary
+// markers) into a fixed number of dimensions (256 by default) with a random
+// sign, then scales the vector to unit length. Texts that share words or
+// word parts therefore point in similar directions, so "the build cache is
+// stale" is closer to "stale build caches" than to "my cat likes fish", and
+// the same text always gives the same vector, on every machine.
+//
+// # Latency and failures
+//
+// [WithLatency] delays every call (the delay ends early, with the context's
+// error, when the context ends), and [WithFailNext] or the FailNext methods
+// make the next calls fail. Failing with one of memcore's taxonomy
+// sentinels gives the error a real provider would return: the sentinel
+// wrapped together with a native [*APIError] carrying a matching HTTP
+// status, so that both errors.Is and errors.As work:
+//
+//	llm := fake.NewLLM(fake.WithReplies("ok"), fake.WithFailNext(2, memcore.ErrRateLimited))
+//
+// fails twice with an error matching [memcore.ErrRateLimited] (and
+// [memcore.IsTransient]), then answers "ok".
+package fake

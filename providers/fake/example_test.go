@@ -1,0 +1,99 @@
+package fake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+func ExampleLLM() {
+	llm := fake.NewLLM(fake.WithReplies(`{"memories": []}`, "second reply"))
+
+	resp, err := llm.Complete(context.Background(), memcore.CompletionRequest{
+		System:   "Extract memories as JSON.",
+		Messages: []memcore.Message{{Role: memcore.RoleUser, Content: "I prefer tabs."}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.Text, resp.Model, resp.Usage.Total())
+	fmt.Println(llm.Calls(), llm.Requests()[0].Messages[0].Content)
+	// Output:
+	// {"memories": []} fake-llm 14
+	// 1 I prefer tabs.
+}
+
+func ExampleWithReplyFunc() {
+	shout := func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		last := req.Messages[len(req.Messages)-1].Content
+		return &memcore.CompletionResponse{Text: strings.ToUpper(last)}, nil
+	}
+	llm := fake.NewLLM(fake.WithReplies("queued first"), fake.WithReplyFunc(shout))
+	for _, prompt := range []string{"one", "two"} {
+		resp, err := llm.Complete(context.Background(), memcore.CompletionRequest{
+			Messages: []memcore.Message{{Role: memcore.RoleUser, Content: prompt}},
+		})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(resp.Text)
+	}
+	// Output:
+	// queued first
+	// TWO
+}
+
+func ExampleLLM_FailNext() {
+	llm := fake.NewLLM(fake.WithReplies("ok"))
+	llm.FailNext(1, memcore.ErrRateLimited)
+
+	req := memcore.CompletionRequest{Messages: []memcore.Message{{Role: memcore.RoleUser, Content: "hi"}}}
+	_, err := llm.Complete(context.Background(), req)
+	var apiErr *fake.APIError
+	fmt.Println(errors.Is(err, memcore.ErrRateLimited), memcore.IsTransient(err))
+	fmt.Println(errors.As(err, &apiErr), apiErr.StatusCode)
+
+	resp, err := llm.Complete(context.Background(), req)
+	fmt.Println(resp.Text, err)
+	// Output:
+	// true true
+	// true 429
+	// ok <nil>
+}
+
+func ExampleEmbedder() {
+	e := fake.NewEmbedder()
+	vecs, err := e.Embed(context.Background(), []string{
+		"The build cache is stale.",
+		"Stale build caches slow the CI.",
+		"My cat likes fish.",
+	})
+	if err != nil {
+		panic(err)
+	}
+	similarity := func(a, b []float32) (dot float32) {
+		for i := range a {
+			dot += a[i] * b[i] // the vectors have unit length
+		}
+		return dot
+	}
+	fmt.Println(e.Model(), len(vecs[0]))
+	fmt.Println(similarity(vecs[0], vecs[1]) > similarity(vecs[0], vecs[2]))
+	// Output:
+	// fake-hash-256 256
+	// true
+}
+
+func ExampleWithMaxBatch() {
+	e := fake.NewEmbedder(fake.WithMaxBatch(2), fake.WithDimension(64))
+	vecs, err := e.Embed(context.Background(), []string{"a", "b", "c", "d", "e"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(vecs), e.Calls(), e.Inputs(), e.Model())
+	// Output: 5 3 5 fake-hash-64
+}
