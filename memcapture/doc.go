@@ -1,0 +1,52 @@
+// Package memcapture is forgemem's capture pipeline: it watches an AI coding
+// agent's conversation and, in the background, writes what is worth
+// remembering across sessions — preferences, project conventions, decisions
+// with their rationale, corrections — as memory files through a
+// [memcore.MemoryStore].
+//
+// # Wiring
+//
+// The agent makes a [Pipeline] (the classifier model, the store, and the
+// retrieval engine's rebuild callback), starts it, and hands an [Observer]
+// to its loop:
+//
+//	p, err := memcapture.NewPipeline(llm, "gpt-4o-mini", store, engine.TriggerRebuild)
+//	...
+//	if err := p.Start(ctx); err != nil { ... }
+//	defer p.Close(shutdownCtx)
+//	obs, err := memcapture.NewObserver(p, memcapture.WithCadence(cfg.CadenceTurns))
+//	...
+//	agent.OnTurnComplete = obs.OnTurnComplete // after every turn
+//	compaction.Subscribe(obs.OnCompaction)    // when a goal arc is summarised
+//
+// # The agent is never slowed
+//
+// [Observer.OnTurnComplete] and [Observer.OnCompaction] copy the message
+// slice and hand it over under a short lock; they never wait for the
+// classifier. A newer turn trigger replaces a waiting one (each carries the
+// whole window, so nothing is lost); compaction triggers queue separately
+// and are processed first. One goroutine does the work, so at most one
+// classifier call is in flight.
+//
+// # A capture pass
+//
+//  1. Tool messages and tool blocks are stripped ([StripToolContent]) and the
+//     window is capped to a token budget, keeping the newest text.
+//  2. A window identical to the last classified one is skipped.
+//  3. The existing memories' chain heads are listed for the classifier as
+//     "- [id] (scope/category) first line", as many as fit a token budget,
+//     most similar to the window first when an embedder is configured,
+//     newest first otherwise.
+//  4. The classifier gets [SystemPrompt], the window and that list, and is
+//     asked for JSON matching [ResponseSchema]. Its reply is read tolerantly
+//     (code fences, wrapping objects, surrounding prose) and asked for once
+//     more if unreadable. Transient errors are retried within the pass
+//     deadline; permanent ones skip the pass.
+//  5. Every item is validated (enums, links, version chains, size,
+//     duplicates), secrets are replaced by [Redacted] ([Redact]), and the
+//     memories are written; the rebuild callback is then called once.
+//
+// Everything that goes wrong is logged through the zerolog.Logger given
+// with [WithLogger] (silent by default) and counted in [Stats]; nothing is
+// passed back to the agent, and nothing here can crash it.
+package memcapture

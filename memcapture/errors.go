@@ -1,0 +1,15 @@
+package memcapture
+
+import "errors"
+
+// Errors returned by this package; match them with errors.Is.
+var (
+	// ErrInvalidConfig: a constructor argument or option is missing or out
+	// of range. The message names the setting, the value and what is allowed.
+	ErrInvalidConfig = errors.New("invalid capture configuration")
+	// ErrClosed: the pipeline has been closed (or its Start context ended)
+	// and cannot be started again.
+	ErrClosed = errors.New("capture pipeline closed")
+	// ErrAlreadyStarted: Start was called a second time.
+	ErrAlreadyStarted = errors.New("capture pipeline already started")
+)

@@ -1,0 +1,82 @@
+package memcapture_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/forgemem/forgemem/memcapture"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+// A pipeline with a scripted classifier writes one memory from a turn.
+func Example() {
+	ctx := context.Background()
+	classifier := fake.NewLLM(fake.WithReplies(`{"memories": [{
+		"content": "Prefers table-driven tests with t.Run subtests.\nSaid so while reviewing the parser tests.",
+		"scope": "user", "category": "coding-preferences", "supersedes": "", "related": []}]}`))
+	store := memcore.NewMemStore()
+
+	rebuilt := 0
+	p, err := memcapture.NewPipeline(classifier, "small-model", store, func() { rebuilt++ })
+	if err != nil {
+		panic(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		panic(err)
+	}
+	obs, err := memcapture.NewObserver(p, memcapture.WithCadence(1))
+	if err != nil {
+		panic(err)
+	}
+
+	obs.OnTurnComplete([]memcapture.ConversationMessage{
+		{Role: memcore.RoleUser, Content: "Please write these as table-driven tests with t.Run; I always want that."},
+		{Role: memcore.RoleAssistant, Content: "Done: the parser tests are now one table with t.Run subtests."},
+	}, "session-1")
+
+	// Close drains what is waiting; a host calls it at shutdown.
+	if err := p.Close(ctx); err != nil {
+		panic(err)
+	}
+	memories, _ := store.List(ctx)
+	for _, m := range memories {
+		fmt.Printf("%s (%s/%s, trigger %s)\n", m.Title(), m.Meta.Scope, m.Meta.Category, m.Meta.Trigger)
+	}
+	fmt.Println("written:", p.Stats().MemoriesWritten, "rebuilds:", rebuilt)
+	// Output:
+	// Prefers table-driven tests with t.Run subtests. (user/coding-preferences, trigger cadence)
+	// written: 1 rebuilds: 1
+}
+
+func ExampleRedact() {
+	text, n := memcapture.Redact("Deploy with postgres://deploy:hunter22@db.internal/app and mail ops@example.com; see risk-based rollout.")
+	fmt.Println(text)
+	fmt.Println(n, "secrets")
+	// Output:
+	// Deploy with postgres://deploy:[REDACTED]@db.internal/app and mail [REDACTED]; see risk-based rollout.
+	// 2 secrets
+}
+
+func ExampleStripToolContent() {
+	window := memcapture.StripToolContent([]memcapture.ConversationMessage{
+		{Role: memcore.RoleUser, Content: "What is in the folder?"},
+		{Role: memcore.RoleAssistant, Content: `<tool_call name="ls">.</tool_call>`},
+		{Role: memcore.RoleTool, Content: "main.go go.mod"},
+		{Role: memcore.RoleAssistant, Content: "A Go module. <tool_result>main.go</tool_result>"},
+	})
+	for _, m := range window {
+		fmt.Printf("%s: %s\n", m.Role, m.Content)
+	}
+	// Output:
+	// user: What is in the folder?
+	// assistant: A Go module.
+}
+
+func ExampleNewObserver() {
+	p, _ := memcapture.NewPipeline(fake.NewLLM(), "", memcore.NewMemStore(), nil)
+	_, err := memcapture.NewObserver(p, memcapture.WithCadence(12))
+	fmt.Println(err)
+	// Output:
+	// memcapture: cadence 12 is outside the range 1–10 turns: invalid capture configuration
+}

@@ -1,0 +1,208 @@
+package memcapture
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+// fastRetry keeps retry back-offs short in tests.
+var fastRetry = memcore.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
+
+// t0 is the base time of seeded memories.
+var t0 = time.Date(2025, 1, 15, 10, 0, 0, 0, time.UTC)
+
+// eachStore runs f once against a MemStore and once against a FileStore in
+// a temporary folder.
+func eachStore(t *testing.T, f func(t *testing.T, s memcore.MemoryStore)) {
+	t.Helper()
+	t.Run("MemStore", func(t *testing.T) { f(t, memcore.NewMemStore()) })
+	t.Run("FileStore", func(t *testing.T) { f(t, newFileStore(t)) })
+}
+
+func newFileStore(t *testing.T) *memcore.FileStore {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newPipeline makes a pipeline with fast retries, closed when the test ends.
+func newPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStore, rebuild func(), opts ...Option) *Pipeline {
+	t.Helper()
+	p, err := NewPipeline(llm, "classifier-model", store, rebuild, append([]Option{WithRetryPolicy(fastRetry)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = p.Close(ctx)
+	})
+	return p
+}
+
+// startPipeline is newPipeline followed by Start.
+func startPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStore, rebuild func(), opts ...Option) *Pipeline {
+	t.Helper()
+	p := newPipeline(t, llm, store, rebuild, opts...)
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitStats polls the pipeline's counters until cond holds, failing the
+// test after a generous deadline.
+func waitStats(t *testing.T, p *Pipeline, cond func(Stats) bool) Stats {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := p.Stats()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not reached; stats: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// passes waits until n passes have finished.
+func passes(t *testing.T, p *Pipeline, n uint64) Stats {
+	t.Helper()
+	return waitStats(t, p, func(s Stats) bool { return s.Passes >= n })
+}
+
+// win makes a window of alternating user and assistant messages.
+func win(texts ...string) []ConversationMessage {
+	out := make([]ConversationMessage, len(texts))
+	for i, s := range texts {
+		role := memcore.RoleUser
+		if i%2 == 1 {
+			role = memcore.RoleAssistant
+		}
+		out[i] = ConversationMessage{Role: role, Content: s}
+	}
+	return out
+}
+
+// mem is an item of a classifier reply.
+type mem map[string]any
+
+// reply is a classifier reply holding items.
+func reply(items ...mem) string {
+	if items == nil {
+		items = []mem{}
+	}
+	b, err := json.Marshal(map[string]any{"memories": items})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// nothing is the reply "nothing worth keeping".
+var nothing = reply()
+
+// always answers every call with text.
+func always(text string) fake.LLMOption {
+	return fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		return &memcore.CompletionResponse{Text: text}, nil
+	})
+}
+
+// seed writes a memory and returns it as stored.
+func seed(t *testing.T, s memcore.MemoryStore, content string, scope memcore.Scope, cat memcore.Category, created time.Time, pred *memcore.MemoryFile, related ...memcore.RelatedMemory) *memcore.MemoryFile {
+	t.Helper()
+	var m *memcore.MemoryFile
+	if pred != nil {
+		m = memcore.NewVersion(pred, "seed", memcore.TriggerManual)
+		m.Meta.Related = append(m.Meta.Related, related...)
+	} else {
+		m = &memcore.MemoryFile{Meta: memcore.MemoryMeta{ID: memcore.NewMemoryID(), Version: 1, Related: related, Trigger: memcore.TriggerManual}}
+	}
+	m.Meta.CreatedAt, m.Meta.UpdatedAt = created, created
+	m.Meta.Scope, m.Meta.Category = scope, cat
+	m.Content = content
+	if err := s.Write(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Read(context.Background(), m.Meta.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// listAll lists the store, failing the test on error.
+func listAll(t *testing.T, s memcore.MemoryStore) []*memcore.MemoryFile {
+	t.Helper()
+	all, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// newMemories returns the stored memories not among seeded.
+func newMemories(t *testing.T, s memcore.MemoryStore, seeded ...*memcore.MemoryFile) []*memcore.MemoryFile {
+	t.Helper()
+	old := map[string]bool{}
+	for _, m := range seeded {
+		old[m.Meta.ID] = true
+	}
+	var out []*memcore.MemoryFile
+	for _, m := range listAll(t, s) {
+		if !old[m.Meta.ID] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// userText is the user message of a classifier request.
+func userText(req memcore.CompletionRequest) string {
+	if len(req.Messages) == 0 {
+		return ""
+	}
+	return req.Messages[0].Content
+}
+
+// existingSection is the EXISTING MEMORIES part of a request, "" if none.
+func existingSection(req memcore.CompletionRequest) string {
+	_, after, ok := strings.Cut(userText(req), "EXISTING MEMORIES")
+	if !ok {
+		return ""
+	}
+	return after
+}
+
+// listedIDs are the ids listed in a request, in order.
+func listedIDs(req memcore.CompletionRequest) []string {
+	var ids []string
+	for _, line := range strings.Split(existingSection(req), "\n") {
+		if id, ok := strings.CutPrefix(line, "- ["); ok {
+			ids = append(ids, id[:strings.IndexByte(id, ']')])
+		}
+	}
+	return ids
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(fmt.Sprint("unexpected error: ", err))
+	}
+	return v
+}

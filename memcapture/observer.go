@@ -1,0 +1,52 @@
+package memcapture
+
+import "sync/atomic"
+
+// Observer connects an agent loop to a [Pipeline]: the loop calls
+// OnTurnComplete after each completed turn and OnCompaction when its context
+// compaction summarises a goal arc. Both return at once, whatever the
+// pipeline is doing: they copy the message slice (one allocation; the
+// strings are shared, as Go strings are immutable) and hand it over under a
+// short lock. An Observer is safe for concurrent use.
+type Observer struct {
+	pipeline *Pipeline
+	cadence  uint64
+	turns    atomic.Uint64
+}
+
+// NewObserver returns an Observer feeding p. Options: [WithCadence].
+func NewObserver(p *Pipeline, opts ...ObserverOption) (*Observer, error) {
+	if p == nil {
+		return nil, invalid("NewObserver: the pipeline is nil")
+	}
+	c := observerConfig{cadence: DefaultCadence}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&c); err != nil {
+			return nil, err
+		}
+	}
+	return &Observer{pipeline: p, cadence: uint64(c.cadence)}, nil
+}
+
+// OnTurnComplete tells the observer that a turn has completed. messages is
+// the whole conversation window (all messages since the last summarisation,
+// oldest first; tool content may be left in, the pipeline strips it). Every
+// Nth call (see [WithCadence]) enqueues a turn trigger; a newer turn trigger
+// replaces one still waiting (the newest window contains the older one).
+func (o *Observer) OnTurnComplete(messages []ConversationMessage, sessionID string) {
+	if o.turns.Add(1)%o.cadence != 0 {
+		return
+	}
+	o.pipeline.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: messages, SessionID: sessionID})
+}
+
+// OnCompaction tells the observer that the agent's context compaction has
+// summarised a goal arc; messages is the arc's window. It always enqueues a
+// compaction trigger, whatever the turn count; compaction triggers are
+// processed before turn triggers and are not coalesced.
+func (o *Observer) OnCompaction(messages []ConversationMessage, sessionID string) {
+	o.pipeline.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: messages, SessionID: sessionID})
+}

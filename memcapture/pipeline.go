@@ -1,0 +1,391 @@
+package memcapture
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/rs/zerolog"
+)
+
+// Pipeline turns conversation windows into memories on one background
+// goroutine: for each trigger it strips tool content, caps the window,
+// skips it if unchanged, lists the existing memories, asks the classifier
+// model what is worth remembering, validates and redacts the answer, writes
+// the memories and calls the rebuild callback. At most one classifier call
+// is in flight at a time, so the store is written by one goroutine only.
+//
+// Triggers wait in two places: one slot for the latest turn trigger (a
+// newer one replaces it) and a first-in-first-out queue of compaction
+// triggers, which are taken first. Enqueue never blocks.
+//
+// A Pipeline is safe for concurrent use. Make it with [NewPipeline], run it
+// with [Pipeline.Start], stop it with [Pipeline.Close].
+type Pipeline struct {
+	classifier memcore.LLMProvider
+	model      string
+	store      memcore.MemoryStore
+	rebuildFn  func()
+	cfg        config
+	log        zerolog.Logger
+	stats      counters
+
+	wake chan struct{}
+	done chan struct{}
+
+	mu          sync.Mutex
+	turn        TriggerEvent
+	hasTurn     bool
+	compactions []TriggerEvent
+	started     bool
+	closed      bool // Close was called: accept nothing more, drain and stop
+	stopped     bool // the goroutine has ended
+	cancel      context.CancelFunc
+
+	// State of the pipeline goroutine only.
+	lastWindow [sha256.Size]byte
+	haveLast   bool
+	vectors    map[vectorKey][]float32
+}
+
+// NewPipeline returns a Pipeline that asks classifier (with classifierModel;
+// "" means the provider's default) what to remember and writes to store.
+// rebuildFn, if not nil, is called once after each pass that wrote at least
+// one memory; it must not block (the retrieval engine's TriggerRebuild
+// fits). Options: [WithLogger], [WithEmbedder], [WithWindowTokens],
+// [WithExistingTokens], [WithPassTimeout], [WithRetryPolicy],
+// [WithMaxContentBytes], [WithMaxMemoriesPerPass],
+// [WithMaxPendingCompactions], [WithReplyTokens], [WithClock].
+//
+// A nil classifier or store, or an option out of range, is an error
+// wrapping [ErrInvalidConfig].
+func NewPipeline(classifier memcore.LLMProvider, classifierModel string, store memcore.MemoryStore, rebuildFn func(), opts ...Option) (*Pipeline, error) {
+	if classifier == nil {
+		return nil, invalid("NewPipeline: the classifier provider is nil")
+	}
+	if store == nil {
+		return nil, invalid("NewPipeline: the memory store is nil")
+	}
+	cfg := defaultConfig()
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	return &Pipeline{
+		classifier: classifier,
+		model:      classifierModel,
+		store:      store,
+		rebuildFn:  rebuildFn,
+		cfg:        cfg,
+		log:        cfg.log,
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		vectors:    make(map[vectorKey][]float32),
+	}, nil
+}
+
+// Start launches the pipeline goroutine, which processes the triggers
+// enqueued so far and every later one. Cancelling ctx stops it: the pass in
+// flight is abandoned and waiting triggers are dropped; use [Pipeline.Close]
+// to stop after draining. Starting twice is an error wrapping
+// [ErrAlreadyStarted], starting after Close one wrapping [ErrClosed].
+func (p *Pipeline) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed || p.stopped:
+		return fmt.Errorf("memcapture: start: %w", ErrClosed)
+	case p.started:
+		return fmt.Errorf("memcapture: start: %w", ErrAlreadyStarted)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	p.started, p.cancel = true, cancel
+	go p.run(runCtx)
+	return nil
+}
+
+// Enqueue hands a trigger to the pipeline and returns at once; it never
+// blocks and may be called before Start (the trigger waits for it). It
+// copies event.Messages, so the caller may reuse the slice.
+//
+// A turn trigger replaces a turn trigger still waiting (counted as
+// coalesced); a compaction trigger joins the compaction queue, which is
+// processed first and holds up to [WithMaxPendingCompactions] triggers. A
+// trigger of unknown kind, one beyond the queue bound, and any trigger after
+// Close are dropped and counted.
+func (p *Pipeline) Enqueue(event TriggerEvent) {
+	if !event.Kind.Valid() {
+		p.stats.dropped.Add(1)
+		p.log.Warn().Str("kind", string(event.Kind)).Msg("memcapture: trigger of unknown kind dropped")
+		return
+	}
+	if len(event.Messages) > 0 {
+		msgs := make([]ConversationMessage, len(event.Messages))
+		copy(msgs, event.Messages)
+		event.Messages = msgs
+	}
+	p.mu.Lock()
+	if p.closed || p.stopped {
+		p.mu.Unlock()
+		p.stats.dropped.Add(1)
+		p.log.Debug().Str("kind", string(event.Kind)).Msg("memcapture: trigger after close dropped")
+		return
+	}
+	overflow := false
+	if event.Kind == TriggerKindTurn {
+		if p.hasTurn {
+			p.stats.coalesced.Add(1)
+		}
+		p.turn, p.hasTurn = event, true
+	} else if len(p.compactions) >= p.cfg.maxPendingCompactions {
+		overflow = true
+	} else {
+		p.compactions = append(p.compactions, event)
+	}
+	p.mu.Unlock()
+	if overflow {
+		p.stats.dropped.Add(1)
+		p.log.Warn().Int("pending", p.cfg.maxPendingCompactions).Msg("memcapture: compaction queue full, trigger dropped")
+		return
+	}
+	p.stats.triggers.Add(1)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops accepting triggers, lets the goroutine process the waiting
+// compaction triggers and the latest turn trigger, and waits for it to end.
+// If ctx ends first, the pass in flight is cancelled, the triggers still
+// waiting are dropped, and Close returns an error wrapping ctx.Err() without
+// waiting further. Close before Start drops the waiting triggers. Calling
+// Close again waits in the same way.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	started := p.started
+	var dropped int
+	if !started {
+		dropped = p.clearLocked()
+	}
+	p.mu.Unlock()
+	if !started {
+		p.stats.dropped.Add(uint64(dropped))
+		return nil
+	}
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		p.cancel()
+		return fmt.Errorf("memcapture: close: %w", ctx.Err())
+	}
+}
+
+// Stats returns a snapshot of the pipeline's counters.
+func (p *Pipeline) Stats() Stats { return p.stats.snapshot() }
+
+// clearLocked drops every waiting trigger and returns how many there were.
+func (p *Pipeline) clearLocked() int {
+	n := len(p.compactions)
+	if p.hasTurn {
+		n++
+	}
+	p.compactions, p.turn, p.hasTurn = nil, TriggerEvent{}, false
+	return n
+}
+
+// take returns the next trigger, compaction triggers first. When there is
+// none, it reports whether the pipeline is closing.
+func (p *Pipeline) take() (ev TriggerEvent, ok, closing bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.compactions) > 0 {
+		ev = p.compactions[0]
+		p.compactions[0] = TriggerEvent{}
+		p.compactions = p.compactions[1:]
+		if len(p.compactions) == 0 {
+			p.compactions = nil
+		}
+		return ev, true, false
+	}
+	if p.hasTurn {
+		ev = p.turn
+		p.turn, p.hasTurn = TriggerEvent{}, false
+		return ev, true, false
+	}
+	return TriggerEvent{}, false, p.closed
+}
+
+func (p *Pipeline) run(ctx context.Context) {
+	defer close(p.done)
+	defer func() {
+		p.mu.Lock()
+		p.stopped = true
+		n := p.clearLocked()
+		p.mu.Unlock()
+		p.stats.dropped.Add(uint64(n))
+		p.cancel()
+	}()
+	for ctx.Err() == nil {
+		ev, ok, closing := p.take()
+		if ok {
+			p.process(ctx, ev)
+			continue
+		}
+		if closing {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-p.wake:
+		}
+	}
+}
+
+// process runs one capture pass. Whatever happens in it — errors of the
+// providers or the store, even a panic — is logged and counted, never
+// passed on.
+func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
+	log := p.log.With().Str("trigger", string(ev.Kind)).Str("session", ev.SessionID).Logger()
+	defer p.stats.passes.Add(1)
+	defer func() {
+		if r := recover(); r != nil {
+			p.stats.panics.Add(1)
+			log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("memcapture: capture pass panicked (skipped)")
+		}
+	}()
+
+	window := p.window(ev.Messages)
+	if len(window) == 0 {
+		p.stats.skippedEmpty.Add(1)
+		log.Debug().Msg("memcapture: window empty after stripping tool content (skipped)")
+		return
+	}
+	sum := windowHash(window)
+	if p.haveLast && sum == p.lastWindow {
+		p.stats.skippedUnchanged.Add(1)
+		log.Debug().Msg("memcapture: window unchanged since the last pass (skipped)")
+		return
+	}
+
+	passCtx, cancel := context.WithTimeout(ctx, p.cfg.passTimeout)
+	defer cancel()
+	existing, err := p.store.List(passCtx)
+	if err != nil {
+		p.stats.storeErrors.Add(1)
+		log.Warn().Err(err).Msg("memcapture: cannot list existing memories (pass skipped)")
+		return
+	}
+	g := memcore.NewGraph(existing)
+	heads := g.Heads()
+	listed := p.selectHeads(passCtx, window, heads, log)
+	req := p.request(window, listed)
+
+	elems, err := p.classify(passCtx, req, log)
+	switch {
+	case errors.Is(err, errUnparseable):
+		p.stats.parseFailures.Add(1)
+		log.Warn().Err(err).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
+		return
+	case err != nil:
+		p.stats.llmErrors.Add(1)
+		log.Warn().Err(err).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
+		return
+	}
+	p.lastWindow, p.haveLast = sum, true
+
+	memories := p.build(elems, g, heads, ev, log)
+	if len(memories) == 0 {
+		log.Debug().Int("items", len(elems)).Msg("memcapture: nothing to remember")
+		return
+	}
+	writeCtx, cancelWrite := context.WithTimeout(ctx, p.cfg.passTimeout)
+	defer cancelWrite()
+	if p.write(writeCtx, memories, log) > 0 {
+		p.rebuild(log)
+	}
+}
+
+// write stores the memories in order and returns how many were written. A
+// memory whose predecessor (made in the same pass) failed to be written is
+// re-pointed to that predecessor's own predecessor, so no chain dangles.
+func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, log zerolog.Logger) int {
+	failed := make(map[string]*memcore.MemoryFile)
+	written := 0
+	for _, m := range memories {
+		for m.Meta.Supersedes != nil {
+			f, ok := failed[*m.Meta.Supersedes]
+			if !ok {
+				break
+			}
+			m.Meta.Supersedes, m.Meta.Version = f.Meta.Supersedes, f.Meta.Version
+		}
+		if err := p.store.Write(ctx, m); err != nil {
+			failed[m.Meta.ID] = m
+			p.stats.storeErrors.Add(1)
+			log.Warn().Err(err).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
+			continue
+		}
+		written++
+		p.stats.written.Add(1)
+		log.Info().Str("id", m.Meta.ID).Str("scope", string(m.Meta.Scope)).Str("category", string(m.Meta.Category)).
+			Int("version", m.Meta.Version).Msg("memcapture: memory written")
+	}
+	return written
+}
+
+// rebuild calls the rebuild callback; a panic in it is logged, not passed on.
+func (p *Pipeline) rebuild(log zerolog.Logger) {
+	if p.rebuildFn == nil {
+		return
+	}
+	p.stats.rebuilds.Add(1)
+	defer func() {
+		if r := recover(); r != nil {
+			p.stats.panics.Add(1)
+			log.Error().Str("panic", fmt.Sprint(r)).Msg("memcapture: rebuild callback panicked")
+		}
+	}()
+	p.rebuildFn()
+}
+
+// window is what the classifier sees of a trigger's messages: tool content
+// stripped, capped to the window budget keeping the newest text.
+func (p *Pipeline) window(msgs []ConversationMessage) []ConversationMessage {
+	return memcore.CapWindow(memcore.StripToolContent(msgs), p.cfg.windowTokens)
+}
+
+// windowHash identifies a window's content.
+func windowHash(msgs []ConversationMessage) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, m := range msgs {
+		for _, s := range [2]string{string(m.Role), m.Content} {
+			binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+			h.Write(n[:])
+			h.Write([]byte(s))
+		}
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// now is the clock's time as stored: UTC, whole seconds.
+func (p *Pipeline) now() time.Time { return p.cfg.clock().UTC().Truncate(time.Second) }

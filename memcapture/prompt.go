@@ -1,0 +1,305 @@
+package memcapture
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/rs/zerolog"
+)
+
+// SystemPrompt is the classifier's instructions: a high threshold for what
+// is worth remembering, the meaning of scopes, categories and links, and the
+// reply format.
+const SystemPrompt = `You decide what an AI coding assistant should remember from a conversation for its future sessions. Most conversations hold nothing worth keeping; when in doubt, keep nothing.
+
+Keep a memory only when all of this is true:
+- It is durable: it will still hold, and still help, in later sessions, beyond the task at hand.
+- It is a preference of the user, a convention of this project, a decision together with its reason, or a correction the user made to the assistant.
+- The user stated or clearly confirmed it; it is not a guess.
+- Nobody could read it straight from the code.
+
+Never keep one-off instructions ("run the tests now"), progress reports, small talk, file contents or command output. Never keep credentials, keys, tokens, passwords, e-mail addresses or other personal identifiers: leave such a value out, or describe it without the value.
+
+For each memory give:
+- content: one or two self-contained sentences of markdown whose first line makes sense on its own; include the reason when one was given.
+- scope: "repo" for what holds only in this project (its conventions, architecture, layout); "user" for how this person works in any project (style, tools, habits).
+- category, one of:
+  coding-preferences: style, idioms and tool choices
+  project-conventions: rules and standards of this repository
+  architectural-decisions: design decisions, with their rationale
+  user-facts: how the user works or thinks
+  corrections: something the assistant got wrong and was corrected on
+  patterns: non-obvious relationships or recurring structures
+- supersedes: the id of the existing memory this one replaces, when a preference or decision has changed; otherwise "". Prefer superseding to writing a second memory on the same subject, and say in the content what changed.
+- related: links to existing memories, each {"id": "...", "relationship": "..."} with relationship "refines" (adds detail to it), "contradicts" (conflicts with it without replacing it) or "relates-to"; otherwise [].
+
+Use only ids listed under EXISTING MEMORIES, copied exactly; never invent one. Do not write a memory that repeats an existing one.
+
+Answer with one JSON object and nothing else: {"memories": [...]}. When nothing qualifies, answer {"memories": []}.`
+
+// retryReminder is sent, after the classifier's unreadable reply, to ask
+// for the answer once more.
+const retryReminder = `Your reply could not be read. Answer again with only the JSON object {"memories": [...]} described in the instructions: no prose, no code fences.`
+
+// responseSchema is the JSON Schema of the classifier's reply. Every
+// property is required and no others are allowed, so that providers with a
+// strict structured-output mode accept it; "" and [] stand for "none".
+var responseSchema = func() *memcore.Schema {
+	edgeRels := []memcore.Relationship{memcore.RelationshipRefines, memcore.RelationshipContradicts, memcore.RelationshipRelatesTo}
+	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+	enum := func(desc string, vals any) map[string]any {
+		return map[string]any{"type": "string", "description": desc, "enum": vals}
+	}
+	edge := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"id":           str("id of an existing memory, copied from the list"),
+			"relationship": enum("how this memory relates to that one", edgeRels),
+		},
+		"required":             []string{"id", "relationship"},
+		"additionalProperties": false,
+	}
+	item := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"content":    str("the memory: one or two self-contained markdown sentences"),
+			"scope":      enum("repo: this project only; user: this person in any project", memcore.Scopes()),
+			"category":   enum("the kind of memory", memcore.Categories()),
+			"supersedes": str(`id of the existing memory this one replaces, or ""`),
+			"related":    map[string]any{"type": "array", "items": edge},
+		},
+		"required":             []string{"content", "scope", "category", "supersedes", "related"},
+		"additionalProperties": false,
+	}
+	def, err := json.Marshal(map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"memories": map[string]any{"type": "array", "items": item}},
+		"required":             []string{"memories"},
+		"additionalProperties": false,
+	})
+	if err != nil {
+		panic(err) // a constant document
+	}
+	return &memcore.Schema{
+		Name:        "memories",
+		Description: "The memories worth keeping from the conversation; an empty list when there are none.",
+		Definition:  def,
+	}
+}()
+
+// ResponseSchema returns the JSON Schema the classifier is asked to answer
+// with: {"memories": [{content, scope, category, supersedes, related}]}.
+func ResponseSchema() memcore.Schema {
+	s := *responseSchema
+	s.Definition = slices.Clone(s.Definition)
+	return s
+}
+
+// maxTitleRunes bounds one line of the existing-memories list.
+const maxTitleRunes = 160
+
+// embedQueryTokens bounds the part of the window embedded to rank existing
+// memories, and embedDocRunes the part of a memory embedded.
+const (
+	embedQueryTokens = 2000
+	embedDocRunes    = 4000
+)
+
+// request builds the classifier call for a window and the listed memories.
+func (p *Pipeline) request(window []ConversationMessage, listed []string) memcore.CompletionRequest {
+	var b strings.Builder
+	b.WriteString("CONVERSATION (oldest first):\n")
+	for _, m := range window {
+		b.WriteString("\n")
+		if m.Role == memcore.RoleUser {
+			b.WriteString("User: ")
+		} else {
+			b.WriteString("Assistant: ")
+		}
+		b.WriteString(m.Content)
+		b.WriteString("\n")
+	}
+	if len(listed) > 0 {
+		b.WriteString("\nEXISTING MEMORIES (the only ids you may use; most relevant first):\n")
+		for _, l := range listed {
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\nReply with the JSON object.")
+	temp := 0.0
+	return memcore.CompletionRequest{
+		Model:          p.model,
+		System:         SystemPrompt,
+		Messages:       []memcore.Message{{Role: memcore.RoleUser, Content: b.String()}},
+		MaxTokens:      p.cfg.replyTokens,
+		Temperature:    &temp,
+		ResponseSchema: responseSchema,
+	}
+}
+
+// headLine is how a memory is listed in the prompt.
+func headLine(m *memcore.MemoryFile) string {
+	title := m.Title()
+	if utf8.RuneCountInString(title) > maxTitleRunes {
+		title = string([]rune(title)[:maxTitleRunes]) + "…"
+	}
+	return fmt.Sprintf("- [%s] (%s/%s) %s", m.Meta.ID, m.Meta.Scope, m.Meta.Category, title)
+}
+
+// selectHeads returns the list lines of the heads to show the classifier:
+// ranked by similarity to the window when an embedder is set (newest first
+// otherwise, or if ranking fails), as many as fit the existing-memories
+// budget.
+func (p *Pipeline) selectHeads(ctx context.Context, window []ConversationMessage, heads []*memcore.MemoryFile, log zerolog.Logger) []string {
+	if len(heads) == 0 || p.cfg.existingTokens == 0 {
+		return nil
+	}
+	ordered := slices.Clone(heads)
+	slices.SortFunc(ordered, func(a, b *memcore.MemoryFile) int {
+		if c := b.Meta.CreatedAt.Compare(a.Meta.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Meta.ID, a.Meta.ID)
+	})
+	if p.cfg.embedder != nil {
+		if ranked, err := p.rank(ctx, window, ordered); err != nil {
+			log.Warn().Err(err).Msg("memcapture: ranking existing memories failed (newest first this pass)")
+		} else {
+			ordered = ranked
+		}
+	}
+	var lines []string
+	runes := 0
+	for _, m := range ordered {
+		l := headLine(m)
+		n := utf8.RuneCountInString(l) + 1 // and its newline
+		if (runes+n+3)/4 > p.cfg.existingTokens {
+			break
+		}
+		runes += n
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// vectorKey identifies a cached vector: the embedder's model and the
+// SHA-256 of the embedded text.
+type vectorKey struct {
+	model string
+	sum   [sha256.Size]byte
+}
+
+// rank orders heads by cosine similarity to the window, most similar first
+// (ties keep the given order). Vectors of memories are cached, so each
+// memory is embedded once per process.
+func (p *Pipeline) rank(ctx context.Context, window []ConversationMessage, heads []*memcore.MemoryFile) ([]*memcore.MemoryFile, error) {
+	e := p.cfg.embedder
+	model := e.Model()
+	keys := make([]vectorKey, len(heads))
+	var texts []string
+	var missing []int
+	for i, m := range heads {
+		text := clipRunes(m.Content, embedDocRunes)
+		keys[i] = vectorKey{model: model, sum: sha256.Sum256([]byte(text))}
+		if _, ok := p.vectors[keys[i]]; !ok {
+			missing = append(missing, i)
+			texts = append(texts, text)
+		}
+	}
+	var query strings.Builder
+	for _, m := range memcore.CapWindow(window, embedQueryTokens) {
+		query.WriteString(m.Content)
+		query.WriteString("\n")
+	}
+	texts = append(texts, query.String())
+
+	var vecs [][]float32
+	err := memcore.Retry(ctx, p.cfg.retry, func(ctx context.Context) error {
+		var err error
+		vecs, err = e.Embed(ctx, texts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embedder returned %d vectors for %d texts: %w", len(vecs), len(texts), memcore.ErrInvalidResponse)
+	}
+	q := vecs[len(vecs)-1]
+	for j := range missing {
+		if len(vecs[j]) != len(q) {
+			return nil, fmt.Errorf("embedder returned vectors of %d and %d dimensions: %w", len(vecs[j]), len(q), memcore.ErrInvalidResponse)
+		}
+	}
+	// Keep only the vectors of current heads, so the cache does not grow
+	// with memories that are no longer listed.
+	if len(p.vectors)+len(missing) > 2*len(heads)+64 {
+		keep := make(map[vectorKey][]float32, len(heads))
+		for _, k := range keys {
+			if v, ok := p.vectors[k]; ok {
+				keep[k] = v
+			}
+		}
+		p.vectors = keep
+	}
+	for j, i := range missing {
+		p.vectors[keys[i]] = vecs[j]
+	}
+
+	type scored struct {
+		m     *memcore.MemoryFile
+		score float64
+	}
+	s := make([]scored, len(heads))
+	for i, m := range heads {
+		s[i] = scored{m, cosine(q, p.vectors[keys[i]])}
+	}
+	slices.SortStableFunc(s, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	out := make([]*memcore.MemoryFile, len(s))
+	for i := range s {
+		out[i] = s[i].m
+	}
+	return out, nil
+}
+
+// cosine is the cosine similarity of a and b, 0 when either is zero or
+// their lengths differ.
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	c := dot / math.Sqrt(na*nb)
+	if math.IsNaN(c) {
+		return 0
+	}
+	return c
+}
+
+// clipRunes returns the first n runes of s.
+func clipRunes(s string, n int) string {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i]
+}

@@ -1,0 +1,91 @@
+package memcapture
+
+import "sync/atomic"
+
+// Stats are the pipeline's counters since it was made (see [Pipeline.Stats]).
+type Stats struct {
+	// Triggers is the number of trigger events accepted by Enqueue.
+	Triggers uint64
+	// Coalesced is the number of waiting turn triggers replaced by a newer
+	// one (latest wins: the newer window contains the older one).
+	Coalesced uint64
+	// Dropped is the number of triggers that will never be processed: a
+	// compaction trigger beyond the queue bound, an event of unknown kind,
+	// an event enqueued after Close (or after the Start context ended), and
+	// triggers still waiting when the pipeline stopped without draining.
+	Dropped uint64
+	// Passes is the number of triggers the pipeline has finished
+	// processing, whatever the outcome.
+	Passes uint64
+	// SkippedUnchanged is the number of passes skipped, without an LLM
+	// call, because the window equalled the last classified window.
+	SkippedUnchanged uint64
+	// SkippedEmpty is the number of passes skipped because nothing was left
+	// of the window once tool content was stripped.
+	SkippedEmpty uint64
+	// LLMErrors is the number of passes abandoned because the classifier
+	// call failed with a permanent error, or with transient errors until
+	// the attempts or the pass deadline ran out.
+	LLMErrors uint64
+	// ParseFailures is the number of passes abandoned because the
+	// classifier's reply could not be read, twice (the reply is asked for
+	// once more after the first failure).
+	ParseFailures uint64
+	// StoreErrors counts failed store operations: a pass abandoned because
+	// the store could not be listed, and each memory whose write failed.
+	StoreErrors uint64
+	// MemoriesWritten is the number of memories written to the store.
+	MemoriesWritten uint64
+	// Duplicates is the number of items skipped because their content
+	// equals (ignoring case and white space) an existing head in the same
+	// scope, or an earlier item of the same reply.
+	Duplicates uint64
+	// Invalid is the number of items skipped as unusable: unknown scope or
+	// category, empty or oversized content, not an object, beyond the
+	// per-pass limit, or failing memcore's validation.
+	Invalid uint64
+	// EdgesDropped is the number of links removed from items: related edges
+	// with an unknown relationship, to the memory itself or to ids that do
+	// not exist, and supersedes links to ids that do not exist.
+	EdgesDropped uint64
+	// Redactions is the number of secrets replaced by [Redacted] in
+	// memories before they were written.
+	Redactions uint64
+	// Rebuilds is the number of times the rebuild callback was called.
+	Rebuilds uint64
+	// Panics is the number of panics recovered on the pipeline goroutine:
+	// in a provider, the store or the rebuild callback. Each is logged with
+	// its stack; the pass is skipped and the pipeline carries on.
+	Panics uint64
+	// TokensUsed is the sum of the token usage the classifier reported.
+	TokensUsed uint64
+}
+
+// counters is the live form of Stats.
+type counters struct {
+	triggers, coalesced, dropped, passes, skippedUnchanged, skippedEmpty,
+	llmErrors, parseFailures, storeErrors, written, duplicates, invalid,
+	edgesDropped, redactions, rebuilds, panics, tokens atomic.Uint64
+}
+
+func (c *counters) snapshot() Stats {
+	return Stats{
+		Triggers:         c.triggers.Load(),
+		Coalesced:        c.coalesced.Load(),
+		Dropped:          c.dropped.Load(),
+		Passes:           c.passes.Load(),
+		SkippedUnchanged: c.skippedUnchanged.Load(),
+		SkippedEmpty:     c.skippedEmpty.Load(),
+		LLMErrors:        c.llmErrors.Load(),
+		ParseFailures:    c.parseFailures.Load(),
+		StoreErrors:      c.storeErrors.Load(),
+		MemoriesWritten:  c.written.Load(),
+		Duplicates:       c.duplicates.Load(),
+		Invalid:          c.invalid.Load(),
+		EdgesDropped:     c.edgesDropped.Load(),
+		Redactions:       c.redactions.Load(),
+		Rebuilds:         c.rebuilds.Load(),
+		Panics:           c.panics.Load(),
+		TokensUsed:       c.tokens.Load(),
+	}
+}
