@@ -1,0 +1,218 @@
+package memretrieve
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+const benchDim = 1536
+
+// benchIndexes caches the big random indexes across benchmarks.
+var benchIndexes sync.Map
+
+func benchIndex(n int) *index {
+	if x, ok := benchIndexes.Load(n); ok {
+		return x.(*index)
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 99))
+	x := &index{dim: benchDim, ids: make([]string, n), vecs: make([]float32, n*benchDim)}
+	for i := range x.vecs {
+		x.vecs[i] = float32(r.Float64()*2 - 1)
+	}
+	for i := range n {
+		normalize(x.vecs[i*benchDim : (i+1)*benchDim])
+	}
+	benchIndexes.Store(n, x)
+	return x
+}
+
+// BenchmarkSearch is the top-10 search of one query over n vectors of 1,536
+// dimensions, with the default parallelism and on one goroutine.
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		x := benchIndex(n)
+		q := randomUnit(rand.New(rand.NewPCG(1, 1)), benchDim)
+		for _, par := range []int{runtime.GOMAXPROCS(0), 1} {
+			b.Run(fmt.Sprintf("n=%d/par=%d", n, par), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(n * benchDim * 4))
+				for b.Loop() {
+					x.search([][]float32{q}, 10, par)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSearchFiveQueries is the search of a HyDE turn: five hypotheses
+// scored in one pass.
+func BenchmarkSearchFiveQueries(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		x := benchIndex(n)
+		r := rand.New(rand.NewPCG(2, 2))
+		qs := make([][]float32, 5)
+		for i := range qs {
+			qs[i] = randomUnit(r, benchDim)
+		}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				x.search(qs, 10, runtime.GOMAXPROCS(0))
+			}
+		})
+	}
+}
+
+// naiveDot is the plain loop a reader would write first.
+func naiveDot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+var sink float32
+
+// BenchmarkScanFloor is the floor the search is measured against: one
+// dot product per row over the same vectors, no heap, one goroutine —
+// with the plain loop and with the unrolled one the index uses.
+func BenchmarkScanFloor(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		x := benchIndex(n)
+		q := randomUnit(rand.New(rand.NewPCG(1, 1)), benchDim)
+		for _, f := range []struct {
+			name string
+			dot  func(a, b []float32) float32
+		}{{"naive", naiveDot}, {"unrolled", dot}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, f.name), func(b *testing.B) {
+				b.SetBytes(int64(n * benchDim * 4))
+				for b.Loop() {
+					var best float32
+					for r := range n {
+						if s := f.dot(x.vecs[r*benchDim:(r+1)*benchDim], q); s > best {
+							best = s
+						}
+					}
+					sink = best
+				}
+			})
+		}
+	}
+}
+
+// benchStore returns a MemStore of n memories, with every tenth one a new
+// version of the one before and every fifth related to another.
+func benchStore(b *testing.B, n int) *memcore.MemStore {
+	b.Helper()
+	store := memcore.NewMemStore()
+	ms := genMemories(n, 2024)
+	for i, m := range ms {
+		if i%10 == 9 {
+			supersede(m, ms[i-1])
+			m.Meta.Scope, m.Meta.Version = ms[i-1].Meta.Scope, 2
+		}
+		if i%5 == 4 && i > 10 {
+			relate(m, memcore.RelationshipRelatesTo, ms[i-7].Meta.ID)
+		}
+	}
+	write(b, store, ms...)
+	return store
+}
+
+// BenchmarkRetrieve is a whole turn at 10,000 memories with zero-latency
+// fake providers (1,536-dimensional vectors): identity mode, LLM mode with a
+// scripted reply of five hypotheses, and a turn served from the per-turn
+// cache.
+func BenchmarkRetrieve(b *testing.B) {
+	store := benchStore(b, 10_000)
+	dir := b.TempDir()
+	emb := fake.NewEmbedder(fake.WithDimension(benchDim))
+	reply := hypothesesReply(
+		"Prefers wrapping errors with sentinel values and errors.Is.",
+		"Uses zerolog for structured logging in library code.",
+		"Database migrations are numbered and live in one folder.",
+		"Chose optimistic locking with retry and backoff.",
+		"Table driven tests with golden files are the convention.")
+	llm := fake.NewLLM(fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		return &memcore.CompletionResponse{Text: reply}, nil
+	}))
+	window := []memcore.Message{
+		{Role: memcore.RoleUser, Content: "The handler returns a bare error string; how do we usually wrap and log errors here?"},
+		{Role: memcore.RoleAssistant, Content: "I will check the logging package first."},
+		{Role: memcore.RoleUser, Content: "Also the migration for the users table fails under concurrent writes."},
+	}
+	for _, mode := range []HypothesisMode{ModeIdentity, ModeLLM} {
+		cfg := DefaultConfig()
+		cfg.Mode = mode
+		cfg.Timeout = 30e9
+		e := newEngine(b, store, emb, llm, cfg, WithCacheDir(dir))
+		rebuild(b, e)
+		b.Run(string(mode), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := e.Retrieve(context.Background(), "", window)
+				if err != nil || len(res.Memories) == 0 {
+					b.Fatalf("no memories: %v", err)
+				}
+			}
+		})
+		if mode == ModeLLM {
+			b.Run("cached-turn", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e.Retrieve(context.Background(), "same-turn", window)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkBuildWarmCache builds the index of 10,000 memories
+// (1,536-dimensional vectors) from a warm on-disk cache: "restart" is a new
+// engine reading the cache file, "rebuild" a running engine asked to
+// rebuild with nothing changed, "one-new" a running engine indexing one new
+// memory.
+func BenchmarkBuildWarmCache(b *testing.B) {
+	store := benchStore(b, 10_000)
+	dir := b.TempDir()
+	emb := fake.NewEmbedder(fake.WithDimension(benchDim))
+	warm := newEngine(b, store, emb, nil, identityConfig(), WithCacheDir(dir))
+	rebuild(b, warm)
+
+	b.Run("restart", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e, _ := NewEngine(store, emb, nil, identityConfig(), WithCacheDir(dir))
+			if err := e.Rebuild(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if e.snap.Load().idx.len() != 10_000 {
+				b.Fatal("incomplete index")
+			}
+		}
+	})
+	b.Run("rebuild", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rebuild(b, warm)
+		}
+	})
+	b.Run("one-new", func(b *testing.B) {
+		b.ReportAllocs()
+		r := rand.New(rand.NewPCG(5, 5))
+		for b.Loop() {
+			b.StopTimer()
+			write(b, store, mem(memcore.NewMemoryID(), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 1, genContent(r)))
+			b.StartTimer()
+			rebuild(b, warm)
+		}
+	})
+}

@@ -1,0 +1,420 @@
+package memretrieve
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/rs/zerolog"
+)
+
+// ScopeDirs is implemented by stores that keep each scope in a folder of
+// its own, as [memcore.FileStore] does. The engine then keeps the embedding
+// cache of a scope's memories in the .cache folder inside that scope's
+// folder.
+type ScopeDirs interface {
+	// Dir returns the folder of scope, or "" if it has none.
+	Dir(scope memcore.Scope) string
+}
+
+// Cache folder layout.
+const (
+	cacheDirName = ".cache"
+	// gitignoreBody makes the cache folder ignore itself, .gitignore
+	// included, so a repository that commits .forge/memory/ never commits
+	// vectors.
+	gitignoreBody = "# forgemem embedding cache: derived data, never committed.\n*\n"
+	cacheFilePerm = 0o600
+	cacheDirPerm  = 0o750
+	// compactMinRecords is how many vector records a file must hold before
+	// it is worth compacting; it is compacted when fewer than half of them
+	// are still in use.
+	compactMinRecords = 256
+)
+
+// cacheFileName is the file of model's vectors: a readable slug of the model
+// and a hash of its exact name, so two models never share a file (and the
+// header inside checks it anyway).
+func cacheFileName(model string) string {
+	var slug strings.Builder
+	for _, r := range strings.ToLower(model) {
+		if slug.Len() >= 48 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			slug.WriteRune(r)
+		default:
+			slug.WriteByte('-')
+		}
+	}
+	sum := sha256.Sum256([]byte(model))
+	return fmt.Sprintf("vectors-%s-%s.fmv", slug.String(), hex.EncodeToString(sum[:4]))
+}
+
+// cacheFile is one cache file and what has been read from it.
+type cacheFile struct {
+	dir  string
+	path string
+	// gitignored is set once the folder's .gitignore is known to exist.
+	gitignored bool
+	// info identifies the file read so far; a different file at the path
+	// (replaced by another process's compaction) is read from the start.
+	info fs.FileInfo
+	// off is how many bytes are settled (see decodeRecords).
+	off int64
+	st  decodeState
+	// keys holds the content keys of the vectors read from or written to
+	// the file, for compaction.
+	keys map[contentKey]struct{}
+}
+
+// usable reports whether vectors may be appended to the file as it is.
+func (f *cacheFile) usable(dim int) bool {
+	return f.info == nil || (f.st.header && !f.st.foreign && f.st.dim == dim)
+}
+
+// vecCache holds the vectors of one embedder model by content key, backed
+// by append-only files (one per cache folder) when there are folders. It is
+// used by one build at a time; the mutex only makes that safe to rely on.
+type vecCache struct {
+	model string
+	log   zerolog.Logger
+	// files maps each scope to the file its memories' vectors go to; two
+	// scopes may share one. Empty for a memory-only cache.
+	files map[memcore.Scope]*cacheFile
+	dim   int
+	vecs  map[contentKey][]float32
+}
+
+// newVecCache returns the cache of model. dirs gives the cache folder of
+// each scope ("" or absent: memory only for that scope).
+func newVecCache(model string, dirs map[memcore.Scope]string, log zerolog.Logger) *vecCache {
+	c := &vecCache{model: model, log: log, files: make(map[memcore.Scope]*cacheFile), vecs: make(map[contentKey][]float32)}
+	byDir := make(map[string]*cacheFile)
+	for scope, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		f := byDir[dir]
+		if f == nil {
+			f = &cacheFile{dir: dir, path: filepath.Join(dir, cacheFileName(model)), keys: make(map[contentKey]struct{})}
+			byDir[dir] = f
+		}
+		c.files[scope] = f
+	}
+	return c
+}
+
+// distinctFiles returns each cache file once, in a stable order.
+func (c *vecCache) distinctFiles() []*cacheFile {
+	var out []*cacheFile
+	seen := make(map[*cacheFile]bool)
+	for _, s := range memcore.Scopes() {
+		if f := c.files[s]; f != nil && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// get returns the cached vector of key.
+func (c *vecCache) get(key contentKey) ([]float32, bool) {
+	v, ok := c.vecs[key]
+	return v, ok
+}
+
+// refresh reads what was appended to the cache files since the last
+// refresh (all of a file that is new or was replaced). Problems are logged
+// and leave the cache as it was: a cache that cannot be read is a miss.
+func (c *vecCache) refresh() {
+	for _, f := range c.distinctFiles() {
+		c.refreshFile(f)
+	}
+}
+
+func (c *vecCache) refreshFile(f *cacheFile) {
+	fh, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		f.info, f.off, f.st = nil, 0, decodeState{}
+		return
+	}
+	if err != nil {
+		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		return
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		return
+	}
+	if f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.off {
+		f.off, f.st = 0, decodeState{}
+		clear(f.keys)
+	}
+	f.info = info
+	if info.Size() == f.off {
+		return
+	}
+	data := make([]byte, info.Size()-f.off)
+	n, err := fh.ReadAt(data, f.off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		return
+	}
+	data = data[:n]
+	settled := decodeRecords(data, c.model, c.dim, &f.st, func(k contentKey, v []float32) {
+		if c.dim != 0 && len(v) != c.dim {
+			return // written before the dimension changed
+		}
+		f.keys[k] = struct{}{}
+		if _, ok := c.vecs[k]; !ok {
+			c.vecs[k] = v
+		}
+	})
+	if f.st.header && !f.st.foreign && c.dim == 0 {
+		c.dim = f.st.dim
+	}
+	if settled < len(data) {
+		c.log.Debug().Str("path", f.path).Int("bytes", len(data)-settled).Msg("memretrieve: skipped unreadable bytes at the end of the embedding cache")
+	}
+	if f.st.foreign {
+		c.log.Warn().Str("path", f.path).Msg("memretrieve: the embedding cache file belongs to another model or dimension; it will be replaced")
+	}
+	f.off += int64(settled)
+}
+
+// put adds vectors (unit length, all of c.dim) computed for memories of
+// scope, and appends them to that scope's cache file in one write.
+func (c *vecCache) put(scope memcore.Scope, keys []contentKey, vecs [][]float32) {
+	for i, k := range keys {
+		c.vecs[k] = vecs[i]
+	}
+	f := c.files[scope]
+	if f == nil || len(keys) == 0 {
+		return
+	}
+	if err := c.appendTo(f, keys, vecs); err != nil {
+		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot write the embedding cache; the vectors are kept in memory only")
+	}
+}
+
+func (c *vecCache) appendTo(f *cacheFile, keys []contentKey, vecs [][]float32) error {
+	if err := c.prepareDir(f); err != nil {
+		return err
+	}
+	if !f.usable(c.dim) {
+		// Foreign, headerless or of another dimension: start it afresh.
+		if err := c.rewrite(f, nil); err != nil {
+			return err
+		}
+	}
+	fh, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, cacheFilePerm)
+	if err != nil {
+		return err
+	}
+	info, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return err
+	}
+	buf := make([]byte, 0, recHeaderLen*(len(keys)+1)+len(keys)*(33+4*c.dim)+64+len(c.model))
+	header := info.Size() == 0
+	if header {
+		buf = appendHeaderRecord(buf, c.model, c.dim)
+	}
+	var scratch []byte
+	for i, k := range keys {
+		buf, scratch = appendVectorRecord(buf, scratch, k, vecs[i])
+		f.keys[k] = struct{}{}
+	}
+	// One write call under O_APPEND: concurrent appenders never interleave
+	// inside it, and a writer killed part-way leaves a damaged tail that
+	// readers skip.
+	_, err = fh.Write(buf)
+	if err == nil {
+		c.advancePast(f, fh, info, len(buf), header, len(keys))
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// advancePast moves f's read position past the records just written when
+// they directly follow what was already read (no other process appended in
+// between), so they are not read back, and counts them for compaction.
+// Otherwise the next refresh reads them with the others' records.
+func (c *vecCache) advancePast(f *cacheFile, fh *os.File, before fs.FileInfo, n int, header bool, records int) {
+	end, err := fh.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return
+	}
+	start := end - int64(n)
+	switch {
+	case header && start == 0:
+		// This write created the file's content.
+		f.st = decodeState{header: true, dim: c.dim}
+	case f.info != nil && os.SameFile(f.info, before) && start == f.off && f.st.header:
+	default:
+		return
+	}
+	info, err := fh.Stat()
+	if err != nil {
+		return
+	}
+	f.info, f.off = info, end
+	f.st.records += records
+}
+
+// prepareDir creates the cache folder and its .gitignore on first use.
+func (c *vecCache) prepareDir(f *cacheFile) error {
+	if f.gitignored {
+		return nil
+	}
+	if err := os.MkdirAll(f.dir, cacheDirPerm); err != nil {
+		return err
+	}
+	removeStaleTemps(f.dir)
+	ign := filepath.Join(f.dir, ".gitignore")
+	fh, err := os.OpenFile(ign, os.O_WRONLY|os.O_CREATE|os.O_EXCL, cacheFilePerm)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+	case err != nil:
+		return err
+	default:
+		_, err = fh.WriteString(gitignoreBody)
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	f.gitignored = true
+	return nil
+}
+
+// staleTempAge is how old a temporary file of an interrupted compaction
+// must be before it is removed (a younger one may be another process's
+// compaction at work).
+const staleTempAge = time.Hour
+
+// tempPattern names the temporary files of compactions.
+const tempPattern = ".tmp-vectors-*"
+
+// removeStaleTemps deletes temporary files left in dir by compactions that
+// were killed. Best effort.
+func removeStaleTemps(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, tempPattern))
+	for _, name := range names {
+		if info, err := os.Lstat(name); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) > staleTempAge {
+			_ = os.Remove(name)
+		}
+	}
+}
+
+// rewrite replaces f with a file holding a header and the vectors of keep
+// (those of its keys that are cached), written under a temporary name,
+// synced and renamed over the old one, so readers see the old file or the
+// new one, never a mix. Vectors another process appends to the old file
+// while this runs are lost; they are only a cache, and count as missing.
+func (c *vecCache) rewrite(f *cacheFile, keep map[contentKey]struct{}) error {
+	if err := c.prepareDir(f); err != nil {
+		return err
+	}
+	buf := appendHeaderRecord(nil, c.model, c.dim)
+	keys := make(map[contentKey]struct{}, len(keep))
+	var scratch []byte
+	for k := range keep {
+		if v, ok := c.vecs[k]; ok && len(v) == c.dim {
+			buf, scratch = appendVectorRecord(buf, scratch, k, v)
+			keys[k] = struct{}{}
+		}
+	}
+	tmp, err := os.CreateTemp(f.dir, tempPattern)
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName)
+	_, err = tmp.Write(buf)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmpName, cacheFilePerm)
+	}
+	if err == nil {
+		err = os.Rename(tmpName, f.path)
+	}
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(f.path)
+	if err != nil {
+		f.info = nil
+		return err
+	}
+	f.info, f.off, f.keys = info, int64(len(buf)), keys
+	f.st = decodeState{header: true, dim: c.dim, records: len(keys)}
+	return nil
+}
+
+// retain forgets, in memory, the vectors whose keys are not in live (their
+// memories are gone or changed), and compacts each file that mostly holds
+// such vectors.
+func (c *vecCache) retain(live map[contentKey]struct{}) {
+	for k := range c.vecs {
+		if _, ok := live[k]; !ok {
+			delete(c.vecs, k)
+		}
+	}
+	for _, f := range c.distinctFiles() {
+		if f.info == nil || !f.usable(c.dim) || f.st.records < compactMinRecords {
+			continue
+		}
+		keep := make(map[contentKey]struct{})
+		for k := range f.keys {
+			if _, ok := live[k]; ok {
+				keep[k] = struct{}{}
+			}
+		}
+		if 2*len(keep) >= f.st.records {
+			continue
+		}
+		if err := c.rewrite(f, keep); err != nil {
+			c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot compact the embedding cache")
+			continue
+		}
+		c.log.Debug().Str("path", f.path).Int("kept", len(keep)).Msg("memretrieve: compacted the embedding cache")
+	}
+}
+
+// reset forgets every vector and sets the dimension to dim: the embedder's
+// vectors no longer match the cached ones although its Model is the same.
+// The files are replaced when next written to.
+func (c *vecCache) reset(dim int) {
+	clear(c.vecs)
+	c.dim = dim
+}
+
+// setDim records the dimension of the first vectors cached.
+func (c *vecCache) setDim(dim int) {
+	if c.dim == 0 {
+		c.dim = dim
+	}
+}

@@ -1,0 +1,121 @@
+package memretrieve
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// hopDecay is the factor a score loses per related edge followed.
+const hopDecay = 0.9
+
+// derivedScore is the score of a memory reached hops edges away from a
+// search hit scoring s: s × 0.9^hops for s ≥ 0, and for a negative s (only
+// possible with MinScore below 0) a value further below it, so that a
+// neighbour never outranks the memory it was reached from.
+func derivedScore(s float64, hops int) float64 {
+	d := math.Pow(hopDecay, float64(hops))
+	if s >= 0 {
+		return s * d
+	}
+	return s * (2 - d)
+}
+
+// choose turns the search hits of every query into the turn's memories:
+// hits below MinScore dropped, each hit credited to the head of its chain
+// with the best score over all queries, related neighbours within HopDepth
+// added (mapped to their heads), all ordered by score and capped at
+// MaxMemories, each with its history.
+func (e *Engine) choose(snap *snapshot, hits [][]hit) []Recalled {
+	g := snap.graph
+	best := make(map[string]*Recalled)
+	for _, hs := range hits {
+		for _, h := range hs {
+			score := float64(h.score)
+			if score < e.cfg.MinScore {
+				continue
+			}
+			id := snap.idx.ids[h.row]
+			head, ok := g.Head(id)
+			if !ok {
+				continue
+			}
+			if cur := best[head.Meta.ID]; cur == nil || score > cur.Score {
+				best[head.Meta.ID] = &Recalled{Memory: head, Score: score, Via: Via{Matched: id}}
+			}
+		}
+	}
+	found := make([]*Recalled, 0, len(best))
+	for _, r := range best {
+		found = append(found, r)
+	}
+	slices.SortFunc(found, compareRecalled)
+
+	if e.cfg.HopDepth > 0 {
+		for _, src := range found {
+			srcID := src.Memory.Meta.ID
+			for _, nb := range g.Neighbors(srcID, e.cfg.HopDepth) {
+				head, ok := g.Head(nb.Memory.Meta.ID)
+				if !ok || head.Meta.ID == srcID {
+					continue
+				}
+				from := nb.From
+				if fh, ok := g.Head(from); ok {
+					from = fh.Meta.ID
+				}
+				c := Recalled{Memory: head, Score: derivedScore(src.Score, nb.Hops), Via: Via{
+					Hops: nb.Hops, Relationship: nb.Relationship, From: from, Incoming: nb.Incoming, Source: srcID,
+				}}
+				cur := best[head.Meta.ID]
+				switch {
+				case cur == nil:
+					best[head.Meta.ID] = &c
+				case cur.Via.Search():
+					// A search hit keeps its own score and reason.
+				case c.Score > cur.Score || (c.Score == cur.Score && c.Via.Hops < cur.Via.Hops):
+					*cur = c
+				}
+			}
+		}
+	}
+
+	out := make([]Recalled, 0, len(best))
+	for _, r := range best {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Recalled) int { return compareRecalled(&a, &b) })
+	if len(out) > e.cfg.MaxMemories {
+		out = out[:e.cfg.MaxMemories]
+	}
+	for i := range out {
+		out[i].History = history(g.Chain(out[i].Memory.Meta.ID), out[i].Memory.Meta.ID)
+	}
+	return out
+}
+
+// compareRecalled orders memories best first: higher score, then fewer hops
+// (so a neighbour follows the memory it was reached from), then id.
+func compareRecalled(a, b *Recalled) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Via.Hops, b.Via.Hops); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Memory.Meta.ID, b.Memory.Meta.ID)
+}
+
+// history returns the members of chain before the one with id headID.
+func history(chain []*memcore.MemoryFile, headID string) []*memcore.MemoryFile {
+	for i, m := range chain {
+		if m.Meta.ID == headID {
+			if i == 0 {
+				return nil
+			}
+			return chain[:i:i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package memretrieve
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// HypothesisMode chooses what the engine embeds as its search queries.
+type HypothesisMode string
+
+// The hypothesis modes.
+const (
+	// ModeLLM asks the hypothesis model for HypothesisCount short
+	// sentences written the way a stored memory would be (HyDE), and
+	// searches with each of them. It is the default.
+	ModeLLM HypothesisMode = "llm"
+	// ModeIdentity embeds the conversation window itself (as capped) as
+	// the single query, with no LLM call. It serves offline use, demos and
+	// evaluation (HyDE against direct search); it is chosen explicitly and
+	// is never a fallback for a failing hypothesis model.
+	ModeIdentity HypothesisMode = "identity"
+)
+
+// Valid reports whether m is [ModeLLM] or [ModeIdentity].
+func (m HypothesisMode) Valid() bool { return m == ModeLLM || m == ModeIdentity }
+
+// Config holds the retrieval settings (DESIGN.md section 10). Start from
+// [DefaultConfig] and change what you need: zero values are not defaults
+// (HopDepth 0 and MinScore 0 are meaningful), and [NewEngine] rejects every
+// out-of-range field instead of clamping it.
+type Config struct {
+	// HypothesisModel names the model of the hypothesis provider
+	// (memory.retrieval_model); empty means the provider's default.
+	HypothesisModel string
+	// Mode is ModeLLM (default) or ModeIdentity.
+	Mode HypothesisMode
+	// HypothesisCount is how many hypotheses the model is asked for
+	// (memory.retrieval_hypothesis_count): default 5, range 1–10.
+	HypothesisCount int
+	// TopK is how many memories each query takes from the vector index
+	// before the union (memory.retrieval_top_k): default 10, range 1–100.
+	TopK int
+	// HopDepth is how many related-edge hops graph expansion follows from
+	// each search hit (memory.retrieval_hop_depth): default 1, range 0–3;
+	// 0 turns expansion off.
+	HopDepth int
+	// MaxMemories caps the memories of a turn after graph expansion,
+	// highest score first: default 30, range 1–1000.
+	MaxMemories int
+	// MinScore drops search hits whose cosine similarity is below it
+	// (memory.retrieval_min_score): default 0, range -1–1; -1 keeps
+	// everything.
+	MinScore float64
+	// InjectionTokenBudget bounds the injection block, in
+	// memcore.EstimateTokens tokens (memory.injection_token_budget):
+	// default 2000, at least 1.
+	InjectionTokenBudget int
+	// WindowTokenBudget bounds the conversation window sent to the
+	// hypothesis model (or embedded, in ModeIdentity), newest text kept:
+	// default 4000, range 1–1,000,000.
+	WindowTokenBudget int
+	// Timeout bounds a whole Retrieve call (memory.retrieval_timeout):
+	// default 2s, more than 0. On expiry the turn gets no memories.
+	Timeout time.Duration
+}
+
+// DefaultConfig returns the default settings of DESIGN.md section 10.
+func DefaultConfig() Config {
+	return Config{
+		Mode:                 ModeLLM,
+		HypothesisCount:      5,
+		TopK:                 10,
+		HopDepth:             1,
+		MaxMemories:          30,
+		MinScore:             0,
+		InjectionTokenBudget: 2000,
+		WindowTokenBudget:    4000,
+		Timeout:              2 * time.Second,
+	}
+}
+
+// ErrInvalidConfig is wrapped by every error [Config.Validate] and
+// [NewEngine] return for settings out of range.
+var ErrInvalidConfig = errors.New("invalid retrieval config")
+
+// FieldError is one bad field of a [Config].
+type FieldError struct {
+	// Field is the Config field name, for example "TopK".
+	Field string
+	// Value is the rejected value.
+	Value any
+	// Want describes the accepted values, for example "1–100".
+	Want string
+}
+
+// ConfigError lists every bad field of a [Config]. It matches
+// [ErrInvalidConfig] with errors.Is.
+type ConfigError struct {
+	Fields []FieldError
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		format := "%s is %v, want %s"
+		if _, ok := f.Value.(HypothesisMode); ok {
+			format = "%s is %q, want %s"
+		}
+		parts[i] = fmt.Sprintf(format, f.Field, f.Value, f.Want)
+	}
+	return fmt.Sprintf("memretrieve: %v: %s (start from memretrieve.DefaultConfig() and change only what you need)",
+		ErrInvalidConfig, strings.Join(parts, "; "))
+}
+
+// Unwrap returns [ErrInvalidConfig].
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// Validate reports every field of c that is out of range as a
+// *[ConfigError] (which wraps [ErrInvalidConfig]), or nil.
+func (c Config) Validate() error {
+	var bad []FieldError
+	check := func(ok bool, field string, value any, want string) {
+		if !ok {
+			bad = append(bad, FieldError{Field: field, Value: value, Want: want})
+		}
+	}
+	check(c.Mode.Valid(), "Mode", c.Mode, `"llm" or "identity"`)
+	check(c.HypothesisCount >= 1 && c.HypothesisCount <= 10, "HypothesisCount", c.HypothesisCount, "1–10")
+	check(c.TopK >= 1 && c.TopK <= 100, "TopK", c.TopK, "1–100")
+	check(c.HopDepth >= 0 && c.HopDepth <= 3, "HopDepth", c.HopDepth, "0–3")
+	check(c.MaxMemories >= 1 && c.MaxMemories <= 1000, "MaxMemories", c.MaxMemories, "1–1000")
+	check(!math.IsNaN(c.MinScore) && c.MinScore >= -1 && c.MinScore <= 1, "MinScore", c.MinScore, "-1–1")
+	check(c.InjectionTokenBudget >= 1, "InjectionTokenBudget", c.InjectionTokenBudget, "at least 1")
+	check(c.WindowTokenBudget >= 1 && c.WindowTokenBudget <= 1_000_000, "WindowTokenBudget", c.WindowTokenBudget, "1–1000000")
+	check(c.Timeout > 0, "Timeout", c.Timeout, "more than 0")
+	if len(bad) > 0 {
+		return &ConfigError{Fields: bad}
+	}
+	return nil
+}

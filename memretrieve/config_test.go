@@ -1,0 +1,120 @@
+package memretrieve
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Config)
+		bad    []string // the fields reported, in order
+	}{
+		{"default", func(*Config) {}, nil},
+		{"identity", func(c *Config) { c.Mode = ModeIdentity }, nil},
+		{"bounds low", func(c *Config) {
+			c.HypothesisCount, c.TopK, c.HopDepth, c.MaxMemories, c.MinScore = 1, 1, 0, 1, -1
+			c.InjectionTokenBudget, c.WindowTokenBudget, c.Timeout = 1, 1, time.Nanosecond
+		}, nil},
+		{"bounds high", func(c *Config) {
+			c.HypothesisCount, c.TopK, c.HopDepth, c.MaxMemories, c.MinScore = 10, 100, 3, 1000, 1
+			c.WindowTokenBudget = 1_000_000
+		}, nil},
+		{"empty mode", func(c *Config) { c.Mode = "" }, []string{"Mode"}},
+		{"unknown mode", func(c *Config) { c.Mode = "hyde" }, []string{"Mode"}},
+		{"hypotheses 0", func(c *Config) { c.HypothesisCount = 0 }, []string{"HypothesisCount"}},
+		{"hypotheses 11", func(c *Config) { c.HypothesisCount = 11 }, []string{"HypothesisCount"}},
+		{"topk 0", func(c *Config) { c.TopK = 0 }, []string{"TopK"}},
+		{"topk 101", func(c *Config) { c.TopK = 101 }, []string{"TopK"}},
+		{"hops -1", func(c *Config) { c.HopDepth = -1 }, []string{"HopDepth"}},
+		{"hops 4", func(c *Config) { c.HopDepth = 4 }, []string{"HopDepth"}},
+		{"max memories 0", func(c *Config) { c.MaxMemories = 0 }, []string{"MaxMemories"}},
+		{"min score 1.5", func(c *Config) { c.MinScore = 1.5 }, []string{"MinScore"}},
+		{"min score -2", func(c *Config) { c.MinScore = -2 }, []string{"MinScore"}},
+		{"min score NaN", func(c *Config) { c.MinScore = math.NaN() }, []string{"MinScore"}},
+		{"budget 0", func(c *Config) { c.InjectionTokenBudget = 0 }, []string{"InjectionTokenBudget"}},
+		{"window 0", func(c *Config) { c.WindowTokenBudget = 0 }, []string{"WindowTokenBudget"}},
+		{"timeout 0", func(c *Config) { c.Timeout = 0 }, []string{"Timeout"}},
+		{"timeout negative", func(c *Config) { c.Timeout = -time.Second }, []string{"Timeout"}},
+		{"zero value", func(c *Config) { *c = Config{} }, []string{
+			"Mode", "HypothesisCount", "TopK", "MaxMemories", "InjectionTokenBudget", "WindowTokenBudget", "Timeout",
+		}},
+		{"several", func(c *Config) { c.TopK, c.HopDepth = 0, 9 }, []string{"TopK", "HopDepth"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tt.change(&cfg)
+			err := cfg.Validate()
+			_, nerr := NewEngine(memcore.NewMemStore(), fake.NewEmbedder(), fake.NewLLM(), cfg)
+			if tt.bad == nil {
+				if err != nil || nerr != nil {
+					t.Fatalf("Validate = %v, NewEngine = %v; want both nil", err, nerr)
+				}
+				return
+			}
+			for _, err := range []error{err, nerr} {
+				if !errors.Is(err, ErrInvalidConfig) {
+					t.Fatalf("error %v does not match ErrInvalidConfig", err)
+				}
+				var ce *ConfigError
+				if !errors.As(err, &ce) {
+					t.Fatalf("error %v is not a *ConfigError", err)
+				}
+				var got []string
+				for _, f := range ce.Fields {
+					got = append(got, f.Field)
+					if f.Want == "" {
+						t.Errorf("field %s: no accepted range given", f.Field)
+					}
+					if !strings.Contains(err.Error(), f.Field) {
+						t.Errorf("message %q does not name %s", err, f.Field)
+					}
+				}
+				if !slices.Equal(got, tt.bad) {
+					t.Errorf("bad fields = %v, want %v", got, tt.bad)
+				}
+				if !strings.Contains(err.Error(), "DefaultConfig()") {
+					t.Errorf("message %q does not suggest DefaultConfig()", err)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigErrorNamesValueAndRange(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.HopDepth = 7
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "HopDepth is 7, want 0–3") {
+		t.Fatalf("error = %v, want it to say HopDepth is 7, want 0–3", err)
+	}
+	cfg = DefaultConfig()
+	cfg.Mode = ""
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `Mode is "", want "llm" or "identity"`) {
+		t.Fatalf("error = %v, want it to quote the empty mode", err)
+	}
+}
+
+func TestNewEngineNilStore(t *testing.T) {
+	_, err := NewEngine(nil, fake.NewEmbedder(), fake.NewLLM(), DefaultConfig())
+	if !errors.Is(err, ErrNoStore) {
+		t.Fatalf("err = %v, want ErrNoStore", err)
+	}
+}
+
+func TestDefaultConfigMatchesDesign(t *testing.T) {
+	c := DefaultConfig()
+	if c.Mode != ModeLLM || c.HypothesisCount != 5 || c.TopK != 10 || c.HopDepth != 1 ||
+		c.InjectionTokenBudget != 2000 || c.Timeout != 2*time.Second || c.MinScore != 0 {
+		t.Fatalf("DefaultConfig() = %+v, want DESIGN.md section 10's defaults", c)
+	}
+}

@@ -1,0 +1,86 @@
+// Package memretrieve recalls an agent's long-term memories at the start of
+// each conversation turn: the retrieval half of forgemem (the capture half
+// is memcapture; the memories and their files are memcore's).
+//
+// # Per turn
+//
+// [Engine.Retrieve] takes the turn's conversation window (user and
+// assistant messages since the last summarisation) and, within
+// Config.Timeout (2s by default):
+//
+//  1. strips tool content and caps the window to Config.WindowTokenBudget,
+//     newest text kept (memcore.StripToolContent, memcore.CapWindow);
+//  2. asks the hypothesis model, in one call, for Config.HypothesisCount
+//     short declarative sentences written the way a stored memory would be
+//     (HyDE), and parses the reply tolerantly — or, in [ModeIdentity],
+//     uses the window text itself as the one query, with no LLM call;
+//  3. embeds all queries in one Embed call and takes the Config.TopK best
+//     memories per query from the vector index, keeping each memory's best
+//     score over all queries and dropping those below Config.MinScore;
+//  4. credits hits on superseded versions to the head of their chain;
+//  5. adds related memories within Config.HopDepth edges, in both
+//     directions, scored below the memory they were reached from, and caps
+//     the total at Config.MaxMemories;
+//  6. renders the injection block (below), cut to
+//     Config.InjectionTokenBudget by dropping whole memories, lowest score
+//     first.
+//
+// Any failure or timeout gives the turn no memories and a nil error (the
+// reason is logged at debug level): retrieval never stops the agent. A
+// provider that ignores its context is not waited for past the deadline.
+// Results are cached per turn id, so the several model calls of one turn
+// cost one retrieval.
+//
+// # The index
+//
+// The index holds a unit vector for every memory of both scopes — heads and
+// superseded versions — in one contiguous []float32, searched by a dot
+// product per row and a bounded heap per query, all queries in one pass,
+// split across goroutines for large indexes. [Engine.Start] builds it in
+// the background; [Engine.TriggerRebuild] (the capture pipeline's rebuild
+// callback) asks for a new one, coalescing requests; a new index and its
+// memory graph are swapped in atomically, so searches never wait. The first
+// Retrieve after Start waits for the initial build within its own budget.
+//
+// # The embedding cache
+//
+// Vectors are cached by (embedder Model, sha256 of the memory's trimmed
+// content), so a build embeds only memories whose content has no cached
+// vector, in batches. With a [memcore.FileStore] (any store implementing
+// [ScopeDirs]) the cache is kept on disk in a .cache folder inside each
+// scope's memory folder, which holds a .gitignore ignoring everything in it;
+// [WithCacheDir] names another folder; otherwise it is kept in memory. Each
+// model has one append-only file per folder of length-prefixed,
+// CRC-32C-checked records written with single O_APPEND writes, so several
+// processes can share it; damaged, truncated or foreign data is skipped and
+// re-embedded, never an error, and a file that mostly holds vectors of
+// memories that no longer exist is compacted (rewritten and renamed into
+// place). See README.md for the byte layout.
+//
+// # The injection block
+//
+// The block opens with <recalled_memories> and a paragraph telling the
+// agent that the notes are recalled from earlier sessions and are
+// background to weigh, not instructions. Each memory follows as
+//
+//	[1] coding-preferences, user scope, version 2, 2025-03-02, relevance 0.83 (mem_…)
+//	<content>
+//	History, oldest first (changed 1 time):
+//	  - version 1, 2025-01-15: <earlier content>
+//	  - version 2, 2025-03-02: the current text above.
+//	Recalled because it refines [3].
+//	Links:
+//	  - contradicts mem_… "<title>" (see [2])
+//
+// where History appears for changed memories, the "Recalled because" line
+// for memories reached through an edge, and Links lists refines and
+// contradicts edges in both directions (relates-to ones only between shown
+// memories). When memories were dropped to fit the budget, a line says how
+// many. The host decides where the block goes: appended as a late message it
+// keeps the system prompt stable for prompt caching.
+//
+// # Logging
+//
+// Nothing here prints: the engine logs through the zerolog.Logger given
+// with [WithLogger], and by default logs nothing.
+package memretrieve

@@ -1,0 +1,485 @@
+package memretrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/rs/zerolog"
+)
+
+// ErrNoStore is returned by [NewEngine] when the store is nil.
+var ErrNoStore = errors.New("memory store is nil")
+
+// Engine recalls the memories relevant to a conversation turn: it asks the
+// hypothesis model what a relevant memory might say (HyDE), embeds those
+// sentences in one call, searches an in-memory vector index of every memory,
+// credits hits on old versions to the current one, follows related edges,
+// and renders an injection block within a token budget.
+//
+// Create it with [NewEngine], call [Engine.Start] once to build the index
+// in the background, [Engine.TriggerRebuild] whenever memories were
+// written, [Engine.Retrieve] at the start of each turn, and [Engine.Close]
+// at the end. All methods are safe for concurrent use.
+type Engine struct {
+	store    memcore.MemoryStore
+	embedder memcore.Embedder
+	llm      memcore.LLMProvider
+	cfg      Config
+	opt      options
+	log      zerolog.Logger
+	enabled  bool
+	// cacheDirs maps each scope to its embedding cache folder.
+	cacheDirs map[memcore.Scope]string
+
+	// snap is the current index and graph; nil until the first build.
+	snap atomic.Pointer[snapshot]
+	// ready is closed when the first background build has ended.
+	ready     chan struct{}
+	readyOnce sync.Once
+	// stopWaiting is set when a turn's budget ran out waiting for the
+	// first build; later turns do not wait.
+	stopWaiting atomic.Bool
+	// dimSeen is the dimension of the latest query vectors, so a build
+	// notices an embedder whose vectors changed size under the same Model.
+	dimSeen atomic.Int64
+	turns   *turnCache
+
+	mu      sync.Mutex // guards started, closed, cancel
+	started bool
+	closed  bool
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the background goroutine ends
+	kick    chan struct{} // a pending rebuild request
+
+	// buildMu serialises builds and guards what they own below.
+	buildMu     sync.Mutex
+	cache       *vecCache
+	unusable    map[contentKey]struct{} // texts the embedder gives no usable vector for
+	fingerprint [32]byte
+	gen         uint64
+}
+
+// snapshot is an index together with the graph built from the same list of
+// memories. It is immutable; a rebuild publishes a new one.
+type snapshot struct {
+	gen   uint64
+	graph *memcore.Graph
+	idx   *index
+}
+
+// NewEngine returns an engine over store that embeds with embedder and asks
+// hypothesis for hypotheses (unused, and may be nil, in ModeIdentity).
+//
+// cfg must pass [Config.Validate]; start from [DefaultConfig]. A nil store
+// is an error wrapping [ErrNoStore].
+//
+// Without an embedder, or without a hypothesis provider in ModeLLM, the
+// engine is disabled: NewEngine logs one warning saying what is missing,
+// [Engine.Enabled] is false, Start, TriggerRebuild and Rebuild do nothing,
+// and Retrieve returns empty results. Retrieval is optional; the agent works
+// without it.
+func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, cfg Config, opts ...Option) (*Engine, error) {
+	if store == nil {
+		return nil, fmt.Errorf("memretrieve: new engine: %w", ErrNoStore)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	e := &Engine{
+		store:    store,
+		embedder: embedder,
+		llm:      hypothesis,
+		cfg:      cfg,
+		opt:      o,
+		log:      o.log,
+		ready:    make(chan struct{}),
+		done:     make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		unusable: make(map[contentKey]struct{}),
+	}
+	if o.turnCacheSize > 0 {
+		e.turns = newTurnCache(o.turnCacheSize)
+	}
+	e.cacheDirs = make(map[memcore.Scope]string)
+	for _, s := range memcore.Scopes() {
+		switch sd, ok := store.(ScopeDirs); {
+		case o.cacheDir != "":
+			e.cacheDirs[s] = o.cacheDir
+		case ok && sd.Dir(s) != "":
+			e.cacheDirs[s] = filepath.Join(sd.Dir(s), cacheDirName)
+		}
+	}
+	noLLM := cfg.Mode == ModeLLM && hypothesis == nil
+	switch {
+	case embedder == nil && noLLM:
+		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: no embedding model (memory.embedding_model) and no hypothesis model (memory.retrieval_model) are configured")
+	case embedder == nil:
+		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: no embedding model (memory.embedding_model) is configured")
+	case noLLM:
+		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: no hypothesis model (memory.retrieval_model) is configured; configure one, or choose the identity mode")
+	default:
+		e.enabled = true
+	}
+	return e, nil
+}
+
+// Enabled reports whether the engine retrieves anything (see [NewEngine]).
+func (e *Engine) Enabled() bool { return e.enabled }
+
+// Config returns the engine's settings.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Start builds the index in the background and keeps rebuilding it when
+// [Engine.TriggerRebuild] asks, until ctx ends or [Engine.Close] is called.
+// The first Retrieve after Start waits for the initial build, within its own
+// time budget; if the budget runs out first (a cold cache of many memories,
+// a slow embedder), later turns do not wait and go without memories until
+// the build is done. Calls after the first, and calls after Close, do
+// nothing.
+func (e *Engine) Start(ctx context.Context) {
+	if !e.enabled {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started || e.closed {
+		return
+	}
+	e.started = true
+	bctx, cancel := context.WithCancel(ctx)
+	e.cancel = cancel
+	go e.loop(bctx)
+}
+
+// TriggerRebuild asks for the index to be rebuilt (new memories were
+// written) and returns at once. Requests coalesce: any number of them while
+// a build runs cause exactly one more build after it. A request before
+// Start is covered by Start's initial build; after Close it does nothing.
+// It is meant as the capture pipeline's rebuild callback.
+func (e *Engine) TriggerRebuild() {
+	if !e.enabled {
+		return
+	}
+	select {
+	case e.kick <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// Rebuild builds the index now and returns when it reflects the store as it
+// was when the build began: for commands and tests that have no use for a
+// background goroutine. It waits for a background build in progress to
+// finish first. The error says what failed: listing the store, or embedding
+// some memories (the index then holds those that could be embedded). A
+// disabled engine returns nil at once.
+func (e *Engine) Rebuild(ctx context.Context) error {
+	if !e.enabled {
+		return nil
+	}
+	return e.build(ctx)
+}
+
+// Close stops background builds and waits, until ctx ends, for a build in
+// progress to stop. Retrieve keeps working on the last index.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	started, cancel := e.started, e.cancel
+	e.mu.Unlock()
+	if !started {
+		return nil
+	}
+	cancel()
+	select {
+	case <-e.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loop is the background goroutine: the initial build, then one build per
+// request, and retries after builds that could not embed everything.
+func (e *Engine) loop(ctx context.Context) {
+	defer close(e.done)
+	defer e.readyOnce.Do(func() { close(e.ready) })
+	select { // a request made before Start is covered by the initial build
+	case <-e.kick:
+	default:
+	}
+	failed := e.background(ctx)
+	e.readyOnce.Do(func() { close(e.ready) })
+
+	delay := e.opt.retryDelay
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	for {
+		var retryC <-chan time.Time
+		if failed {
+			if retry == nil {
+				retry = time.NewTimer(delay)
+			}
+			retryC = retry.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.kick:
+		case <-retryC:
+			delay = min(2*delay, 16*e.opt.retryDelay)
+		}
+		if retry != nil {
+			retry.Stop()
+			retry = nil
+		}
+		if failed = e.background(ctx); !failed {
+			delay = e.opt.retryDelay
+		}
+	}
+}
+
+// background runs one build for the loop and reports whether it should be
+// retried later.
+func (e *Engine) background(ctx context.Context) bool {
+	err := e.build(ctx)
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	e.log.Warn().Err(err).Msg("memretrieve: index build incomplete; retrying later")
+	return true
+}
+
+// Retrieve returns the memories relevant to the turn turnID, whose
+// conversation since the last summarisation is window, and the injection
+// block that presents them.
+//
+// It spends at most Config.Timeout in total. Any failure — the hypothesis
+// model or the embedder slow, down or replying nonsense, no index yet — gives
+// an empty Result and a nil error: the reason is logged at debug level and
+// the agent carries on without memories. The only error is the caller's own:
+// when ctx is cancelled or its deadline passes, Retrieve returns an empty
+// Result and ctx.Err(). The Result is never nil.
+//
+// Results are cached per turnID, so the several model calls of one turn cost
+// one retrieval; concurrent calls for the same turnID share one computation.
+// A turn that got nothing because a provider failed stays that way (the
+// turn is skipped, not retried on every call), except that a result made
+// before any index existed, or abandoned by its caller, is not kept. A
+// rebuild that changed the index invalidates the cache. An empty turnID
+// disables caching for the call.
+func (e *Engine) Retrieve(ctx context.Context, turnID string, window []memcore.Message) (*Result, error) {
+	if !e.enabled {
+		return &Result{}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return &Result{}, err
+	}
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	if turnID == "" || e.turns == nil {
+		res, _ := e.compute(tctx, turnID, window)
+		return res, ctx.Err()
+	}
+	ent, leader := e.turns.acquire(turnID, e.currentGen())
+	if leader {
+		res, gen := e.compute(tctx, turnID, window)
+		// A result is kept unless the caller gave up on it or it was made
+		// without an index (generation 0): once one exists, the turn is
+		// worth computing again.
+		e.turns.finish(ent, res, gen, ctx.Err() == nil && gen != 0)
+		return res, ctx.Err()
+	}
+	if testHookTurnWait != nil {
+		testHookTurnWait()
+	}
+	select {
+	case <-ent.done:
+		if ent.ok {
+			return ent.res, nil
+		}
+		// The caller computing it gave up; compute this call's own.
+		res, _ := e.compute(tctx, turnID, window)
+		return res, ctx.Err()
+	case <-tctx.Done():
+		e.log.Debug().Str("turn", turnID).Msg("memretrieve: no memories for this turn: timed out waiting for the same turn's retrieval")
+		return &Result{}, ctx.Err()
+	}
+}
+
+// testHookTurnWait, when set by a test, is called when a Retrieve starts
+// waiting for another call's computation of the same turn.
+var testHookTurnWait func()
+
+func (e *Engine) currentGen() uint64 {
+	if s := e.snap.Load(); s != nil {
+		return s.gen
+	}
+	return 0
+}
+
+// compute runs the retrieval of one turn within ctx and returns its result
+// with the generation of the index it used (0 for none).
+func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Message) (*Result, uint64) {
+	start := time.Now()
+	// gen is the generation the result stands for: the index it used, or
+	// the current one when it failed before needing an index.
+	gen := e.currentGen()
+	skip := func(reason string, err error) (*Result, uint64) {
+		e.log.Debug().Err(err).Str("turn", turnID).Dur("elapsed", time.Since(start)).
+			Msg("memretrieve: no memories for this turn: " + reason)
+		return &Result{}, gen
+	}
+	win := memcore.CapWindow(memcore.StripToolContent(window), e.cfg.WindowTokenBudget)
+	if len(win) == 0 {
+		return &Result{}, gen
+	}
+
+	var queries []string
+	if e.cfg.Mode == ModeIdentity {
+		queries = []string{windowText(win)}
+	} else {
+		req, llm := hypothesisRequest(e.cfg, win), e.llm
+		resp, err := callWithin(ctx, func(ctx context.Context) (*memcore.CompletionResponse, error) {
+			return llm.Complete(ctx, req)
+		})
+		if err == nil && resp == nil {
+			err = fmt.Errorf("%w: nil response", memcore.ErrInvalidResponse)
+		}
+		if err != nil {
+			return skip("the hypothesis model failed", err)
+		}
+		if queries = parseHypotheses(resp.Text, e.cfg.HypothesisCount); len(queries) == 0 {
+			return skip("the hypothesis model's reply holds no hypotheses", nil)
+		}
+	}
+
+	emb := e.embedder
+	vecs, err := callWithin(ctx, func(ctx context.Context) ([][]float32, error) {
+		return emb.Embed(ctx, queries)
+	})
+	if err == nil && len(vecs) != len(queries) {
+		err = fmt.Errorf("%w: %d vectors for %d texts", memcore.ErrInvalidResponse, len(vecs), len(queries))
+	}
+	if err != nil {
+		return skip("the embedder failed", err)
+	}
+	qs := make([][]float32, 0, len(vecs))
+	for _, v := range vecs {
+		v = append([]float32(nil), v...)
+		if normalize(v) {
+			qs = append(qs, v)
+		}
+	}
+	if len(qs) == 0 {
+		return skip("the embedder returned no usable vectors", nil)
+	}
+	e.dimSeen.Store(int64(len(qs[0])))
+
+	snap := e.snapshotWithin(ctx)
+	if snap == nil {
+		// Recomputed once an index exists.
+		gen = 0
+		if err := ctx.Err(); err != nil {
+			return skip("the index is not built yet", err)
+		}
+		return skip("there is no index (Start was not called, or the first build failed)", nil)
+	}
+	gen = snap.gen
+	if snap.idx.len() == 0 {
+		return &Result{}, gen
+	}
+	for _, q := range qs {
+		if len(q) != snap.idx.dim {
+			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.dim).
+				Msg("memretrieve: the embedder's vectors changed dimension; rebuilding the index")
+			e.TriggerRebuild()
+			return skip("query and index dimensions differ", nil)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return skip("out of time before the search", err)
+	}
+	hits := snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism)
+	recs := e.choose(snap, hits)
+	if len(recs) == 0 {
+		return &Result{}, gen
+	}
+	text, kept := newRenderer(snap.graph, recs).inject(e.cfg.InjectionTokenBudget)
+	res := &Result{Injection: text, Omitted: len(recs) - kept}
+	if kept > 0 {
+		res.Memories = recs[:kept:kept]
+	}
+	return res, gen
+}
+
+// snapshotWithin returns the current index, waiting for the initial build
+// while ctx lasts if the engine was started and none is published yet —
+// unless an earlier turn already waited in vain.
+func (e *Engine) snapshotWithin(ctx context.Context) *snapshot {
+	if s := e.snap.Load(); s != nil {
+		return s
+	}
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if !started {
+		return nil
+	}
+	if e.stopWaiting.Load() {
+		return nil
+	}
+	select {
+	case <-e.ready:
+		return e.snap.Load()
+	case <-ctx.Done():
+		// The build takes longer than a turn's budget (a cold cache, a slow
+		// embedder): later turns go without memories at once rather than
+		// each waiting out its budget.
+		e.stopWaiting.Store(true)
+		return nil
+	}
+}
+
+// callWithin calls f with ctx and returns its result, or ctx's error as soon
+// as ctx ends even if f has not returned: a provider that ignores its
+// context cannot hold the turn past its budget (its goroutine is left to
+// finish on its own). A panic in f is returned as an error.
+func callWithin[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	type outcome struct {
+		v   T
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				o.err = fmt.Errorf("memretrieve: provider panicked: %v\n%s", p, debug.Stack())
+			}
+			ch <- o
+		}()
+		o.v, o.err = f(ctx)
+	}()
+	select {
+	case o := <-ch:
+		return o.v, o.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}

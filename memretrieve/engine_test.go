@@ -1,0 +1,960 @@
+package memretrieve
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+// Three memories on unrelated subjects.
+var (
+	locking = mem(testID(1), memcore.ScopeUser, memcore.CategoryCodingPreferences, 1, 0,
+		"Prefers optimistic locking with retry for concurrent writes.")
+	migrations = mem(testID(2), memcore.ScopeRepo, memcore.CategoryProjectConventions, 1, 1,
+		"Database migrations live in db/migrations and are numbered sequentially.")
+	logging = mem(testID(3), memcore.ScopeRepo, memcore.CategoryCorrections, 1, 2,
+		"Uses zerolog for structured logging in library code, never fmt.Println.")
+)
+
+func threeMemories() []*memcore.MemoryFile {
+	return []*memcore.MemoryFile{locking.Clone(), migrations.Clone(), logging.Clone()}
+}
+
+func TestRetrieveFindsRelevantMemory(t *testing.T) {
+	storeKinds(t, func(t *testing.T, newStore func(t *testing.T) memcore.MemoryStore) {
+		store := newStore(t)
+		write(t, store, threeMemories()...)
+		emb := fake.NewEmbedder()
+		llm := fake.NewLLM(fake.WithReplies("```json\n" + hypothesesReply(
+			"Prefers optimistic locking for concurrent writes.",
+			"Retries concurrent writes after a conflict.") + "\n```"))
+		cfg := DefaultConfig()
+		cfg.HopDepth = 0
+		cfg.MinScore = 0.3
+		e := newEngine(t, store, emb, llm, cfg)
+		rebuild(t, e)
+		res, err := e.Retrieve(context.Background(), "t1", userWindow("Two requests update the same user row at once; how should I handle that?"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(res); len(got) != 1 || got[0] != locking.Meta.ID {
+			t.Fatalf("memories = %v, want only the locking memory %s", got, locking.Meta.ID)
+		}
+		if !strings.Contains(res.Injection, locking.Content) || !strings.HasPrefix(res.Injection, "<recalled_memories>") {
+			t.Errorf("injection does not present the memory:\n%s", res.Injection)
+		}
+	})
+}
+
+func TestUnionKeepsBestScorePerMemory(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder()
+	h := []string{
+		"Prefers optimistic locking with retry.",
+		"Optimistic locking with retry for concurrent writes.",
+		"Database migrations are numbered.",
+	}
+	llm := fake.NewLLM(fake.WithReplies(hypothesesReply(h...)))
+	cfg := DefaultConfig()
+	cfg.HopDepth, cfg.MinScore = 0, -1
+	e := newEngine(t, store, emb, llm, cfg)
+	rebuild(t, e)
+	res, err := e.Retrieve(context.Background(), "t", userWindow("locking?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(map[string]bool)
+	for _, r := range res.Memories {
+		if seen[r.Memory.Meta.ID] {
+			t.Fatalf("memory %s listed twice", r.Memory.Meta.ID)
+		}
+		seen[r.Memory.Meta.ID] = true
+		want := math.Inf(-1)
+		for _, q := range h {
+			want = math.Max(want, cosine(t, emb, q, r.Memory.Content))
+		}
+		if math.Abs(r.Score-want) > 1e-5 {
+			t.Errorf("%s: score %.6f, want the best over the hypotheses %.6f", r.Memory.Meta.ID, r.Score, want)
+		}
+		if !r.Via.Search() || r.Via.Matched != r.Memory.Meta.ID {
+			t.Errorf("%s: via = %+v, want a search hit on itself", r.Memory.Meta.ID, r.Via)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("got %d memories, want all 3 with MinScore -1", len(seen))
+	}
+	if !slices.IsSortedFunc(res.Memories, func(a, b Recalled) int { return compareRecalled(&a, &b) }) {
+		t.Errorf("memories not ordered by score")
+	}
+}
+
+func TestMinScoreDropsWeakHits(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder()
+	q := "Prefers optimistic locking with retry for concurrent writes."
+	cfg := identityConfig()
+	cfg.HopDepth = 0
+	for _, tt := range []struct {
+		min  float64
+		want int
+	}{{-1, 3}, {0.99, 1}} {
+		cfg.MinScore = tt.min
+		e := newEngine(t, store, emb, nil, cfg)
+		rebuild(t, e)
+		res, _ := e.Retrieve(context.Background(), "", userWindow(q))
+		if len(res.Memories) != tt.want {
+			t.Errorf("MinScore %v: %d memories, want %d", tt.min, len(res.Memories), tt.want)
+		}
+		for _, r := range res.Memories {
+			if r.Score < tt.min {
+				t.Errorf("MinScore %v: kept %s with score %v", tt.min, r.Memory.Meta.ID, r.Score)
+			}
+		}
+	}
+}
+
+func TestIdentityModeMakesNoLLMCall(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder()
+	llm := fake.NewLLM(fake.WithReplies(hypothesesReply("x")))
+	e := newEngine(t, store, emb, llm, identityConfig())
+	rebuild(t, e)
+	before := emb.Inputs()
+	res, err := e.Retrieve(context.Background(), "t", []memcore.Message{
+		{Role: memcore.RoleUser, Content: "Which logging library do we use in library code?"},
+		{Role: memcore.RoleTool, Content: "database migrations numbered"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if llm.Calls() != 0 {
+		t.Errorf("identity mode called the LLM %d times", llm.Calls())
+	}
+	if got := emb.Inputs() - before; got != 1 {
+		t.Errorf("identity mode embedded %d texts, want the one window text", got)
+	}
+	if len(res.Memories) == 0 || res.Memories[0].Memory.Meta.ID != logging.Meta.ID {
+		t.Errorf("memories = %v, want the logging memory first", ids(res))
+	}
+}
+
+func TestOneEmbedCallPerTurn(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder()
+	hs := []string{"a locking note.", "a migration note.", "a logging note.", "a retry note.", "a schema note.", "one too many."}
+	llm := fake.NewLLM(fake.WithReplies(hypothesesReply(hs...)))
+	cfg := DefaultConfig()
+	cfg.HypothesisCount = 5
+	e := newEngine(t, store, emb, llm, cfg)
+	rebuild(t, e)
+	calls, inputs := emb.Calls(), emb.Inputs()
+	if _, err := e.Retrieve(context.Background(), "t", userWindow("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if got := emb.Calls() - calls; got != 1 {
+		t.Errorf("%d Embed calls in one turn, want 1", got)
+	}
+	if got := emb.Inputs() - inputs; got != 5 {
+		t.Errorf("%d texts embedded, want the 5 hypotheses asked for (the sixth dropped)", got)
+	}
+	if llm.Calls() != 1 {
+		t.Errorf("%d LLM calls, want 1", llm.Calls())
+	}
+}
+
+func TestHypothesisRequest(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	llm := fake.NewLLM(fake.WithReplies(hypothesesReply("x y z.")))
+	cfg := DefaultConfig()
+	cfg.HypothesisModel = "flash-mini"
+	cfg.HypothesisCount = 7
+	cfg.WindowTokenBudget = 60
+	e := newEngine(t, store, fake.NewEmbedder(), llm, cfg)
+	rebuild(t, e)
+	window := []memcore.Message{
+		{Role: memcore.RoleUser, Content: "OLDEST " + strings.Repeat("filler ", 200)},
+		{Role: memcore.RoleAssistant, Content: "Let me look. <tool_call>rm -rf SECRET</tool_call> Done."},
+		{Role: memcore.RoleTool, Content: "TOOLOUTPUT"},
+		{Role: memcore.RoleUser, Content: "NEWEST please use the usual locking"},
+	}
+	if _, err := e.Retrieve(context.Background(), "t", window); err != nil {
+		t.Fatal(err)
+	}
+	reqs := llm.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Model != "flash-mini" {
+		t.Errorf("model = %q, want the configured hypothesis model", r.Model)
+	}
+	if r.ResponseSchema == nil || !strings.Contains(string(r.ResponseSchema.Definition), `"hypotheses"`) {
+		t.Errorf("no response schema asking for hypotheses: %+v", r.ResponseSchema)
+	}
+	if !strings.Contains(r.System, "7 different sentences") {
+		t.Errorf("system prompt does not ask for 7 sentences:\n%s", r.System)
+	}
+	text := r.Messages[len(r.Messages)-1].Content
+	for _, banned := range []string{"SECRET", "TOOLOUTPUT", "OLDEST"} {
+		if strings.Contains(text, banned) {
+			t.Errorf("request contains %q (tool content, or text beyond the window budget):\n%s", banned, text)
+		}
+	}
+	if !strings.Contains(text, "NEWEST please use the usual locking") {
+		t.Errorf("request lacks the newest message:\n%s", text)
+	}
+	if got := memcore.EstimateTokens(text); got > cfg.WindowTokenBudget+20 {
+		t.Errorf("transcript of %d tokens for a window budget of %d", got, cfg.WindowTokenBudget)
+	}
+}
+
+func TestEmptyWindowMakesNoCalls(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder()
+	llm := fake.NewLLM(fake.WithReplies(hypothesesReply("x.")))
+	e := newEngine(t, store, emb, llm, DefaultConfig())
+	rebuild(t, e)
+	calls := emb.Calls()
+	for _, w := range [][]memcore.Message{nil, {}, {{Role: memcore.RoleTool, Content: "output"}}, {{Role: memcore.RoleUser, Content: "<tool_result>x</tool_result>"}}} {
+		res, err := e.Retrieve(context.Background(), "", w)
+		if err != nil || res == nil || len(res.Memories) != 0 || res.Injection != "" {
+			t.Errorf("window %v: result %+v, err %v; want an empty result", w, res, err)
+		}
+	}
+	if llm.Calls() != 0 || emb.Calls() != calls {
+		t.Errorf("empty windows made %d LLM and %d Embed calls", llm.Calls(), emb.Calls()-calls)
+	}
+}
+
+func TestProviderFailuresGiveEmptyResult(t *testing.T) {
+	tests := []struct {
+		name  string
+		llm   func() *fake.LLM
+		embed func(*fake.Embedder)
+	}{
+		{"llm rate limited", func() *fake.LLM { return fake.NewLLM(fake.WithFailNext(1, memcore.ErrRateLimited)) }, nil},
+		{"llm unauthenticated", func() *fake.LLM { return fake.NewLLM(fake.WithFailNext(1, memcore.ErrUnauthenticated)) }, nil},
+		{"llm empty reply", func() *fake.LLM { return fake.NewLLM(fake.WithReplies("")) }, nil},
+		{"llm empty list", func() *fake.LLM { return fake.NewLLM(fake.WithReplies(`{"hypotheses": []}`)) }, nil},
+		{"llm nil response", func() *fake.LLM {
+			return fake.NewLLM(fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+				return nil, nil
+			}))
+		}, nil},
+		{"embedder unavailable", func() *fake.LLM { return fake.NewLLM(fake.WithReplies(hypothesesReply("Prefers optimistic locking."))) },
+			func(e *fake.Embedder) { e.FailNext(1, memcore.ErrUnavailable) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := memcore.NewMemStore()
+			write(t, store, threeMemories()...)
+			emb := fake.NewEmbedder()
+			var logs logBuffer
+			e := newEngine(t, store, emb, tt.llm(), DefaultConfig(), WithLogger(logs.logger()))
+			rebuild(t, e)
+			if tt.embed != nil {
+				tt.embed(emb)
+			}
+			res, err := e.Retrieve(context.Background(), "t", userWindow("how do we lock rows?"))
+			if err != nil {
+				t.Fatalf("err = %v, want nil: failures are not the caller's problem", err)
+			}
+			if res == nil || len(res.Memories) != 0 || res.Injection != "" {
+				t.Fatalf("result = %+v, want empty", res)
+			}
+			if !containsAny(logs.lines("debug"), "no memories for this turn") {
+				t.Errorf("the reason was not logged at debug level")
+			}
+		})
+	}
+}
+
+func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
+	const timeout = 150 * time.Millisecond
+	const margin = time.Second
+	tests := []struct {
+		name string
+		mode HypothesisMode
+		llm  func(t *testing.T) memcore.LLMProvider
+		emb  func(t *testing.T) memcore.Embedder
+	}{
+		{"llm honouring ctx", ModeLLM,
+			func(*testing.T) memcore.LLMProvider { return fake.NewLLM(fake.WithLatency(time.Hour)) }, nil},
+		{"llm ignoring ctx", ModeLLM, func(t *testing.T) memcore.LLMProvider {
+			l := &blockingLLM{release: make(chan struct{})}
+			t.Cleanup(func() { close(l.release) })
+			return l
+		}, nil},
+		{"embedder ignoring ctx", ModeIdentity, nil, func(t *testing.T) memcore.Embedder {
+			b := &blockingEmbedder{Embedder: fake.NewEmbedder(), release: make(chan struct{})}
+			t.Cleanup(func() { close(b.release) })
+			return b
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := memcore.NewMemStore()
+			write(t, store, threeMemories()...)
+			cfg := DefaultConfig()
+			cfg.Mode = tt.mode
+			cfg.Timeout = timeout
+			var llm memcore.LLMProvider
+			if tt.llm != nil {
+				llm = tt.llm(t)
+			}
+			var emb memcore.Embedder = fake.NewEmbedder()
+			e := newEngine(t, store, emb, llm, cfg)
+			rebuild(t, e) // with a working embedder
+			if tt.emb != nil {
+				e.embedder = tt.emb(t) // now the query embedding hangs
+			}
+			start := time.Now()
+			res, err := e.Retrieve(context.Background(), "t", userWindow("Prefers optimistic locking"))
+			elapsed := time.Since(start)
+			if err != nil {
+				t.Fatalf("err = %v, want nil", err)
+			}
+			if len(res.Memories) != 0 || res.Injection != "" {
+				t.Errorf("result = %+v, want no memories", res)
+			}
+			if elapsed < timeout || elapsed > timeout+margin {
+				t.Errorf("Retrieve took %v, want about the %v timeout (at most %v more)", elapsed, timeout, margin)
+			}
+		})
+	}
+}
+
+func TestCallerCancellation(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	llm := fake.NewLLM(fake.WithLatency(time.Hour))
+	e := newEngine(t, store, fake.NewEmbedder(), llm, DefaultConfig())
+	rebuild(t, e)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := e.Retrieve(ctx, "t", userWindow("x"))
+	if !errors.Is(err, context.Canceled) || res == nil || len(res.Memories) != 0 {
+		t.Fatalf("cancelled ctx: res %+v, err %v; want an empty result and context.Canceled", res, err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	res, err = e.Retrieve(ctx, "t", userWindow("x"))
+	if !errors.Is(err, context.DeadlineExceeded) || res == nil {
+		t.Fatalf("caller deadline: res %+v, err %v; want context.DeadlineExceeded", res, err)
+	}
+	// The abandoned turn is not cached: the next call tries again.
+	e.llm = fake.NewLLM(fake.WithReplies(hypothesesReply("Prefers optimistic locking with retry.")))
+	res, err = e.Retrieve(context.Background(), "t", userWindow("x"))
+	if err != nil || len(res.Memories) == 0 {
+		t.Fatalf("retry after cancellation: res %+v, err %v; want memories", res, err)
+	}
+}
+
+func TestSupersededHitCreditedToHead(t *testing.T) {
+	storeKinds(t, func(t *testing.T, newStore func(t *testing.T) memcore.MemoryStore) {
+		v1 := mem(testID(11), memcore.ScopeUser, memcore.CategoryCodingPreferences, 1, 0, "Prefers pessimistic locking for concurrent writes.")
+		v2 := supersede(mem(testID(12), memcore.ScopeUser, memcore.CategoryCodingPreferences, 2, 10, "Prefers optimistic locking, but pessimistic locks for payments."), v1)
+		v3 := supersede(mem(testID(13), memcore.ScopeUser, memcore.CategoryCodingPreferences, 3, 20, "Prefers optimistic locking with retry everywhere."), v2)
+		store := newStore(t)
+		write(t, store, v1, v2, v3, migrations.Clone())
+		cfg := identityConfig()
+		cfg.HopDepth = 0
+		cfg.MinScore = 0.5
+		e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+		rebuild(t, e)
+		res, err := e.Retrieve(context.Background(), "t", userWindow(v1.Content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) != 1 {
+			t.Fatalf("memories = %v, want only the head %s", ids(res), v3.Meta.ID)
+		}
+		r := res.Memories[0]
+		if r.Memory.Meta.ID != v3.Meta.ID {
+			t.Fatalf("shown %s, want the head %s", r.Memory.Meta.ID, v3.Meta.ID)
+		}
+		if r.Via.Matched != v1.Meta.ID || math.Abs(r.Score-1) > 1e-5 {
+			t.Errorf("via %+v score %v, want matched on %s with score 1", r.Via, r.Score, v1.Meta.ID)
+		}
+		var hist []string
+		for _, h := range r.History {
+			hist = append(hist, h.Meta.ID)
+		}
+		if !slices.Equal(hist, []string{v1.Meta.ID, v2.Meta.ID}) {
+			t.Errorf("history = %v, want v1, v2 oldest first", hist)
+		}
+		for _, s := range []string{v1.Content, v2.Content, v3.Content, "version 1", "version 3", "the current text above"} {
+			if !strings.Contains(res.Injection, s) {
+				t.Errorf("injection lacks %q:\n%s", s, res.Injection)
+			}
+		}
+		if strings.Index(res.Injection, v1.Content) > strings.Index(res.Injection, v2.Content) {
+			t.Errorf("history not oldest first:\n%s", res.Injection)
+		}
+	})
+}
+
+// graphFixture: A is what the query finds. A refines B; C relates to A
+// (recorded on C); B contradicts D; D relates to E; F relates to E. B has
+// an older version B0 that G points at.
+func graphFixture() (all []*memcore.MemoryFile, a, b, c, d, e, f, b0, g *memcore.MemoryFile) {
+	a = mem(testID(21), memcore.ScopeRepo, memcore.CategoryArchitecturalDecisions, 1, 0, "Kestrel quartz lantern harbor.")
+	b0 = mem(testID(22), memcore.ScopeRepo, memcore.CategoryProjectConventions, 1, 1, "Pebble orchard violin.")
+	b = supersede(mem(testID(23), memcore.ScopeRepo, memcore.CategoryProjectConventions, 2, 2, "Pebble orchard violin, revised."), b0)
+	c = mem(testID(24), memcore.ScopeUser, memcore.CategoryPatterns, 1, 3, "Saffron tundra bicycle.")
+	d = mem(testID(25), memcore.ScopeRepo, memcore.CategoryCorrections, 1, 4, "Marble comet whistle.")
+	e = mem(testID(26), memcore.ScopeRepo, memcore.CategoryUserFacts, 1, 5, "Velvet canyon piano.")
+	f = mem(testID(27), memcore.ScopeRepo, memcore.CategoryUserFacts, 1, 6, "Copper meadow falcon.")
+	g = mem(testID(28), memcore.ScopeUser, memcore.CategoryPatterns, 1, 7, "Amber glacier trumpet.")
+	relate(a, memcore.RelationshipRefines, b.Meta.ID)
+	relate(c, memcore.RelationshipRelatesTo, a.Meta.ID)
+	relate(b, memcore.RelationshipContradicts, d.Meta.ID)
+	relate(d, memcore.RelationshipRelatesTo, e.Meta.ID)
+	relate(f, memcore.RelationshipRelatesTo, e.Meta.ID)
+	relate(g, memcore.RelationshipRelatesTo, b0.Meta.ID)
+	return []*memcore.MemoryFile{a, b0, b, c, d, e, f, g}, a, b, c, d, e, f, b0, g
+}
+
+func TestGraphExpansion(t *testing.T) {
+	all, a, b, c, d, e, f, _, _ := graphFixture()
+	type want struct {
+		hops     int
+		rel      memcore.Relationship
+		from     string
+		incoming bool
+	}
+	tests := []struct {
+		depth int
+		want  map[string]want
+	}{
+		{0, map[string]want{a.Meta.ID: {}}},
+		{1, map[string]want{
+			a.Meta.ID: {},
+			b.Meta.ID: {1, memcore.RelationshipRefines, a.Meta.ID, false},
+			c.Meta.ID: {1, memcore.RelationshipRelatesTo, a.Meta.ID, true},
+		}},
+		{2, map[string]want{
+			a.Meta.ID: {},
+			b.Meta.ID: {1, memcore.RelationshipRefines, a.Meta.ID, false},
+			c.Meta.ID: {1, memcore.RelationshipRelatesTo, a.Meta.ID, true},
+			d.Meta.ID: {2, memcore.RelationshipContradicts, b.Meta.ID, false},
+		}},
+		{3, map[string]want{
+			a.Meta.ID: {},
+			b.Meta.ID: {1, memcore.RelationshipRefines, a.Meta.ID, false},
+			c.Meta.ID: {1, memcore.RelationshipRelatesTo, a.Meta.ID, true},
+			d.Meta.ID: {2, memcore.RelationshipContradicts, b.Meta.ID, false},
+			e.Meta.ID: {3, memcore.RelationshipRelatesTo, d.Meta.ID, false},
+		}},
+	}
+	storeKinds(t, func(t *testing.T, newStore func(t *testing.T) memcore.MemoryStore) {
+		store := newStore(t)
+		for _, m := range all {
+			write(t, store, m.Clone())
+		}
+		for _, tt := range tests {
+			cfg := identityConfig()
+			cfg.HopDepth = tt.depth
+			cfg.MinScore = 0.9 // only A itself is a search hit
+			eng := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+			rebuild(t, eng)
+			res, err := eng.Retrieve(context.Background(), "", userWindow(a.Content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(map[string]Recalled)
+			for _, r := range res.Memories {
+				got[r.Memory.Meta.ID] = r
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("depth %d: memories %v, want %d of them", tt.depth, ids(res), len(tt.want))
+			}
+			if _, ok := got[f.Meta.ID]; ok {
+				t.Errorf("depth %d: F is 4 hops away but was included", tt.depth)
+			}
+			for id, w := range tt.want {
+				r, ok := got[id]
+				if !ok {
+					t.Errorf("depth %d: %s missing", tt.depth, id)
+					continue
+				}
+				v := r.Via
+				if v.Hops != w.hops || v.Relationship != w.rel || (w.hops > 0 && (v.From != w.from || v.Incoming != w.incoming || v.Source != a.Meta.ID)) {
+					t.Errorf("depth %d: %s via %+v, want %+v from source %s", tt.depth, id, v, w, a.Meta.ID)
+				}
+				if w.hops > 0 {
+					wantScore := got[a.Meta.ID].Score * math.Pow(0.9, float64(w.hops))
+					if math.Abs(r.Score-wantScore) > 1e-9 || r.Score > got[a.Meta.ID].Score {
+						t.Errorf("depth %d: %s score %v, want %v (source × 0.9^hops)", tt.depth, id, r.Score, wantScore)
+					}
+				}
+			}
+			if tt.depth >= 1 && !strings.Contains(res.Injection, "Recalled because it is refined by [1]") &&
+				!strings.Contains(res.Injection, "Recalled because it refines [1]") {
+				t.Errorf("depth %d: injection does not say why B is shown:\n%s", tt.depth, res.Injection)
+			}
+		}
+	})
+}
+
+func TestNeighbourOnOldVersionMapsToHead(t *testing.T) {
+	all, _, b, _, _, _, _, b0, g := graphFixture()
+	store := memcore.NewMemStore()
+	write(t, store, all...)
+	cfg := identityConfig()
+	cfg.MinScore = 0.9
+	e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	rebuild(t, e)
+	res, err := e.Retrieve(context.Background(), "", userWindow(g.Content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(res)
+	if !slices.Equal(got, []string{g.Meta.ID, b.Meta.ID}) {
+		t.Fatalf("memories = %v, want G and the head of B0's chain, B", got)
+	}
+	if slices.Contains(got, b0.Meta.ID) {
+		t.Errorf("the superseded B0 is shown")
+	}
+	if h := res.Memories[1].History; len(h) != 1 || h[0].Meta.ID != b0.Meta.ID {
+		t.Errorf("B's history = %v, want B0", h)
+	}
+}
+
+func TestMaxMemoriesCapsExpansion(t *testing.T) {
+	store := memcore.NewMemStore()
+	hub := mem(testID(100), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 0, "Hub note about caching.")
+	write(t, store, hub)
+	for i := 1; i <= 20; i++ {
+		write(t, store, relate(mem(testID(100+i), memcore.ScopeRepo, memcore.CategoryPatterns, 1, i, genContent(randFor(uint64(i)))),
+			memcore.RelationshipRelatesTo, hub.Meta.ID))
+	}
+	cfg := identityConfig()
+	cfg.MaxMemories = 5
+	cfg.MinScore = 0.9
+	e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	rebuild(t, e)
+	res, _ := e.Retrieve(context.Background(), "", userWindow(hub.Content))
+	if len(res.Memories)+res.Omitted != 5 {
+		t.Fatalf("%d memories + %d omitted, want the cap of 5", len(res.Memories), res.Omitted)
+	}
+	if res.Memories[0].Memory.Meta.ID != hub.Meta.ID {
+		t.Errorf("first = %s, want the search hit", res.Memories[0].Memory.Meta.ID)
+	}
+}
+
+func TestTurnCache(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder()
+	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		return &memcore.CompletionResponse{Text: hypothesesReply("Prefers optimistic locking with retry.")}, nil
+	}))
+	e := newEngine(t, store, emb, llm, DefaultConfig(), WithTurnCacheSize(2))
+	rebuild(t, e)
+	ctx := context.Background()
+	w := userWindow("locking")
+
+	first, _ := e.Retrieve(ctx, "turn-1", w)
+	llmCalls, embCalls := llm.Calls(), emb.Calls()
+	again, _ := e.Retrieve(ctx, "turn-1", append(w, memcore.Message{Role: memcore.RoleAssistant, Content: "more text"}))
+	if llm.Calls() != llmCalls || emb.Calls() != embCalls {
+		t.Errorf("second call of a turn made %d LLM and %d Embed calls, want none", llm.Calls()-llmCalls, emb.Calls()-embCalls)
+	}
+	if again != first {
+		t.Errorf("second call of a turn gave a different result")
+	}
+	if len(first.Memories) == 0 {
+		t.Fatalf("no memories found")
+	}
+
+	// Another turn computes; with a cache of 2 turns, a third evicts the first.
+	e.Retrieve(ctx, "turn-2", w)
+	e.Retrieve(ctx, "turn-3", w)
+	before := llm.Calls()
+	e.Retrieve(ctx, "turn-3", w)
+	if llm.Calls() != before {
+		t.Errorf("turn-3 was not cached")
+	}
+	e.Retrieve(ctx, "turn-1", w)
+	if llm.Calls() != before+1 {
+		t.Errorf("turn-1 should have been evicted (LRU of 2) and computed again")
+	}
+
+	// A rebuild that changes the index invalidates cached turns; one that
+	// changes nothing does not.
+	rebuild(t, e)
+	before = llm.Calls()
+	e.Retrieve(ctx, "turn-3", w)
+	if llm.Calls() != before {
+		t.Errorf("a rebuild that changed nothing invalidated the turn cache")
+	}
+	write(t, store, mem(testID(9), memcore.ScopeUser, memcore.CategoryCodingPreferences, 1, 5, "Prefers optimistic locking with retry and jitter."))
+	rebuild(t, e)
+	res, _ := e.Retrieve(ctx, "turn-3", w)
+	if llm.Calls() != before+1 {
+		t.Errorf("a rebuild with a new memory did not invalidate the turn cache")
+	}
+	if !slices.Contains(ids(res), testID(9)) {
+		t.Errorf("the recomputed turn lacks the new memory: %v", ids(res))
+	}
+
+	// An empty turn id is never cached.
+	before = llm.Calls()
+	e.Retrieve(ctx, "", w)
+	e.Retrieve(ctx, "", w)
+	if llm.Calls() != before+2 {
+		t.Errorf("calls without a turn id were cached")
+	}
+}
+
+func TestTurnCacheSharesConcurrentComputation(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	release := make(chan struct{})
+	llm := fake.NewLLM(fake.WithReplyFunc(func(ctx context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		<-release
+		return &memcore.CompletionResponse{Text: hypothesesReply("Prefers optimistic locking with retry.")}, nil
+	}))
+	cfg := DefaultConfig()
+	cfg.Timeout = 30 * time.Second
+	e := newEngine(t, store, fake.NewEmbedder(), llm, cfg)
+	rebuild(t, e)
+
+	const n = 8
+	waiting := make(chan struct{}, n)
+	testHookTurnWait = func() { waiting <- struct{}{} }
+	t.Cleanup(func() { testHookTurnWait = nil })
+
+	results := make([]*Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _ = e.Retrieve(context.Background(), "same-turn", userWindow("locking"))
+		}()
+	}
+	for range n - 1 {
+		<-waiting
+	}
+	close(release)
+	wg.Wait()
+	if llm.Calls() != 1 {
+		t.Errorf("%d concurrent calls of one turn made %d LLM calls, want 1", n, llm.Calls())
+	}
+	for i, r := range results {
+		if r != results[0] || len(r.Memories) == 0 {
+			t.Errorf("call %d got %+v, want the shared result with memories", i, r)
+		}
+	}
+}
+
+func TestDisabledEngine(t *testing.T) {
+	tests := []struct {
+		name    string
+		emb     memcore.Embedder
+		llm     memcore.LLMProvider
+		mode    HypothesisMode
+		enabled bool
+		says    []string
+	}{
+		{"no embedder", nil, fake.NewLLM(), ModeLLM, false, []string{"embedding model"}},
+		{"no hypothesis model", fake.NewEmbedder(), nil, ModeLLM, false, []string{"hypothesis model", "identity"}},
+		{"neither", nil, nil, ModeLLM, false, []string{"embedding model", "hypothesis model"}},
+		{"identity without hypothesis model", fake.NewEmbedder(), nil, ModeIdentity, true, nil},
+		{"identity without embedder", nil, nil, ModeIdentity, false, []string{"embedding model"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &countingStore{MemoryStore: memcore.NewMemStore()}
+			write(t, store, threeMemories()...)
+			var logs logBuffer
+			cfg := DefaultConfig()
+			cfg.Mode = tt.mode
+			e := newEngine(t, store, tt.emb, tt.llm, cfg, WithLogger(logs.logger()))
+			if e.Enabled() != tt.enabled {
+				t.Fatalf("Enabled() = %v, want %v", e.Enabled(), tt.enabled)
+			}
+			warns := logs.lines("warn")
+			if tt.enabled {
+				if len(warns) != 0 {
+					t.Errorf("an enabled engine warned: %v", warns)
+				}
+				return
+			}
+			if len(warns) != 1 {
+				t.Fatalf("%d warnings, want exactly 1: %v", len(warns), warns)
+			}
+			for _, s := range tt.says {
+				if !strings.Contains(warns[0], s) {
+					t.Errorf("warning %s does not mention %q", warns[0], s)
+				}
+			}
+			e.Start(context.Background())
+			e.TriggerRebuild()
+			if err := e.Rebuild(context.Background()); err != nil {
+				t.Errorf("Rebuild = %v, want nil", err)
+			}
+			res, err := e.Retrieve(context.Background(), "t", userWindow(locking.Content))
+			if err != nil || res == nil || len(res.Memories) != 0 || res.Injection != "" {
+				t.Errorf("Retrieve = %+v, %v; want an empty result and nil", res, err)
+			}
+			if err := e.Close(context.Background()); err != nil {
+				t.Errorf("Close = %v", err)
+			}
+			if store.lists.Load() != 0 {
+				t.Errorf("a disabled engine listed the store %d times", store.lists.Load())
+			}
+			if len(logs.lines("warn")) != 1 {
+				t.Errorf("more warnings after use: %v", logs.lines("warn"))
+			}
+		})
+	}
+}
+
+func TestRetrieveBeforeStartIsEmpty(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	res, err := e.Retrieve(context.Background(), "t", userWindow(locking.Content))
+	if err != nil || len(res.Memories) != 0 {
+		t.Fatalf("before Start: %+v, %v; want empty", res, err)
+	}
+	e.Start(context.Background())
+	res, err = e.Retrieve(context.Background(), "t", userWindow(locking.Content))
+	if err != nil || len(res.Memories) == 0 {
+		t.Fatalf("after Start: %+v, %v; want memories (the empty result before Start has no index, so is not kept)", res, err)
+	}
+}
+
+func TestFirstTurnWaitsForInitialBuild(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := &gatedEmbedder{Embedder: fake.NewEmbedder(), gate: make(chan struct{}), queried: make(chan struct{}, 1)}
+	cfg := identityConfig()
+	cfg.Timeout = 30 * time.Second
+	e := newEngine(t, store, emb, nil, cfg)
+	e.Start(context.Background())
+
+	done := make(chan *Result)
+	go func() {
+		res, _ := e.Retrieve(context.Background(), "t1", userWindow(locking.Content))
+		done <- res
+	}()
+	<-emb.queried // the turn has embedded its query; the build is still held
+	if e.snap.Load() != nil {
+		t.Fatal("the index was built while its embedding was held")
+	}
+	close(emb.gate)
+	res := <-done
+	if len(res.Memories) == 0 || res.Memories[0].Memory.Meta.ID != locking.Meta.ID {
+		t.Fatalf("first turn got %v, want it to wait for the build and find %s", ids(res), locking.Meta.ID)
+	}
+}
+
+func TestFirstTurnWaitIsBounded(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := &gatedEmbedder{Embedder: fake.NewEmbedder(), gate: make(chan struct{})}
+	cfg := identityConfig()
+	cfg.Timeout = time.Second
+	e := newEngine(t, store, emb, nil, cfg)
+	e.Start(context.Background())
+	start := time.Now()
+	res, err := e.Retrieve(context.Background(), "t1", userWindow(locking.Content))
+	if elapsed := time.Since(start); elapsed < cfg.Timeout || elapsed > cfg.Timeout+time.Second {
+		t.Errorf("waited %v for the build, want about the %v timeout", elapsed, cfg.Timeout)
+	}
+	if err != nil || len(res.Memories) != 0 {
+		t.Errorf("got %+v, %v; want no memories and nil", res, err)
+	}
+	// The build is still held: the next turn does not wait its budget out
+	// again.
+	start = time.Now()
+	res, _ = e.Retrieve(context.Background(), "t2", userWindow(locking.Content))
+	if elapsed := time.Since(start); elapsed >= cfg.Timeout || len(res.Memories) != 0 {
+		t.Errorf("second turn took %v with %d memories; want no wait and no memories", elapsed, len(res.Memories))
+	}
+	close(emb.gate)
+	waitFor(t, "the initial build", func() bool { return e.snap.Load() != nil })
+	res, _ = e.Retrieve(context.Background(), "t1", userWindow(locking.Content))
+	if len(res.Memories) == 0 {
+		t.Errorf("after the build, the same turn still has no memories: a result computed without an index must not be kept")
+	}
+}
+
+func TestTriggerRebuildCoalesces(t *testing.T) {
+	store := &countingStore{MemoryStore: memcore.NewMemStore(), entered: make(chan int64, 10), gate: make(chan struct{})}
+	write(t, store, threeMemories()...)
+	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+
+	e.TriggerRebuild() // before Start: covered by the initial build
+	e.Start(context.Background())
+	if n := <-store.entered; n != 1 {
+		t.Fatalf("first List call is number %d", n)
+	}
+	// The initial build is held in List; ask five times.
+	for range 5 {
+		e.TriggerRebuild()
+	}
+	close(store.gate)
+	if n := <-store.entered; n != 2 {
+		t.Fatalf("second List call is number %d", n)
+	}
+	// The second build has taken the one pending request; none is left.
+	if len(e.kick) != 0 {
+		t.Errorf("requests made during a build caused more than one more build")
+	}
+	write(t, store, mem(testID(50), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 9, "Feature flags live in config/flags.yaml."))
+	e.TriggerRebuild()
+	<-store.entered
+	waitFor(t, "the new memory in the index", func() bool {
+		s := e.snap.Load()
+		return s != nil && slices.Contains(s.idx.ids, testID(50))
+	})
+	if n := store.lists.Load(); n != 3 {
+		t.Errorf("%d builds, want 3 (initial, one for five requests, one for the new memory)", n)
+	}
+}
+
+func TestSearchDoesNotWaitForRebuild(t *testing.T) {
+	store := &countingStore{MemoryStore: memcore.NewMemStore(), entered: make(chan int64, 10)}
+	write(t, store, threeMemories()...)
+	cfg := identityConfig()
+	cfg.Timeout = 30 * time.Second
+	e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	e.Start(context.Background())
+	<-store.entered
+	waitFor(t, "the initial build", func() bool { return e.snap.Load() != nil })
+
+	store.gate = make(chan struct{}) // hold the next build
+	defer close(store.gate)
+	e.TriggerRebuild()
+	<-store.entered
+	res, err := e.Retrieve(context.Background(), "t", userWindow(locking.Content))
+	if err != nil || len(res.Memories) == 0 {
+		t.Fatalf("during a rebuild: %+v, %v; want results from the current index", res, err)
+	}
+}
+
+func TestRetryAfterFailedBuild(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder(fake.WithFailNext(1, memcore.ErrUnauthenticated))
+	var logs logBuffer
+	e := newEngine(t, store, emb, nil, identityConfig(), WithRetryDelay(time.Millisecond), WithLogger(logs.logger()))
+	e.Start(context.Background())
+	waitFor(t, "a complete index after a failed build", func() bool {
+		s := e.snap.Load()
+		return s != nil && s.idx.len() == 3
+	})
+	if len(logs.lines("warn")) == 0 {
+		t.Errorf("the failed build was not logged")
+	}
+}
+
+func TestRebuildReportsFailures(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := fake.NewEmbedder(fake.WithFailNext(1, memcore.ErrInvalidRequest))
+	e := newEngine(t, store, emb, nil, identityConfig())
+	if err := e.Rebuild(context.Background()); !errors.Is(err, memcore.ErrInvalidRequest) {
+		t.Fatalf("Rebuild = %v, want the embedder's error", err)
+	}
+	if s := e.snap.Load(); s == nil || s.idx.len() != 0 {
+		t.Fatalf("after a failed build the index should exist and be empty")
+	}
+	rebuild(t, e)
+	if s := e.snap.Load(); s.idx.len() != 3 {
+		t.Fatalf("index holds %d memories after a good build, want 3", s.idx.len())
+	}
+}
+
+func TestCloseStopsBackgroundWork(t *testing.T) {
+	store := &countingStore{MemoryStore: memcore.NewMemStore(), entered: make(chan int64, 10)}
+	write(t, store, threeMemories()...)
+	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	e.Start(context.Background())
+	<-store.entered
+	waitFor(t, "the initial build", func() bool { return e.snap.Load() != nil })
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.TriggerRebuild()
+	e.Start(context.Background())
+	if n := store.lists.Load(); n != 1 {
+		t.Errorf("%d builds after Close, want none beyond the first", n-1)
+	}
+	res, err := e.Retrieve(context.Background(), "t", userWindow(locking.Content))
+	if err != nil || len(res.Memories) == 0 {
+		t.Errorf("after Close: %+v, %v; want the last index to keep serving", res, err)
+	}
+}
+
+func TestStartContextEndsBackgroundWork(t *testing.T) {
+	store := memcore.NewMemStore()
+	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	ctx, cancel := context.WithCancel(context.Background())
+	e.Start(ctx)
+	cancel()
+	select {
+	case <-e.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("background goroutine still running after Start's context ended")
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, genMemories(200, 1)...)
+	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		return &memcore.CompletionResponse{Text: hypothesesReply("error wrap sentinel logging.", "database migrations schema.")}, nil
+	}))
+	e := newEngine(t, store, fake.NewEmbedder(), llm, DefaultConfig(), WithTurnCacheSize(4))
+	e.Start(context.Background())
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 30 {
+				turn := string(rune('a' + (w+i)%6))
+				if _, err := e.Retrieve(context.Background(), turn, userWindow("how do we wrap errors?")); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i, m := range genMemories(20, 2) {
+			write(t, store, m)
+			if i%3 == 0 {
+				e.TriggerRebuild()
+			}
+		}
+	}()
+	wg.Wait()
+	e.TriggerRebuild()
+	waitFor(t, "all 220 memories indexed", func() bool {
+		s := e.snap.Load()
+		return s != nil && s.idx.len() == 220
+	})
+}

@@ -1,0 +1,236 @@
+package memretrieve
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+)
+
+// index is an immutable set of unit vectors in one contiguous block: row i
+// is vecs[i*dim:(i+1)*dim] and belongs to the memory ids[i]. Searches read
+// it without locks; a rebuild makes a new one.
+type index struct {
+	dim  int
+	ids  []string
+	vecs []float32
+}
+
+// hit is one search result: a row of the index and its cosine similarity
+// with the query.
+type hit struct {
+	row   int
+	score float32
+}
+
+// worse orders hits for the bounded heaps: a is worse than b when it scores
+// lower, or scores the same and comes later in the index. The order is
+// total, so results are deterministic.
+func worse(a, b hit) bool {
+	return a.score < b.score || (a.score == b.score && a.row > b.row)
+}
+
+// parallelMinFloats is the index size (rows × dim) from which a search is
+// split across goroutines: below it the scan takes less time than starting
+// them.
+const parallelMinFloats = 1 << 18
+
+// len is the number of rows.
+func (x *index) len() int {
+	if x == nil {
+		return 0
+	}
+	return len(x.ids)
+}
+
+// search returns, for each query (unit vectors of length x.dim), its k best
+// rows, best first. All queries are scored in one pass over the block, so
+// each row is read from memory once however many queries there are. Large
+// indexes are scanned by up to par goroutines, each over its own stretch of
+// rows with its own heaps, merged at the end.
+func (x *index) search(queries [][]float32, k, par int) [][]hit {
+	n := x.len()
+	out := make([][]hit, len(queries))
+	if n == 0 || k < 1 || len(queries) == 0 {
+		return out
+	}
+	k = min(k, n)
+	workers := 1
+	if n*x.dim >= parallelMinFloats && par > 1 {
+		workers = min(par, n/64+1)
+	}
+	if workers == 1 {
+		heaps := newHeaps(len(queries), k)
+		x.scan(queries, 0, n, heaps)
+		for q, h := range heaps {
+			out[q] = h.sorted()
+		}
+		return out
+	}
+	parts := make([][]topK, workers)
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, n)
+		parts[w] = newHeaps(len(queries), k)
+		if lo >= hi {
+			continue
+		}
+		wg.Add(1)
+		go func(heaps []topK) {
+			defer wg.Done()
+			x.scan(queries, lo, hi, heaps)
+		}(parts[w])
+	}
+	wg.Wait()
+	for q := range queries {
+		var all []hit
+		for w := range parts {
+			all = append(all, parts[w][q].h...)
+		}
+		slices.SortFunc(all, compareHits)
+		out[q] = all[:min(k, len(all))]
+	}
+	return out
+}
+
+// scan scores rows lo..hi-1 against every query, offering each score to
+// that query's heap.
+func (x *index) scan(queries [][]float32, lo, hi int, heaps []topK) {
+	dim := x.dim
+	if len(queries) == 1 {
+		q, h := queries[0][:dim], &heaps[0]
+		for r := lo; r < hi; r++ {
+			s := dot(x.vecs[r*dim:(r+1)*dim], q)
+			if s >= h.floor {
+				h.offer(hit{row: r, score: s})
+			}
+		}
+		return
+	}
+	for r := lo; r < hi; r++ {
+		row := x.vecs[r*dim : (r+1)*dim]
+		for qi, q := range queries {
+			s := dot(row, q)
+			if h := &heaps[qi]; s >= h.floor {
+				h.offer(hit{row: r, score: s})
+			}
+		}
+	}
+}
+
+func compareHits(a, b hit) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.row, b.row)
+}
+
+// topK keeps the k best hits seen in a min-heap whose root is the worst of
+// them. floor is the score a new hit must reach to be worth offering: -Inf
+// until the heap is full, then the root's score.
+type topK struct {
+	k     int
+	h     []hit
+	floor float32
+}
+
+func newHeaps(n, k int) []topK {
+	hs := make([]topK, n)
+	for i := range hs {
+		hs[i] = topK{k: k, h: make([]hit, 0, k), floor: float32(math.Inf(-1))}
+	}
+	return hs
+}
+
+// offer adds c if the heap is not full or c is better than its worst hit.
+func (t *topK) offer(c hit) {
+	h := t.h
+	if len(h) < t.k {
+		h = append(h, c)
+		// Sift up.
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(h[i], h[p]) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+		t.h = h
+		if len(h) == t.k {
+			t.floor = h[0].score
+		}
+		return
+	}
+	if !worse(h[0], c) {
+		return
+	}
+	h[0] = c
+	// Sift down.
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && worse(h[r], h[l]) {
+			m = r
+		}
+		if !worse(h[m], h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	t.floor = h[0].score
+}
+
+// sorted returns the kept hits, best first.
+func (t *topK) sorted() []hit {
+	out := slices.Clone(t.h)
+	slices.SortFunc(out, compareHits)
+	return out
+}
+
+// dot returns the dot product of a and b, which must have the same length.
+// Eight independent accumulators keep the floating-point units busy, and the
+// loop is written so that the compiler proves every index in bounds (no
+// bounds checks in the loop body).
+func dot(a, b []float32) float32 {
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for len(a) >= 8 && len(b) >= 8 {
+		x := a[:8:8]
+		y := b[:8:8]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+		s4 += x[4] * y[4]
+		s5 += x[5] * y[5]
+		s6 += x[6] * y[6]
+		s7 += x[7] * y[7]
+		a, b = a[8:], b[8:]
+	}
+	for i := range min(len(a), len(b)) {
+		s0 += a[i] * b[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// normalize scales v to unit length in place. It reports false, leaving v
+// unusable, when v is empty, all zero, or holds a NaN or an infinity.
+func normalize(v []float32) bool {
+	var sum float64
+	for _, f := range v {
+		sum += float64(f) * float64(f)
+	}
+	if len(v) == 0 || sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return false
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, f := range v {
+		v[i] = float32(float64(f) * inv)
+	}
+	return true
+}

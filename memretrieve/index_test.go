@@ -1,0 +1,133 @@
+package memretrieve
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// randomIndex returns an index of n unit vectors of dim values; every
+// seventh row repeats an earlier one, so ties are exercised.
+func randomIndex(r *rand.Rand, n, dim int) *index {
+	x := &index{dim: dim, ids: make([]string, n), vecs: make([]float32, n*dim)}
+	for i := range n {
+		row := x.vecs[i*dim : (i+1)*dim]
+		if i%7 == 6 {
+			copy(row, x.vecs[(i/2)*dim:(i/2+1)*dim])
+		} else {
+			for j := range row {
+				row[j] = float32(r.NormFloat64())
+			}
+			normalize(row)
+		}
+		x.ids[i] = fmt.Sprint(i)
+	}
+	return x
+}
+
+func randomUnit(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for j := range v {
+		v[j] = float32(r.NormFloat64())
+	}
+	normalize(v)
+	return v
+}
+
+// bruteForce scores every row and sorts: the reference for search.
+func bruteForce(x *index, q []float32, k int) []hit {
+	all := make([]hit, x.len())
+	for i := range all {
+		all[i] = hit{row: i, score: dot(x.vecs[i*x.dim:(i+1)*x.dim], q)}
+	}
+	slices.SortStableFunc(all, compareHits)
+	return all[:min(k, len(all))]
+}
+
+func TestSearchMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	// 2100 rows of 128 values are enough to take the parallel path.
+	for _, n := range []int{0, 1, 5, 100, 2100} {
+		for _, dim := range []int{3, 128} {
+			x := randomIndex(r, n, dim)
+			for _, k := range []int{1, 10, n + 5} {
+				for _, par := range []int{1, 4} {
+					queries := [][]float32{randomUnit(r, dim), randomUnit(r, dim), randomUnit(r, dim)}
+					if n > 3 {
+						queries = append(queries, slices.Clone(x.vecs[3*dim:4*dim])) // an exact match and its ties
+					}
+					got := x.search(queries, k, par)
+					if len(got) != len(queries) {
+						t.Fatalf("n=%d: %d result lists for %d queries", n, len(got), len(queries))
+					}
+					for qi, q := range queries {
+						want := bruteForce(x, q, k)
+						if n == 0 {
+							want = nil
+						}
+						if !slices.Equal(got[qi], want) {
+							t.Fatalf("n=%d dim=%d k=%d par=%d query %d:\n got %v\nwant %v", n, dim, k, par, qi, got[qi], want)
+						}
+						// One query alone gives the same as in a batch.
+						if single := x.search([][]float32{q}, k, par); !slices.Equal(single[0], got[qi]) {
+							t.Fatalf("n=%d dim=%d: single-query search differs from the batched one", n, dim)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 40 {
+		a, b := make([]float32, n), make([]float32, n)
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := float64(dot(a, b)); math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
+			t.Errorf("dot of length %d = %v, want %v", n, got, want)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for _, tt := range []struct {
+		in []float32
+		ok bool
+	}{
+		{nil, false},
+		{[]float32{0, 0, 0}, false},
+		{[]float32{float32(math.NaN()), 1}, false},
+		{[]float32{float32(math.Inf(1)), 1}, false},
+		{[]float32{3, 4}, true},
+		{[]float32{1e-30, 1e-30}, true},
+	} {
+		v := slices.Clone(tt.in)
+		if ok := normalize(v); ok != tt.ok {
+			t.Errorf("normalize(%v) = %v, want %v", tt.in, ok, tt.ok)
+			continue
+		}
+		if tt.ok {
+			if n := math.Sqrt(float64(dot(v, v))); math.Abs(n-1) > 1e-6 {
+				t.Errorf("normalize(%v) has length %v", tt.in, n)
+			}
+		}
+	}
+}
+
+func TestTopKKeepsBest(t *testing.T) {
+	h := newHeaps(1, 3)[0]
+	for i, s := range []float32{0.1, 0.9, 0.5, 0.5, 0.7, 0.2, 0.9} {
+		h.offer(hit{row: i, score: s})
+	}
+	want := []hit{{1, 0.9}, {6, 0.9}, {4, 0.7}}
+	if got := h.sorted(); !slices.Equal(got, want) {
+		t.Fatalf("top 3 = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,63 @@
+package memretrieve
+
+import (
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// Result is what [Engine.Retrieve] found for a turn. A turn without
+// memories has an empty Result: no Memories, an empty Injection.
+//
+// The memories are shared with the engine and with other results of the
+// same turn: treat them as read-only.
+type Result struct {
+	// Memories are the memories in the injection, most relevant first.
+	Memories []Recalled
+	// Injection is the block to place in the agent's context (see the
+	// package documentation for its format), or "" when there is nothing
+	// to inject.
+	Injection string
+	// Omitted counts the memories that were found but left out of the
+	// injection (and of Memories) to fit Config.InjectionTokenBudget.
+	Omitted int
+}
+
+// Recalled is one memory of a [Result].
+type Recalled struct {
+	// Memory is the head of the memory's version chain: its current text.
+	Memory *memcore.MemoryFile
+	// Score is the cosine similarity of the best query with the memory
+	// (or with an earlier version of it), or, for a memory reached through
+	// a related edge, a score derived from the memory it was reached from:
+	// that score times 0.9 per hop for a positive score, never higher.
+	Score float64
+	// Via says how the memory was reached.
+	Via Via
+	// History holds the earlier versions of Memory, oldest first; empty
+	// for a memory that was never changed.
+	History []*memcore.MemoryFile
+}
+
+// Via says how a recalled memory was reached: by the vector search (Hops
+// 0) or through related edges from a memory the search found.
+type Via struct {
+	// Hops is 0 for a search hit, else the number of related edges
+	// followed (1 to Config.HopDepth).
+	Hops int
+	// Matched is, for a search hit, the id of the version whose vector
+	// matched best: the head's own id, or an earlier version's.
+	Matched string
+	// Relationship is the type of the last edge followed.
+	Relationship memcore.Relationship
+	// From is the id of the memory one hop closer to the search hit (the
+	// search hit itself when Hops is 1), mapped to the head of its chain.
+	From string
+	// Incoming is false when the edge is recorded on From ("From refines
+	// this memory") and true when it is recorded on this memory ("this
+	// memory refines From").
+	Incoming bool
+	// Source is the id of the search hit the expansion started from.
+	Source string
+}
+
+// Search reports whether the memory was found by the vector search itself.
+func (v Via) Search() bool { return v.Hops == 0 }
