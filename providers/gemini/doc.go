@@ -1,0 +1,23 @@
+// Package gemini implements forgemem's model provider contracts,
+// [memcore.LLMProvider] and [memcore.Embedder], on Google's Gemini API
+// through google.golang.org/genai, the maintained successor of the
+// deprecated github.com/google/generative-ai-go.
+//
+// A [Client] made by [New] from a [Config] (only the API key is required)
+// completes conversations with generateContent — system instruction, and
+// JSON output constrained by a response schema when one is asked for — and
+// embeds texts with batchEmbedContents, in batches of at most 100, with a
+// configurable output dimensionality and task type. Returned vectors are
+// scaled to unit length.
+//
+// Nothing is read from the environment: the SDK's GEMINI_API_KEY,
+// GOOGLE_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GEMINI_BASE_URL and
+// GOOGLE_CLOUD_* variables have no effect on a Client.
+//
+// Failures are reported through memcore's error taxonomy: the returned
+// error matches one of memcore.ErrRateLimited, ErrUnauthenticated,
+// ErrUnavailable, ErrInputTooLarge, ErrInvalidRequest or ErrInvalidResponse
+// with errors.Is, and errors.As still reaches the SDK's genai.APIError (as
+// a value or as a pointer). Errors of the caller's context are passed
+// through. The client does not retry; wrap calls in [memcore.Retry].
+package gemini
