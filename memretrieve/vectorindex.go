@@ -1,0 +1,103 @@
+package memretrieve
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrDimension is returned when vectors or queries do not have the length an
+// [Index] needs.
+var ErrDimension = errors.New("memretrieve: vector dimension mismatch")
+
+// Index is the exact nearest-neighbour index the [Engine] searches, for
+// hosts that want the same small, dependency-free vector search (and for
+// benchmarks): unit vectors in one contiguous block, scored by dot product
+// — cosine similarity — with a bounded heap per query, large indexes split
+// across goroutines. It is immutable and safe for concurrent use.
+type Index struct {
+	x   *index
+	par int
+}
+
+// Match is one search result.
+type Match struct {
+	ID string
+	// Score is the cosine similarity of the query and the vector, in [-1, 1].
+	Score float32
+}
+
+// NewIndex copies vectors, scaled to unit length, into one block; ids[i]
+// names vectors[i]. Every vector must have the same, non-zero length (an
+// error wrapping [ErrDimension] otherwise) and be finite and not all zero.
+// Of the options only [WithParallelism] applies: how many goroutines one
+// search may use (default runtime.GOMAXPROCS(0)).
+func NewIndex(ids []string, vectors [][]float32, opts ...Option) (*Index, error) {
+	if len(ids) != len(vectors) {
+		return nil, fmt.Errorf("memretrieve: new index: %d ids for %d vectors", len(ids), len(vectors))
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	dim := 0
+	if len(vectors) > 0 {
+		dim = len(vectors[0])
+	}
+	if len(vectors) > 0 && dim == 0 {
+		return nil, fmt.Errorf("memretrieve: new index: %w: vectors are empty", ErrDimension)
+	}
+	x := &index{dim: dim, ids: append([]string(nil), ids...), vecs: make([]float32, len(vectors)*dim)}
+	for i, v := range vectors {
+		if len(v) != dim {
+			return nil, fmt.Errorf("memretrieve: new index: %w: vector %d (%s) has %d values, vector 0 has %d", ErrDimension, i, ids[i], len(v), dim)
+		}
+		row := x.vecs[i*dim : (i+1)*dim]
+		copy(row, v)
+		if !normalize(row) {
+			return nil, fmt.Errorf("memretrieve: new index: vector %d (%s) is zero or not finite", i, ids[i])
+		}
+	}
+	return &Index{x: x, par: o.parallelism}, nil
+}
+
+// Len is the number of vectors.
+func (ix *Index) Len() int { return ix.x.len() }
+
+// Dim is the length of the vectors (0 for an empty index).
+func (ix *Index) Dim() int { return ix.x.dim }
+
+// Search returns the k best matches for query, best first; fewer when the
+// index holds fewer than k vectors. Ties are broken by insertion order. The
+// query need not be of unit length; one of the wrong length is an error
+// wrapping [ErrDimension], and one that is zero or not finite an error.
+func (ix *Index) Search(query []float32, k int) ([]Match, error) {
+	res, err := ix.SearchBatch([][]float32{query}, k)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// SearchBatch is Search for several queries in one pass over the index, so
+// each vector is read from memory once however many queries there are.
+func (ix *Index) SearchBatch(queries [][]float32, k int) ([][]Match, error) {
+	qs := make([][]float32, len(queries))
+	for i, q := range queries {
+		if ix.Len() > 0 && len(q) != ix.x.dim {
+			return nil, fmt.Errorf("memretrieve: search: %w: query %d has %d values, the index %d", ErrDimension, i, len(q), ix.x.dim)
+		}
+		qs[i] = append([]float32(nil), q...)
+		if !normalize(qs[i]) {
+			return nil, fmt.Errorf("memretrieve: search: query %d is zero or not finite", i)
+		}
+	}
+	hits := ix.x.search(qs, k, ix.par)
+	out := make([][]Match, len(hits))
+	for i, hs := range hits {
+		out[i] = make([]Match, len(hs))
+		for j, h := range hs {
+			out[i][j] = Match{ID: ix.x.ids[h.row], Score: h.score}
+		}
+	}
+	return out, nil
+}
