@@ -16,9 +16,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/forgemem/forgemem/conformance/embedtest"
 	"github.com/forgemem/forgemem/conformance/internal/conform"
 	"github.com/forgemem/forgemem/memcore"
@@ -375,9 +372,6 @@ var suiteCases = []suiteCase{
 	},
 }
 
-// sorted compares lists of subtest names as sets.
-var sorted = cmp.Options{cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })}
-
 // TestHelperRunSuite runs the suite against the case named by caseEnv. It
 // does nothing in a normal test run.
 func TestHelperRunSuite(t *testing.T) {
@@ -402,21 +396,7 @@ func TestSuiteJudgesEmbedders(t *testing.T) {
 	for _, c := range suiteCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got := conform.RunTestInSubprocess(t, "TestHelperRunSuite", 2*time.Minute, caseEnv+"="+c.name)
-			if wantPass := len(c.wantFailed) == 0; got.Passed != wantPass {
-				t.Errorf("suite passed = %t, want %t", got.Passed, wantPass)
-			}
-			if diff := cmp.Diff(c.wantFailed, got.Failed, sorted); diff != "" {
-				t.Errorf("failed subtests (-want +got):\n%s", diff)
-			}
-			if c.wantSkipped != nil {
-				if diff := cmp.Diff(c.wantSkipped, got.Skipped, sorted); diff != "" {
-					t.Errorf("skipped subtests (-want +got):\n%s", diff)
-				}
-			}
-			if t.Failed() {
-				t.Logf("subprocess output:\n%s", got.Output)
-			}
+			conform.CheckSuiteRun(t, "TestHelperRunSuite", c.wantFailed, c.wantSkipped, caseEnv+"="+c.name)
 		})
 	}
 }

@@ -61,17 +61,8 @@ func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
 		t.Run("NonEmptyAndStable", s.testModelStable)
 		t.Run("SameModelSameVectors", s.testSameModel)
 	})
-	t.Run("Context", func(t *testing.T) {
-		t.Run("CanceledBeforeCall", s.testCanceledBeforeCall)
-		t.Run("DeadlineExpiredBeforeCall", s.testDeadlineExpiredBeforeCall)
-		t.Run("CanceledInFlight", s.testCanceledInFlight)
-		t.Run("DeadlineExpiresInFlight", s.testDeadlineExpiresInFlight)
-	})
-	t.Run("Errors", func(t *testing.T) {
-		for _, k := range conform.Kinds {
-			t.Run(k.Name, func(t *testing.T) { s.testFailure(t, k) })
-		}
-	})
+	t.Run("Context", func(t *testing.T) { conform.RunContextCases(t, s.subject()) })
+	t.Run("Errors", func(t *testing.T) { conform.RunFailureCases(t, s.subject()) })
 	t.Run("ConcurrentCalls", s.testConcurrentCalls)
 }
 
@@ -120,13 +111,13 @@ func call(ctx context.Context, e memcore.Embedder, texts []string, limit time.Du
 // It reports a failure and returns nil when it does not.
 func (s *suite) embed(t *testing.T, e memcore.Embedder, texts []string) [][]float32 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.callTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.CallTimeout)
 	defer cancel()
-	res, ok := call(ctx, e, texts, s.cfg.callTimeout+s.cfg.cancelGrace)
+	res, ok := call(ctx, e, texts, s.cfg.CallTimeout+s.cfg.CancelGrace)
 	switch {
 	case !ok:
 		t.Errorf("Embed must honour its context: still running %v after its %v deadline",
-			s.cfg.cancelGrace, s.cfg.callTimeout)
+			s.cfg.CancelGrace, s.cfg.CallTimeout)
 		return nil
 	case res.err != nil:
 		t.Errorf("Embed of %d texts must succeed on a working embedder; got %v", len(texts), res.err)
@@ -265,13 +256,13 @@ func (s *suite) testOrder(t *testing.T) {
 func (s *suite) testZeroInputs(t *testing.T) {
 	e := s.embedder(t, s.harness(t))
 	for _, texts := range [][]string{nil, {}} {
-		ctx, cancel := context.WithTimeout(t.Context(), s.cfg.callTimeout)
-		res, ok := call(ctx, e, texts, s.cfg.callTimeout+s.cfg.cancelGrace)
+		ctx, cancel := context.WithTimeout(t.Context(), s.cfg.CallTimeout)
+		res, ok := call(ctx, e, texts, s.cfg.CallTimeout+s.cfg.CancelGrace)
 		cancel()
 		switch {
 		case !ok:
 			t.Errorf("zero inputs must give zero vectors at once; Embed(%#v) had not returned after %v",
-				texts, s.cfg.callTimeout+s.cfg.cancelGrace)
+				texts, s.cfg.CallTimeout+s.cfg.CancelGrace)
 		case res.err != nil:
 			t.Errorf("zero inputs must give zero vectors and no error; Embed(%#v) failed: %v", texts, res.err)
 		case len(res.vecs) != 0:
@@ -529,36 +520,6 @@ func (s *suite) testSameModel(t *testing.T) {
 
 var helloTexts = []string{"hello world"}
 
-func (s *suite) testCanceledBeforeCall(t *testing.T) {
-	e := s.embedder(t, s.harness(t))
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	s.checkEndedCall(t, ctx, e, "whose context is already canceled", 0, context.Canceled)
-}
-
-func (s *suite) testDeadlineExpiredBeforeCall(t *testing.T) {
-	e := s.embedder(t, s.harness(t))
-	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
-	defer cancel()
-	s.checkEndedCall(t, ctx, e, "whose deadline has passed", 0, context.DeadlineExceeded)
-}
-
-func (s *suite) testCanceledInFlight(t *testing.T) {
-	e := s.slowEmbedder(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	timer := time.AfterFunc(s.cfg.inFlightDelay, cancel)
-	defer timer.Stop()
-	s.checkEndedCall(t, ctx, e, "canceled while in flight", s.cfg.inFlightDelay, context.Canceled)
-}
-
-func (s *suite) testDeadlineExpiresInFlight(t *testing.T) {
-	e := s.slowEmbedder(t)
-	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.inFlightDelay)
-	defer cancel()
-	s.checkEndedCall(t, ctx, e, "whose deadline passes while in flight", s.cfg.inFlightDelay, context.DeadlineExceeded)
-}
-
 // slowEmbedder returns an embedder from the harness's SlowHarness, or skips
 // the test saying why there is none.
 func (s *suite) slowEmbedder(t *testing.T) memcore.Embedder {
@@ -577,51 +538,22 @@ func (s *suite) slowEmbedder(t *testing.T) memcore.Embedder {
 	return e
 }
 
-// checkEndedCall calls e with ctx, which ends after endsIn, and checks that
-// the call returns within the grace period after that with an error
-// matching want.
-func (s *suite) checkEndedCall(t *testing.T, ctx context.Context, e memcore.Embedder, when string, endsIn time.Duration, want error) {
-	t.Helper()
-	res, ok := call(ctx, e, helloTexts, endsIn+s.cfg.cancelGrace)
-	if !ok {
-		t.Errorf("a call %s must return within %v of its context ending; it had not", when, s.cfg.cancelGrace)
-		return
+// subject is what the shared Context and Errors cases need of this suite.
+func (s *suite) subject() conform.Subject[memcore.Embedder] {
+	return conform.Subject[memcore.Embedder]{
+		Suite: "embedtest", Noun: "embedder", Config: s.cfg,
+		New:  func(t *testing.T) memcore.Embedder { return s.embedder(t, s.harness(t)) },
+		Slow: s.slowEmbedder,
+		Failing: func(t *testing.T, kind error) (memcore.Embedder, any, error) {
+			h := s.harness(t)
+			p, err := h.NewFailingEmbedder(t.Context(), kind)
+			return p, h, err
+		},
+		Call: func(ctx context.Context, p memcore.Embedder) error {
+			_, err := p.Embed(ctx, helloTexts)
+			return err
+		},
 	}
-	conform.CheckContextError(t, when, res.err, want)
-}
-
-func (s *suite) testFailure(t *testing.T, k conform.Kind) {
-	h := s.harness(t)
-	e, err := h.NewFailingEmbedder(t.Context(), k.Err)
-	if reason := conform.UnsupportedReason(err); reason != "" {
-		t.Skipf("the harness cannot make an embedder fail as %s: %s", k.Name, reason)
-	}
-	if err != nil {
-		t.Fatalf("embedtest: Harness.NewFailingEmbedder(%s): %v", k.Name, err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.callTimeout)
-	defer cancel()
-	res, ok := call(ctx, e, helloTexts, s.cfg.callTimeout+s.cfg.cancelGrace)
-	if !ok {
-		t.Errorf("a call made to fail as %s must return; still running %v after its %v deadline",
-			k.Name, s.cfg.cancelGrace, s.cfg.callTimeout)
-		return
-	}
-	if res.err == nil {
-		t.Errorf("a call made to fail as %s must return an error; it returned none", k.Name)
-		return
-	}
-	t.Run("MatchesKind", func(t *testing.T) { conform.CheckFailure(t, res.err, k) })
-	t.Run("NativeErrorReachable", func(t *testing.T) {
-		nh, ok := h.(NativeErrorHarness)
-		if !ok {
-			t.Skip("the harness does not implement embedtest.NativeErrorHarness, so the native error cannot be looked for")
-		}
-		if !nh.AsNative(res.err) {
-			t.Errorf("a %s failure must keep the embedder's native error reachable with errors.As; "+
-				"AsNative is false for %q (%T)", k.Name, res.err, res.err)
-		}
-	})
 }
 
 func (s *suite) testConcurrentCalls(t *testing.T) {
@@ -629,7 +561,7 @@ func (s *suite) testConcurrentCalls(t *testing.T) {
 	caps := h.Capabilities()
 	e := s.embedder(t, h)
 	const perCall = 3
-	n := s.cfg.concurrency
+	n := s.cfg.Concurrency
 	texts := make([][]string, n)
 	want := make([][][]float32, n)
 	for i := range n {
@@ -645,19 +577,19 @@ func (s *suite) testConcurrentCalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(t.Context(), s.cfg.callTimeout)
+			ctx, cancel := context.WithTimeout(t.Context(), s.cfg.CallTimeout)
 			defer cancel()
 			vecs, err := e.Embed(ctx, texts[i])
 			results[i] = result{vecs, err}
 		}()
 	}
-	_, ok := conform.Within(s.cfg.callTimeout+s.cfg.cancelGrace, func() struct{} {
+	_, ok := conform.Within(s.cfg.CallTimeout+s.cfg.CancelGrace, func() struct{} {
 		wg.Wait()
 		return struct{}{}
 	})
 	if !ok {
 		t.Errorf("%d concurrent calls must all return; some were still running %v after their %v deadline",
-			n, s.cfg.cancelGrace, s.cfg.callTimeout)
+			n, s.cfg.CancelGrace, s.cfg.CallTimeout)
 		return
 	}
 	r := &reporter{t: t, rule: fmt.Sprintf("each of %d concurrent calls must succeed and get its own vectors, "+

@@ -2,10 +2,10 @@ package embedtest
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/forgemem/forgemem/conformance/internal/conform"
 	"github.com/forgemem/forgemem/memcore"
 )
 
@@ -100,20 +100,10 @@ type NativeErrorHarness interface {
 // Option adjusts how [Run] runs the suite.
 type Option func(*config)
 
-type config struct {
-	callTimeout   time.Duration
-	cancelGrace   time.Duration
-	inFlightDelay time.Duration
-	concurrency   int
-}
+type config = conform.Config
 
 func newConfig(opts []Option) config {
-	c := config{
-		callTimeout:   time.Minute,
-		cancelGrace:   5 * time.Second,
-		inFlightDelay: 50 * time.Millisecond,
-		concurrency:   8,
-	}
+	c := conform.DefaultConfig()
 	for _, o := range opts {
 		o(&c)
 	}
@@ -123,30 +113,15 @@ func newConfig(opts []Option) config {
 // WithCallTimeout sets how long an ordinary call may take before it fails
 // the case; the default, a minute, suits live APIs. It panics if d is not
 // positive.
-func WithCallTimeout(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("embedtest: WithCallTimeout: duration must be positive, got %v", d))
-	}
-	return func(c *config) { c.callTimeout = d }
-}
+func WithCallTimeout(d time.Duration) Option { return conform.CallTimeout("embedtest", d) }
 
 // WithCancelGrace sets how soon after its context ends a call must return.
 // The default, 5s, is lenient so that a busy machine (tests in parallel,
 // -race) does not fail a correct provider; one that ignores its context
 // typically hangs until an HTTP timeout, far longer. It panics if d is not
 // positive.
-func WithCancelGrace(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("embedtest: WithCancelGrace: duration must be positive, got %v", d))
-	}
-	return func(c *config) { c.cancelGrace = d }
-}
+func WithCancelGrace(d time.Duration) Option { return conform.CancelGrace("embedtest", d) }
 
 // WithConcurrency sets how many calls the concurrency case makes at once;
 // the default is 8. It panics if n is less than 2.
-func WithConcurrency(n int) Option {
-	if n < 2 {
-		panic(fmt.Sprintf("embedtest: WithConcurrency: need at least 2 calls, got %d", n))
-	}
-	return func(c *config) { c.concurrency = n }
-}
+func WithConcurrency(n int) Option { return conform.Concurrency("embedtest", n) }

@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/forgemem/forgemem/conformance/internal/conform"
 	"github.com/forgemem/forgemem/conformance/llmtest"
 	"github.com/forgemem/forgemem/memcore"
@@ -265,9 +262,6 @@ var suiteCases = []suiteCase{
 	},
 }
 
-// sorted compares lists of subtest names as sets.
-var sorted = cmp.Options{cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })}
-
 // TestHelperRunSuite runs the suite against the case named by brokenEnv. It
 // does nothing in a normal test run.
 func TestHelperRunSuite(t *testing.T) {
@@ -292,21 +286,7 @@ func TestSuiteJudgesProviders(t *testing.T) {
 	for _, c := range suiteCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got := conform.RunTestInSubprocess(t, "TestHelperRunSuite", 2*time.Minute, brokenEnv+"="+c.name)
-			if wantPass := len(c.wantFailed) == 0; got.Passed != wantPass {
-				t.Errorf("suite passed = %t, want %t", got.Passed, wantPass)
-			}
-			if diff := cmp.Diff(c.wantFailed, got.Failed, sorted); diff != "" {
-				t.Errorf("failed subtests (-want +got):\n%s", diff)
-			}
-			if c.wantSkipped != nil {
-				if diff := cmp.Diff(c.wantSkipped, got.Skipped, sorted); diff != "" {
-					t.Errorf("skipped subtests (-want +got):\n%s", diff)
-				}
-			}
-			if t.Failed() {
-				t.Logf("subprocess output:\n%s", got.Output)
-			}
+			conform.CheckSuiteRun(t, "TestHelperRunSuite", c.wantFailed, c.wantSkipped, brokenEnv+"="+c.name)
 		})
 	}
 }

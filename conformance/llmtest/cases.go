@@ -48,17 +48,8 @@ func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
 		t.Run("HistoryReachesModel", s.testHistory)
 		t.Run("JSONSchemaReply", s.testJSONSchema)
 	})
-	t.Run("Context", func(t *testing.T) {
-		t.Run("CanceledBeforeCall", s.testCanceledBeforeCall)
-		t.Run("DeadlineExpiredBeforeCall", s.testDeadlineExpiredBeforeCall)
-		t.Run("CanceledInFlight", s.testCanceledInFlight)
-		t.Run("DeadlineExpiresInFlight", s.testDeadlineExpiresInFlight)
-	})
-	t.Run("Errors", func(t *testing.T) {
-		for _, k := range conform.Kinds {
-			t.Run(k.Name, func(t *testing.T) { s.testFailure(t, k) })
-		}
-	})
+	t.Run("Context", func(t *testing.T) { conform.RunContextCases(t, s.subject()) })
+	t.Run("Errors", func(t *testing.T) { conform.RunFailureCases(t, s.subject()) })
 	t.Run("ConcurrentCalls", s.testConcurrentCalls)
 }
 
@@ -107,13 +98,13 @@ func call(ctx context.Context, p memcore.LLMProvider, req memcore.CompletionRequ
 // and returns nil when it does not.
 func (s *suite) complete(t *testing.T, p memcore.LLMProvider, req memcore.CompletionRequest) *memcore.CompletionResponse {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.callTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.CallTimeout)
 	defer cancel()
-	res, ok := call(ctx, p, req, s.cfg.callTimeout+s.cfg.cancelGrace)
+	res, ok := call(ctx, p, req, s.cfg.CallTimeout+s.cfg.CancelGrace)
 	switch {
 	case !ok:
 		t.Errorf("Complete must honour its context: still running %v after its %v deadline",
-			s.cfg.cancelGrace, s.cfg.callTimeout)
+			s.cfg.CancelGrace, s.cfg.CallTimeout)
 		return nil
 	case res.err != nil:
 		t.Errorf("Complete must succeed on a working provider; got %v", res.err)
@@ -208,36 +199,6 @@ func decodeObject(text string) (map[string]any, error) {
 	return object, nil
 }
 
-func (s *suite) testCanceledBeforeCall(t *testing.T) {
-	p := s.provider(t, s.harness(t))
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	s.checkEndedCall(t, ctx, p, "whose context is already canceled", 0, context.Canceled)
-}
-
-func (s *suite) testDeadlineExpiredBeforeCall(t *testing.T) {
-	p := s.provider(t, s.harness(t))
-	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
-	defer cancel()
-	s.checkEndedCall(t, ctx, p, "whose deadline has passed", 0, context.DeadlineExceeded)
-}
-
-func (s *suite) testCanceledInFlight(t *testing.T) {
-	p := s.slowProvider(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	timer := time.AfterFunc(s.cfg.inFlightDelay, cancel)
-	defer timer.Stop()
-	s.checkEndedCall(t, ctx, p, "canceled while in flight", s.cfg.inFlightDelay, context.Canceled)
-}
-
-func (s *suite) testDeadlineExpiresInFlight(t *testing.T) {
-	p := s.slowProvider(t)
-	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.inFlightDelay)
-	defer cancel()
-	s.checkEndedCall(t, ctx, p, "whose deadline passes while in flight", s.cfg.inFlightDelay, context.DeadlineExceeded)
-}
-
 // slowProvider returns a provider from the harness's SlowHarness, or skips
 // the test saying why there is none.
 func (s *suite) slowProvider(t *testing.T) memcore.LLMProvider {
@@ -256,56 +217,27 @@ func (s *suite) slowProvider(t *testing.T) memcore.LLMProvider {
 	return p
 }
 
-// checkEndedCall calls p with ctx, which ends after endsIn, and checks that
-// the call returns within the grace period after that with an error
-// matching want.
-func (s *suite) checkEndedCall(t *testing.T, ctx context.Context, p memcore.LLMProvider, when string, endsIn time.Duration, want error) {
-	t.Helper()
-	res, ok := call(ctx, p, greetingRequest(), endsIn+s.cfg.cancelGrace)
-	if !ok {
-		t.Errorf("a call %s must return within %v of its context ending; it had not", when, s.cfg.cancelGrace)
-		return
+// subject is what the shared Context and Errors cases need of this suite.
+func (s *suite) subject() conform.Subject[memcore.LLMProvider] {
+	return conform.Subject[memcore.LLMProvider]{
+		Suite: "llmtest", Noun: "provider", Config: s.cfg,
+		New:  func(t *testing.T) memcore.LLMProvider { return s.provider(t, s.harness(t)) },
+		Slow: s.slowProvider,
+		Failing: func(t *testing.T, kind error) (memcore.LLMProvider, any, error) {
+			h := s.harness(t)
+			p, err := h.NewFailingProvider(t.Context(), kind)
+			return p, h, err
+		},
+		Call: func(ctx context.Context, p memcore.LLMProvider) error {
+			_, err := p.Complete(ctx, greetingRequest())
+			return err
+		},
 	}
-	conform.CheckContextError(t, when, res.err, want)
-}
-
-func (s *suite) testFailure(t *testing.T, k conform.Kind) {
-	h := s.harness(t)
-	p, err := h.NewFailingProvider(t.Context(), k.Err)
-	if reason := conform.UnsupportedReason(err); reason != "" {
-		t.Skipf("the harness cannot make a provider fail as %s: %s", k.Name, reason)
-	}
-	if err != nil {
-		t.Fatalf("llmtest: Harness.NewFailingProvider(%s): %v", k.Name, err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), s.cfg.callTimeout)
-	defer cancel()
-	res, ok := call(ctx, p, greetingRequest(), s.cfg.callTimeout+s.cfg.cancelGrace)
-	if !ok {
-		t.Errorf("a call made to fail as %s must return; still running %v after its %v deadline",
-			k.Name, s.cfg.cancelGrace, s.cfg.callTimeout)
-		return
-	}
-	if res.err == nil {
-		t.Errorf("a call made to fail as %s must return an error; it returned none", k.Name)
-		return
-	}
-	t.Run("MatchesKind", func(t *testing.T) { conform.CheckFailure(t, res.err, k) })
-	t.Run("NativeErrorReachable", func(t *testing.T) {
-		nh, ok := h.(NativeErrorHarness)
-		if !ok {
-			t.Skip("the harness does not implement llmtest.NativeErrorHarness, so the native error cannot be looked for")
-		}
-		if !nh.AsNative(res.err) {
-			t.Errorf("a %s failure must keep the provider's native error reachable with errors.As; "+
-				"AsNative is false for %q (%T)", k.Name, res.err, res.err)
-		}
-	})
 }
 
 func (s *suite) testConcurrentCalls(t *testing.T) {
 	p := s.provider(t, s.harness(t))
-	n := s.cfg.concurrency
+	n := s.cfg.Concurrency
 	codewords := newCodewords(n)
 	results := make([]result, n)
 	var wg sync.WaitGroup
@@ -313,19 +245,19 @@ func (s *suite) testConcurrentCalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(t.Context(), s.cfg.callTimeout)
+			ctx, cancel := context.WithTimeout(t.Context(), s.cfg.CallTimeout)
 			defer cancel()
 			resp, err := p.Complete(ctx, repeatCodewordRequest(codewords[i]))
 			results[i] = result{resp, err}
 		}()
 	}
-	_, ok := conform.Within(s.cfg.callTimeout+s.cfg.cancelGrace, func() struct{} {
+	_, ok := conform.Within(s.cfg.CallTimeout+s.cfg.CancelGrace, func() struct{} {
 		wg.Wait()
 		return struct{}{}
 	})
 	if !ok {
 		t.Errorf("%d concurrent calls must all return; some were still running %v after their %v deadline",
-			n, s.cfg.cancelGrace, s.cfg.callTimeout)
+			n, s.cfg.CancelGrace, s.cfg.CallTimeout)
 		return
 	}
 	for i, res := range results {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,22 +14,8 @@ import (
 	"github.com/forgemem/forgemem/memcore"
 )
 
-// fileHarness opens a new FileStore over the same two folders on every
-// call, so persistence is tested across instances.
-type fileHarness struct{ repo, user string }
-
-func (h fileHarness) Open(context.Context) (memcore.MemoryStore, error) {
-	return memcore.NewFileStore(h.repo, h.user)
-}
-func (fileHarness) Capabilities() storetest.Capabilities { return storetest.Capabilities{} }
-func (fileHarness) Close()                               {}
-
-func TestFileStore(t *testing.T) {
-	storetest.Run(t, func(_ context.Context, t *testing.T) (storetest.Harness, error) {
-		dir := t.TempDir()
-		return fileHarness{repo: filepath.Join(dir, "repo", ".forge", "memory"), user: filepath.Join(dir, "home", ".forge", "memory")}, nil
-	})
-}
+// memcore.FileStore runs the suite in TestExampleHarness (example_run_test.go),
+// with the harness the package example shows.
 
 // memHarness returns the same MemStore on every call.
 type memHarness struct{ s memcore.MemoryStore }

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // Suites take a *testing.T, so the only way to watch one fail is to run it
@@ -102,4 +105,31 @@ func failedLeaves(failed []string) []string {
 	}
 	slices.Sort(leaves)
 	return slices.Compact(leaves)
+}
+
+// sortedNames compares lists of subtest names as sets.
+var sortedNames = cmp.Options{cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })}
+
+// CheckSuiteRun runs test in a subprocess with env (KEY=value entries) and
+// reports on t every way the run differs from what is wanted: it must fail
+// exactly the subtests wantFailed (and pass when there are none) and, when
+// wantSkipped is not nil, skip exactly those. On a difference it logs the
+// subprocess's output.
+func CheckSuiteRun(t *testing.T, test string, wantFailed, wantSkipped []string, env ...string) {
+	t.Helper()
+	got := RunTestInSubprocess(t, test, 2*time.Minute, env...)
+	if wantPass := len(wantFailed) == 0; got.Passed != wantPass {
+		t.Errorf("suite passed = %t, want %t", got.Passed, wantPass)
+	}
+	if diff := cmp.Diff(wantFailed, got.Failed, sortedNames); diff != "" {
+		t.Errorf("failed subtests (-want +got):\n%s", diff)
+	}
+	if wantSkipped != nil {
+		if diff := cmp.Diff(wantSkipped, got.Skipped, sortedNames); diff != "" {
+			t.Errorf("skipped subtests (-want +got):\n%s", diff)
+		}
+	}
+	if t.Failed() {
+		t.Logf("subprocess output:\n%s", got.Output)
+	}
 }
