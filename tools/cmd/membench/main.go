@@ -1,0 +1,97 @@
+// Command membench measures forgemem's performance against a peer
+// (github.com/philippgille/chromem-go) and against the hardware floor, and
+// prints every figure of one run.
+//
+// Usage:
+//
+//	go run ./tools/cmd/membench [-json] [-markdown FILE] [-quick]
+//
+// With -json it prints one JSON object with every figure; with -markdown it
+// also writes the performance page (docs/PERFORMANCE.md) from the same run,
+// and the JSON beside it (membench.json). Progress goes to standard error.
+// -quick runs small sizes, for trying the command out; published figures
+// come from a full run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/forgemem/forgemem/tools/internal/membench"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "membench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("membench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the figures as one JSON object")
+	markdown := fs.String("markdown", "", "also write the performance page to this file, and membench.json beside it")
+	quick := fs.Bool("quick", false, "small sizes, for trying the command out")
+	quiet := fs.Bool("q", false, "no progress on standard error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg := membench.DefaultConfig()
+	if *quick {
+		cfg = membench.QuickConfig()
+	}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	r, err := membench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if _, err := fmt.Fprintf(stdout, "%s\n", data); err != nil {
+			return err
+		}
+	} else {
+		if err := membench.WriteMarkdown(stdout, r, commandLine(args)); err != nil {
+			return err
+		}
+	}
+	if *markdown != "" {
+		f, err := os.Create(*markdown)
+		if err != nil {
+			return err
+		}
+		if err := membench.WriteMarkdown(f, r, commandLine(args)); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(*markdown), "membench.json"), append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func commandLine(args []string) string {
+	return strings.Join(append([]string{"go run ./tools/cmd/membench"}, args...), " ")
+}

@@ -1,0 +1,174 @@
+package membench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+// measureEngine fills a FileStore with cfg.Memories memory files, warms the
+// embedding cache, then measures the cold start, the rebuild after one new
+// memory, and the retrieval latency.
+func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error {
+	repo, user := filepath.Join(dir, "repo", ".forge", "memory"), filepath.Join(dir, "home", ".forge", "memory")
+	store, err := memcore.NewFileStore(repo, user)
+	if err != nil {
+		return err
+	}
+	if _, err := writeCorpus(store, cfg.Memories); err != nil {
+		return err
+	}
+	emb := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	engineCfg := memretrieve.DefaultConfig()
+	// Warm the cache: a first engine embeds every memory and writes the
+	// vectors to the .cache folders.
+	warm, err := memretrieve.NewEngine(store, emb, nil, identity(engineCfg))
+	if err != nil {
+		return err
+	}
+	if err := warm.Rebuild(ctx); err != nil {
+		return fmt.Errorf("warming the cache: %w", err)
+	}
+
+	// Cold start: what a new process does — a new FileStore (nothing
+	// parsed yet) and a new engine (nothing in memory) — until the index
+	// is built and Retrieve can answer.
+	var cold, floor []float64
+	var engine *memretrieve.Engine
+	for range cfg.Trials {
+		before := emb.Inputs()
+		d, err := timed(func() error {
+			s, err := memcore.NewFileStore(repo, user)
+			if err != nil {
+				return err
+			}
+			engine, err = memretrieve.NewEngine(s, emb, scriptedHypotheses(), engineCfg)
+			if err != nil {
+				return err
+			}
+			return engine.Rebuild(ctx)
+		})
+		if err != nil {
+			return fmt.Errorf("cold start: %w", err)
+		}
+		cold = append(cold, d)
+		r.ColdStartEmbedInputs = max(r.ColdStartEmbedInputs, emb.Inputs()-before)
+		f, err := timed(func() error { return readFloor(repo, user) })
+		if err != nil {
+			return err
+		}
+		floor = append(floor, f)
+	}
+	r.ColdStartMs, r.ColdStartReadFloorMs = median(cold)/1e6, median(floor)/1e6
+	r.ColdStartRatioVsReadFloor = r.ColdStartMs / r.ColdStartReadFloorMs
+
+	// One new memory, then a rebuild of the running engine.
+	var rebuilds []float64
+	rng := newRand(99)
+	for i := range cfg.Trials {
+		m := memory(rng, cfg.Memories+i, nil)
+		if err := store.Write(ctx, m); err != nil {
+			return err
+		}
+		before := emb.Inputs()
+		d, err := timed(func() error { return engine.Rebuild(ctx) })
+		if err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		rebuilds = append(rebuilds, d)
+		r.RebuildOneNewEmbedInputs = max(r.RebuildOneNewEmbedInputs, emb.Inputs()-before)
+	}
+	r.RebuildOneNewMs = median(rebuilds) / 1e6
+
+	// Retrieval: distinct turns (no per-turn cache hits) with zero-latency
+	// fake providers, so the figures are what the engine adds to the two
+	// provider calls.
+	r.RetrieveP50Ms, r.RetrieveP99Ms, err = retrieveLatency(ctx, engine, cfg.Retrieves, "llm")
+	if err != nil {
+		return err
+	}
+	idEngine, err := memretrieve.NewEngine(store, emb, nil, identity(engineCfg))
+	if err != nil {
+		return err
+	}
+	if err := idEngine.Rebuild(ctx); err != nil {
+		return err
+	}
+	r.RetrieveIdentityP50Ms, r.RetrieveIdentityP99Ms, err = retrieveLatency(ctx, idEngine, cfg.Retrieves, "identity")
+	return err
+}
+
+func identity(c memretrieve.Config) memretrieve.Config {
+	c.Mode = memretrieve.ModeIdentity
+	return c
+}
+
+// scriptedHypotheses is a zero-latency hypothesis model: it answers every
+// request with five hypotheses made from the last message of the window.
+func scriptedHypotheses() *fake.LLM {
+	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		last := ""
+		if n := len(req.Messages); n > 0 {
+			last = req.Messages[n-1].Content
+		}
+		f := strings.Fields(last)
+		hyps := make([]string, 5)
+		for i := range hyps {
+			lo := min(i*4, len(f))
+			hyps[i] = "The user " + strings.Join(f[lo:min(lo+12, len(f))], " ") + "."
+		}
+		text, err := json.Marshal(map[string][]string{"hypotheses": hyps})
+		return &memcore.CompletionResponse{Text: string(text)}, err
+	}))
+}
+
+// retrieveLatency runs n turns and returns the 50th and 99th percentile of
+// Retrieve's latency in milliseconds. Every turn must recall something.
+func retrieveLatency(ctx context.Context, e *memretrieve.Engine, n int, label string) (p50, p99 float64, err error) {
+	lat := make([]float64, 0, n)
+	for i := range n {
+		window := conversation(8, uint64(i))
+		var res *memretrieve.Result
+		d, err := timed(func() (err error) {
+			res, err = e.Retrieve(ctx, fmt.Sprintf("%s-turn-%d", label, i), window)
+			return err
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(res.Memories) == 0 {
+			return 0, 0, fmt.Errorf("retrieve (%s): turn %d recalled nothing; the measurement would not be of a real retrieval", label, i)
+		}
+		lat = append(lat, d/1e6)
+	}
+	slices.Sort(lat)
+	return percentile(lat, 50), percentile(lat, 99), nil
+}
+
+// readFloor reads every memory file of the folders, one after another: the
+// least any start-up from these files must do.
+func readFloor(dirs ...string) error {
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			if _, err := os.ReadFile(filepath.Join(d, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

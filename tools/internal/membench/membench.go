@@ -1,0 +1,232 @@
+package membench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Config sets the sizes of a run.
+type Config struct {
+	// SearchSizes are the numbers of documents of the search comparison.
+	SearchSizes []int
+	// Dim is the dimension of the vectors of the search comparison and of
+	// the embedder of the engine measurements.
+	Dim int
+	// K is the number of results per search.
+	K int
+	// Queries is the number of queries per search size.
+	Queries int
+	// Memories is the size of the store of the cold-start, rebuild, capture
+	// and retrieval measurements.
+	Memories int
+	// Trials is how many times the cold start and the rebuild are measured.
+	Trials int
+	// Retrieves is how many turns the retrieval latency is measured over.
+	Retrieves int
+	// Dir is where the memory folders are made; "" means a new temporary
+	// folder, removed afterwards.
+	Dir string
+	// Progress, if not nil, receives a line per step.
+	Progress io.Writer
+}
+
+// DefaultConfig is the configuration of the published figures.
+func DefaultConfig() Config {
+	return Config{
+		SearchSizes: []int{1_000, 10_000, 100_000},
+		Dim:         1536,
+		K:           10,
+		Queries:     40,
+		Memories:    10_000,
+		Trials:      5,
+		Retrieves:   300,
+	}
+}
+
+// Targets are the goals the report checks the figures against.
+var Targets = struct {
+	SearchVsChromem  float64 // at most this × chromem-go's time, at 10,000 and 100,000 documents
+	SearchVsFloor    float64 // at most this × the plain dot-product pass
+	ColdStartVsFloor float64 // at most this × reading the memory files
+}{0.5, 1.5, 5}
+
+// Report is every figure of one run. Its JSON form is one object; the keys
+// named by the performance issue are among its top-level fields (named for
+// the published sizes: 10,000 memories, 1,000 to 100,000 documents), and
+// the figures of every search size are in Search.
+type Report struct {
+	Machine Machine `json:"machine"`
+	Config  struct {
+		Dim      int `json:"dim"`
+		K        int `json:"k"`
+		Queries  int `json:"queries"`
+		Memories int `json:"memories"`
+	} `json:"config"`
+
+	Search []SearchResult `json:"search"`
+
+	// The ratios at the published sizes; null when a run did not measure
+	// that size.
+	Search1000RatioVsChromem   *float64 `json:"search_1000_ratio_vs_chromem"`
+	Search10000RatioVsChromem  *float64 `json:"search_10000_ratio_vs_chromem"`
+	Search100000RatioVsChromem *float64 `json:"search_100000_ratio_vs_chromem"`
+	Search10000RatioVsFloor    *float64 `json:"search_10000_ratio_vs_floor"`
+	Search100000RatioVsFloor   *float64 `json:"search_100000_ratio_vs_floor"`
+	SearchTopKMatchesExact     bool     `json:"search_topk_matches_exact"`
+
+	ColdStartMs               float64 `json:"coldstart_10000_ms"`
+	ColdStartReadFloorMs      float64 `json:"coldstart_10000_read_floor_ms"`
+	ColdStartEmbedInputs      int     `json:"coldstart_10000_embed_inputs"`
+	ColdStartRatioVsReadFloor float64 `json:"coldstart_10000_ratio_vs_read_floor"`
+
+	RebuildOneNewEmbedInputs int     `json:"rebuild_one_new_embed_inputs"`
+	RebuildOneNewMs          float64 `json:"rebuild_one_new_ms"`
+
+	CaptureTurnNs             float64 `json:"capture_on_turn_complete_ns"`
+	CaptureTurnAllocs         int64   `json:"capture_on_turn_complete_allocs"`
+	CapturePromptTokens       int     `json:"capture_prompt_tokens_10000"`
+	CapturePromptBudgetTokens int     `json:"capture_prompt_budget_tokens"`
+	CaptureListedMemories     int     `json:"capture_prompt_listed_memories_10000"`
+	CaptureWholePromptTokens  int     `json:"capture_whole_prompt_tokens_10000"`
+
+	RetrieveP50Ms         float64 `json:"retrieve_10000_p50_ms"`
+	RetrieveP99Ms         float64 `json:"retrieve_10000_p99_ms"`
+	RetrieveIdentityP50Ms float64 `json:"retrieve_10000_identity_p50_ms"`
+	RetrieveIdentityP99Ms float64 `json:"retrieve_10000_identity_p99_ms"`
+
+	// Misses lists each target the figures miss, with the figure.
+	Misses []string `json:"targets_missed"`
+}
+
+// Machine describes where the figures were measured.
+type Machine struct {
+	GoVersion  string `json:"go_version"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	CPUModel   string `json:"cpu_model,omitempty"`
+	Date       string `json:"date"`
+}
+
+// Run measures everything and returns the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	r := &Report{Machine: machine()}
+	r.Config.Dim, r.Config.K, r.Config.Queries, r.Config.Memories = cfg.Dim, cfg.K, cfg.Queries, cfg.Memories
+	progress := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "membench: "+format+"\n", args...)
+		}
+	}
+
+	r.SearchTopKMatchesExact = true
+	for _, n := range cfg.SearchSizes {
+		progress("search over %d vectors of %d dimensions", n, cfg.Dim)
+		s, err := measureSearch(ctx, n, cfg.Dim, cfg.K, cfg.Queries)
+		if err != nil {
+			return nil, fmt.Errorf("search at %d: %w", n, err)
+		}
+		r.Search = append(r.Search, *s)
+		r.SearchTopKMatchesExact = r.SearchTopKMatchesExact && s.TopKMatchesExact
+		switch n {
+		case 1_000:
+			r.Search1000RatioVsChromem = &s.RatioVsChromem
+		case 10_000:
+			r.Search10000RatioVsChromem, r.Search10000RatioVsFloor = &s.RatioVsChromem, &s.RatioVsFloor
+		case 100_000:
+			r.Search100000RatioVsChromem, r.Search100000RatioVsFloor = &s.RatioVsChromem, &s.RatioVsFloor
+		}
+		runtime.GC()
+	}
+
+	dir := cfg.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "membench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	progress("engine over %d memory files (cold start, rebuild, retrieval)", cfg.Memories)
+	if err := measureEngine(ctx, cfg, dir, r); err != nil {
+		return nil, err
+	}
+	progress("capture overhead and classifier prompt with %d memories", cfg.Memories)
+	if err := measureCapture(ctx, cfg, r); err != nil {
+		return nil, err
+	}
+	r.Misses = misses(r)
+	return r, nil
+}
+
+// misses lists the targets the report's figures do not meet.
+func misses(r *Report) []string {
+	out := []string{}
+	for _, s := range r.Search {
+		if s.Docs < 10_000 {
+			continue
+		}
+		if s.RatioVsChromem > Targets.SearchVsChromem {
+			out = append(out, fmt.Sprintf("search at %d: %.2f × chromem-go's time (target ≤ %.1f)", s.Docs, s.RatioVsChromem, Targets.SearchVsChromem))
+		}
+		if s.RatioVsFloor > Targets.SearchVsFloor {
+			out = append(out, fmt.Sprintf("search at %d: %.2f × the floor (target ≤ %.1f)", s.Docs, s.RatioVsFloor, Targets.SearchVsFloor))
+		}
+	}
+	if !r.SearchTopKMatchesExact {
+		out = append(out, "search: a top-k differed from the exact search")
+	}
+	if r.ColdStartRatioVsReadFloor > Targets.ColdStartVsFloor {
+		out = append(out, fmt.Sprintf("cold start: %.2f × the read floor (target < %.0f)", r.ColdStartRatioVsReadFloor, Targets.ColdStartVsFloor))
+	}
+	if r.ColdStartEmbedInputs != 0 {
+		out = append(out, fmt.Sprintf("cold start: %d texts embedded (target 0)", r.ColdStartEmbedInputs))
+	}
+	if r.RebuildOneNewEmbedInputs != 1 {
+		out = append(out, fmt.Sprintf("rebuild after one new memory: %d texts embedded (target 1)", r.RebuildOneNewEmbedInputs))
+	}
+	if r.CapturePromptTokens > r.CapturePromptBudgetTokens {
+		out = append(out, fmt.Sprintf("capture: existing-memories list of %d tokens over its budget of %d", r.CapturePromptTokens, r.CapturePromptBudgetTokens))
+	}
+	return out
+}
+
+func machine() Machine {
+	m := Machine{
+		GoVersion:  runtime.Version(),
+		OS:         runtime.GOOS,
+		Arch:       runtime.GOARCH,
+		CPUs:       runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Date:       time.Now().UTC().Format("2006-01-02"),
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// QuickConfig is a small run that takes seconds, for trying the command
+// and for tests. Its figures are not the published ones.
+func QuickConfig() Config {
+	return Config{
+		SearchSizes: []int{1_000, 10_000},
+		Dim:         256,
+		K:           10,
+		Queries:     5,
+		Memories:    1_000,
+		Trials:      2,
+		Retrieves:   20,
+	}
+}

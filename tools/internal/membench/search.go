@@ -1,0 +1,224 @@
+package membench
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/forgemem/forgemem/memretrieve"
+	chromem "github.com/philippgille/chromem-go"
+)
+
+// SearchResult is the comparison at one number of documents. Times are
+// medians over the queries, in nanoseconds per query.
+type SearchResult struct {
+	Docs    int `json:"docs"`
+	Queries int `json:"queries"`
+
+	OursNs       float64 `json:"ours_ns"`
+	OursSerialNs float64 `json:"ours_one_goroutine_ns"`
+	ChromemNs    float64 `json:"chromem_ns"`
+	FloorNs      float64 `json:"floor_ns"`
+
+	RatioVsChromem     float64 `json:"ratio_vs_chromem"`
+	RatioVsFloor       float64 `json:"ratio_vs_floor"`
+	SerialRatioVsFloor float64 `json:"one_goroutine_ratio_vs_floor"`
+
+	// TopKMatchesExact: every query's top-k from our index equals the top-k
+	// of an exact search in float64 (an exchange of two results whose exact
+	// scores differ by less than 1e-6, a tie at float32 precision, counts as
+	// equal).
+	TopKMatchesExact bool `json:"topk_matches_exact"`
+}
+
+// measureSearch builds n random unit vectors of dim dimensions in one
+// contiguous block and times, for each of the queries, our index (with all
+// goroutines and with one), chromem-go's QueryEmbedding over the same
+// vectors, and the floor: one plain pass computing the dot product of the
+// query with every vector of the block. The three are timed in turn on each
+// query, so that drift of the machine affects them alike.
+func measureSearch(ctx context.Context, n, dim, k, queries int) (*SearchResult, error) {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(dim)))
+	block := make([]float32, n*dim)
+	ids := make([]string, n)
+	rows := make([][]float32, n)
+	for i := range n {
+		row := block[i*dim : (i+1)*dim : (i+1)*dim]
+		randomUnit(rng, row)
+		ids[i] = fmt.Sprintf("doc-%d", i)
+		rows[i] = row
+	}
+
+	ours, err := memretrieve.NewIndex(ids, rows)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := memretrieve.NewIndex(ids, rows, memretrieve.WithParallelism(1))
+	if err != nil {
+		return nil, err
+	}
+	db := chromem.NewDB()
+	col, err := db.CreateCollection("membench", nil, func(context.Context, string) ([]float32, error) {
+		return nil, fmt.Errorf("membench: documents come with their embeddings")
+	})
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]chromem.Document, n)
+	for i := range docs {
+		docs[i] = chromem.Document{ID: ids[i], Embedding: rows[i]}
+	}
+	if err := col.AddDocuments(ctx, docs, runtime.NumCPU()); err != nil {
+		return nil, fmt.Errorf("chromem-go: %w", err)
+	}
+	docs = nil
+
+	scores := make([]float32, n)
+	q := make([]float32, dim)
+	var tOurs, tSerial, tChromem, tFloor []float64
+	matches := true
+	for i := -1; i < queries; i++ { // query -1 warms everything up, untimed
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		randomUnit(rng, q)
+		var got []memretrieve.Match
+		d, err := timed(func() (err error) { got, err = ours.Search(q, k); return err })
+		if err != nil {
+			return nil, err
+		}
+		ds, err := timed(func() error { _, err := serial.Search(q, k); return err })
+		if err != nil {
+			return nil, err
+		}
+		dc, err := timed(func() error { _, err := col.QueryEmbedding(ctx, q, k, nil, nil); return err })
+		if err != nil {
+			return nil, fmt.Errorf("chromem-go: %w", err)
+		}
+		df, _ := timed(func() error { floorPass(block, dim, q, scores); return nil })
+		if i < 0 {
+			continue
+		}
+		tOurs, tSerial, tChromem, tFloor = append(tOurs, d), append(tSerial, ds), append(tChromem, dc), append(tFloor, df)
+		matches = matches && sameTopK(got, exactTopK(block, dim, ids, q, k), block, dim, q)
+	}
+	r := &SearchResult{
+		Docs: n, Queries: queries,
+		OursNs: median(tOurs), OursSerialNs: median(tSerial), ChromemNs: median(tChromem), FloorNs: median(tFloor),
+		TopKMatchesExact: matches,
+	}
+	r.RatioVsChromem = r.OursNs / r.ChromemNs
+	r.RatioVsFloor = r.OursNs / r.FloorNs
+	r.SerialRatioVsFloor = r.OursSerialNs / r.FloorNs
+	runtime.KeepAlive(db)
+	return r, nil
+}
+
+// floorPass is the floor: the dot product of q with every row of block, in
+// one plain loop on one goroutine — no top-k, no bookkeeping.
+func floorPass(block []float32, dim int, q, scores []float32) {
+	for i := range scores {
+		row := block[i*dim : (i+1)*dim]
+		var s float32
+		for j, x := range row {
+			s += x * q[j]
+		}
+		scores[i] = s
+	}
+}
+
+// exactTopK ranks every row by its dot product with q computed in float64
+// and returns the ids and exact scores of the k best.
+func exactTopK(block []float32, dim int, ids []string, q []float32, k int) []memretrieve.Match {
+	type scored struct {
+		i int
+		s float64
+	}
+	all := make([]scored, len(ids))
+	for i := range ids {
+		all[i] = scored{i, exactDot(block[i*dim:(i+1)*dim], q)}
+	}
+	slices.SortFunc(all, func(a, b scored) int { return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.i, b.i)) })
+	out := make([]memretrieve.Match, min(k, len(all)))
+	for i := range out {
+		out[i] = memretrieve.Match{ID: ids[all[i].i], Score: float32(all[i].s)}
+	}
+	return out
+}
+
+func exactDot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// sameTopK reports whether got lists the ids of want in order, allowing two
+// results to trade places only when their exact scores tie at float32
+// precision (differ by less than 1e-6).
+func sameTopK(got, want []memretrieve.Match, block []float32, dim int, q []float32) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i].ID == want[i].ID {
+			continue
+		}
+		var row int
+		if _, err := fmt.Sscanf(got[i].ID, "doc-%d", &row); err != nil {
+			return false
+		}
+		if math.Abs(exactDot(block[row*dim:(row+1)*dim], q)-float64(want[i].Score)) >= 1e-6 {
+			return false
+		}
+	}
+	return true
+}
+
+// randomUnit fills v with a random direction.
+func randomUnit(rng *rand.Rand, v []float32) {
+	var sum float64
+	for i := range v {
+		x := rng.NormFloat64()
+		v[i] = float32(x)
+		sum += x * x
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * inv)
+	}
+}
+
+// timed runs f and returns how long it took, in nanoseconds.
+func timed(f func() error) (float64, error) {
+	start := time.Now()
+	err := f()
+	return float64(time.Since(start).Nanoseconds()), err
+}
+
+// median of xs (xs is reordered).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}
+
+// percentile of xs, sorted, by nearest rank.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
