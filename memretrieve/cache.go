@@ -84,7 +84,8 @@ func (f *cacheFile) usable(dim int) bool {
 
 // vecCache holds the vectors of one embedder model by content key, backed
 // by append-only files (one per cache folder) when there are folders. It is
-// used by one build at a time; the mutex only makes that safe to rely on.
+// not safe for concurrent use: only index builds use it, and the engine runs
+// one build at a time (Engine.buildMu).
 type vecCache struct {
 	model string
 	log   zerolog.Logger
