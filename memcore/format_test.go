@@ -498,7 +498,7 @@ func TestRoundTrip(t *testing.T) {
 			m := sample(idA)
 			m.Meta.Extra = map[string]any{
 				"float-one":   1.0,
-				"neg-zero":    -0.0,
+				"neg-zero":    math.Copysign(0, -1),
 				"big":         1e300,
 				"specials":    []any{math.Inf(1), math.Inf(-1), math.NaN(), 1e21, 5e-324},
 				"int":         -7,

@@ -372,15 +372,6 @@ func hashVector(text string, dims int, task string) []float32 {
 	return v
 }
 
-func isZero(v []float32) bool {
-	for _, x := range v {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func norm(v []float32) float64 {
 	var s float64
 	for _, x := range v {

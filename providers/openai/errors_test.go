@@ -182,42 +182,32 @@ func TestTransportFailures(t *testing.T) {
 		}
 	})
 
-	t.Run("connection closed mid-body", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			conn, buf, err := w.(http.Hijacker).Hijack()
+	// The server hijacks the connection, writes reply (perhaps nothing) and
+	// closes it: the reply is cut off mid-body, or never starts.
+	for _, tc := range []struct{ name, reply string }{
+		{"connection closed mid-body", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"object\": \"list\", \"data\": ["},
+		{"connection closed before the answer", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				conn, buf, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					return
+				}
+				defer conn.Close()
+				_, _ = buf.WriteString(tc.reply)
+				_ = buf.Flush()
+			}))
+			defer srv.Close()
+			c, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "m", EmbeddingModel: "e"})
 			if err != nil {
-				return
+				t.Fatal(err)
 			}
-			defer conn.Close()
-			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"object\": \"list\", \"data\": [")
-			_ = buf.Flush()
-		}))
-		defer srv.Close()
-		c, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "m", EmbeddingModel: "e"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range calls {
-			checkKind(t, op.do(t.Context(), c), memcore.ErrUnavailable)
-		}
-	})
-
-	t.Run("connection closed before the answer", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				_ = conn.Close()
+			for _, op := range calls {
+				checkKind(t, op.do(t.Context(), c), memcore.ErrUnavailable)
 			}
-		}))
-		defer srv.Close()
-		c, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "m", EmbeddingModel: "e"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range calls {
-			checkKind(t, op.do(t.Context(), c), memcore.ErrUnavailable)
-		}
-	})
+		})
+	}
 
 	t.Run("HTTP client timeout", func(t *testing.T) {
 		s := newAPIServer(t, "")
