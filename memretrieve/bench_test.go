@@ -14,22 +14,22 @@ import (
 
 const benchDim = 1536
 
-// benchIndexes caches the big random indexes across benchmarks.
-var benchIndexes sync.Map
+// benchFlatIndexes caches the big random indexes across benchmarks.
+var benchFlatIndexes sync.Map
 
-func benchIndex(n int) *index {
-	if x, ok := benchIndexes.Load(n); ok {
-		return x.(*index)
+func benchFlatIndex(n int) *flatIndex {
+	if x, ok := benchFlatIndexes.Load(n); ok {
+		return x.(*flatIndex)
 	}
 	r := rand.New(rand.NewPCG(uint64(n), 99))
-	x := &index{dim: benchDim, ids: make([]string, n), vecs: make([]float32, n*benchDim)}
+	x := &flatIndex{dim: benchDim, ids: make([]string, n), vecs: make([]float32, n*benchDim)}
 	for i := range x.vecs {
 		x.vecs[i] = float32(r.Float64()*2 - 1)
 	}
 	for i := range n {
 		normalize(x.vecs[i*benchDim : (i+1)*benchDim])
 	}
-	benchIndexes.Store(n, x)
+	benchFlatIndexes.Store(n, x)
 	return x
 }
 
@@ -37,7 +37,7 @@ func benchIndex(n int) *index {
 // dimensions, with the default parallelism and on one goroutine.
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
-		x := benchIndex(n)
+		x := benchFlatIndex(n)
 		q := randomUnit(rand.New(rand.NewPCG(1, 1)), benchDim)
 		for _, par := range []int{runtime.GOMAXPROCS(0), 1} {
 			b.Run(fmt.Sprintf("n=%d/par=%d", n, par), func(b *testing.B) {
@@ -55,7 +55,7 @@ func BenchmarkSearch(b *testing.B) {
 // scored in one pass.
 func BenchmarkSearchFiveQueries(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		x := benchIndex(n)
+		x := benchFlatIndex(n)
 		r := rand.New(rand.NewPCG(2, 2))
 		qs := make([][]float32, 5)
 		for i := range qs {
@@ -86,7 +86,7 @@ var sink float32
 // with the plain loop and with the unrolled one the index uses.
 func BenchmarkScanFloor(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		x := benchIndex(n)
+		x := benchFlatIndex(n)
 		q := randomUnit(rand.New(rand.NewPCG(1, 1)), benchDim)
 		for _, f := range []struct {
 			name string

@@ -95,7 +95,7 @@ func (e *Engine) build(ctx context.Context) error {
 		return embedErr
 	}
 	dim := c.dim
-	idx := &index{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
+	idx := &flatIndex{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
 	live := make(map[contentKey]struct{}, len(items))
 	for _, it := range items {
 		live[it.key] = struct{}{}

@@ -71,7 +71,7 @@ type Engine struct {
 type snapshot struct {
 	gen   uint64
 	graph *memcore.Graph
-	idx   *index
+	idx   *flatIndex
 }
 
 // NewEngine returns an engine over store that embeds with embedder and asks

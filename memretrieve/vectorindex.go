@@ -15,8 +15,8 @@ var ErrDimension = errors.New("memretrieve: vector dimension mismatch")
 // — cosine similarity — with a bounded heap per query, large indexes split
 // across goroutines. It is immutable and safe for concurrent use.
 type Index struct {
-	x   *index
-	par int
+	flat *flatIndex
+	par  int
 }
 
 // Match is one search result.
@@ -46,25 +46,25 @@ func NewIndex(ids []string, vectors [][]float32, opts ...Option) (*Index, error)
 	if len(vectors) > 0 && dim == 0 {
 		return nil, fmt.Errorf("memretrieve: new index: %w: vectors are empty", ErrDimension)
 	}
-	x := &index{dim: dim, ids: append([]string(nil), ids...), vecs: make([]float32, len(vectors)*dim)}
+	flat := &flatIndex{dim: dim, ids: append([]string(nil), ids...), vecs: make([]float32, len(vectors)*dim)}
 	for i, v := range vectors {
 		if len(v) != dim {
 			return nil, fmt.Errorf("memretrieve: new index: %w: vector %d (%s) has %d values, vector 0 has %d", ErrDimension, i, ids[i], len(v), dim)
 		}
-		row := x.vecs[i*dim : (i+1)*dim]
+		row := flat.vecs[i*dim : (i+1)*dim]
 		copy(row, v)
 		if !normalize(row) {
 			return nil, fmt.Errorf("memretrieve: new index: vector %d (%s) is zero or not finite", i, ids[i])
 		}
 	}
-	return &Index{x: x, par: o.parallelism}, nil
+	return &Index{flat: flat, par: o.parallelism}, nil
 }
 
 // Len is the number of vectors.
-func (ix *Index) Len() int { return ix.x.len() }
+func (ix *Index) Len() int { return ix.flat.len() }
 
 // Dim is the length of the vectors (0 for an empty index).
-func (ix *Index) Dim() int { return ix.x.dim }
+func (ix *Index) Dim() int { return ix.flat.dim }
 
 // Search returns the k best matches for query, best first; fewer when the
 // index holds fewer than k vectors. Ties are broken by insertion order. The
@@ -83,20 +83,20 @@ func (ix *Index) Search(query []float32, k int) ([]Match, error) {
 func (ix *Index) SearchBatch(queries [][]float32, k int) ([][]Match, error) {
 	qs := make([][]float32, len(queries))
 	for i, q := range queries {
-		if ix.Len() > 0 && len(q) != ix.x.dim {
-			return nil, fmt.Errorf("memretrieve: search: %w: query %d has %d values, the index %d", ErrDimension, i, len(q), ix.x.dim)
+		if ix.Len() > 0 && len(q) != ix.flat.dim {
+			return nil, fmt.Errorf("memretrieve: search: %w: query %d has %d values, the index %d", ErrDimension, i, len(q), ix.flat.dim)
 		}
 		qs[i] = append([]float32(nil), q...)
 		if !normalize(qs[i]) {
 			return nil, fmt.Errorf("memretrieve: search: query %d is zero or not finite", i)
 		}
 	}
-	hits := ix.x.search(qs, k, ix.par)
+	hits := ix.flat.search(qs, k, ix.par)
 	out := make([][]Match, len(hits))
 	for i, hs := range hits {
 		out[i] = make([]Match, len(hs))
 		for j, h := range hs {
-			out[i][j] = Match{ID: ix.x.ids[h.row], Score: h.score}
+			out[i][j] = Match{ID: ix.flat.ids[h.row], Score: h.score}
 		}
 	}
 	return out, nil

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// randomIndex returns an index of n unit vectors of dim values; every
+// randomFlatIndex returns a flat index of n unit vectors of dim values; every
 // seventh row repeats an earlier one, so ties are exercised.
-func randomIndex(r *rand.Rand, n, dim int) *index {
-	x := &index{dim: dim, ids: make([]string, n), vecs: make([]float32, n*dim)}
+func randomFlatIndex(r *rand.Rand, n, dim int) *flatIndex {
+	x := &flatIndex{dim: dim, ids: make([]string, n), vecs: make([]float32, n*dim)}
 	for i := range n {
 		row := x.vecs[i*dim : (i+1)*dim]
 		if i%7 == 6 {
@@ -37,7 +37,7 @@ func randomUnit(r *rand.Rand, dim int) []float32 {
 }
 
 // bruteForce scores every row and sorts: the reference for search.
-func bruteForce(x *index, q []float32, k int) []hit {
+func bruteForce(x *flatIndex, q []float32, k int) []hit {
 	all := make([]hit, x.len())
 	for i := range all {
 		all[i] = hit{row: i, score: dot(x.vecs[i*x.dim:(i+1)*x.dim], q)}
@@ -51,7 +51,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 	// 2100 rows of 128 values are enough to take the parallel path.
 	for _, n := range []int{0, 1, 5, 100, 2100} {
 		for _, dim := range []int{3, 128} {
-			x := randomIndex(r, n, dim)
+			x := randomFlatIndex(r, n, dim)
 			for _, k := range []int{1, 10, n + 5} {
 				for _, par := range []int{1, 4} {
 					queries := [][]float32{randomUnit(r, dim), randomUnit(r, dim), randomUnit(r, dim)}

@@ -7,10 +7,12 @@ import (
 	"sync"
 )
 
-// index is an immutable set of unit vectors in one contiguous block: row i
-// is vecs[i*dim:(i+1)*dim] and belongs to the memory ids[i]. Searches read
-// it without locks; a rebuild makes a new one.
-type index struct {
+// flatIndex is an exact nearest-neighbour index with no structure beyond a
+// flat list of rows, every one of which a search scores: an immutable set of
+// unit vectors in one contiguous block, where row i is vecs[i*dim:(i+1)*dim]
+// and belongs to ids[i] (a memory id, for the engine). Searches read it
+// without locks; a rebuild makes a new one. [Index] is its exported face.
+type flatIndex struct {
 	dim  int
 	ids  []string
 	vecs []float32
@@ -36,7 +38,7 @@ func worse(a, b hit) bool {
 const parallelMinFloats = 1 << 18
 
 // len is the number of rows.
-func (x *index) len() int {
+func (x *flatIndex) len() int {
 	if x == nil {
 		return 0
 	}
@@ -48,7 +50,7 @@ func (x *index) len() int {
 // each row is read from memory once however many queries there are. Large
 // indexes are scanned by up to par goroutines, each over its own stretch of
 // rows with its own heaps, merged at the end.
-func (x *index) search(queries [][]float32, k, par int) [][]hit {
+func (x *flatIndex) search(queries [][]float32, k, par int) [][]hit {
 	n := x.len()
 	out := make([][]hit, len(queries))
 	if n == 0 || k < 1 || len(queries) == 0 {
@@ -96,7 +98,7 @@ func (x *index) search(queries [][]float32, k, par int) [][]hit {
 
 // scan scores rows lo..hi-1 against every query, offering each score to
 // that query's heap.
-func (x *index) scan(queries [][]float32, lo, hi int, heaps []topK) {
+func (x *flatIndex) scan(queries [][]float32, lo, hi int, heaps []topK) {
 	dim := x.dim
 	if len(queries) == 1 {
 		q, h := queries[0][:dim], &heaps[0]
