@@ -11,6 +11,9 @@ import (
 	"github.com/forgemem/forgemem/memcore"
 )
 
+// buildCallLimit bounds one Embed call of an index build.
+const buildCallLimit = 2 * time.Minute
+
 // item is one memory of a build with the text embedded for it.
 type item struct {
 	m   *memcore.MemoryFile
@@ -154,7 +157,7 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 		}
 		var vecs [][]float32
 		err := memcore.Retry(ctx, memcore.RetryPolicy{}, func(ctx context.Context) error {
-			cctx, cancel := context.WithTimeout(ctx, e.opt.buildCallLimit)
+			cctx, cancel := context.WithTimeout(ctx, buildCallLimit)
 			defer cancel()
 			v, err := callWithin(cctx, func(ctx context.Context) ([][]float32, error) {
 				return e.embedder.Embed(ctx, texts)

@@ -63,7 +63,7 @@ func (s *listStore) ListByScope(ctx context.Context, scope memcore.Scope) ([]*me
 
 // warmEngine builds an engine over store with a fresh fake embedder and
 // returns it with the number of texts it embedded.
-func warmEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, opts ...Option) *Engine {
+func warmEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, opts ...EngineOption) *Engine {
 	t.Helper()
 	e := newEngine(t, store, emb, nil, identityConfig(), opts...)
 	rebuild(t, e)

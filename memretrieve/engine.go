@@ -32,7 +32,7 @@ type Engine struct {
 	embedder memcore.Embedder
 	llm      memcore.LLMProvider
 	cfg      Config
-	opt      options
+	opt      engineOptions
 	log      zerolog.Logger
 	enabled  bool
 	// cacheDirs maps each scope to its embedding cache folder.
@@ -85,16 +85,16 @@ type snapshot struct {
 // [Engine.Enabled] is false, Start, TriggerRebuild and Rebuild do nothing,
 // and Retrieve returns empty results. Retrieval is optional; the agent works
 // without it.
-func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, cfg Config, opts ...Option) (*Engine, error) {
+func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, cfg Config, opts ...EngineOption) (*Engine, error) {
 	if store == nil {
 		return nil, fmt.Errorf("memretrieve: new engine: %w", ErrNoStore)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	o := defaultOptions()
+	o := defaultEngineOptions()
 	for _, opt := range opts {
-		opt(&o)
+		opt.applyEngine(&o)
 	}
 	e := &Engine{
 		store:    store,

@@ -142,7 +142,7 @@ func identityConfig() Config {
 }
 
 // newEngine builds an engine or fails the test.
-func newEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, llm memcore.LLMProvider, cfg Config, opts ...Option) *Engine {
+func newEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, llm memcore.LLMProvider, cfg Config, opts ...EngineOption) *Engine {
 	t.Helper()
 	e, err := NewEngine(store, emb, llm, cfg, opts...)
 	if err != nil {

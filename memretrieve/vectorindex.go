@@ -29,15 +29,15 @@ type Match struct {
 // NewIndex copies vectors, scaled to unit length, into one block; ids[i]
 // names vectors[i]. Every vector must have the same, non-zero length (an
 // error wrapping [ErrDimension] otherwise) and be finite and not all zero.
-// Of the options only [WithParallelism] applies: how many goroutines one
-// search may use (default runtime.GOMAXPROCS(0)).
-func NewIndex(ids []string, vectors [][]float32, opts ...Option) (*Index, error) {
+// [WithParallelism] sets how many goroutines one search may use (default
+// runtime.GOMAXPROCS(0)).
+func NewIndex(ids []string, vectors [][]float32, opts ...IndexOption) (*Index, error) {
 	if len(ids) != len(vectors) {
 		return nil, fmt.Errorf("memretrieve: new index: %d ids for %d vectors", len(ids), len(vectors))
 	}
-	o := defaultOptions()
+	o := defaultIndexOptions()
 	for _, opt := range opts {
-		opt(&o)
+		opt.applyIndex(&o)
 	}
 	dim := 0
 	if len(vectors) > 0 {
