@@ -82,13 +82,15 @@ func DefaultConfig() Config {
 	}
 }
 
-// ErrInvalidConfig is wrapped by every error [Config.Validate] and
-// [NewEngine] return for settings out of range.
+// ErrInvalidConfig is wrapped by every error [Config.Validate],
+// [NewEngine] and [NewIndex] return for settings or options out of range.
 var ErrInvalidConfig = errors.New("invalid retrieval config")
 
-// FieldError is one bad field of a [Config].
+// FieldError is one bad field of a [Config], or one option given a value
+// out of range.
 type FieldError struct {
-	// Field is the Config field name, for example "TopK".
+	// Field is the Config field, for example "TopK", or the option, for
+	// example "WithParallelism".
 	Field string
 	// Value is the rejected value.
 	Value any
@@ -96,49 +98,75 @@ type FieldError struct {
 	Want string
 }
 
-// ConfigError lists every bad field of a [Config]. It matches
-// [ErrInvalidConfig] with errors.Is.
+// ConfigError lists every bad field of a [Config] and every option given a
+// value out of range, Config fields first, then options in the order they
+// were passed. It matches [ErrInvalidConfig] with errors.Is.
 type ConfigError struct {
 	Fields []FieldError
 }
 
-// Error implements error.
+// Error implements error. It names each bad field or option, its value and
+// the values it accepts.
 func (e *ConfigError) Error() string {
 	parts := make([]string, len(e.Fields))
+	configField := false
 	for i, f := range e.Fields {
 		format := "%s is %v, want %s"
 		if _, ok := f.Value.(HypothesisMode); ok {
 			format = "%s is %q, want %s"
 		}
 		parts[i] = fmt.Sprintf(format, f.Field, f.Value, f.Want)
+		configField = configField || !isOptionName(f.Field)
 	}
-	return fmt.Sprintf("memretrieve: %v: %s (start from memretrieve.DefaultConfig() and change only what you need)",
-		ErrInvalidConfig, strings.Join(parts, "; "))
+	msg := fmt.Sprintf("memretrieve: %v: %s", ErrInvalidConfig, strings.Join(parts, "; "))
+	if configField {
+		msg += " (start from memretrieve.DefaultConfig() and change only what you need)"
+	}
+	return msg
 }
+
+// isOptionName reports whether a FieldError names an option rather than a
+// Config field: options are named With…, Config fields never are.
+func isOptionName(field string) bool { return strings.HasPrefix(field, "With") }
 
 // Unwrap returns [ErrInvalidConfig].
 func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
+// fieldErrors collects the bad fields and options of one constructor call.
+type fieldErrors []FieldError
+
+// check records field (a Config field or an option) as bad unless ok, and
+// returns ok.
+func (b *fieldErrors) check(ok bool, field string, value any, want string) bool {
+	if !ok {
+		*b = append(*b, FieldError{Field: field, Value: value, Want: want})
+	}
+	return ok
+}
+
+// err returns the *ConfigError listing b, or nil when b is empty.
+func (b fieldErrors) err() error {
+	if len(b) == 0 {
+		return nil
+	}
+	return &ConfigError{Fields: b}
+}
+
 // Validate reports every field of c that is out of range as a
 // *[ConfigError] (which wraps [ErrInvalidConfig]), or nil.
-func (c Config) Validate() error {
-	var bad []FieldError
-	check := func(ok bool, field string, value any, want string) {
-		if !ok {
-			bad = append(bad, FieldError{Field: field, Value: value, Want: want})
-		}
-	}
-	check(c.Mode.Valid(), "Mode", c.Mode, `"llm" or "identity"`)
-	check(c.HypothesisCount >= 1 && c.HypothesisCount <= 10, "HypothesisCount", c.HypothesisCount, "1–10")
-	check(c.TopK >= 1 && c.TopK <= 100, "TopK", c.TopK, "1–100")
-	check(c.HopDepth >= 0 && c.HopDepth <= 3, "HopDepth", c.HopDepth, "0–3")
-	check(c.MaxMemories >= 1 && c.MaxMemories <= 1000, "MaxMemories", c.MaxMemories, "1–1000")
-	check(!math.IsNaN(c.MinScore) && c.MinScore >= -1 && c.MinScore <= 1, "MinScore", c.MinScore, "-1–1")
-	check(c.InjectionTokenBudget >= 1, "InjectionTokenBudget", c.InjectionTokenBudget, "at least 1")
-	check(c.WindowTokenBudget >= 1 && c.WindowTokenBudget <= 1_000_000, "WindowTokenBudget", c.WindowTokenBudget, "1–1000000")
-	check(c.Timeout > 0, "Timeout", c.Timeout, "more than 0")
-	if len(bad) > 0 {
-		return &ConfigError{Fields: bad}
-	}
-	return nil
+func (c Config) Validate() error { return c.check().err() }
+
+// check lists the fields of c that are out of range.
+func (c Config) check() fieldErrors {
+	var bad fieldErrors
+	bad.check(c.Mode.Valid(), "Mode", c.Mode, `"llm" or "identity"`)
+	bad.check(c.HypothesisCount >= 1 && c.HypothesisCount <= 10, "HypothesisCount", c.HypothesisCount, "1–10")
+	bad.check(c.TopK >= 1 && c.TopK <= 100, "TopK", c.TopK, "1–100")
+	bad.check(c.HopDepth >= 0 && c.HopDepth <= 3, "HopDepth", c.HopDepth, "0–3")
+	bad.check(c.MaxMemories >= 1 && c.MaxMemories <= 1000, "MaxMemories", c.MaxMemories, "1–1000")
+	bad.check(!math.IsNaN(c.MinScore) && c.MinScore >= -1 && c.MinScore <= 1, "MinScore", c.MinScore, "-1–1")
+	bad.check(c.InjectionTokenBudget >= 1, "InjectionTokenBudget", c.InjectionTokenBudget, "at least 1")
+	bad.check(c.WindowTokenBudget >= 1 && c.WindowTokenBudget <= 1_000_000, "WindowTokenBudget", c.WindowTokenBudget, "1–1000000")
+	bad.check(c.Timeout > 0, "Timeout", c.Timeout, "more than 0")
+	return bad
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
@@ -77,8 +78,10 @@ type snapshot struct {
 // NewEngine returns an engine over store that embeds with embedder and asks
 // hypothesis for hypotheses (unused, and may be nil, in ModeIdentity).
 //
-// cfg must pass [Config.Validate]; start from [DefaultConfig]. A nil store
-// is an error wrapping [ErrNoStore].
+// cfg must pass [Config.Validate]; start from [DefaultConfig]. Every field
+// of cfg out of range and every option given a value out of range is
+// reported, together, in one *[ConfigError] wrapping [ErrInvalidConfig]. A
+// nil store is an error wrapping [ErrNoStore]. Nil options are ignored.
 //
 // Without an embedder, or without a hypothesis provider in ModeLLM, the
 // engine is disabled: NewEngine logs one warning saying what is missing,
@@ -89,12 +92,14 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 	if store == nil {
 		return nil, fmt.Errorf("memretrieve: new engine: %w", ErrNoStore)
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	o := defaultEngineOptions()
 	for _, opt := range opts {
-		opt.applyEngine(&o)
+		if opt != nil {
+			opt.applyEngine(&o)
+		}
+	}
+	if err := append(cfg.check(), o.bad...).err(); err != nil {
+		return nil, err
 	}
 	e := &Engine{
 		store:    store,
@@ -241,7 +246,7 @@ func (e *Engine) loop(ctx context.Context) {
 			return
 		case <-e.kick:
 		case <-retryC:
-			delay = min(2*delay, 16*e.opt.retryDelay)
+			delay = nextRetryDelay(delay, e.opt.retryDelay)
 		}
 		if retry != nil {
 			retry.Stop()
@@ -251,6 +256,23 @@ func (e *Engine) loop(ctx context.Context) {
 			delay = e.opt.retryDelay
 		}
 	}
+}
+
+// maxRetryFactor bounds the retry delay at this many times its first value.
+const maxRetryFactor = 16
+
+// nextRetryDelay returns the wait after one more incomplete build: twice d,
+// at most maxRetryFactor times base, and never past the largest Duration
+// however large base is.
+func nextRetryDelay(d, base time.Duration) time.Duration {
+	limit := time.Duration(math.MaxInt64)
+	if base <= limit/maxRetryFactor {
+		limit = base * maxRetryFactor
+	}
+	if d > limit/2 {
+		return limit
+	}
+	return 2 * d
 }
 
 // background runs one build for the loop and reports whether it should be

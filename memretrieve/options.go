@@ -1,7 +1,6 @@
 package memretrieve
 
 import (
-	"fmt"
 	"runtime"
 	"time"
 
@@ -29,6 +28,9 @@ type Option interface {
 // index searches the same way.
 type indexOptions struct {
 	parallelism int
+	// bad lists the options given values out of range, in the order they
+	// were applied; the constructor returns them as a *ConfigError.
+	bad fieldErrors
 }
 
 func defaultIndexOptions() indexOptions {
@@ -84,41 +86,49 @@ func WithCacheDir(dir string) EngineOption {
 }
 
 // WithEmbedBatch sets how many memory texts an index build sends in one
-// Embed call; the default is 256. It panics if n < 1.
+// Embed call: at least 1; the default is 256. With n < 1, [NewEngine]
+// returns an error wrapping [ErrInvalidConfig].
 func WithEmbedBatch(n int) EngineOption {
-	if n < 1 {
-		panic(fmt.Sprintf("memretrieve: WithEmbedBatch: batch size must be at least 1, got %d", n))
-	}
-	return engineOption(func(o *engineOptions) { o.embedBatch = n })
+	return engineOption(func(o *engineOptions) {
+		if o.bad.check(n >= 1, "WithEmbedBatch", n, "at least 1") {
+			o.embedBatch = n
+		}
+	})
 }
 
 // WithTurnCacheSize sets how many turns' results are kept for reuse (least
-// recently used dropped first); the default is 64, and 0 turns the per-turn
-// cache off. It panics if n < 0.
+// recently used dropped first): at least 0; the default is 64, and 0 turns
+// the per-turn cache off. With n < 0, [NewEngine] returns an error wrapping
+// [ErrInvalidConfig].
 func WithTurnCacheSize(n int) EngineOption {
-	if n < 0 {
-		panic(fmt.Sprintf("memretrieve: WithTurnCacheSize: size must not be negative, got %d", n))
-	}
-	return engineOption(func(o *engineOptions) { o.turnCacheSize = n })
+	return engineOption(func(o *engineOptions) {
+		if o.bad.check(n >= 0, "WithTurnCacheSize", n, "at least 0") {
+			o.turnCacheSize = n
+		}
+	})
 }
 
 // WithParallelism sets how many goroutines a search over a large index
-// uses, for an [Engine] and an [Index] alike; the default is
-// runtime.GOMAXPROCS(0). It panics if n < 1.
+// uses, for an [Engine] and an [Index] alike: at least 1; the default is
+// runtime.GOMAXPROCS(0). With n < 1, [NewEngine] and [NewIndex] return an
+// error wrapping [ErrInvalidConfig].
 func WithParallelism(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("memretrieve: WithParallelism: need at least 1 goroutine, got %d", n))
-	}
-	return sharedOption(func(o *indexOptions) { o.parallelism = n })
+	return sharedOption(func(o *indexOptions) {
+		if o.bad.check(n >= 1, "WithParallelism", n, "at least 1") {
+			o.parallelism = n
+		}
+	})
 }
 
 // WithRetryDelay sets how long the engine waits before rebuilding again
-// after a build that could not embed every memory (the embedder failed);
-// each further incomplete build doubles the wait, up to 16 times d. The
-// default is 30s. It panics if d ≤ 0.
+// after a build that could not embed every memory (the embedder failed):
+// more than 0; the default is 30s. Each further incomplete build doubles
+// the wait, up to 16 times d (or the largest Duration). With d ≤ 0, [NewEngine] returns an error
+// wrapping [ErrInvalidConfig].
 func WithRetryDelay(d time.Duration) EngineOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("memretrieve: WithRetryDelay: delay must be positive, got %v", d))
-	}
-	return engineOption(func(o *engineOptions) { o.retryDelay = d })
+	return engineOption(func(o *engineOptions) {
+		if o.bad.check(d > 0, "WithRetryDelay", d, "more than 0") {
+			o.retryDelay = d
+		}
+	})
 }

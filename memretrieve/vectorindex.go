@@ -30,14 +30,20 @@ type Match struct {
 // names vectors[i]. Every vector must have the same, non-zero length (an
 // error wrapping [ErrDimension] otherwise) and be finite and not all zero.
 // [WithParallelism] sets how many goroutines one search may use (default
-// runtime.GOMAXPROCS(0)).
+// runtime.GOMAXPROCS(0)); an option out of range is a *[ConfigError]
+// wrapping [ErrInvalidConfig]. Nil options are ignored.
 func NewIndex(ids []string, vectors [][]float32, opts ...IndexOption) (*Index, error) {
-	if len(ids) != len(vectors) {
-		return nil, fmt.Errorf("memretrieve: new index: %d ids for %d vectors", len(ids), len(vectors))
-	}
 	o := defaultIndexOptions()
 	for _, opt := range opts {
-		opt.applyIndex(&o)
+		if opt != nil {
+			opt.applyIndex(&o)
+		}
+	}
+	if err := o.bad.err(); err != nil {
+		return nil, err
+	}
+	if len(ids) != len(vectors) {
+		return nil, fmt.Errorf("memretrieve: new index: %d ids for %d vectors", len(ids), len(vectors))
 	}
 	dim := 0
 	if len(vectors) > 0 {
