@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -347,161 +346,11 @@ func (e *Engine) Retrieve(ctx context.Context, turnID string, window []memcore.M
 // waiting for another call's computation of the same turn.
 var testHookTurnWait func()
 
+// currentGen returns the generation of the published index, 0 before the
+// first.
 func (e *Engine) currentGen() uint64 {
 	if s := e.snap.Load(); s != nil {
 		return s.gen
 	}
 	return 0
-}
-
-// compute runs the retrieval of one turn within ctx and returns its result
-// with the generation of the index it used (0 for none).
-func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Message) (*Result, uint64) {
-	start := time.Now()
-	// gen is the generation the result stands for: the index it used, or
-	// the current one when it failed before needing an index.
-	gen := e.currentGen()
-	skip := func(reason string, err error) (*Result, uint64) {
-		e.log.Debug().Err(err).Str("turn", turnID).Dur("elapsed", time.Since(start)).
-			Msg("memretrieve: no memories for this turn: " + reason)
-		return &Result{}, gen
-	}
-	win := memcore.CapWindow(memcore.StripToolContent(window), e.cfg.WindowTokenBudget)
-	if len(win) == 0 {
-		return &Result{}, gen
-	}
-
-	var queries []string
-	if e.cfg.Mode == ModeIdentity {
-		queries = []string{windowText(win)}
-	} else {
-		req, llm := hypothesisRequest(e.cfg, win), e.llm
-		resp, err := callWithin(ctx, func(ctx context.Context) (*memcore.CompletionResponse, error) {
-			return llm.Complete(ctx, req)
-		})
-		if err == nil && resp == nil {
-			err = fmt.Errorf("%w: nil response", memcore.ErrInvalidResponse)
-		}
-		if err != nil {
-			return skip("the hypothesis model failed", err)
-		}
-		if queries = parseHypotheses(resp.Text, e.cfg.HypothesisCount); len(queries) == 0 {
-			return skip("the hypothesis model's reply holds no hypotheses", nil)
-		}
-	}
-
-	emb := e.embedder
-	vecs, err := callWithin(ctx, func(ctx context.Context) ([][]float32, error) {
-		return emb.Embed(ctx, queries)
-	})
-	if err == nil && len(vecs) != len(queries) {
-		err = fmt.Errorf("%w: %d vectors for %d texts", memcore.ErrInvalidResponse, len(vecs), len(queries))
-	}
-	if err != nil {
-		return skip("the embedder failed", err)
-	}
-	qs := make([][]float32, 0, len(vecs))
-	for _, v := range vecs {
-		v = append([]float32(nil), v...)
-		if normalize(v) {
-			qs = append(qs, v)
-		}
-	}
-	if len(qs) == 0 {
-		return skip("the embedder returned no usable vectors", nil)
-	}
-	e.dimSeen.Store(int64(len(qs[0])))
-
-	snap := e.snapshotWithin(ctx)
-	if snap == nil {
-		// Recomputed once an index exists.
-		gen = 0
-		if err := ctx.Err(); err != nil {
-			return skip("the index is not built yet", err)
-		}
-		return skip("there is no index (Start was not called, or the first build failed)", nil)
-	}
-	gen = snap.gen
-	if snap.idx.len() == 0 {
-		return &Result{}, gen
-	}
-	for _, q := range qs {
-		if len(q) != snap.idx.dim {
-			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.dim).
-				Msg("memretrieve: the embedder's vectors changed dimension; rebuilding the index")
-			e.TriggerRebuild()
-			return skip("query and index dimensions differ", nil)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return skip("out of time before the search", err)
-	}
-	hits := snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism)
-	recs := e.choose(snap, hits)
-	if len(recs) == 0 {
-		return &Result{}, gen
-	}
-	text, kept := newRenderer(snap.graph, recs).inject(e.cfg.InjectionTokenBudget)
-	res := &Result{Injection: text, Omitted: len(recs) - kept}
-	if kept > 0 {
-		res.Memories = recs[:kept:kept]
-	}
-	return res, gen
-}
-
-// snapshotWithin returns the current index, waiting for the initial build
-// while ctx lasts if the engine was started and none is published yet —
-// unless an earlier turn already waited in vain.
-func (e *Engine) snapshotWithin(ctx context.Context) *snapshot {
-	if s := e.snap.Load(); s != nil {
-		return s
-	}
-	e.mu.Lock()
-	started := e.started
-	e.mu.Unlock()
-	if !started {
-		return nil
-	}
-	if e.stopWaiting.Load() {
-		return nil
-	}
-	select {
-	case <-e.ready:
-		return e.snap.Load()
-	case <-ctx.Done():
-		// The build takes longer than a turn's budget (a cold cache, a slow
-		// embedder): later turns go without memories at once rather than
-		// each waiting out its budget.
-		e.stopWaiting.Store(true)
-		return nil
-	}
-}
-
-// callWithin calls f with ctx and returns its result, or ctx's error as soon
-// as ctx ends even if f has not returned: a provider that ignores its
-// context cannot hold the turn past its budget (its goroutine is left to
-// finish on its own). A panic in f is returned as an error.
-func callWithin[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	type outcome struct {
-		v   T
-		err error
-	}
-	ch := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		defer func() {
-			if p := recover(); p != nil {
-				o.err = fmt.Errorf("memretrieve: provider panicked: %v\n%s", p, debug.Stack())
-			}
-			ch <- o
-		}()
-		o.v, o.err = f(ctx)
-	}()
-	select {
-	case o := <-ch:
-		return o.v, o.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
 }

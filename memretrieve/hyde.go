@@ -1,6 +1,7 @@
 package memretrieve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -292,4 +293,24 @@ func cleanHypotheses(hs []string, n int) []string {
 		out = append(out, h)
 	}
 	return out
+}
+
+// hypotheses asks the hypothesis model, in one call, for sentences a memory
+// relevant to the window might contain.
+func (e *Engine) hypotheses(ctx context.Context, win []memcore.Message) ([]string, *skipped) {
+	req, llm := hypothesisRequest(e.cfg, win), e.llm
+	resp, err := callWithin(ctx, func(ctx context.Context) (*memcore.CompletionResponse, error) {
+		return llm.Complete(ctx, req)
+	})
+	if err == nil && resp == nil {
+		err = fmt.Errorf("%w: nil response", memcore.ErrInvalidResponse)
+	}
+	if err != nil {
+		return nil, &skipped{reason: "the hypothesis model failed", err: err}
+	}
+	hs := parseHypotheses(resp.Text, e.cfg.HypothesisCount)
+	if len(hs) == 0 {
+		return nil, &skipped{reason: "the hypothesis model's reply holds no hypotheses"}
+	}
+	return hs, nil
 }

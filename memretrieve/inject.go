@@ -18,6 +18,21 @@ const (
 		"so you can see what changed and when.\n"
 )
 
+// render presents recs, best first, in a Result: the injection block cut to
+// Config.InjectionTokenBudget by dropping whole memories, lowest score
+// first, and the memories it shows.
+func (e *Engine) render(g *memcore.Graph, recs []Recalled) *Result {
+	if len(recs) == 0 {
+		return &Result{}
+	}
+	text, kept := newRenderer(g, recs).inject(e.cfg.InjectionTokenBudget)
+	res := &Result{Injection: text, Omitted: len(recs) - kept}
+	if kept > 0 {
+		res.Memories = recs[:kept:kept]
+	}
+	return res
+}
+
 // renderer turns the recalled memories of a turn into the injection block.
 type renderer struct {
 	graph *memcore.Graph
