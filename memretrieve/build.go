@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"strings"
 	"time"
 
@@ -41,7 +42,27 @@ func (e *Engine) build(ctx context.Context) error {
 	}
 	g := memcore.NewGraph(mems)
 	all := g.Memories()
+	e.prepareCache()
+	items := contentItems(all)
+	embedded, embedErr := e.embedAll(ctx, items)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fp, rows := e.fingerprintOf(all, items)
+	if e.snap.Load() != nil && fp == e.fingerprint {
+		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
+		return embedErr
+	}
+	e.publish(g, items, rows, fp)
+	e.log.Debug().Int("memories", len(all)).Int("indexed", len(rows)).Int("embedded", embedded).
+		Uint64("generation", e.gen).Dur("elapsed", time.Since(start)).Msg("memretrieve: index built")
+	return embedErr
+}
 
+// prepareCache makes e.cache the cache of the embedder's current model,
+// read from its files when it is new, and empties it when the query
+// vectors of a turn showed that the embedder's dimension changed.
+func (e *Engine) prepareCache() {
 	model := e.embedder.Model()
 	if e.cache == nil || e.cache.model != model {
 		if e.cache != nil {
@@ -51,52 +72,64 @@ func (e *Engine) build(ctx context.Context) error {
 		clear(e.unusable)
 		e.cache.refresh()
 	}
-	c := e.cache
-	if d := int(e.dimSeen.Load()); d != 0 && c.dim != 0 && d != c.dim {
-		e.log.Warn().Int("cached", c.dim).Int("now", d).Str("model", model).
-			Msg("memretrieve: the embedder's vectors changed dimension under the same model name; re-embedding every memory (its Model should include the dimension)")
-		c.reset(d)
+	if d := int(e.dimSeen.Load()); d != 0 && e.cache.dim != 0 && d != e.cache.dim {
+		e.dimensionChanged(d)
 	}
+}
 
+// dimensionChanged empties the cache: the embedder's vectors now have dim
+// values, though its Model is the same, so every memory is embedded again.
+func (e *Engine) dimensionChanged(dim int) {
+	e.log.Warn().Int("cached", e.cache.dim).Int("now", dim).Str("model", e.cache.model).
+		Msg("memretrieve: the embedder's vectors changed dimension under the same model name; re-embedding every memory (its Model should include the dimension)")
+	e.cache.reset(dim)
+}
+
+// contentItems pairs every memory that has content with the key of its
+// trimmed text, in order.
+func contentItems(all []*memcore.MemoryFile) []item {
 	items := make([]item, 0, len(all))
 	for _, m := range all {
 		if text := strings.TrimSpace(m.Content); text != "" {
 			items = append(items, item{m: m, key: sha256.Sum256([]byte(text))})
 		}
 	}
+	return items
+}
+
+// embedAll embeds the texts of items that have no cached vector, after
+// reading what other processes appended to the cache files meanwhile. When
+// the embedder's dimension turns out to have changed, the cache is emptied
+// and everything is embedded once more. It returns how many texts were
+// embedded.
+func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 	embedded := 0
-	var embedErr error
 	refreshed := false
-	for attempt := 0; attempt < 2; attempt++ {
+	for range 2 {
 		missing := e.missing(items)
 		if len(missing) > 0 && !refreshed {
-			// Another process may have embedded them meanwhile.
-			c.refresh()
+			e.cache.refresh()
 			refreshed = true
 			missing = e.missing(items)
 		}
 		if len(missing) == 0 {
-			break
+			return embedded, nil
 		}
 		n, reset, err := e.embedMissing(ctx, missing)
 		embedded += n
-		if err != nil {
-			embedErr = err
-			break
-		}
-		if !reset {
-			break
+		if err != nil || !reset {
+			return embedded, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return embedded, nil
+}
 
-	fp, rows := e.fingerprintOf(all, items)
-	if e.snap.Load() != nil && fp == e.fingerprint {
-		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
-		return embedErr
-	}
+// publish swaps in a snapshot of graph g and a new index of the items at
+// rows (those with cached vectors), fingerprinted fp. The cache then
+// shares the index's block, so each vector is held once, and forgets the
+// vectors no memory has any more.
+func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte) {
+	c := e.cache
 	dim := c.dim
 	idx := &flatIndex{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
 	live := make(map[contentKey]struct{}, len(items))
@@ -109,17 +142,12 @@ func (e *Engine) build(ctx context.Context) error {
 		row := idx.vecs[j*dim : (j+1)*dim : (j+1)*dim]
 		copy(row, v)
 		idx.ids[j] = it.m.Meta.ID
-		// The cache now shares the index's block, so the vectors are held
-		// once, not twice.
 		c.vecs[it.key] = row
 	}
 	c.retain(live)
 	e.gen++
 	e.fingerprint = fp
 	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx})
-	e.log.Debug().Int("memories", len(all)).Int("indexed", len(rows)).Int("embedded", embedded).
-		Uint64("generation", e.gen).Dur("elapsed", time.Since(start)).Msg("memretrieve: index built")
-	return embedErr
 }
 
 // missing lists the distinct texts of items that have no usable cached
@@ -132,10 +160,7 @@ func (e *Engine) missing(items []item) []pending {
 			continue
 		}
 		seen[it.key] = true
-		if v, ok := e.cache.get(it.key); ok && len(v) == e.cache.dim {
-			continue
-		}
-		if _, bad := e.unusable[it.key]; bad {
+		if _, bad := e.unusable[it.key]; bad || e.cached(it.key) {
 			continue
 		}
 		out = append(out, pending{key: it.key, text: strings.TrimSpace(it.m.Content), scope: it.m.Meta.Scope})
@@ -148,72 +173,80 @@ func (e *Engine) missing(items []item) []pending {
 // dimension turned out to differ from the cached vectors', which were then
 // dropped (the caller embeds again).
 func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, reset bool, err error) {
-	c := e.cache
 	for start := 0; start < len(missing); start += e.opt.embedBatch {
 		part := missing[start:min(start+e.opt.embedBatch, len(missing))]
-		texts := make([]string, len(part))
-		for i, p := range part {
-			texts[i] = p.text
-		}
-		var vecs [][]float32
-		err := memcore.Retry(ctx, memcore.RetryPolicy{}, func(ctx context.Context) error {
-			cctx, cancel := context.WithTimeout(ctx, buildCallLimit)
-			defer cancel()
-			v, err := callWithin(cctx, func(ctx context.Context) ([][]float32, error) {
-				return e.embedder.Embed(ctx, texts)
-			})
-			if err == nil && len(v) != len(texts) {
-				err = fmt.Errorf("%w: %d vectors for %d texts", memcore.ErrInvalidResponse, len(v), len(texts))
-			}
-			vecs = v
-			return err
-		})
-		if err == nil {
-			err = checkDims(vecs)
-		}
+		vecs, err := e.embedBatch(ctx, part)
 		if err != nil {
 			return n, false, fmt.Errorf("memretrieve: build: embed %d of %d missing memories: %w", len(missing)-start, len(missing), err)
 		}
-		dim := len(vecs[0])
-		if c.dim != 0 && c.dim != dim {
-			e.log.Warn().Int("cached", c.dim).Int("now", dim).Str("model", c.model).
-				Msg("memretrieve: the embedder's vectors changed dimension under the same model name; re-embedding every memory (its Model should include the dimension)")
-			c.reset(dim)
+		if dim := len(vecs[0]); e.cache.dim != 0 && e.cache.dim != dim {
+			e.dimensionChanged(dim)
 			return n, true, nil
 		}
-		c.setDim(dim)
-		block := make([]float32, len(vecs)*dim)
-		type group struct {
-			keys []contentKey
-			vecs [][]float32
-		}
-		groups := make(map[memcore.Scope]*group)
-		unusable := 0
-		for i, v := range vecs {
-			row := block[i*dim : (i+1)*dim : (i+1)*dim]
-			copy(row, v)
-			if !normalize(row) {
-				unusable++
-				e.unusable[part[i].key] = struct{}{}
-				continue
-			}
-			gr := groups[part[i].scope]
-			if gr == nil {
-				gr = &group{}
-				groups[part[i].scope] = gr
-			}
-			gr.keys = append(gr.keys, part[i].key)
-			gr.vecs = append(gr.vecs, row)
-		}
-		for s, gr := range groups {
-			c.put(s, gr.keys, gr.vecs)
-		}
+		e.cacheVectors(part, vecs)
 		n += len(part)
-		if unusable > 0 {
-			e.log.Warn().Int("memories", unusable).Msg("memretrieve: the embedder returned zero or non-finite vectors; those memories are not searchable")
-		}
 	}
 	return n, false, nil
+}
+
+// embedBatch embeds the texts of part in one Embed call, retrying
+// transient failures, each attempt within buildCallLimit. The vectors it
+// returns, one per text, all have the same dimension, in range.
+func (e *Engine) embedBatch(ctx context.Context, part []pending) ([][]float32, error) {
+	texts := make([]string, len(part))
+	for i, p := range part {
+		texts[i] = p.text
+	}
+	var vecs [][]float32
+	err := memcore.Retry(ctx, memcore.RetryPolicy{}, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, buildCallLimit)
+		defer cancel()
+		var err error
+		vecs, err = embedWithin(cctx, e.embedder, texts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return vecs, checkDims(vecs)
+}
+
+// cacheVectors puts the vectors of part, scaled to unit length, in the
+// cache, which appends each scope's to that scope's file in one write. A
+// text whose vector is zero or not finite is remembered as unusable, so it
+// is not embedded again, and stays out of the index.
+func (e *Engine) cacheVectors(part []pending, vecs [][]float32) {
+	dim := len(vecs[0])
+	e.cache.setDim(dim)
+	block := make([]float32, len(vecs)*dim)
+	type group struct {
+		keys []contentKey
+		vecs [][]float32
+	}
+	groups := make(map[memcore.Scope]*group)
+	unusable := 0
+	for i, v := range vecs {
+		row := block[i*dim : (i+1)*dim : (i+1)*dim]
+		copy(row, v)
+		if !normalize(row) {
+			unusable++
+			e.unusable[part[i].key] = struct{}{}
+			continue
+		}
+		gr := groups[part[i].scope]
+		if gr == nil {
+			gr = &group{}
+			groups[part[i].scope] = gr
+		}
+		gr.keys = append(gr.keys, part[i].key)
+		gr.vecs = append(gr.vecs, row)
+	}
+	for s, gr := range groups {
+		e.cache.put(s, gr.keys, gr.vecs)
+	}
+	if unusable > 0 {
+		e.log.Warn().Int("memories", unusable).Msg("memretrieve: the embedder returned zero or non-finite vectors; those memories are not searchable")
+	}
 }
 
 // checkDims reports vectors that are empty, too long or of different lengths.
@@ -230,53 +263,78 @@ func checkDims(vecs [][]float32) error {
 	return nil
 }
 
-// fingerprintOf hashes what a snapshot depends on — every memory's id,
-// version, links and content key, which of them have vectors, and the
-// dimension — and returns the indexes of the items with vectors.
+// fingerprintOf hashes what a snapshot depends on — the dimension, every
+// memory's place in the graph, and each item's content key and whether it
+// has a vector — and returns the indexes of the items with vectors.
 func (e *Engine) fingerprintOf(all []*memcore.MemoryFile, items []item) ([32]byte, []int) {
-	h := sha256.New()
-	var num [8]byte
-	writeInt := func(v int) {
-		binary.LittleEndian.PutUint64(num[:], uint64(v))
-		h.Write(num[:])
-	}
-	writeStr := func(s string) {
-		writeInt(len(s))
-		h.Write([]byte(s))
-	}
-	writeInt(e.cache.dim)
+	f := fingerprinter{h: sha256.New()}
+	f.int(e.cache.dim)
 	for _, m := range all {
-		writeStr(m.Meta.ID)
-		writeInt(m.Meta.Version)
-		writeStr(string(m.Meta.Scope))
-		writeStr(string(m.Meta.Category))
-		writeStr(m.Meta.CreatedAt.String())
-		if m.Meta.Supersedes != nil {
-			writeStr(*m.Meta.Supersedes)
-		} else {
-			writeStr("")
-		}
-		writeInt(len(m.Meta.Related))
-		for _, r := range m.Meta.Related {
-			writeStr(r.ID)
-			writeStr(string(r.Relationship))
-		}
+		f.memory(m)
 	}
 	var rows []int
 	for i, it := range items {
-		v, ok := e.cache.get(it.key)
-		has := ok && len(v) == e.cache.dim
+		has := e.cached(it.key)
 		if has {
 			rows = append(rows, i)
 		}
-		h.Write(it.key[:])
-		if has {
-			h.Write([]byte{1})
-		} else {
-			h.Write([]byte{0})
-		}
+		f.h.Write(it.key[:])
+		f.bool(has)
 	}
 	var fp [32]byte
-	h.Sum(fp[:0])
+	f.h.Sum(fp[:0])
 	return fp, rows
+}
+
+// cached reports whether the cache holds a vector of the current dimension
+// for key.
+func (e *Engine) cached(key contentKey) bool {
+	v, ok := e.cache.get(key)
+	return ok && len(v) == e.cache.dim
+}
+
+// fingerprinter writes values to a hash so that different sequences of
+// values never write the same bytes: integers in 8 bytes, strings after
+// their length.
+type fingerprinter struct {
+	h   hash.Hash
+	num [8]byte
+}
+
+func (f *fingerprinter) int(v int) {
+	binary.LittleEndian.PutUint64(f.num[:], uint64(v))
+	f.h.Write(f.num[:])
+}
+
+func (f *fingerprinter) str(s string) {
+	f.int(len(s))
+	f.h.Write([]byte(s))
+}
+
+func (f *fingerprinter) bool(b bool) {
+	if b {
+		f.h.Write([]byte{1})
+	} else {
+		f.h.Write([]byte{0})
+	}
+}
+
+// memory writes what the graph and the rendered block take from m besides
+// its content: id, version, scope, category, creation time and links.
+func (f *fingerprinter) memory(m *memcore.MemoryFile) {
+	f.str(m.Meta.ID)
+	f.int(m.Meta.Version)
+	f.str(string(m.Meta.Scope))
+	f.str(string(m.Meta.Category))
+	f.str(m.Meta.CreatedAt.String())
+	if m.Meta.Supersedes != nil {
+		f.str(*m.Meta.Supersedes)
+	} else {
+		f.str("")
+	}
+	f.int(len(m.Meta.Related))
+	for _, r := range m.Meta.Related {
+		f.str(r.ID)
+		f.str(string(r.Relationship))
+	}
 }

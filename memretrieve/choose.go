@@ -2,6 +2,7 @@ package memretrieve
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 
@@ -29,7 +30,17 @@ func derivedScore(s float64, hops int) float64 {
 // added (mapped to their heads), all ordered by score and capped at
 // MaxMemories, each with its history.
 func (e *Engine) choose(snap *snapshot, hits [][]hit) []Recalled {
-	g := snap.graph
+	best := e.searchHits(snap, hits)
+	if e.cfg.HopDepth > 0 {
+		e.expand(snap.graph, best)
+	}
+	return e.ranked(snap.graph, best)
+}
+
+// searchHits credits each search hit scoring at least MinScore to the head
+// of its chain, keeping for each head the best score over all queries, and
+// returns them by head id.
+func (e *Engine) searchHits(snap *snapshot, hits [][]hit) map[string]*Recalled {
 	best := make(map[string]*Recalled)
 	for _, hs := range hits {
 		for _, h := range hs {
@@ -38,7 +49,7 @@ func (e *Engine) choose(snap *snapshot, hits [][]hit) []Recalled {
 				continue
 			}
 			id := snap.idx.ids[h.row]
-			head, ok := g.Head(id)
+			head, ok := snap.graph.Head(id)
 			if !ok {
 				continue
 			}
@@ -47,40 +58,48 @@ func (e *Engine) choose(snap *snapshot, hits [][]hit) []Recalled {
 			}
 		}
 	}
-	found := make([]*Recalled, 0, len(best))
-	for _, r := range best {
-		found = append(found, r)
-	}
-	slices.SortFunc(found, compareRecalled)
+	return best
+}
 
-	if e.cfg.HopDepth > 0 {
-		for _, src := range found {
-			srcID := src.Memory.Meta.ID
-			for _, nb := range g.Neighbors(srcID, e.cfg.HopDepth) {
-				head, ok := g.Head(nb.Memory.Meta.ID)
-				if !ok || head.Meta.ID == srcID {
-					continue
-				}
-				from := nb.From
-				if fh, ok := g.Head(from); ok {
-					from = fh.Meta.ID
-				}
-				c := Recalled{Memory: head, Score: derivedScore(src.Score, nb.Hops), Via: Via{
-					Hops: nb.Hops, Relationship: nb.Relationship, From: from, Incoming: nb.Incoming, Source: srcID,
-				}}
-				cur := best[head.Meta.ID]
-				switch {
-				case cur == nil:
-					best[head.Meta.ID] = &c
-				case cur.Via.Search():
-					// A search hit keeps its own score and reason.
-				case c.Score > cur.Score || (c.Score == cur.Score && c.Via.Hops < cur.Via.Hops):
-					*cur = c
-				}
+// expand adds to best, by head id, the memories within HopDepth related
+// edges of each search hit in it, mapped to their heads and scored below
+// the hit they were reached from. A search hit keeps its own score and
+// reason; a memory reached from several hits keeps the best score, then
+// the fewest hops.
+func (e *Engine) expand(g *memcore.Graph, best map[string]*Recalled) {
+	// Best hit first, so that equal claims are settled the same way every
+	// time.
+	found := slices.SortedFunc(maps.Values(best), compareRecalled)
+	for _, src := range found {
+		srcID := src.Memory.Meta.ID
+		for _, nb := range g.Neighbors(srcID, e.cfg.HopDepth) {
+			head, ok := g.Head(nb.Memory.Meta.ID)
+			if !ok || head.Meta.ID == srcID {
+				continue
+			}
+			from := nb.From
+			if fh, ok := g.Head(from); ok {
+				from = fh.Meta.ID
+			}
+			c := Recalled{Memory: head, Score: derivedScore(src.Score, nb.Hops), Via: Via{
+				Hops: nb.Hops, Relationship: nb.Relationship, From: from, Incoming: nb.Incoming, Source: srcID,
+			}}
+			cur := best[head.Meta.ID]
+			switch {
+			case cur == nil:
+				best[head.Meta.ID] = &c
+			case cur.Via.Search():
+				// A search hit keeps its own score and reason.
+			case c.Score > cur.Score || (c.Score == cur.Score && c.Via.Hops < cur.Via.Hops):
+				*cur = c
 			}
 		}
 	}
+}
 
+// ranked returns the memories of best ordered by score, at most
+// MaxMemories of them, each with its history.
+func (e *Engine) ranked(g *memcore.Graph, best map[string]*Recalled) []Recalled {
 	out := make([]Recalled, 0, len(best))
 	for _, r := range best {
 		out = append(out, *r)

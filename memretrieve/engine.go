@@ -41,8 +41,7 @@ type Engine struct {
 	// snap is the current index and graph; nil until the first build.
 	snap atomic.Pointer[snapshot]
 	// ready is closed when the first background build has ended.
-	ready     chan struct{}
-	readyOnce sync.Once
+	ready chan struct{}
 	// stopWaiting is set when a turn's budget ran out waiting for the
 	// first build; later turns do not wait.
 	stopWaiting atomic.Bool
@@ -101,41 +100,60 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 		return nil, err
 	}
 	e := &Engine{
-		store:    store,
-		embedder: embedder,
-		llm:      hypothesis,
-		cfg:      cfg,
-		opt:      o,
-		log:      o.log,
-		ready:    make(chan struct{}),
-		done:     make(chan struct{}),
-		kick:     make(chan struct{}, 1),
-		unusable: make(map[contentKey]struct{}),
+		store:     store,
+		embedder:  embedder,
+		llm:       hypothesis,
+		cfg:       cfg,
+		opt:       o,
+		log:       o.log,
+		cacheDirs: cacheDirsFor(store, o.cacheDir),
+		ready:     make(chan struct{}),
+		done:      make(chan struct{}),
+		kick:      make(chan struct{}, 1),
+		unusable:  make(map[contentKey]struct{}),
 	}
 	if o.turnCacheSize > 0 {
 		e.turns = newTurnCache(o.turnCacheSize)
 	}
-	e.cacheDirs = make(map[memcore.Scope]string)
-	for _, s := range memcore.Scopes() {
-		switch sd, ok := store.(ScopeDirs); {
-		case o.cacheDir != "":
-			e.cacheDirs[s] = o.cacheDir
-		case ok && sd.Dir(s) != "":
-			e.cacheDirs[s] = filepath.Join(sd.Dir(s), cacheDirName)
-		}
-	}
-	noLLM := cfg.Mode == ModeLLM && hypothesis == nil
-	switch {
-	case embedder == nil && noLLM:
-		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: no embedding model (memory.embedding_model) and no hypothesis model (memory.retrieval_model) are configured")
-	case embedder == nil:
-		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: no embedding model (memory.embedding_model) is configured")
-	case noLLM:
-		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: no hypothesis model (memory.retrieval_model) is configured; configure one, or choose the identity mode")
-	default:
+	if missing := missingProviders(embedder, hypothesis, cfg.Mode); missing != "" {
+		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: " + missing)
+	} else {
 		e.enabled = true
 	}
 	return e, nil
+}
+
+// cacheDirsFor returns the embedding cache folder of each scope: dir for
+// every scope when it is set, else the .cache folder inside the scope's
+// own folder when store has folders (see ScopeDirs). Scopes without one
+// are left out; their cache is kept in memory.
+func cacheDirsFor(store memcore.MemoryStore, dir string) map[memcore.Scope]string {
+	dirs := make(map[memcore.Scope]string)
+	sd, hasDirs := store.(ScopeDirs)
+	for _, s := range memcore.Scopes() {
+		switch {
+		case dir != "":
+			dirs[s] = dir
+		case hasDirs && sd.Dir(s) != "":
+			dirs[s] = filepath.Join(sd.Dir(s), cacheDirName)
+		}
+	}
+	return dirs
+}
+
+// missingProviders says which providers an engine in mode lacks, naming the
+// settings that configure them, or returns "" when it lacks none.
+func missingProviders(embedder memcore.Embedder, hypothesis memcore.LLMProvider, mode HypothesisMode) string {
+	noLLM := mode == ModeLLM && hypothesis == nil
+	switch {
+	case embedder == nil && noLLM:
+		return "no embedding model (memory.embedding_model) and no hypothesis model (memory.retrieval_model) are configured"
+	case embedder == nil:
+		return "no embedding model (memory.embedding_model) is configured"
+	case noLLM:
+		return "no hypothesis model (memory.retrieval_model) is configured; configure one, or choose the identity mode"
+	}
+	return ""
 }
 
 // Enabled reports whether the engine retrieves anything (see [NewEngine]).
@@ -217,43 +235,49 @@ func (e *Engine) Close(ctx context.Context) error {
 // request, and retries after builds that could not embed everything.
 func (e *Engine) loop(ctx context.Context) {
 	defer close(e.done)
-	defer e.readyOnce.Do(func() { close(e.ready) })
 	select { // a request made before Start is covered by the initial build
 	case <-e.kick:
 	default:
 	}
 	failed := e.background(ctx)
-	e.readyOnce.Do(func() { close(e.ready) })
+	close(e.ready) // loop runs once per engine: Start starts it only once
 
 	delay := e.opt.retryDelay
-	var retry *time.Timer
-	defer func() {
-		if retry != nil {
-			retry.Stop()
-		}
-	}()
 	for {
-		var retryC <-chan time.Time
+		var retryAfter time.Duration // 0: wait for a request only
 		if failed {
-			if retry == nil {
-				retry = time.NewTimer(delay)
-			}
-			retryC = retry.C
+			retryAfter = delay
 		}
-		select {
-		case <-ctx.Done():
+		work, retry := e.awaitWork(ctx, retryAfter)
+		if !work {
 			return
-		case <-e.kick:
-		case <-retryC:
-			delay = nextRetryDelay(delay, e.opt.retryDelay)
 		}
-		if retry != nil {
-			retry.Stop()
-			retry = nil
+		if retry {
+			delay = nextRetryDelay(delay, e.opt.retryDelay)
 		}
 		if failed = e.background(ctx); !failed {
 			delay = e.opt.retryDelay
 		}
+	}
+}
+
+// awaitWork waits for the next reason to build: a rebuild request, or,
+// when retryAfter is not 0, that much time passing (retry true). work is
+// false when ctx ended first.
+func (e *Engine) awaitWork(ctx context.Context, retryAfter time.Duration) (work, retry bool) {
+	var retryC <-chan time.Time
+	if retryAfter > 0 {
+		t := time.NewTimer(retryAfter)
+		defer t.Stop()
+		retryC = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-e.kick:
+		return true, false
+	case <-retryC:
+		return true, true
 	}
 }
 

@@ -61,14 +61,22 @@ func (x *flatIndex) search(queries [][]float32, k, par int) [][]hit {
 	if n*x.dim >= parallelMinFloats && par > 1 {
 		workers = min(par, n/64+1)
 	}
-	if workers == 1 {
-		heaps := newHeaps(len(queries), k)
-		x.scan(queries, 0, n, heaps)
-		for q, h := range heaps {
-			out[q] = h.sorted()
-		}
-		return out
+	if workers > 1 {
+		return x.searchSplit(queries, k, workers)
 	}
+	heaps := newHeaps(len(queries), k)
+	x.scan(queries, 0, n, heaps)
+	for q, h := range heaps {
+		out[q] = h.sorted()
+	}
+	return out
+}
+
+// searchSplit is search on workers goroutines, each scanning its own
+// stretch of rows into its own heaps; the heaps of each query are merged at
+// the end.
+func (x *flatIndex) searchSplit(queries [][]float32, k, workers int) [][]hit {
+	n := x.len()
 	parts := make([][]topK, workers)
 	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
@@ -85,6 +93,7 @@ func (x *flatIndex) search(queries [][]float32, k, par int) [][]hit {
 		}(parts[w])
 	}
 	wg.Wait()
+	out := make([][]hit, len(queries))
 	for q := range queries {
 		var all []hit
 		for w := range parts {
@@ -147,30 +156,36 @@ func newHeaps(n, k int) []topK {
 
 // offer adds c if the heap is not full or c is better than its worst hit.
 func (t *topK) offer(c hit) {
+	switch {
+	case len(t.h) < t.k:
+		t.push(c)
+	case worse(t.h[0], c):
+		t.replaceWorst(c)
+	}
+}
+
+// push adds c to the heap, which is not full.
+func (t *topK) push(c hit) {
+	h := append(t.h, c)
+	for i := len(h) - 1; i > 0; { // sift up
+		p := (i - 1) / 2
+		if !worse(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	t.h = h
+	if len(h) == t.k {
+		t.floor = h[0].score
+	}
+}
+
+// replaceWorst puts c, better than the root, in the root's place.
+func (t *topK) replaceWorst(c hit) {
 	h := t.h
-	if len(h) < t.k {
-		h = append(h, c)
-		// Sift up.
-		for i := len(h) - 1; i > 0; {
-			p := (i - 1) / 2
-			if !worse(h[i], h[p]) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-		t.h = h
-		if len(h) == t.k {
-			t.floor = h[0].score
-		}
-		return
-	}
-	if !worse(h[0], c) {
-		return
-	}
 	h[0] = c
-	// Sift down.
-	for i := 0; ; {
+	for i := 0; ; { // sift down
 		l := 2*i + 1
 		if l >= len(h) {
 			break

@@ -143,42 +143,55 @@ func jsonHypotheses(text string) (hs []string, ok bool) {
 func stringsOf(v any) (hs []string, explicit bool) {
 	switch t := v.(type) {
 	case []any:
-		for _, e := range t {
-			switch e := e.(type) {
-			case string:
-				hs = append(hs, e)
-			case map[string]any:
-				if s := firstString(e); s != "" {
-					hs = append(hs, s)
-				}
-			}
-		}
-		return hs, false
+		return arrayStrings(t), false
 	case map[string]any:
-		for k, e := range t {
-			if strings.EqualFold(k, "hypotheses") {
-				hs, _ := stringsOf(e)
-				return hs, true
-			}
-		}
-		// Another key name: the first key (sorted, for determinism) whose
-		// value is a list of strings; else the object's string values.
-		keys := sortedKeys(t)
-		for _, k := range keys {
-			if l, ok := t[k].([]any); ok {
-				if hs, _ := stringsOf(l); len(hs) > 0 {
-					return hs, false
-				}
-			}
-		}
-		for _, k := range keys {
-			if s, ok := t[k].(string); ok {
+		return objectStrings(t)
+	}
+	return nil, false
+}
+
+// arrayStrings returns the hypotheses of a JSON array: its strings, and the
+// text of its objects (see firstString).
+func arrayStrings(a []any) []string {
+	var hs []string
+	for _, e := range a {
+		switch e := e.(type) {
+		case string:
+			hs = append(hs, e)
+		case map[string]any:
+			if s := firstString(e); s != "" {
 				hs = append(hs, s)
 			}
 		}
-		return hs, false
 	}
-	return nil, false
+	return hs
+}
+
+// objectStrings returns the hypotheses of a JSON object: those under its
+// "hypotheses" key in any case (explicit), else those of the first key,
+// sorted for determinism, whose value is a list holding some, else the
+// object's string values.
+func objectStrings(m map[string]any) (hs []string, explicit bool) {
+	keys := sortedKeys(m)
+	for _, k := range keys {
+		if strings.EqualFold(k, "hypotheses") {
+			hs, _ := stringsOf(m[k])
+			return hs, true
+		}
+	}
+	for _, k := range keys {
+		if l, ok := m[k].([]any); ok {
+			if hs := arrayStrings(l); len(hs) > 0 {
+				return hs, false
+			}
+		}
+	}
+	for _, k := range keys {
+		if s, ok := m[k].(string); ok {
+			hs = append(hs, s)
+		}
+	}
+	return hs, false
 }
 
 // firstString returns the text of an object standing for one hypothesis:
