@@ -135,15 +135,12 @@ func BenchmarkRetrieve(b *testing.B) {
 	store := benchStore(b, 10_000)
 	dir := b.TempDir()
 	emb := fake.NewEmbedder(fake.WithDimension(benchDim))
-	reply := hypothesesReply(
+	llm := hypothesisLLM(
 		"Prefers wrapping errors with sentinel values and errors.Is.",
 		"Uses zerolog for structured logging in library code.",
 		"Database migrations are numbered and live in one folder.",
 		"Chose optimistic locking with retry and backoff.",
 		"Table driven tests with golden files are the convention.")
-	llm := fake.NewLLM(fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
-		return &memcore.CompletionResponse{Text: reply}, nil
-	}))
 	window := []memcore.Message{
 		{Role: memcore.RoleUser, Content: "The handler returns a bare error string; how do we usually wrap and log errors here?"},
 		{Role: memcore.RoleAssistant, Content: "I will check the logging package first."},

@@ -13,7 +13,10 @@
 //  2. asks the hypothesis model, in one call, for Config.HypothesisCount
 //     short declarative sentences written the way a stored memory would be
 //     (HyDE), and parses the reply tolerantly — or, in [ModeIdentity],
-//     uses the window text itself as the one query, with no LLM call;
+//     uses the window text itself as the one query, with no LLM call. The
+//     request's response schema is named [HypothesisSchemaName], so that a
+//     scripted LLM in tests can tell the hypothesis call from other model
+//     calls;
 //  3. embeds all queries in one Embed call and takes the Config.TopK best
 //     memories per query from the vector index, keeping each memory's best
 //     score over all queries and dropping those below Config.MinScore;

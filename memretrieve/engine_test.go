@@ -202,7 +202,11 @@ func TestHypothesisRequest(t *testing.T) {
 		t.Errorf("model = %q, want the configured hypothesis model", r.Model)
 	}
 	if r.ResponseSchema == nil || !strings.Contains(string(r.ResponseSchema.Definition), `"hypotheses"`) {
-		t.Errorf("no response schema asking for hypotheses: %+v", r.ResponseSchema)
+		t.Fatalf("no response schema asking for hypotheses: %+v", r.ResponseSchema)
+	}
+	if r.ResponseSchema.Name != HypothesisSchemaName || HypothesisSchemaName != "memory_hypotheses" {
+		t.Errorf("schema name = %q, HypothesisSchemaName = %q; want both the stable %q",
+			r.ResponseSchema.Name, HypothesisSchemaName, "memory_hypotheses")
 	}
 	if !strings.Contains(r.System, "7 different sentences") {
 		t.Errorf("system prompt does not ask for 7 sentences:\n%s", r.System)
@@ -562,9 +566,7 @@ func TestTurnCache(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	emb := fake.NewEmbedder()
-	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
-		return &memcore.CompletionResponse{Text: hypothesesReply("Prefers optimistic locking with retry.")}, nil
-	}))
+	llm := hypothesisLLM("Prefers optimistic locking with retry.")
 	e := newEngine(t, store, emb, llm, DefaultConfig(), WithTurnCacheSize(2))
 	rebuild(t, e)
 	ctx := context.Background()
@@ -923,9 +925,7 @@ func TestStartContextEndsBackgroundWork(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(200, 1)...)
-	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
-		return &memcore.CompletionResponse{Text: hypothesesReply("error wrap sentinel logging.", "database migrations schema.")}, nil
-	}))
+	llm := hypothesisLLM("error wrap sentinel logging.", "database migrations schema.")
 	e := newEngine(t, store, fake.NewEmbedder(), llm, DefaultConfig(), WithTurnCacheSize(4))
 	e.Start(context.Background())
 	var wg sync.WaitGroup

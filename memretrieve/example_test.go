@@ -108,6 +108,35 @@ func ExampleEngine_Retrieve() {
 	// project-conventions, version 1: Database migrations live in db/migrations and are numbered sequentially.
 }
 
+// A scripted LLM that stands in for several models recognises the
+// hypothesis call by the name of its response schema.
+func ExampleHypothesisSchemaName() {
+	ctx := context.Background()
+	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		if req.ResponseSchema != nil && req.ResponseSchema.Name == memretrieve.HypothesisSchemaName {
+			return &memcore.CompletionResponse{Text: `{"hypotheses": ["Database migrations are numbered sequentially."]}`}, nil
+		}
+		return &memcore.CompletionResponse{Text: "the reply to another call"}, nil
+	}))
+	cfg := memretrieve.DefaultConfig()
+	cfg.HopDepth = 0
+	cfg.MinScore = 0.5
+	engine, err := memretrieve.NewEngine(exampleStore(), fake.NewEmbedder(), llm, cfg)
+	if err != nil {
+		panic(err)
+	}
+	if err := engine.Rebuild(ctx); err != nil {
+		panic(err)
+	}
+	res, _ := engine.Retrieve(ctx, "turn-1", []memcore.Message{
+		{Role: memcore.RoleUser, Content: "Add an email column to the users table."},
+	})
+	for _, r := range res.Memories {
+		fmt.Println(r.Memory.Title())
+	}
+	// Output: Database migrations live in db/migrations and are numbered sequentially.
+}
+
 // A disabled engine (here: no hypothesis model in LLM mode) is safe to use
 // and returns nothing.
 func ExampleNewEngine_disabled() {

@@ -174,6 +174,19 @@ func hypothesesReply(hs ...string) string {
 	return string(b)
 }
 
+// hypothesisLLM is a scripted hypothesis model: it answers the hypothesis
+// call, which it recognises by its schema name, with hs, and fails any
+// other call.
+func hypothesisLLM(hs ...string) *fake.LLM {
+	reply := hypothesesReply(hs...)
+	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		if req.ResponseSchema == nil || req.ResponseSchema.Name != HypothesisSchemaName {
+			return nil, fmt.Errorf("%w: not the hypothesis call", memcore.ErrInvalidRequest)
+		}
+		return &memcore.CompletionResponse{Text: reply}, nil
+	}))
+}
+
 // ids lists the memory ids of a result, in order.
 func ids(r *Result) []string {
 	var out []string

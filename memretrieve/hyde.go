@@ -25,9 +25,17 @@ Read the conversation and write %d different sentences that a note relevant to i
 
 Reply with JSON only, in the form {"hypotheses": ["...", "..."]}.`
 
+// HypothesisSchemaName is the Name of the response schema of the
+// hypothesis request, the one model call a turn makes in [ModeLLM]. It is
+// stable, so that a scripted LLM standing in for the hypothesis model can
+// tell that call from other model calls: a scripted LLM recognises the
+// hypothesis call by req.ResponseSchema.Name ==
+// memretrieve.HypothesisSchemaName.
+const HypothesisSchemaName = "memory_hypotheses"
+
 // hypothesisSchema is the structured-output schema of the reply.
 var hypothesisSchema = &memcore.Schema{
-	Name:        "memory_hypotheses",
+	Name:        HypothesisSchemaName,
 	Description: "Sentences a relevant stored memory might contain.",
 	Definition: json.RawMessage(`{"type":"object","properties":{"hypotheses":{"type":"array","items":{"type":"string"}}},` +
 		`"required":["hypotheses"],"additionalProperties":false}`),
