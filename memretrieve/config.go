@@ -27,10 +27,11 @@ const (
 // Valid reports whether m is [ModeLLM] or [ModeIdentity].
 func (m HypothesisMode) Valid() bool { return m == ModeLLM || m == ModeIdentity }
 
-// Config holds the retrieval settings (DESIGN.md section 10). Start from
-// [DefaultConfig] and change what you need: zero values are not defaults
-// (HopDepth 0 and MinScore 0 are meaningful), and [NewEngine] rejects every
-// out-of-range field instead of clamping it.
+// Config holds the retrieval settings; each field's comment names the
+// settings key it is read from, if any, its default and its range. Start
+// from [DefaultConfig] and change what you need: zero values are not
+// defaults (HopDepth 0 and MinScore 0 are meaningful), and [NewEngine]
+// rejects every out-of-range field instead of clamping it.
 type Config struct {
 	// HypothesisModel names the model of the hypothesis provider
 	// (memory.retrieval_model); empty means the provider's default.
@@ -67,7 +68,11 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// DefaultConfig returns the default settings of DESIGN.md section 10.
+// DefaultConfig returns the default settings: ModeLLM, 5 hypotheses, the
+// top 10 memories per query, 1 hop of graph expansion, at most 30
+// memories, a minimum score of 0, an injection budget of 2000 tokens, a
+// window of 4000 tokens and a timeout of 2s. HypothesisModel is empty: the
+// provider's default model.
 func DefaultConfig() Config {
 	return Config{
 		Mode:                 ModeLLM,

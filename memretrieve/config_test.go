@@ -111,10 +111,19 @@ func TestNewEngineNilStore(t *testing.T) {
 	}
 }
 
-func TestDefaultConfigMatchesDesign(t *testing.T) {
-	c := DefaultConfig()
-	if c.Mode != ModeLLM || c.HypothesisCount != 5 || c.TopK != 10 || c.HopDepth != 1 ||
-		c.InjectionTokenBudget != 2000 || c.Timeout != 2*time.Second || c.MinScore != 0 {
-		t.Fatalf("DefaultConfig() = %+v, want DESIGN.md section 10's defaults", c)
+func TestDefaultConfig(t *testing.T) {
+	want := Config{
+		Mode:                 ModeLLM,
+		HypothesisCount:      5,
+		TopK:                 10,
+		HopDepth:             1,
+		MaxMemories:          30,
+		MinScore:             0,
+		InjectionTokenBudget: 2000,
+		WindowTokenBudget:    4000,
+		Timeout:              2 * time.Second,
+	}
+	if c := DefaultConfig(); c != want {
+		t.Fatalf("DefaultConfig() = %+v, want the documented defaults %+v", c, want)
 	}
 }

@@ -44,6 +44,16 @@
 // callback) asks for a new one, coalescing requests; a new index and its
 // memory graph are swapped in atomically, so searches never wait. The first
 // Retrieve after Start waits for the initial build within its own budget.
+// [Index] offers the same exact search on its own, over any vectors.
+//
+// # Settings
+//
+// [NewEngine] takes a [Config] (start from [DefaultConfig]) and options of
+// type [EngineOption]; [NewIndex] takes options of type [IndexOption]; an
+// [Option], such as [WithParallelism], is both. Nothing out of range is clamped, and no option
+// panics: the constructor returns one *[ConfigError], wrapping
+// [ErrInvalidConfig], that names every bad Config field and option with its
+// value and its range.
 //
 // # The embedding cache
 //

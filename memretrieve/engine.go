@@ -159,9 +159,6 @@ func missingProviders(embedder memcore.Embedder, hypothesis memcore.LLMProvider,
 // Enabled reports whether the engine retrieves anything (see [NewEngine]).
 func (e *Engine) Enabled() bool { return e.enabled }
 
-// Config returns the engine's settings.
-func (e *Engine) Config() Config { return e.cfg }
-
 // Start builds the index in the background and keeps rebuilding it when
 // [Engine.TriggerRebuild] asks, until ctx ends or [Engine.Close] is called.
 // The first Retrieve after Start waits for the initial build, within its own

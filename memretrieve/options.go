@@ -123,7 +123,7 @@ func WithParallelism(n int) Option {
 // WithRetryDelay sets how long the engine waits before rebuilding again
 // after a build that could not embed every memory (the embedder failed):
 // more than 0; the default is 30s. Each further incomplete build doubles
-// the wait, up to 16 times d (or the largest Duration). With d ≤ 0, [NewEngine] returns an error
+// the wait, up to 16 times d. With d ≤ 0, [NewEngine] returns an error
 // wrapping [ErrInvalidConfig].
 func WithRetryDelay(d time.Duration) EngineOption {
 	return engineOption(func(o *engineOptions) {

@@ -7,7 +7,7 @@ import (
 
 // ErrDimension is returned when vectors or queries do not have the length an
 // [Index] needs.
-var ErrDimension = errors.New("memretrieve: vector dimension mismatch")
+var ErrDimension = errors.New("vector dimension mismatch")
 
 // Index is the exact nearest-neighbour index the [Engine] searches, for
 // hosts that want the same small, dependency-free vector search (and for
