@@ -143,6 +143,7 @@ func TestBadSettingsAreErrors(t *testing.T) {
 			var opts []EngineOption
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
+				checkInvalid(t, cfg.Validate(), []FieldError{tt.want}, []string{tt.says})
 			} else {
 				opts = append(opts, tt.engine)
 			}
