@@ -78,12 +78,21 @@ func parseFast(block string) (MemoryMeta, bool) {
 				return meta, false
 			}
 			meta.Supersedes = &value
-		case "session_id":
+		case "session_id", "retired_reason":
 			s, ok := plainString(value)
 			if !ok {
 				return meta, false
 			}
-			meta.SessionID = s
+			if key == "session_id" {
+				meta.SessionID = s
+			} else {
+				meta.RetiredReason = s
+			}
+		case "retired":
+			if value != "true" {
+				return meta, false
+			}
+			meta.Retired = true
 		case "related":
 			for strings.HasPrefix(block, "  - id: ") {
 				idLine, rest, ok := strings.Cut(block[len("  - id: "):], "\n")
@@ -108,6 +117,12 @@ func parseFast(block string) (MemoryMeta, bool) {
 
 // fastKeyBit is a bit per key parseFast knows, 0 for any other key.
 func fastKeyBit(key string) uint16 {
+	switch key {
+	case "retired":
+		return 1 << 10
+	case "retired_reason":
+		return 1 << 11
+	}
 	switch key {
 	case "id":
 		return 1 << 0

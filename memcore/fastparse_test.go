@@ -30,6 +30,8 @@ func TestParseFastTakesCanonicalFiles(t *testing.T) {
 	minimal.Meta.UpdatedAt, minimal.Meta.SessionID, minimal.Meta.Trigger = minimal.Meta.CreatedAt.AddDate(0, 0, 0), "", ""
 	withEdges := full()
 	withEdges.Meta.Extra = nil
+	// Prose with spaces is left to the YAML decoder; a retired version is rare.
+	withEdges.Meta.RetiredReason = "replaced-by-the-event-log"
 	for name, m := range map[string]*MemoryFile{"plain": plain, "quoted session": quoted, "minimal": minimal, "edges and supersedes": withEdges} {
 		t.Run(name, func(t *testing.T) {
 			block := frontMatterOf(t, mustSerialize(t, m))
@@ -104,6 +106,8 @@ func FuzzParseFastAgrees(f *testing.F) {
 	f.Add("id: mem_1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b\ncreated_at: 2025-01-15T10:30:00.5Z\nversion: 3\nscope: user\ncategory: corrections\nsession_id: 3f2a9c1e-0b4d\n")
 	f.Add("session_id: \"0x1F\"\n")
 	f.Add("session_id: a_1\n")
+	f.Add("retired: true\nretired_reason: stale\n")
+	f.Add("retired: false\n")
 	f.Fuzz(func(t *testing.T, block string) {
 		fast, ok := parseFast(block)
 		if !ok {

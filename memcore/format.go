@@ -356,6 +356,12 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 	if meta.Trigger != "" {
 		add("trigger", strNode(string(meta.Trigger)))
 	}
+	if meta.Retired {
+		add("retired", scalarNode("!!bool", "true"))
+	}
+	if meta.RetiredReason != "" {
+		add("retired_reason", strNode(meta.RetiredReason))
+	}
 	for _, k := range slices.Sorted(maps.Keys(meta.Extra)) {
 		v, err := valueNode(meta.Extra[k])
 		if err != nil {

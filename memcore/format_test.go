@@ -352,6 +352,8 @@ func TestValidate(t *testing.T) {
 		{"empty content", func(m *MemoryFile) { m.Content = "" }, []error{ErrInvalidMemory}, "content"},
 		{"invalid UTF-8 content", func(m *MemoryFile) { m.Content = "a\xffb" }, []error{ErrInvalidMemory}, "content"},
 		{"invalid UTF-8 session_id", func(m *MemoryFile) { m.Meta.SessionID = "s\xff" }, []error{ErrInvalidMemory}, "session_id"},
+		{"retired_reason without retired", func(m *MemoryFile) { m.Meta.RetiredReason = "stale" }, []error{ErrInvalidMemory}, "retired_reason"},
+		{"invalid UTF-8 retired_reason", func(m *MemoryFile) { m.Meta.Retired, m.Meta.RetiredReason = true, "r\xff" }, []error{ErrInvalidMemory}, "retired_reason"},
 		{"created_at after 9999", func(m *MemoryFile) { m.Meta.CreatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, []error{ErrInvalidMemory}, "created_at"},
 		{"updated_at before year 0", func(m *MemoryFile) { m.Meta.UpdatedAt = time.Date(-1, 12, 31, 0, 0, 0, 0, time.UTC) }, []error{ErrInvalidMemory}, "updated_at"},
 		{"year 9999 in UTC only", func(m *MemoryFile) {
@@ -511,6 +513,16 @@ func TestRoundTrip(t *testing.T) {
 				"int-keys":    map[any]any{1: "one", 1.0: "float one", true: "yes", "x": 2},
 				"multi line":  "first\nsecond\n",
 			}
+			return m
+		}},
+		{"retired with a reason", func() *MemoryFile {
+			m := sample(idA)
+			m.Meta.Retired, m.Meta.RetiredReason = true, "no longer true: we moved to Postgres"
+			return m
+		}},
+		{"retired without a reason", func() *MemoryFile {
+			m := sample(idA)
+			m.Meta.Retired = true
 			return m
 		}},
 		{"times with nanoseconds and zero updated_at", func() *MemoryFile {

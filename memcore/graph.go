@@ -100,6 +100,15 @@ func (g *Graph) Heads() []*MemoryFile {
 	return out
 }
 
+// IsRetired reports whether the chain id belongs to is retired: its head
+// (see [Graph.Head]) is a version marked [MemoryMeta.Retired]. A retired
+// chain is kept with its history but is not recalled, searched or listed by
+// default. It reports false if id is not in the graph.
+func (g *Graph) IsRetired(id string) bool {
+	h, ok := g.Head(id)
+	return ok && h.Meta.Retired
+}
+
 // Head returns the newest version of the chain id belongs to, following
 // supersedes links forward (the best successor at a fork) and stopping
 // before any memory already visited. It reports false if id is not in the

@@ -360,3 +360,43 @@ func TestGraphConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestGraphIsRetired(t *testing.T) {
+	retire := func(m *MemoryFile) *MemoryFile { m.Meta.Retired = true; return m }
+	tests := []struct {
+		name     string
+		memories []*MemoryFile
+		retired  map[string]bool // id → IsRetired(id)
+	}{
+		{
+			name:     "a live chain",
+			memories: []*MemoryFile{node(gA, 1, 0, ""), node(gB, 2, 1, gA)},
+			retired:  map[string]bool{gA: false, gB: false, gX: false},
+		},
+		{
+			name:     "retired head retires the whole chain",
+			memories: []*MemoryFile{node(gA, 1, 0, ""), retire(node(gB, 2, 1, gA))},
+			retired:  map[string]bool{gA: true, gB: true},
+		},
+		{
+			name:     "a later version revives it",
+			memories: []*MemoryFile{node(gA, 1, 0, ""), retire(node(gB, 2, 1, gA)), node(gC, 3, 2, gB)},
+			retired:  map[string]bool{gA: false, gB: false, gC: false},
+		},
+		{
+			name:     "a retired old version does not retire the chain",
+			memories: []*MemoryFile{retire(node(gA, 1, 0, "")), node(gB, 2, 1, gA)},
+			retired:  map[string]bool{gA: false, gB: false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewGraph(tt.memories)
+			for id, want := range tt.retired {
+				if got := g.IsRetired(id); got != want {
+					t.Errorf("IsRetired(%s) = %v, want %v", id, got, want)
+				}
+			}
+		})
+	}
+}

@@ -51,8 +51,10 @@ func full() *MemoryFile {
 				{ID: idD, Relationship: RelationshipContradicts},
 				{ID: idE, Relationship: RelationshipRelatesTo},
 			},
-			SessionID: "3f2a9c1e-session",
-			Trigger:   TriggerCompaction,
+			SessionID:     "3f2a9c1e-session",
+			Trigger:       TriggerCompaction,
+			Retired:       true,
+			RetiredReason: "replaced by the event log",
 			Extra: map[string]any{
 				"reviewed": true,
 				"priority": 3,

@@ -123,6 +123,15 @@ type MemoryMeta struct {
 	Related   []RelatedMemory `yaml:"related,omitempty"`
 	SessionID string          `yaml:"session_id,omitempty"`
 	Trigger   Trigger         `yaml:"trigger,omitempty"`
+	// Retired marks a version that retires its chain: the memory was
+	// forgotten. A chain whose head is retired is kept on disk with its
+	// history but is never recalled, searched, listed by default or offered
+	// to the classifier; a later version revives it. Stored as
+	// "retired: true", absent when false.
+	Retired bool `yaml:"retired,omitempty"`
+	// RetiredReason optionally says why the chain was retired; it may be
+	// set only on a retired version.
+	RetiredReason string `yaml:"retired_reason,omitempty"`
 	// Extra keeps front-matter keys this version does not know, so that
 	// hand-added keys survive a read and rewrite. Values are as decoded from
 	// YAML (string, int, int64, uint64, float64, bool, nil, time.Time for
@@ -143,6 +152,7 @@ type MemoryFile struct {
 var knownKeys = map[string]bool{
 	"id": true, "created_at": true, "updated_at": true, "version": true, "scope": true,
 	"category": true, "supersedes": true, "related": true, "session_id": true, "trigger": true,
+	"retired": true, "retired_reason": true,
 }
 
 // Validate reports every way m breaks the memory schema, joined into one
@@ -152,7 +162,8 @@ var knownKeys = map[string]bool{
 // Required: a valid id, created_at, version ≥ 1, a known scope and category,
 // and content that is not blank. Times must lie in the years 0000-9999. Optional fields, when present, must be valid:
 // supersedes names another valid id, related edges name valid ids other than
-// m's own with refines, contradicts or relates-to, trigger is known. All text
+// m's own with refines, contradicts or relates-to, trigger is known,
+// retired_reason only on a retired version. All text
 // must be valid UTF-8, and Extra may not reuse a known key.
 func (m *MemoryFile) Validate() error {
 	if m == nil {
@@ -211,6 +222,12 @@ func (m *MemoryFile) Validate() error {
 	}
 	if !utf8.ValidString(mt.SessionID) {
 		bad("session_id is not valid UTF-8")
+	}
+	switch {
+	case !utf8.ValidString(mt.RetiredReason):
+		bad("retired_reason is not valid UTF-8")
+	case mt.RetiredReason != "" && !mt.Retired:
+		bad("retired_reason is set but retired is not true")
 	}
 	for k := range mt.Extra {
 		if knownKeys[k] {
