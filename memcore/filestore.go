@@ -77,9 +77,13 @@ func scopeIndex(s Scope) int {
 
 // NewFileStore returns a FileStore over repoDir (scope repo) and userDir
 // (scope user), creating the folders (mode 0750) if needed. The two must be
-// different folders. Options: [WithLogger], [WithParallelism].
+// different folders. Options: [WithLogger], [WithParallelism]; an option out
+// of range is an error wrapping [ErrInvalidConfig], and nothing is created.
 func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	s := &FileStore{log: o.log, workers: o.workers}
 	for i, d := range []string{repoDir, userDir} {
 		if d == "" {

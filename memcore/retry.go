@@ -44,6 +44,10 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 func (p RetryPolicy) backoff(n int) time.Duration {
 	d := p.BaseDelay
 	for i := 1; i < n && d < p.MaxDelay; i++ {
+		if d > p.MaxDelay/2 { // doubling would pass the cap, or overflow
+			d = p.MaxDelay
+			break
+		}
 		d *= 2
 	}
 	if d > p.MaxDelay {
