@@ -78,5 +78,5 @@ func ExampleNewObserver() {
 	_, err := memcapture.NewObserver(p, memcapture.WithCadence(12))
 	fmt.Println(err)
 	// Output:
-	// memcapture: cadence 12 is outside the range 1–10 turns: invalid capture configuration
+	// memcapture: invalid capture config: WithCadence is 12, want 1–10
 }

@@ -14,19 +14,16 @@ type Observer struct {
 	turns    atomic.Uint64
 }
 
-// NewObserver returns an Observer feeding p. Options: [WithCadence].
+// NewObserver returns an Observer feeding p. Options: [WithCadence]. A nil p
+// or an option out of range is an error wrapping [ErrInvalidConfig].
 func NewObserver(p *Pipeline, opts ...ObserverOption) (*Observer, error) {
+	var problems []error
 	if p == nil {
-		return nil, invalid("NewObserver: the pipeline is nil")
+		problems = append(problems, badValue("NewObserver's pipeline", "nil", "a *Pipeline"))
 	}
 	c := observerConfig{cadence: DefaultCadence}
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&c); err != nil {
-			return nil, err
-		}
+	if err := applyOptions(&c, opts, problems...); err != nil {
+		return nil, err
 	}
 	return &Observer{pipeline: p, cadence: uint64(c.cadence)}, nil
 }

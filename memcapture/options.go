@@ -1,7 +1,9 @@
 package memcapture
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -39,7 +41,8 @@ const (
 )
 
 // Option configures a [Pipeline] made by [NewPipeline]. An option given a
-// value out of range makes NewPipeline fail with [ErrInvalidConfig].
+// value out of range makes NewPipeline fail with an error wrapping
+// [ErrInvalidConfig]; no option panics, and a nil Option is ignored.
 type Option func(*config) error
 
 type config struct {
@@ -71,8 +74,32 @@ func defaultConfig() config {
 	}
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("memcapture: "+format+": %w", append(args, ErrInvalidConfig)...)
+// badValue is the problem an option or a constructor argument reports:
+// "<setting> is <value>, want <allowed>".
+func badValue(setting string, value any, want string) error {
+	return fmt.Errorf("%s is %v, want %s", setting, value, want)
+}
+
+// applyOptions applies opts to c and returns, in one error wrapping
+// ErrInvalidConfig, the problems given and every problem the options
+// report; nil if there are none.
+func applyOptions[C any, O ~func(*C) error](c *C, opts []O, problems ...error) error {
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(c); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.Error()
+	}
+	return fmt.Errorf("memcapture: %w: %s", ErrInvalidConfig, strings.Join(msgs, "; "))
 }
 
 // WithLogger sets the logger for passes, skipped items, failures and
@@ -89,7 +116,7 @@ func WithLogger(l zerolog.Logger) Option {
 func WithEmbedder(e memcore.Embedder) Option {
 	return func(c *config) error {
 		if e == nil {
-			return invalid("WithEmbedder: the embedder is nil")
+			return badValue("WithEmbedder", "nil", "a memcore.Embedder")
 		}
 		c.embedder = e
 		return nil
@@ -103,7 +130,7 @@ func WithEmbedder(e memcore.Embedder) Option {
 func WithWindowTokens(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("window token budget %d is below 1", n)
+			return badValue("WithWindowTokens", n, "at least 1")
 		}
 		c.windowTokens = n
 		return nil
@@ -117,7 +144,7 @@ func WithWindowTokens(n int) Option {
 func WithExistingTokens(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
-			return invalid("existing-memories token budget %d is negative", n)
+			return badValue("WithExistingTokens", n, "at least 0")
 		}
 		c.existingTokens = n
 		return nil
@@ -130,7 +157,7 @@ func WithExistingTokens(n int) Option {
 func WithPassTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return invalid("pass timeout %v is not positive", d)
+			return badValue("WithPassTimeout", d, "more than 0")
 		}
 		c.passTimeout = d
 		return nil
@@ -143,8 +170,22 @@ func WithPassTimeout(d time.Duration) Option {
 // [memcore.DefaultRetryPolicy].
 func WithRetryPolicy(p memcore.RetryPolicy) Option {
 	return func(c *config) error {
-		if p.MaxAttempts < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
-			return invalid("retry policy %+v has a negative field", p)
+		var bad []string
+		for _, f := range []struct {
+			name  string
+			value any
+			neg   bool
+		}{
+			{"MaxAttempts", p.MaxAttempts, p.MaxAttempts < 0},
+			{"BaseDelay", p.BaseDelay, p.BaseDelay < 0},
+			{"MaxDelay", p.MaxDelay, p.MaxDelay < 0},
+		} {
+			if f.neg {
+				bad = append(bad, badValue("WithRetryPolicy "+f.name, f.value, "at least 0").Error())
+			}
+		}
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
 		}
 		c.retry = p
 		return nil
@@ -157,7 +198,7 @@ func WithRetryPolicy(p memcore.RetryPolicy) Option {
 func WithMaxContentBytes(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("max content size %d is below 1", n)
+			return badValue("WithMaxContentBytes", n, "at least 1")
 		}
 		c.maxContentBytes = n
 		return nil
@@ -170,7 +211,7 @@ func WithMaxContentBytes(n int) Option {
 func WithMaxMemoriesPerPass(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("max memories per pass %d is below 1", n)
+			return badValue("WithMaxMemoriesPerPass", n, "at least 1")
 		}
 		c.maxMemoriesPerPass = n
 		return nil
@@ -183,7 +224,7 @@ func WithMaxMemoriesPerPass(n int) Option {
 func WithMaxPendingCompactions(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("max pending compactions %d is below 1", n)
+			return badValue("WithMaxPendingCompactions", n, "at least 1")
 		}
 		c.maxPendingCompactions = n
 		return nil
@@ -195,7 +236,7 @@ func WithMaxPendingCompactions(n int) Option {
 func WithReplyTokens(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("reply token limit %d is below 1", n)
+			return badValue("WithReplyTokens", n, "at least 1")
 		}
 		c.replyTokens = n
 		return nil
@@ -207,7 +248,7 @@ func WithReplyTokens(n int) Option {
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return invalid("WithClock: the clock is nil")
+			return badValue("WithClock", "nil", "a clock function")
 		}
 		c.clock = now
 		return nil
@@ -215,7 +256,8 @@ func WithClock(now func() time.Time) Option {
 }
 
 // ObserverOption configures an [Observer] made by [NewObserver]. An option
-// given a value out of range makes NewObserver fail with [ErrInvalidConfig].
+// given a value out of range makes NewObserver fail with an error wrapping
+// [ErrInvalidConfig]; no option panics, and a nil ObserverOption is ignored.
 type ObserverOption func(*observerConfig) error
 
 type observerConfig struct {
@@ -228,7 +270,7 @@ type observerConfig struct {
 func WithCadence(n int) ObserverOption {
 	return func(c *observerConfig) error {
 		if n < 1 || n > MaxCadence {
-			return invalid("cadence %d is outside the range 1–%d turns", n, MaxCadence)
+			return badValue("WithCadence", n, fmt.Sprintf("1–%d", MaxCadence))
 		}
 		c.cadence = n
 		return nil

@@ -64,22 +64,19 @@ type Pipeline struct {
 // [WithMaxPendingCompactions], [WithReplyTokens], [WithClock].
 //
 // A nil classifier or store, or an option out of range, is an error
-// wrapping [ErrInvalidConfig].
+// wrapping [ErrInvalidConfig] that names each of them, the value given and
+// the values allowed.
 func NewPipeline(classifier memcore.LLMProvider, classifierModel string, store memcore.MemoryStore, rebuildFn func(), opts ...Option) (*Pipeline, error) {
+	var problems []error
 	if classifier == nil {
-		return nil, invalid("NewPipeline: the classifier provider is nil")
+		problems = append(problems, badValue("NewPipeline's classifier", "nil", "a memcore.LLMProvider"))
 	}
 	if store == nil {
-		return nil, invalid("NewPipeline: the memory store is nil")
+		problems = append(problems, badValue("NewPipeline's store", "nil", "a memcore.MemoryStore"))
 	}
 	cfg := defaultConfig()
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&cfg); err != nil {
-			return nil, err
-		}
+	if err := applyOptions(&cfg, opts, problems...); err != nil {
+		return nil, err
 	}
 	return &Pipeline{
 		classifier: classifier,

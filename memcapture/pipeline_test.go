@@ -14,39 +14,6 @@ import (
 	"github.com/forgemem/forgemem/providers/fake"
 )
 
-func TestNewPipelineRejectsBadConfig(t *testing.T) {
-	llm, store := fake.NewLLM(), memcore.NewMemStore()
-	bad := map[string]Option{
-		"window 0":             WithWindowTokens(0),
-		"existing -1":          WithExistingTokens(-1),
-		"timeout 0":            WithPassTimeout(0),
-		"timeout negative":     WithPassTimeout(-time.Second),
-		"retry negative":       WithRetryPolicy(memcore.RetryPolicy{MaxAttempts: -1}),
-		"content 0":            WithMaxContentBytes(0),
-		"memories 0":           WithMaxMemoriesPerPass(0),
-		"compactions 0":        WithMaxPendingCompactions(0),
-		"reply tokens 0":       WithReplyTokens(0),
-		"nil clock":            WithClock(nil),
-		"nil embedder":         WithEmbedder(nil),
-		"window negative":      WithWindowTokens(-5),
-		"retry delay negative": WithRetryPolicy(memcore.RetryPolicy{BaseDelay: -1}),
-	}
-	for name, opt := range bad {
-		if _, err := NewPipeline(llm, "", store, nil, opt); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("%s: err = %v, want ErrInvalidConfig", name, err)
-		}
-	}
-	if _, err := NewPipeline(nil, "", store, nil); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("nil classifier: err = %v, want ErrInvalidConfig", err)
-	}
-	if _, err := NewPipeline(llm, "", nil, nil); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("nil store: err = %v, want ErrInvalidConfig", err)
-	}
-	if _, err := NewPipeline(llm, "", store, nil, WithExistingTokens(0), WithWindowTokens(1)); err != nil {
-		t.Errorf("edge values: %v", err)
-	}
-}
-
 func TestLatestTurnWins(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
