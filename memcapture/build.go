@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/rs/zerolog"
 )
 
@@ -88,7 +89,7 @@ func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, heads []*mem
 			continue
 		}
 
-		content, redactions := Redact(content)
+		content, redactions := redact.Text(content)
 		key := normalize(content)
 		if seen[scope][key] {
 			p.stats.duplicates.Add(1)

@@ -43,7 +43,8 @@
 //     more if unreadable. Transient errors are retried within the pass
 //     deadline; permanent ones skip the pass.
 //  5. Every item is validated (enums, links, version chains, size,
-//     duplicates), secrets are replaced by [Redacted] ([Redact]), and the
+//     duplicates), secrets in its content are replaced by "[REDACTED]"
+//     (package github.com/forgemem/forgemem/memcore/redact), and the
 //     memories are written; the rebuild callback is then called once.
 //
 // Everything that goes wrong is logged through the zerolog.Logger given

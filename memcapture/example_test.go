@@ -49,15 +49,6 @@ func Example() {
 	// written: 1 rebuilds: 1
 }
 
-func ExampleRedact() {
-	text, n := memcapture.Redact("Deploy with postgres://deploy:hunter22@db.internal/app and mail ops@example.com; see risk-based rollout.")
-	fmt.Println(text)
-	fmt.Println(n, "secrets")
-	// Output:
-	// Deploy with postgres://deploy:[REDACTED]@db.internal/app and mail [REDACTED]; see risk-based rollout.
-	// 2 secrets
-}
-
 func ExampleStripToolContent() {
 	window := memcapture.StripToolContent([]memcapture.ConversationMessage{
 		{Role: memcore.RoleUser, Content: "What is in the folder?"},

@@ -48,8 +48,9 @@ type Stats struct {
 	// with an unknown relationship, to the memory itself or to ids that do
 	// not exist, and supersedes links to ids that do not exist.
 	EdgesDropped uint64
-	// Redactions is the number of secrets replaced by [Redacted] in
-	// memories before they were written.
+	// Redactions is the number of secrets replaced by "[REDACTED]" in
+	// memories before they were written (see redact.Text in
+	// github.com/forgemem/forgemem/memcore/redact).
 	Redactions uint64
 	// Rebuilds is the number of times the rebuild callback was called.
 	Rebuilds uint64
