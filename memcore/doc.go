@@ -36,6 +36,13 @@
 // and [Retry]. [StripToolContent] and [CapWindow] build the conversation
 // windows that capture and retrieval send to models.
 //
+// # Sub-packages
+//
+// Package github.com/forgemem/forgemem/memcore/redact replaces secrets in
+// text before it is stored; every write path uses it. Package
+// github.com/forgemem/forgemem/memcore/atomicfile writes files that readers
+// never see half-written; FileStore uses it.
+//
 // # Logging
 //
 // Nothing in this package prints. Stores log through the zerolog.Logger

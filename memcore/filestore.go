@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forgemem/forgemem/memcore/atomicfile"
 	"github.com/rs/zerolog"
 )
 
@@ -148,24 +149,13 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
 	}
-	tmp, err := os.CreateTemp(dir, tmpPrefix+id+"-*")
+	pending, err := atomicfile.Prepare(dir, tmpPrefix+id+"-*", data, filePerm)
 	if err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
 	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName)
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("memcore: write %s: %w", id, err)
-	}
+	defer pending.Discard()
 	if testHookTempWritten != nil {
-		testHookTempWritten(tmpName)
+		testHookTempWritten(pending.Name())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -184,13 +174,12 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if _, err := os.Lstat(s.path(other, id)); err == nil {
 		return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
 	}
-	if err := os.Link(tmpName, s.path(scope, id)); err != nil {
+	if err := pending.Link(s.path(scope, id)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("memcore: write %s: %w", id, ErrAlreadyExists)
 		}
 		return fmt.Errorf("memcore: write %s: publish (the folder's file system must support hard links): %w", id, err)
 	}
-	syncDir(dir)
 	return nil
 }
 
@@ -211,15 +200,6 @@ func idLockIndex(id string) int {
 // file is published under its final name. Tests use it to stop a writer at
 // that point; it is always nil otherwise.
 var testHookTempWritten func(tmpName string)
-
-// syncDir makes a new directory entry durable. Best effort: some systems
-// cannot sync a directory, and the data itself is already synced.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-}
 
 // Read implements [MemoryStore].
 func (s *FileStore) Read(ctx context.Context, id string) (*MemoryFile, error) {
