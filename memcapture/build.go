@@ -53,7 +53,6 @@ func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, heads []*mem
 	created := map[string]*memcore.MemoryFile{}   // id → memory made in this pass
 	successor := map[string]*memcore.MemoryFile{} // id → the memory of this pass superseding it
 	now := p.now()
-	trigger := ev.Kind.stored()
 	var out []*memcore.MemoryFile
 
 	for i, raw := range elems {
@@ -112,10 +111,10 @@ func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, heads []*mem
 
 		var m *memcore.MemoryFile
 		if pred != nil {
-			m = memcore.NewVersion(pred, ev.SessionID, trigger)
+			m = memcore.NewVersion(pred, ev.SessionID, ev.Kind)
 		} else {
 			m = &memcore.MemoryFile{Meta: memcore.MemoryMeta{
-				ID: memcore.NewMemoryID(), Version: 1, SessionID: ev.SessionID, Trigger: trigger,
+				ID: memcore.NewMemoryID(), Version: 1, SessionID: ev.SessionID, Trigger: ev.Kind,
 			}}
 		}
 		m.Meta.CreatedAt, m.Meta.UpdatedAt = now, now

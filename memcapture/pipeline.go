@@ -115,19 +115,20 @@ func (p *Pipeline) Start(ctx context.Context) error {
 // blocks and may be called before Start (the trigger waits for it). It
 // copies event.Messages, so the caller may reuse the slice.
 //
-// A turn trigger replaces a turn trigger still waiting (counted as
-// coalesced); a compaction trigger joins the compaction queue, which is
+// A turn trigger ([memcore.TriggerCadence]) replaces a turn trigger still
+// waiting (counted as coalesced); a compaction trigger
+// ([memcore.TriggerCompaction]) joins the compaction queue, which is
 // processed first and holds up to [WithMaxPendingCompactions] triggers. A
-// trigger of unknown kind, one beyond the queue bound, and any trigger after
-// Close are dropped and counted.
+// trigger of any other kind, one beyond the queue bound, and any trigger
+// after Close are dropped, counted and logged.
 func (p *Pipeline) Enqueue(event TriggerEvent) {
-	if !event.Kind.Valid() {
+	if !captured(event.Kind) {
 		p.stats.dropped.Add(1)
 		p.log.Warn().Str("kind", string(event.Kind)).Msg("memcapture: trigger of unknown kind dropped")
 		return
 	}
 	if len(event.Messages) > 0 {
-		msgs := make([]ConversationMessage, len(event.Messages))
+		msgs := make([]memcore.Message, len(event.Messages))
 		copy(msgs, event.Messages)
 		event.Messages = msgs
 	}
@@ -139,7 +140,7 @@ func (p *Pipeline) Enqueue(event TriggerEvent) {
 		return
 	}
 	overflow := false
-	if event.Kind == TriggerKindTurn {
+	if event.Kind == memcore.TriggerCadence {
 		if p.hasTurn {
 			p.stats.coalesced.Add(1)
 		}
@@ -364,12 +365,12 @@ func (p *Pipeline) rebuild(log zerolog.Logger) {
 
 // window is what the classifier sees of a trigger's messages: tool content
 // stripped, capped to the window budget keeping the newest text.
-func (p *Pipeline) window(msgs []ConversationMessage) []ConversationMessage {
+func (p *Pipeline) window(msgs []memcore.Message) []memcore.Message {
 	return memcore.CapWindow(memcore.StripToolContent(msgs), p.cfg.windowTokens)
 }
 
 // windowHash identifies a window's content.
-func windowHash(msgs []ConversationMessage) [sha256.Size]byte {
+func windowHash(msgs []memcore.Message) [sha256.Size]byte {
 	h := sha256.New()
 	var n [8]byte
 	for _, m := range msgs {

@@ -15,10 +15,10 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// SystemPrompt is the classifier's instructions: a high threshold for what
+// systemPrompt is the classifier's instructions: a high threshold for what
 // is worth remembering, the meaning of scopes, categories and links, and the
 // reply format.
-const SystemPrompt = `You decide what an AI coding assistant should remember from a conversation for its future sessions. Most conversations hold nothing worth keeping; when in doubt, keep nothing.
+const systemPrompt = `You decide what an AI coding assistant should remember from a conversation for its future sessions. Most conversations hold nothing worth keeping; when in doubt, keep nothing.
 
 Keep a memory only when all of this is true:
 - It is durable: it will still hold, and still help, in later sessions, beyond the task at hand.
@@ -49,7 +49,19 @@ Answer with one JSON object and nothing else: {"memories": [...]}. When nothing 
 // for the answer once more.
 const retryReminder = `Your reply could not be read. Answer again with only the JSON object {"memories": [...]} described in the instructions: no prose, no code fences.`
 
-// responseSchema is the JSON Schema of the classifier's reply. Every
+// ClassifierSchemaName is the Name of the ResponseSchema of every
+// classifier request the pipeline makes. It is stable: an offline, scripted
+// LLM recognises the classifier call by
+//
+//	req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName
+//
+// and can answer it with {"memories": [...]} while answering other calls
+// (the retrieval engine's hypothesis call has a schema name of its own)
+// differently.
+const ClassifierSchemaName = "memories"
+
+// responseSchema is the JSON Schema of the classifier's reply:
+// {"memories": [{content, scope, category, supersedes, related}]}. Every
 // property is required and no others are allowed, so that providers with a
 // strict structured-output mode accept it; "" and [] stand for "none".
 var responseSchema = func() *memcore.Schema {
@@ -89,19 +101,11 @@ var responseSchema = func() *memcore.Schema {
 		panic(err) // a constant document
 	}
 	return &memcore.Schema{
-		Name:        "memories",
+		Name:        ClassifierSchemaName,
 		Description: "The memories worth keeping from the conversation; an empty list when there are none.",
 		Definition:  def,
 	}
 }()
-
-// ResponseSchema returns the JSON Schema the classifier is asked to answer
-// with: {"memories": [{content, scope, category, supersedes, related}]}.
-func ResponseSchema() memcore.Schema {
-	s := *responseSchema
-	s.Definition = slices.Clone(s.Definition)
-	return s
-}
 
 // maxTitleRunes bounds one line of the existing-memories list.
 const maxTitleRunes = 160
@@ -114,7 +118,7 @@ const (
 )
 
 // request builds the classifier call for a window and the listed memories.
-func (p *Pipeline) request(window []ConversationMessage, listed []string) memcore.CompletionRequest {
+func (p *Pipeline) request(window []memcore.Message, listed []string) memcore.CompletionRequest {
 	var b strings.Builder
 	b.WriteString("CONVERSATION (oldest first):\n")
 	for _, m := range window {
@@ -138,7 +142,7 @@ func (p *Pipeline) request(window []ConversationMessage, listed []string) memcor
 	temp := 0.0
 	return memcore.CompletionRequest{
 		Model:          p.model,
-		System:         SystemPrompt,
+		System:         systemPrompt,
 		Messages:       []memcore.Message{{Role: memcore.RoleUser, Content: b.String()}},
 		MaxTokens:      p.cfg.replyTokens,
 		Temperature:    &temp,
@@ -159,7 +163,7 @@ func headLine(m *memcore.MemoryFile) string {
 // ranked by similarity to the window when an embedder is set (newest first
 // otherwise, or if ranking fails), as many as fit the existing-memories
 // budget.
-func (p *Pipeline) selectHeads(ctx context.Context, window []ConversationMessage, heads []*memcore.MemoryFile, log zerolog.Logger) []string {
+func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile, log zerolog.Logger) []string {
 	if len(heads) == 0 || p.cfg.existingTokens == 0 {
 		return nil
 	}
@@ -201,7 +205,7 @@ type vectorKey struct {
 // rank orders heads by cosine similarity to the window, most similar first
 // (ties keep the given order). Vectors of memories are cached, so each
 // memory is embedded once per process.
-func (p *Pipeline) rank(ctx context.Context, window []ConversationMessage, heads []*memcore.MemoryFile) ([]*memcore.MemoryFile, error) {
+func (p *Pipeline) rank(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile) ([]*memcore.MemoryFile, error) {
 	e := p.cfg.embedder
 	model := e.Model()
 	keys := make([]vectorKey, len(heads))

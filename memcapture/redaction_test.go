@@ -35,7 +35,7 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	content := "Connects with " + secrets[0] + " as " + secrets[1] + " to postgres://app:" + secrets[2] + "@db:5432/x.\nKey:\n" + secrets[3]
 	llm := fake.NewLLM(always(reply(mem{"content": content, "scope": "repo", "category": "project-conventions"})))
 	p := startPipeline(t, llm, store, nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("setup")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("setup")})
 	s := passes(t, p, 1)
 	if s.MemoriesWritten != 1 || s.Redactions != 4 {
 		t.Fatalf("written = %d, Redactions = %d; want 1 and 4", s.MemoriesWritten, s.Redactions)

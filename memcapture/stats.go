@@ -10,7 +10,8 @@ type Stats struct {
 	// one (latest wins: the newer window contains the older one).
 	Coalesced uint64
 	// Dropped is the number of triggers that will never be processed: a
-	// compaction trigger beyond the queue bound, an event of unknown kind,
+	// compaction trigger beyond the queue bound, an event whose kind is
+	// neither memcore.TriggerCadence nor memcore.TriggerCompaction,
 	// an event enqueued after Close (or after the Start context ended), and
 	// triggers still waiting when the pipeline stopped without draining.
 	Dropped uint64
