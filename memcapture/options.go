@@ -65,7 +65,7 @@ func defaultConfig() config {
 		windowTokens:          DefaultWindowTokens,
 		existingTokens:        DefaultExistingTokens,
 		passTimeout:           DefaultPassTimeout,
-		retry:                 memcore.DefaultRetryPolicy,
+		retry:                 memcore.RetryPolicy{}, // the zero policy is memcore's default
 		maxContentBytes:       DefaultMaxContentBytes,
 		maxMemoriesPerPass:    DefaultMaxMemoriesPerPass,
 		maxPendingCompactions: DefaultMaxPendingCompactions,
@@ -166,8 +166,8 @@ func WithPassTimeout(d time.Duration) Option {
 
 // WithRetryPolicy sets how transient classifier and embedder errors are
 // retried within a pass (see [memcore.Retry]; zero fields take the
-// defaults). Negative fields are an error. The default is
-// [memcore.DefaultRetryPolicy].
+// defaults). Negative fields are an error. The default is the zero policy:
+// 3 attempts, backoff from 200ms capped at 5s.
 func WithRetryPolicy(p memcore.RetryPolicy) Option {
 	return func(c *config) error {
 		var bad []string

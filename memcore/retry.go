@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// RetryPolicy bounds [Retry]. The zero value is [DefaultRetryPolicy].
+// RetryPolicy bounds [Retry]. A zero field takes its default, so the zero
+// RetryPolicy is the default policy: 3 attempts, backoff from 200ms capped
+// at 5s.
 type RetryPolicy struct {
 	// MaxAttempts is the total number of attempts, the first included.
 	// 0 means 3; 1 means no retries.
@@ -19,18 +21,18 @@ type RetryPolicy struct {
 	MaxDelay time.Duration
 }
 
-// DefaultRetryPolicy is the policy the zero RetryPolicy stands for.
-var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: 5 * time.Second}
+// defaultRetryPolicy is the policy the zero RetryPolicy stands for.
+var defaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: 5 * time.Second}
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = DefaultRetryPolicy.MaxAttempts
+		p.MaxAttempts = defaultRetryPolicy.MaxAttempts
 	}
 	if p.BaseDelay <= 0 {
-		p.BaseDelay = DefaultRetryPolicy.BaseDelay
+		p.BaseDelay = defaultRetryPolicy.BaseDelay
 	}
 	if p.MaxDelay <= 0 {
-		p.MaxDelay = DefaultRetryPolicy.MaxDelay
+		p.MaxDelay = defaultRetryPolicy.MaxDelay
 	}
 	if p.MaxDelay < p.BaseDelay {
 		p.MaxDelay = p.BaseDelay

@@ -98,12 +98,12 @@ func TestRetry(t *testing.T) {
 	}
 }
 
-// The zero policy stands for DefaultRetryPolicy: three attempts.
+// The zero policy stands for defaultRetryPolicy: three attempts.
 func TestRetryZeroPolicy(t *testing.T) {
-	if got := (RetryPolicy{}).withDefaults(); got != DefaultRetryPolicy {
-		t.Errorf("zero policy = %+v, want %+v", got, DefaultRetryPolicy)
+	if got := (RetryPolicy{}).withDefaults(); got != defaultRetryPolicy {
+		t.Errorf("zero policy = %+v, want %+v", got, defaultRetryPolicy)
 	}
-	if got := (RetryPolicy{MaxAttempts: 5}).withDefaults(); got.MaxAttempts != 5 || got.BaseDelay != DefaultRetryPolicy.BaseDelay {
+	if got := (RetryPolicy{MaxAttempts: 5}).withDefaults(); got.MaxAttempts != 5 || got.BaseDelay != defaultRetryPolicy.BaseDelay {
 		t.Errorf("partial policy = %+v", got)
 	}
 	if got := (RetryPolicy{BaseDelay: time.Second, MaxDelay: time.Millisecond}).withDefaults(); got.MaxDelay != time.Second {
