@@ -80,6 +80,16 @@ func badValue(setting string, value any, want string) error {
 	return fmt.Errorf("%s is %v, want %s", setting, value, want)
 }
 
+// setAtLeast sets *dst to n, the value given to option setting, if n is at
+// least least, and otherwise reports the problem.
+func setAtLeast(dst *int, setting string, n, least int) error {
+	if n < least {
+		return badValue(setting, n, fmt.Sprintf("at least %d", least))
+	}
+	*dst = n
+	return nil
+}
+
 // applyOptions applies opts to c and returns, in one error wrapping
 // ErrInvalidConfig, the problems given and every problem the options
 // report; nil if there are none.
@@ -128,13 +138,7 @@ func WithEmbedder(e memcore.Embedder) Option {
 // classifier; the newest text is kept. It must be at least 1; the default is
 // [DefaultWindowTokens].
 func WithWindowTokens(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return badValue("WithWindowTokens", n, "at least 1")
-		}
-		c.windowTokens = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.windowTokens, "WithWindowTokens", n, 1) }
 }
 
 // WithExistingTokens sets the budget, in estimated tokens, of the list of
@@ -142,13 +146,7 @@ func WithWindowTokens(n int) Option {
 // then cannot supersede or link). It must not be negative; the default is
 // [DefaultExistingTokens].
 func WithExistingTokens(n int) Option {
-	return func(c *config) error {
-		if n < 0 {
-			return badValue("WithExistingTokens", n, "at least 0")
-		}
-		c.existingTokens = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.existingTokens, "WithExistingTokens", n, 0) }
 }
 
 // WithPassTimeout sets the deadline of one capture pass: listing the store,
@@ -196,51 +194,27 @@ func WithRetryPolicy(p memcore.RetryPolicy) Option {
 // memory from the classifier is skipped. It must be at least 1; the default
 // is [DefaultMaxContentBytes].
 func WithMaxContentBytes(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return badValue("WithMaxContentBytes", n, "at least 1")
-		}
-		c.maxContentBytes = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.maxContentBytes, "WithMaxContentBytes", n, 1) }
 }
 
 // WithMaxMemoriesPerPass sets how many memories one classifier reply may
 // produce; items beyond it are skipped and counted as invalid. It must be
 // at least 1; the default is [DefaultMaxMemoriesPerPass].
 func WithMaxMemoriesPerPass(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return badValue("WithMaxMemoriesPerPass", n, "at least 1")
-		}
-		c.maxMemoriesPerPass = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.maxMemoriesPerPass, "WithMaxMemoriesPerPass", n, 1) }
 }
 
 // WithMaxPendingCompactions bounds the queue of compaction triggers waiting
 // for the pipeline; a trigger beyond it is dropped, counted and logged. It
 // must be at least 1; the default is [DefaultMaxPendingCompactions].
 func WithMaxPendingCompactions(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return badValue("WithMaxPendingCompactions", n, "at least 1")
-		}
-		c.maxPendingCompactions = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.maxPendingCompactions, "WithMaxPendingCompactions", n, 1) }
 }
 
 // WithReplyTokens sets the reply limit (MaxTokens) of a classifier call. It
 // must be at least 1; the default is [DefaultReplyTokens].
 func WithReplyTokens(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return badValue("WithReplyTokens", n, "at least 1")
-		}
-		c.replyTokens = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.replyTokens, "WithReplyTokens", n, 1) }
 }
 
 // WithClock sets the clock that timestamps new memories (tests use a fixed

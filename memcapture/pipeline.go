@@ -157,10 +157,7 @@ func (p *Pipeline) Enqueue(event TriggerEvent) {
 		return
 	}
 	p.stats.triggers.Add(1)
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.signal()
 }
 
 // Close stops accepting triggers, lets the goroutine process the waiting
@@ -182,16 +179,22 @@ func (p *Pipeline) Close(ctx context.Context) error {
 		p.stats.dropped.Add(uint64(dropped))
 		return nil
 	}
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.signal()
 	select {
 	case <-p.done:
 		return nil
 	case <-ctx.Done():
 		p.cancel()
 		return fmt.Errorf("memcapture: close: %w", ctx.Err())
+	}
+}
+
+// signal wakes the pipeline goroutine, or leaves a wake-up waiting for it;
+// it never blocks.
+func (p *Pipeline) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -262,12 +265,7 @@ func (p *Pipeline) run(ctx context.Context) {
 func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	log := p.log.With().Str("trigger", string(ev.Kind)).Str("session", ev.SessionID).Logger()
 	defer p.stats.passes.Add(1)
-	defer func() {
-		if r := recover(); r != nil {
-			p.stats.panics.Add(1)
-			log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("memcapture: capture pass panicked (skipped)")
-		}
-	}()
+	defer p.recoverPanic(log, "memcapture: capture pass panicked (skipped)")
 
 	window := p.window(ev.Messages)
 	if len(window) == 0 {
@@ -354,13 +352,18 @@ func (p *Pipeline) rebuild(log zerolog.Logger) {
 		return
 	}
 	p.stats.rebuilds.Add(1)
-	defer func() {
-		if r := recover(); r != nil {
-			p.stats.panics.Add(1)
-			log.Error().Str("panic", fmt.Sprint(r)).Msg("memcapture: rebuild callback panicked")
-		}
-	}()
+	defer p.recoverPanic(log, "memcapture: rebuild callback panicked")
 	p.rebuildFn()
+}
+
+// recoverPanic, deferred, stops a panic of the provider, the store or the
+// rebuild callback on the pipeline goroutine: it is counted and logged, with
+// its stack, as msg.
+func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
+	if r := recover(); r != nil {
+		p.stats.panics.Add(1)
+		log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg(msg)
+	}
 }
 
 // window is what the classifier sees of a trigger's messages: tool content

@@ -65,7 +65,7 @@ const ClassifierSchemaName = "memories"
 // property is required and no others are allowed, so that providers with a
 // strict structured-output mode accept it; "" and [] stand for "none".
 var responseSchema = func() *memcore.Schema {
-	edgeRels := []memcore.Relationship{memcore.RelationshipRefines, memcore.RelationshipContradicts, memcore.RelationshipRelatesTo}
+	edgeRels := slices.DeleteFunc(memcore.Relationships(), func(r memcore.Relationship) bool { return !r.IsEdge() })
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	enum := func(desc string, vals any) map[string]any {
 		return map[string]any{"type": "string", "description": desc, "enum": vals}
@@ -206,11 +206,10 @@ type vectorKey struct {
 // (ties keep the given order). Vectors of memories are cached, so each
 // memory is embedded once per process.
 func (p *Pipeline) rank(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile) ([]*memcore.MemoryFile, error) {
-	e := p.cfg.embedder
-	model := e.Model()
+	model := p.cfg.embedder.Model()
 	keys := make([]vectorKey, len(heads))
 	var texts []string
-	var missing []int
+	var missing []int // indexes of heads without a cached vector
 	for i, m := range heads {
 		text := clipRunes(m.Content, embedDocRunes)
 		keys[i] = vectorKey{model: model, sum: sha256.Sum256([]byte(text))}
@@ -224,40 +223,12 @@ func (p *Pipeline) rank(ctx context.Context, window []memcore.Message, heads []*
 		query.WriteString(m.Content)
 		query.WriteString("\n")
 	}
-	texts = append(texts, query.String())
-
-	var vecs [][]float32
-	err := memcore.Retry(ctx, p.cfg.retry, func(ctx context.Context) error {
-		var err error
-		vecs, err = e.Embed(ctx, texts)
-		return err
-	})
+	vecs, err := p.embed(ctx, append(texts, query.String()))
 	if err != nil {
-		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
-	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("embedder returned %d vectors for %d texts: %w", len(vecs), len(texts), memcore.ErrInvalidResponse)
+		return nil, err
 	}
 	q := vecs[len(vecs)-1]
-	for j := range missing {
-		if len(vecs[j]) != len(q) {
-			return nil, fmt.Errorf("embedder returned vectors of %d and %d dimensions: %w", len(vecs[j]), len(q), memcore.ErrInvalidResponse)
-		}
-	}
-	// Keep only the vectors of current heads, so the cache does not grow
-	// with memories that are no longer listed.
-	if len(p.vectors)+len(missing) > 2*len(heads)+64 {
-		keep := make(map[vectorKey][]float32, len(heads))
-		for _, k := range keys {
-			if v, ok := p.vectors[k]; ok {
-				keep[k] = v
-			}
-		}
-		p.vectors = keep
-	}
-	for j, i := range missing {
-		p.vectors[keys[i]] = vecs[j]
-	}
+	p.cacheVectors(keys, missing, vecs[:len(missing)])
 
 	type scored struct {
 		m     *memcore.MemoryFile
@@ -273,6 +244,49 @@ func (p *Pipeline) rank(ctx context.Context, window []memcore.Message, heads []*
 		out[i] = s[i].m
 	}
 	return out, nil
+}
+
+// embed embeds texts with the configured embedder, retrying transient
+// errors, and checks that it returned one vector per text, all of one
+// dimension.
+func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	var vecs [][]float32
+	err := memcore.Retry(ctx, p.cfg.retry, func(ctx context.Context) error {
+		var err error
+		vecs, err = p.cfg.embedder.Embed(ctx, texts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embedder returned %d vectors for %d texts: %w", len(vecs), len(texts), memcore.ErrInvalidResponse)
+	}
+	for _, v := range vecs {
+		if len(v) != len(vecs[0]) {
+			return nil, fmt.Errorf("embedder returned vectors of %d and %d dimensions: %w", len(v), len(vecs[0]), memcore.ErrInvalidResponse)
+		}
+	}
+	return vecs, nil
+}
+
+// cacheVectors stores vecs, the new vectors of the heads at indexes
+// missing of keys (the keys of all current heads). The cache is first
+// pruned to the current heads when it has grown well past them, so it does
+// not grow with memories that are no longer listed.
+func (p *Pipeline) cacheVectors(keys []vectorKey, missing []int, vecs [][]float32) {
+	if len(p.vectors)+len(missing) > 2*len(keys)+64 {
+		keep := make(map[vectorKey][]float32, len(keys))
+		for _, k := range keys {
+			if v, ok := p.vectors[k]; ok {
+				keep[k] = v
+			}
+		}
+		p.vectors = keep
+	}
+	for j, i := range missing {
+		p.vectors[keys[i]] = vecs[j]
+	}
 }
 
 // cosine is the cosine similarity of a and b, 0 when either is zero or

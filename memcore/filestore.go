@@ -322,35 +322,61 @@ func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile
 	if !scope.Valid() {
 		return nil, fmt.Errorf("memcore: list: %w: %q", ErrUnknownScope, scope)
 	}
-	si := scopeIndex(scope)
-	entries, err := os.ReadDir(s.dirs[si])
+	names, err := s.memoryNames(scope)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("memcore: list %s: %w", scope, err)
 	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".md") {
-			if e.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(name, ".md") {
-				s.log.Warn().Str("path", filepath.Join(s.dirs[si], name)).Msg("memcore: skipping a symbolic link: memory files must be regular files")
-			}
-			continue
-		}
-		if ValidateID(strings.TrimSuffix(name, ".md")) != nil {
-			s.log.Debug().Str("path", filepath.Join(s.dirs[si], name)).Msg("memcore: skipping a file whose name is not a memory id")
-			continue
-		}
-		names = append(names, name)
-	}
-
+	si := scopeIndex(scope)
 	s.mu.Lock()
 	s.gen[si]++
 	gen := s.gen[si]
 	s.mu.Unlock()
 
+	ms := s.loadAll(ctx, scope, names, gen)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.forgetUnseen(si, gen)
+	sortMemories(ms)
+	return ms, nil
+}
+
+// memoryNames returns the names of the memory files in scope's folder:
+// regular files named <id>.md. Symbolic links and other .md files are
+// skipped with a log line.
+func (s *FileStore) memoryNames(scope Scope) ([]string, error) {
+	dir := s.dirs[scopeIndex(scope)]
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			s.log.Warn().Str("path", filepath.Join(dir, name)).Msg("memcore: skipping a symbolic link: memory files must be regular files")
+		case !e.Type().IsRegular():
+		case ValidateID(strings.TrimSuffix(name, ".md")) != nil:
+			s.log.Debug().Str("path", filepath.Join(dir, name)).Msg("memcore: skipping a file whose name is not a memory id")
+		default:
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// loadAll loads the named files of scope's folder on up to s.workers
+// goroutines, marking their cache entries with gen, and returns copies of
+// the memories in no particular order. Files that cannot be loaded are
+// skipped with a log line. It stops early when ctx ends.
+func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, gen uint64) []*MemoryFile {
 	results := make([]*MemoryFile, len(names))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -375,27 +401,25 @@ func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-
-	// Forget cached files this list did not see: they were deleted.
-	s.mu.Lock()
-	for name, c := range s.cache[si] {
-		if c.gen < gen {
-			delete(s.cache[si], name)
-		}
-	}
-	s.mu.Unlock()
-
 	out := results[:0]
 	for _, m := range results {
 		if m != nil {
 			out = append(out, m)
 		}
 	}
-	sortMemories(out)
-	return out, nil
+	return out
+}
+
+// forgetUnseen drops from the cache of scope index si the files the list
+// of generation gen did not see: they were deleted.
+func (s *FileStore) forgetUnseen(si int, gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, c := range s.cache[si] {
+		if c.gen < gen {
+			delete(s.cache[si], name)
+		}
+	}
 }
 
 // isTempName reports whether name has the shape of Write's temporary files,
