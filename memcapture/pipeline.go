@@ -54,8 +54,9 @@ type Pipeline struct {
 	vectors    map[vectorKey][]float32
 }
 
-// NewPipeline returns a Pipeline that asks classifier (with classifierModel;
-// "" means the provider's default) what to remember and writes to store.
+// NewPipeline returns a Pipeline that asks classifier (with classifierModel,
+// configuration key memory.classifier_model; "" means the provider's
+// default) what to remember and writes to store.
 // rebuildFn, if not nil, is called once after each pass that wrote at least
 // one memory; it must not block (the retrieval engine's TriggerRebuild
 // fits). Options: [WithLogger], [WithEmbedder], [WithWindowTokens],

@@ -19,7 +19,9 @@
 //
 // [MemoryStore] is the interface the capture and retrieval packages use.
 // [FileStore] keeps memories in folders with atomic, never-overwriting
-// writes; [MemStore] keeps them in memory. Both pass the conformance suite
+// writes; its options ([WithLogger], [WithParallelism]) are checked, and
+// one out of range is an error wrapping [ErrInvalidConfig], never clamped.
+// [MemStore] keeps them in memory. Both pass the conformance suite
 // in github.com/forgemem/forgemem/conformance/storetest.
 //
 // # Graph
