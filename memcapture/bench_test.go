@@ -29,9 +29,9 @@ func BenchmarkOnTurnComplete(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	window := make([]ConversationMessage, 200)
+	window := make([]memcore.Message, 200)
 	for i := range window {
-		window[i] = ConversationMessage{Role: memcore.RoleUser, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("text ", 40))}
+		window[i] = memcore.Message{Role: memcore.RoleUser, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("text ", 40))}
 		if i%2 == 1 {
 			window[i].Role = memcore.RoleAssistant
 		}
@@ -62,7 +62,7 @@ func BenchmarkOnTurnCompleteNotDue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	window := make([]ConversationMessage, 200)
+	window := make([]memcore.Message, 200)
 	b.ReportAllocs()
 	for b.Loop() {
 		obs.OnTurnComplete(window, "s")
@@ -107,7 +107,7 @@ func BenchmarkPass10kMemories(b *testing.B) {
 			for i := range 40 {
 				window = append(window, win(fmt.Sprintf("question %d about the build", i), "answer "+strings.Repeat("words ", 30))...)
 			}
-			ev := TriggerEvent{Kind: TriggerKindTurn, Messages: window}
+			ev := TriggerEvent{Kind: memcore.TriggerCadence, Messages: window}
 			p.process(ctx, ev) // warm the vector cache, as a running process would be
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -3,10 +3,12 @@ package memcapture
 import (
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/rs/zerolog"
 )
 
@@ -24,8 +26,7 @@ type replyItem struct {
 }
 
 // build validates the classifier's items against the store as listed (g,
-// heads) and turns the usable ones into memories ready to write, in order.
-// Every rule of the design's validation list is applied here:
+// heads) and turns the usable ones into memories ready to write, in order:
 //
 //   - an item that is not an object, beyond the per-pass limit, with an
 //     unknown scope or category, or with empty or oversized content is
@@ -41,164 +42,221 @@ type replyItem struct {
 //   - related edges with an unknown relationship, to ids that do not exist,
 //     or into the memory's own chain are dropped, and duplicates merged;
 //   - the result must pass memcore's Validate.
+//
+// Each skipped item and dropped link is counted and logged.
 func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, heads []*memcore.MemoryFile, ev TriggerEvent, log zerolog.Logger) []*memcore.MemoryFile {
-	seen := map[memcore.Scope]map[string]bool{}
-	for _, h := range heads {
-		if seen[h.Meta.Scope] == nil {
-			seen[h.Meta.Scope] = map[string]bool{}
-		}
-		seen[h.Meta.Scope][normalize(h.Content)] = true
+	b := &passBuilder{
+		p: p, g: g, ev: ev, log: log, now: p.now(),
+		seen:      map[memcore.Scope]map[string]bool{},
+		created:   map[string]*memcore.MemoryFile{},
+		successor: map[string]*memcore.MemoryFile{},
 	}
-	created := map[string]*memcore.MemoryFile{}   // id → memory made in this pass
-	successor := map[string]*memcore.MemoryFile{} // id → the memory of this pass superseding it
-	now := p.now()
-	trigger := ev.Kind.stored()
+	for _, h := range heads {
+		b.remember(h.Meta.Scope, normalize(h.Content))
+	}
 	var out []*memcore.MemoryFile
-
 	for i, raw := range elems {
 		if i >= p.cfg.maxMemoriesPerPass {
 			p.stats.invalid.Add(uint64(len(elems) - i))
 			log.Warn().Int("items", len(elems)).Int("limit", p.cfg.maxMemoriesPerPass).Msg("memcapture: too many items in one reply (rest skipped)")
 			break
 		}
-		var it replyItem
-		if err := json.Unmarshal(raw, &it); err != nil {
-			p.stats.invalid.Add(1)
-			log.Debug().Err(err).Int("item", i).Msg("memcapture: item is not a memory object (skipped)")
-			continue
+		if m := b.item(i, raw); m != nil {
+			out = append(out, m)
 		}
-		scope := memcore.Scope(strings.ToLower(strings.TrimSpace(it.Scope)))
-		category := memcore.Category(strings.ToLower(strings.TrimSpace(it.Category)))
-		content := strings.TrimSpace(it.Content)
-		switch {
-		case !scope.Valid():
-			p.skipInvalid(log, i, "unknown scope", it.Scope)
-			continue
-		case !category.Valid():
-			p.skipInvalid(log, i, "unknown category", it.Category)
-			continue
-		case content == "":
-			p.skipInvalid(log, i, "empty content", "")
-			continue
-		case len(content) > p.cfg.maxContentBytes:
-			p.skipInvalid(log, i, "oversized content", "")
-			continue
-		case !utf8.ValidString(content):
-			p.skipInvalid(log, i, "content is not UTF-8", "")
-			continue
-		}
-
-		content, redactions := Redact(content)
-		key := normalize(content)
-		if seen[scope][key] {
-			p.stats.duplicates.Add(1)
-			log.Debug().Int("item", i).Msg("memcapture: item repeats an existing memory (skipped)")
-			continue
-		}
-
-		var pred *memcore.MemoryFile
-		if id := cleanID(it.Supersedes); id != "" {
-			if old, ok := g.Memory(id); ok {
-				pred, _ = g.Head(old.Meta.ID)
-				for successor[pred.Meta.ID] != nil {
-					pred = successor[pred.Meta.ID]
-				}
-			} else {
-				p.stats.edgesDropped.Add(1)
-				log.Debug().Str("supersedes", clipRunes(it.Supersedes, 80)).Msg("memcapture: supersedes names no stored memory (cleared)")
-			}
-		}
-
-		var m *memcore.MemoryFile
-		if pred != nil {
-			m = memcore.NewVersion(pred, ev.SessionID, trigger)
-		} else {
-			m = &memcore.MemoryFile{Meta: memcore.MemoryMeta{
-				ID: memcore.NewMemoryID(), Version: 1, SessionID: ev.SessionID, Trigger: trigger,
-			}}
-		}
-		m.Meta.CreatedAt, m.Meta.UpdatedAt = now, now
-		m.Meta.Scope, m.Meta.Category = scope, category
-		m.Content = content
-
-		// The memory's own chain: links into it are the supersedes link's
-		// business, not edges.
-		ownChain := map[string]bool{m.Meta.ID: true}
-		for c := pred; c != nil; {
-			if ownChain[c.Meta.ID] {
-				break
-			}
-			ownChain[c.Meta.ID] = true
-			var next *memcore.MemoryFile
-			if c.Meta.Supersedes != nil {
-				if n, ok := created[*c.Meta.Supersedes]; ok {
-					next = n
-				} else if n, ok := g.Memory(*c.Meta.Supersedes); ok {
-					next = n
-				}
-			}
-			c = next
-		}
-		exists := func(id string) bool {
-			_, inStore := g.Memory(id)
-			return inStore || created[id] != nil
-		}
-		type edgeKey struct {
-			id  string
-			rel memcore.Relationship
-		}
-		edges := map[edgeKey]bool{}
-		var related []memcore.RelatedMemory
-		add := func(id string, rel memcore.Relationship, carried bool) {
-			switch {
-			case rel != memcore.RelationshipRefines && rel != memcore.RelationshipContradicts && rel != memcore.RelationshipRelatesTo:
-			case !exists(id):
-			case ownChain[id]:
-			default:
-				if k := (edgeKey{id, rel}); !edges[k] {
-					edges[k] = true
-					related = append(related, memcore.RelatedMemory{ID: id, Relationship: rel})
-				}
-				return
-			}
-			if !carried {
-				p.stats.edgesDropped.Add(1)
-				log.Debug().Str("id", clipRunes(id, 80)).Str("relationship", clipRunes(string(rel), 40)).Msg("memcapture: related edge dropped")
-			}
-		}
-		for _, r := range m.Meta.Related { // carried forward from the predecessor
-			add(r.ID, r.Relationship, true)
-		}
-		for _, r := range it.Related {
-			add(cleanID(r.ID), memcore.Relationship(strings.ToLower(strings.TrimSpace(r.Relationship))), false)
-		}
-		m.Meta.Related = related
-
-		if err := m.Validate(); err != nil {
-			p.stats.invalid.Add(1)
-			log.Warn().Err(err).Int("item", i).Msg("memcapture: memory fails validation (skipped)")
-			continue
-		}
-		if redactions > 0 {
-			p.stats.redactions.Add(uint64(redactions))
-			log.Info().Int("secrets", redactions).Str("id", m.Meta.ID).Msg("memcapture: secrets redacted from a memory")
-		}
-		if seen[scope] == nil {
-			seen[scope] = map[string]bool{}
-		}
-		seen[scope][key] = true
-		created[m.Meta.ID] = m
-		if pred != nil {
-			successor[pred.Meta.ID] = m
-		}
-		out = append(out, m)
 	}
 	return out
 }
 
-func (p *Pipeline) skipInvalid(log zerolog.Logger, i int, why, value string) {
-	p.stats.invalid.Add(1)
-	log.Debug().Int("item", i).Str("value", clipRunes(value, 80)).Msg("memcapture: item skipped: " + why)
+// passBuilder is the state of build across the items of one reply.
+type passBuilder struct {
+	p   *Pipeline
+	g   *memcore.Graph
+	ev  TriggerEvent
+	log zerolog.Logger
+	now time.Time
+	// seen holds, by scope, the normalized content of the heads and of
+	// the memories made so far, to skip duplicates.
+	seen map[memcore.Scope]map[string]bool
+	// created maps the id of each memory made in this pass to it.
+	created map[string]*memcore.MemoryFile
+	// successor maps an id to the memory of this pass superseding it.
+	successor map[string]*memcore.MemoryFile
+}
+
+// itemFields are the checked fields of a reply item.
+type itemFields struct {
+	scope    memcore.Scope
+	category memcore.Category
+	content  string
+}
+
+// item turns reply item i into a memory, or returns nil if it is skipped.
+func (b *passBuilder) item(i int, raw json.RawMessage) *memcore.MemoryFile {
+	var it replyItem
+	if err := json.Unmarshal(raw, &it); err != nil {
+		b.p.stats.invalid.Add(1)
+		b.log.Debug().Err(err).Int("item", i).Msg("memcapture: item is not a memory object (skipped)")
+		return nil
+	}
+	f, ok := b.fields(i, it)
+	if !ok {
+		return nil
+	}
+	content, redactions := redact.Text(f.content)
+	key := normalize(content)
+	if b.seen[f.scope][key] {
+		b.p.stats.duplicates.Add(1)
+		b.log.Debug().Int("item", i).Msg("memcapture: item repeats an existing memory (skipped)")
+		return nil
+	}
+	pred := b.predecessor(it.Supersedes)
+	m := b.newMemory(pred, f.scope, f.category, content)
+	m.Meta.Related = b.edges(m, pred, it)
+	if err := m.Validate(); err != nil {
+		b.p.stats.invalid.Add(1)
+		b.log.Warn().Err(err).Int("item", i).Msg("memcapture: memory fails validation (skipped)")
+		return nil
+	}
+	if redactions > 0 {
+		b.p.stats.redactions.Add(uint64(redactions))
+		b.log.Info().Int("secrets", redactions).Str("id", m.Meta.ID).Msg("memcapture: secrets redacted from a memory")
+	}
+	b.remember(f.scope, key)
+	b.created[m.Meta.ID] = m
+	if pred != nil {
+		b.successor[pred.Meta.ID] = m
+	}
+	return m
+}
+
+// fields checks and tidies the scope, category and content of item i
+// (enums in any case and spacing), reporting false, counted and logged, if
+// one is unusable.
+func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
+	f := itemFields{
+		scope:    memcore.Scope(strings.ToLower(strings.TrimSpace(it.Scope))),
+		category: memcore.Category(strings.ToLower(strings.TrimSpace(it.Category))),
+		content:  strings.TrimSpace(it.Content),
+	}
+	why, value := "", ""
+	switch {
+	case !f.scope.Valid():
+		why, value = "unknown scope", it.Scope
+	case !f.category.Valid():
+		why, value = "unknown category", it.Category
+	case f.content == "":
+		why = "empty content"
+	case len(f.content) > b.p.cfg.maxContentBytes:
+		why = "oversized content"
+	case !utf8.ValidString(f.content):
+		why = "content is not UTF-8"
+	default:
+		return f, true
+	}
+	b.p.stats.invalid.Add(1)
+	b.log.Debug().Int("item", i).Str("value", clipRunes(value, 80)).Msg("memcapture: item skipped: " + why)
+	return f, false
+}
+
+// predecessor resolves an item's supersedes id to the memory the new one
+// must supersede: the newest version of that id's chain, counting the
+// memories this pass has already made, so chains never fork. It returns nil
+// for no supersedes, and for an id that names no stored memory (a link
+// dropped, counted and logged).
+func (b *passBuilder) predecessor(supersedes string) *memcore.MemoryFile {
+	id := cleanID(supersedes)
+	if id == "" {
+		return nil
+	}
+	old, ok := b.g.Memory(id)
+	if !ok {
+		b.p.stats.edgesDropped.Add(1)
+		b.log.Debug().Str("supersedes", clipRunes(supersedes, 80)).Msg("memcapture: supersedes names no stored memory (cleared)")
+		return nil
+	}
+	pred, _ := b.g.Head(old.Meta.ID)
+	for b.successor[pred.Meta.ID] != nil {
+		pred = b.successor[pred.Meta.ID]
+	}
+	return pred
+}
+
+// newMemory makes the memory of an item: the next version of pred (with
+// pred's edges carried forward), or a first version when pred is nil.
+func (b *passBuilder) newMemory(pred *memcore.MemoryFile, scope memcore.Scope, category memcore.Category, content string) *memcore.MemoryFile {
+	var m *memcore.MemoryFile
+	if pred != nil {
+		m = memcore.NewVersion(pred, b.ev.SessionID, b.ev.Kind)
+	} else {
+		m = &memcore.MemoryFile{Meta: memcore.MemoryMeta{
+			ID: memcore.NewMemoryID(), Version: 1, SessionID: b.ev.SessionID, Trigger: b.ev.Kind,
+		}}
+	}
+	m.Meta.CreatedAt, m.Meta.UpdatedAt = b.now, b.now
+	m.Meta.Scope, m.Meta.Category = scope, category
+	m.Content = content
+	return m
+}
+
+// ownChain returns the ids of m's version chain: m and its predecessors,
+// stored or made in this pass. Links into it are the supersedes link's
+// business, not edges.
+func (b *passBuilder) ownChain(m, pred *memcore.MemoryFile) map[string]bool {
+	own := map[string]bool{m.Meta.ID: true}
+	for c := pred; c != nil && !own[c.Meta.ID]; {
+		own[c.Meta.ID] = true
+		var next *memcore.MemoryFile
+		if c.Meta.Supersedes != nil {
+			if n, ok := b.created[*c.Meta.Supersedes]; ok {
+				next = n
+			} else if n, ok := b.g.Memory(*c.Meta.Supersedes); ok {
+				next = n
+			}
+		}
+		c = next
+	}
+	return own
+}
+
+// edges returns m's related edges: those carried forward from pred, then
+// the item's, without duplicates. An edge is kept if its relationship is
+// an edge's, it points at a stored memory or one made in this pass, and not
+// into m's own chain; each item edge dropped is counted and logged (carried
+// edges that no longer hold are dropped silently).
+func (b *passBuilder) edges(m, pred *memcore.MemoryFile, it replyItem) []memcore.RelatedMemory {
+	own := b.ownChain(m, pred)
+	kept := map[memcore.RelatedMemory]bool{}
+	var related []memcore.RelatedMemory
+	add := func(e memcore.RelatedMemory, carried bool) {
+		_, stored := b.g.Memory(e.ID)
+		if e.Relationship.IsEdge() && (stored || b.created[e.ID] != nil) && !own[e.ID] {
+			if !kept[e] {
+				kept[e] = true
+				related = append(related, e)
+			}
+			return
+		}
+		if !carried {
+			b.p.stats.edgesDropped.Add(1)
+			b.log.Debug().Str("id", clipRunes(e.ID, 80)).Str("relationship", clipRunes(string(e.Relationship), 40)).Msg("memcapture: related edge dropped")
+		}
+	}
+	for _, e := range m.Meta.Related {
+		add(e, true)
+	}
+	for _, r := range it.Related {
+		add(memcore.RelatedMemory{ID: cleanID(r.ID), Relationship: memcore.Relationship(strings.ToLower(strings.TrimSpace(r.Relationship)))}, false)
+	}
+	return related
+}
+
+// remember records normalized content as seen in scope.
+func (b *passBuilder) remember(scope memcore.Scope, key string) {
+	if b.seen[scope] == nil {
+		b.seen[scope] = map[string]bool{}
+	}
+	b.seen[scope][key] = true
 }
 
 // cleanID tidies an id as a model may write it: spaces, the brackets of

@@ -187,7 +187,7 @@ func TestValidation(t *testing.T) {
 				s := seedChain(t, store)
 				llm := fake.NewLLM(always(c.reply(s)))
 				p := startPipeline(t, llm, store, nil, c.opts...)
-				p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("x")})
+				p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 				st := passes(t, p, 1)
 				got := newMemories(t, store, s.all()...)
 				if st.MemoriesWritten != c.want.written || uint64(len(got)) != c.want.written || st.Invalid != c.want.invalid ||
@@ -245,9 +245,9 @@ func TestStoredTriggerSessionAndTime(t *testing.T) {
 		at := time.Date(2025, 3, 1, 12, 30, 45, 999, time.FixedZone("X", 3600))
 		llm := fake.NewLLM(fake.WithReplies(reply(item("From a turn.")), reply(item("From a compaction."))))
 		p := startPipeline(t, llm, store, nil, WithClock(func() time.Time { return at }))
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("a"), SessionID: "session-1"})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a"), SessionID: "session-1"})
 		passes(t, p, 1)
-		p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("b"), SessionID: "session-2"})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("b"), SessionID: "session-2"})
 		passes(t, p, 2)
 		want := map[string]struct {
 			trigger memcore.Trigger

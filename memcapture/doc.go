@@ -19,6 +19,12 @@
 //	agent.OnTurnComplete = obs.OnTurnComplete // after every turn
 //	compaction.Subscribe(obs.OnCompaction)    // when a goal arc is summarised
 //
+// Windows are []memcore.Message, so the host passes the messages it already
+// has. A host without an Observer calls [Pipeline.Enqueue] with a
+// [TriggerEvent] whose Kind is [memcore.TriggerCadence] (a turn) or
+// [memcore.TriggerCompaction]; the memories a pass writes record that kind
+// as their trigger.
+//
 // # The agent is never slowed
 //
 // [Observer.OnTurnComplete] and [Observer.OnCompaction] copy the message
@@ -30,20 +36,23 @@
 //
 // # A capture pass
 //
-//  1. Tool messages and tool blocks are stripped ([StripToolContent]) and the
-//     window is capped to a token budget, keeping the newest text.
+//  1. Tool messages and tool blocks are stripped
+//     ([memcore.StripToolContent]) and the window is capped to a token
+//     budget, keeping the newest text.
 //  2. A window identical to the last classified one is skipped.
 //  3. The existing memories' chain heads are listed for the classifier as
 //     "- [id] (scope/category) first line", as many as fit a token budget,
 //     most similar to the window first when an embedder is configured,
 //     newest first otherwise.
-//  4. The classifier gets [SystemPrompt], the window and that list, and is
-//     asked for JSON matching [ResponseSchema]. Its reply is read tolerantly
+//  4. The classifier gets its instructions, the window and that list, and
+//     is asked for the JSON object {"memories": [...]} through a response
+//     schema named [ClassifierSchemaName]. Its reply is read tolerantly
 //     (code fences, wrapping objects, surrounding prose) and asked for once
 //     more if unreadable. Transient errors are retried within the pass
 //     deadline; permanent ones skip the pass.
 //  5. Every item is validated (enums, links, version chains, size,
-//     duplicates), secrets are replaced by [Redacted] ([Redact]), and the
+//     duplicates), secrets in its content are replaced by "[REDACTED]"
+//     (package github.com/forgemem/forgemem/memcore/redact), and the
 //     memories are written; the rebuild callback is then called once.
 //
 // Everything that goes wrong is logged through the zerolog.Logger given

@@ -5,8 +5,13 @@ import "errors"
 // Errors returned by this package; match them with errors.Is.
 var (
 	// ErrInvalidConfig: a constructor argument or option is missing or out
-	// of range. The message names the setting, the value and what is allowed.
-	ErrInvalidConfig = errors.New("invalid capture configuration")
+	// of range. The message names every bad setting, the value given and the
+	// values allowed, for example
+	//
+	//	memcapture: invalid capture config: WithCadence is 11, want 1–10
+	//
+	// Settings are never clamped silently.
+	ErrInvalidConfig = errors.New("invalid capture config")
 	// ErrClosed: the pipeline has been closed (or its Start context ended)
 	// and cannot be started again.
 	ErrClosed = errors.New("capture pipeline closed")

@@ -30,7 +30,7 @@ func Example() {
 		panic(err)
 	}
 
-	obs.OnTurnComplete([]memcapture.ConversationMessage{
+	obs.OnTurnComplete([]memcore.Message{
 		{Role: memcore.RoleUser, Content: "Please write these as table-driven tests with t.Run; I always want that."},
 		{Role: memcore.RoleAssistant, Content: "Done: the parser tests are now one table with t.Run subtests."},
 	}, "session-1")
@@ -49,28 +49,37 @@ func Example() {
 	// written: 1 rebuilds: 1
 }
 
-func ExampleRedact() {
-	text, n := memcapture.Redact("Deploy with postgres://deploy:hunter22@db.internal/app and mail ops@example.com; see risk-based rollout.")
-	fmt.Println(text)
-	fmt.Println(n, "secrets")
-	// Output:
-	// Deploy with postgres://deploy:[REDACTED]@db.internal/app and mail [REDACTED]; see risk-based rollout.
-	// 2 secrets
-}
-
-func ExampleStripToolContent() {
-	window := memcapture.StripToolContent([]memcapture.ConversationMessage{
-		{Role: memcore.RoleUser, Content: "What is in the folder?"},
-		{Role: memcore.RoleAssistant, Content: `<tool_call name="ls">.</tool_call>`},
-		{Role: memcore.RoleTool, Content: "main.go go.mod"},
-		{Role: memcore.RoleAssistant, Content: "A Go module. <tool_result>main.go</tool_result>"},
-	})
-	for _, m := range window {
-		fmt.Printf("%s: %s\n", m.Role, m.Content)
+// An offline LLM serving both capture and retrieval tells the classifier
+// call by its schema name.
+func ExampleClassifierSchemaName() {
+	ctx := context.Background()
+	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		if req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName {
+			return &memcore.CompletionResponse{Text: `{"memories": [{"content": "The build uses Bazel.",
+				"scope": "repo", "category": "project-conventions", "supersedes": "", "related": []}]}`}, nil
+		}
+		return &memcore.CompletionResponse{Text: `{"hypotheses": []}`}, nil // another caller's request
+	}))
+	store := memcore.NewMemStore()
+	p, err := memcapture.NewPipeline(llm, "", store, nil)
+	if err != nil {
+		panic(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		panic(err)
+	}
+	p.Enqueue(memcapture.TriggerEvent{Kind: memcore.TriggerCompaction, Messages: []memcore.Message{
+		{Role: memcore.RoleUser, Content: "We build with Bazel here, never with go build directly."},
+	}})
+	if err := p.Close(ctx); err != nil {
+		panic(err)
+	}
+	memories, _ := store.List(ctx)
+	for _, m := range memories {
+		fmt.Printf("%s (trigger %s)\n", m.Content, m.Meta.Trigger)
 	}
 	// Output:
-	// user: What is in the folder?
-	// assistant: A Go module.
+	// The build uses Bazel. (trigger compaction)
 }
 
 func ExampleNewObserver() {
@@ -78,5 +87,5 @@ func ExampleNewObserver() {
 	_, err := memcapture.NewObserver(p, memcapture.WithCadence(12))
 	fmt.Println(err)
 	// Output:
-	// memcapture: cadence 12 is outside the range 1–10 turns: invalid capture configuration
+	// memcapture: invalid capture config: WithCadence is 12, want 1–10
 }

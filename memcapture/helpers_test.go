@@ -86,14 +86,14 @@ func passes(t *testing.T, p *Pipeline, n uint64) Stats {
 }
 
 // win makes a window of alternating user and assistant messages.
-func win(texts ...string) []ConversationMessage {
-	out := make([]ConversationMessage, len(texts))
+func win(texts ...string) []memcore.Message {
+	out := make([]memcore.Message, len(texts))
 	for i, s := range texts {
 		role := memcore.RoleUser
 		if i%2 == 1 {
 			role = memcore.RoleAssistant
 		}
-		out[i] = ConversationMessage{Role: role, Content: s}
+		out[i] = memcore.Message{Role: role, Content: s}
 	}
 	return out
 }

@@ -1,6 +1,10 @@
 package memcapture
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/forgemem/forgemem/memcore"
+)
 
 // Observer connects an agent loop to a [Pipeline]: the loop calls
 // OnTurnComplete after each completed turn and OnCompaction when its context
@@ -14,19 +18,16 @@ type Observer struct {
 	turns    atomic.Uint64
 }
 
-// NewObserver returns an Observer feeding p. Options: [WithCadence].
+// NewObserver returns an Observer feeding p. Options: [WithCadence]. A nil p
+// or an option out of range is an error wrapping [ErrInvalidConfig].
 func NewObserver(p *Pipeline, opts ...ObserverOption) (*Observer, error) {
+	var problems []error
 	if p == nil {
-		return nil, invalid("NewObserver: the pipeline is nil")
+		problems = append(problems, badValue("NewObserver's pipeline", "nil", "a *Pipeline"))
 	}
 	c := observerConfig{cadence: DefaultCadence}
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&c); err != nil {
-			return nil, err
-		}
+	if err := applyOptions(&c, opts, problems...); err != nil {
+		return nil, err
 	}
 	return &Observer{pipeline: p, cadence: uint64(c.cadence)}, nil
 }
@@ -36,17 +37,17 @@ func NewObserver(p *Pipeline, opts ...ObserverOption) (*Observer, error) {
 // oldest first; tool content may be left in, the pipeline strips it). Every
 // Nth call (see [WithCadence]) enqueues a turn trigger; a newer turn trigger
 // replaces one still waiting (the newest window contains the older one).
-func (o *Observer) OnTurnComplete(messages []ConversationMessage, sessionID string) {
+func (o *Observer) OnTurnComplete(messages []memcore.Message, sessionID string) {
 	if o.turns.Add(1)%o.cadence != 0 {
 		return
 	}
-	o.pipeline.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: messages, SessionID: sessionID})
+	o.pipeline.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: messages, SessionID: sessionID})
 }
 
 // OnCompaction tells the observer that the agent's context compaction has
 // summarised a goal arc; messages is the arc's window. It always enqueues a
 // compaction trigger, whatever the turn count; compaction triggers are
 // processed before turn triggers and are not coalesced.
-func (o *Observer) OnCompaction(messages []ConversationMessage, sessionID string) {
-	o.pipeline.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: messages, SessionID: sessionID})
+func (o *Observer) OnCompaction(messages []memcore.Message, sessionID string) {
+	o.pipeline.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: messages, SessionID: sessionID})
 }

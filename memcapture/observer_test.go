@@ -2,7 +2,6 @@ package memcapture
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -112,28 +111,6 @@ func TestCompactionIgnoresCadence(t *testing.T) {
 	obs.OnCompaction(win("arc 2"), "s")
 	if s := p.Stats(); s.Triggers != 2 {
 		t.Errorf("Triggers = %d, want 2 (the compactions; the turn is not due)", s.Triggers)
-	}
-}
-
-func TestObserverOptions(t *testing.T) {
-	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil)
-	for _, n := range []int{-1, 0, 11, 100} {
-		_, err := NewObserver(p, WithCadence(n))
-		if !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("WithCadence(%d): err = %v, want ErrInvalidConfig", n, err)
-			continue
-		}
-		if msg := err.Error(); !strings.Contains(msg, fmt.Sprint(n)) || !strings.Contains(msg, "1–10") {
-			t.Errorf("WithCadence(%d): error %q does not name the value and the range", n, msg)
-		}
-	}
-	for _, n := range []int{1, 10} {
-		if _, err := NewObserver(p, WithCadence(n)); err != nil {
-			t.Errorf("WithCadence(%d): %v", n, err)
-		}
-	}
-	if _, err := NewObserver(nil); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("NewObserver(nil): err = %v, want ErrInvalidConfig", err)
 	}
 }
 

@@ -1,7 +1,9 @@
 package memcapture
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -39,7 +41,8 @@ const (
 )
 
 // Option configures a [Pipeline] made by [NewPipeline]. An option given a
-// value out of range makes NewPipeline fail with [ErrInvalidConfig].
+// value out of range makes NewPipeline fail with an error wrapping
+// [ErrInvalidConfig]; no option panics, and a nil Option is ignored.
 type Option func(*config) error
 
 type config struct {
@@ -62,7 +65,7 @@ func defaultConfig() config {
 		windowTokens:          DefaultWindowTokens,
 		existingTokens:        DefaultExistingTokens,
 		passTimeout:           DefaultPassTimeout,
-		retry:                 memcore.DefaultRetryPolicy,
+		retry:                 memcore.RetryPolicy{}, // the zero policy is memcore's default
 		maxContentBytes:       DefaultMaxContentBytes,
 		maxMemoriesPerPass:    DefaultMaxMemoriesPerPass,
 		maxPendingCompactions: DefaultMaxPendingCompactions,
@@ -71,8 +74,42 @@ func defaultConfig() config {
 	}
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("memcapture: "+format+": %w", append(args, ErrInvalidConfig)...)
+// badValue is the problem an option or a constructor argument reports:
+// "<setting> is <value>, want <allowed>".
+func badValue(setting string, value any, want string) error {
+	return fmt.Errorf("%s is %v, want %s", setting, value, want)
+}
+
+// setAtLeast sets *dst to n, the value given to option setting, if n is at
+// least least, and otherwise reports the problem.
+func setAtLeast(dst *int, setting string, n, least int) error {
+	if n < least {
+		return badValue(setting, n, fmt.Sprintf("at least %d", least))
+	}
+	*dst = n
+	return nil
+}
+
+// applyOptions applies opts to c and returns, in one error wrapping
+// ErrInvalidConfig, the problems given and every problem the options
+// report; nil if there are none.
+func applyOptions[C any, O ~func(*C) error](c *C, opts []O, problems ...error) error {
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(c); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.Error()
+	}
+	return fmt.Errorf("memcapture: %w: %s", ErrInvalidConfig, strings.Join(msgs, "; "))
 }
 
 // WithLogger sets the logger for passes, skipped items, failures and
@@ -89,7 +126,7 @@ func WithLogger(l zerolog.Logger) Option {
 func WithEmbedder(e memcore.Embedder) Option {
 	return func(c *config) error {
 		if e == nil {
-			return invalid("WithEmbedder: the embedder is nil")
+			return badValue("WithEmbedder", "nil", "a memcore.Embedder")
 		}
 		c.embedder = e
 		return nil
@@ -101,13 +138,7 @@ func WithEmbedder(e memcore.Embedder) Option {
 // classifier; the newest text is kept. It must be at least 1; the default is
 // [DefaultWindowTokens].
 func WithWindowTokens(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return invalid("window token budget %d is below 1", n)
-		}
-		c.windowTokens = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.windowTokens, "WithWindowTokens", n, 1) }
 }
 
 // WithExistingTokens sets the budget, in estimated tokens, of the list of
@@ -115,13 +146,7 @@ func WithWindowTokens(n int) Option {
 // then cannot supersede or link). It must not be negative; the default is
 // [DefaultExistingTokens].
 func WithExistingTokens(n int) Option {
-	return func(c *config) error {
-		if n < 0 {
-			return invalid("existing-memories token budget %d is negative", n)
-		}
-		c.existingTokens = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.existingTokens, "WithExistingTokens", n, 0) }
 }
 
 // WithPassTimeout sets the deadline of one capture pass: listing the store,
@@ -130,7 +155,7 @@ func WithExistingTokens(n int) Option {
 func WithPassTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return invalid("pass timeout %v is not positive", d)
+			return badValue("WithPassTimeout", d, "more than 0")
 		}
 		c.passTimeout = d
 		return nil
@@ -139,12 +164,26 @@ func WithPassTimeout(d time.Duration) Option {
 
 // WithRetryPolicy sets how transient classifier and embedder errors are
 // retried within a pass (see [memcore.Retry]; zero fields take the
-// defaults). Negative fields are an error. The default is
-// [memcore.DefaultRetryPolicy].
+// defaults). Negative fields are an error. The default is the zero policy:
+// 3 attempts, backoff from 200ms capped at 5s.
 func WithRetryPolicy(p memcore.RetryPolicy) Option {
 	return func(c *config) error {
-		if p.MaxAttempts < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
-			return invalid("retry policy %+v has a negative field", p)
+		var bad []string
+		for _, f := range []struct {
+			name  string
+			value any
+			neg   bool
+		}{
+			{"MaxAttempts", p.MaxAttempts, p.MaxAttempts < 0},
+			{"BaseDelay", p.BaseDelay, p.BaseDelay < 0},
+			{"MaxDelay", p.MaxDelay, p.MaxDelay < 0},
+		} {
+			if f.neg {
+				bad = append(bad, badValue("WithRetryPolicy "+f.name, f.value, "at least 0").Error())
+			}
+		}
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
 		}
 		c.retry = p
 		return nil
@@ -155,51 +194,27 @@ func WithRetryPolicy(p memcore.RetryPolicy) Option {
 // memory from the classifier is skipped. It must be at least 1; the default
 // is [DefaultMaxContentBytes].
 func WithMaxContentBytes(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return invalid("max content size %d is below 1", n)
-		}
-		c.maxContentBytes = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.maxContentBytes, "WithMaxContentBytes", n, 1) }
 }
 
 // WithMaxMemoriesPerPass sets how many memories one classifier reply may
 // produce; items beyond it are skipped and counted as invalid. It must be
 // at least 1; the default is [DefaultMaxMemoriesPerPass].
 func WithMaxMemoriesPerPass(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return invalid("max memories per pass %d is below 1", n)
-		}
-		c.maxMemoriesPerPass = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.maxMemoriesPerPass, "WithMaxMemoriesPerPass", n, 1) }
 }
 
 // WithMaxPendingCompactions bounds the queue of compaction triggers waiting
 // for the pipeline; a trigger beyond it is dropped, counted and logged. It
 // must be at least 1; the default is [DefaultMaxPendingCompactions].
 func WithMaxPendingCompactions(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return invalid("max pending compactions %d is below 1", n)
-		}
-		c.maxPendingCompactions = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.maxPendingCompactions, "WithMaxPendingCompactions", n, 1) }
 }
 
 // WithReplyTokens sets the reply limit (MaxTokens) of a classifier call. It
 // must be at least 1; the default is [DefaultReplyTokens].
 func WithReplyTokens(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return invalid("reply token limit %d is below 1", n)
-		}
-		c.replyTokens = n
-		return nil
-	}
+	return func(c *config) error { return setAtLeast(&c.replyTokens, "WithReplyTokens", n, 1) }
 }
 
 // WithClock sets the clock that timestamps new memories (tests use a fixed
@@ -207,7 +222,7 @@ func WithReplyTokens(n int) Option {
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return invalid("WithClock: the clock is nil")
+			return badValue("WithClock", "nil", "a clock function")
 		}
 		c.clock = now
 		return nil
@@ -215,7 +230,8 @@ func WithClock(now func() time.Time) Option {
 }
 
 // ObserverOption configures an [Observer] made by [NewObserver]. An option
-// given a value out of range makes NewObserver fail with [ErrInvalidConfig].
+// given a value out of range makes NewObserver fail with an error wrapping
+// [ErrInvalidConfig]; no option panics, and a nil ObserverOption is ignored.
 type ObserverOption func(*observerConfig) error
 
 type observerConfig struct {
@@ -228,7 +244,7 @@ type observerConfig struct {
 func WithCadence(n int) ObserverOption {
 	return func(c *observerConfig) error {
 		if n < 1 || n > MaxCadence {
-			return invalid("cadence %d is outside the range 1–%d turns", n, MaxCadence)
+			return badValue("WithCadence", n, fmt.Sprintf("1–%d", MaxCadence))
 		}
 		c.cadence = n
 		return nil

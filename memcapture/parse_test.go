@@ -113,7 +113,7 @@ func TestUnparseableReplyAskedOnce(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		llm := fake.NewLLM(fake.WithReplies("I think the user likes tabs!", "```json\n{\"memories\":["+one+"]}\n```"))
 		p := startPipeline(t, llm, store, nil)
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("use tabs please")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("use tabs please")})
 		s := passes(t, p, 1)
 		if llm.Calls() != 2 || s.MemoriesWritten != 1 || s.ParseFailures != 0 {
 			t.Fatalf("calls = %d, written = %d, ParseFailures = %d; want 2, 1, 0", llm.Calls(), s.MemoriesWritten, s.ParseFailures)
@@ -121,7 +121,7 @@ func TestUnparseableReplyAskedOnce(t *testing.T) {
 		second := llm.Requests()[1]
 		n := len(second.Messages)
 		if n != 3 || second.Messages[1].Role != memcore.RoleAssistant || second.Messages[1].Content != "I think the user likes tabs!" ||
-			second.Messages[2].Content != retryReminder || second.System != SystemPrompt || second.ResponseSchema == nil {
+			second.Messages[2].Content != retryReminder || second.System != systemPrompt || second.ResponseSchema == nil {
 			t.Errorf("the second request should repeat the first with the bad reply and a reminder: %+v", second.Messages)
 		}
 	})
@@ -132,14 +132,14 @@ func TestUnparseableTwiceIsCounted(t *testing.T) {
 		llm := fake.NewLLM(always("Sorry, I cannot help with that."))
 		p := startPipeline(t, llm, store, nil)
 		w := win("use tabs please")
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: w})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 		s := passes(t, p, 1)
 		if llm.Calls() != 2 || s.ParseFailures != 1 || s.MemoriesWritten != 0 || s.LLMErrors != 0 {
 			t.Fatalf("calls = %d, ParseFailures = %d, written = %d, LLMErrors = %d; want 2, 1, 0, 0",
 				llm.Calls(), s.ParseFailures, s.MemoriesWritten, s.LLMErrors)
 		}
 		// Not treated as "nothing": the same window is classified again.
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: w})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 		if s := passes(t, p, 2); s.SkippedUnchanged != 0 || llm.Calls() != 4 {
 			t.Errorf("SkippedUnchanged = %d, calls = %d; want 0 and 4", s.SkippedUnchanged, llm.Calls())
 		}
@@ -149,7 +149,7 @@ func TestUnparseableTwiceIsCounted(t *testing.T) {
 func TestEmptyListIsNotAParseFailure(t *testing.T) {
 	llm := fake.NewLLM(always("```json\n{\"memories\": []}\n```"))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("hi")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("hi")})
 	if s := passes(t, p, 1); s.ParseFailures != 0 || llm.Calls() != 1 || s.MemoriesWritten != 0 {
 		t.Errorf("ParseFailures = %d, calls = %d, written = %d", s.ParseFailures, llm.Calls(), s.MemoriesWritten)
 	}

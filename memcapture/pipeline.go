@@ -54,8 +54,9 @@ type Pipeline struct {
 	vectors    map[vectorKey][]float32
 }
 
-// NewPipeline returns a Pipeline that asks classifier (with classifierModel;
-// "" means the provider's default) what to remember and writes to store.
+// NewPipeline returns a Pipeline that asks classifier (with classifierModel,
+// configuration key memory.classifier_model; "" means the provider's
+// default) what to remember and writes to store.
 // rebuildFn, if not nil, is called once after each pass that wrote at least
 // one memory; it must not block (the retrieval engine's TriggerRebuild
 // fits). Options: [WithLogger], [WithEmbedder], [WithWindowTokens],
@@ -64,22 +65,19 @@ type Pipeline struct {
 // [WithMaxPendingCompactions], [WithReplyTokens], [WithClock].
 //
 // A nil classifier or store, or an option out of range, is an error
-// wrapping [ErrInvalidConfig].
+// wrapping [ErrInvalidConfig] that names each of them, the value given and
+// the values allowed.
 func NewPipeline(classifier memcore.LLMProvider, classifierModel string, store memcore.MemoryStore, rebuildFn func(), opts ...Option) (*Pipeline, error) {
+	var problems []error
 	if classifier == nil {
-		return nil, invalid("NewPipeline: the classifier provider is nil")
+		problems = append(problems, badValue("NewPipeline's classifier", "nil", "a memcore.LLMProvider"))
 	}
 	if store == nil {
-		return nil, invalid("NewPipeline: the memory store is nil")
+		problems = append(problems, badValue("NewPipeline's store", "nil", "a memcore.MemoryStore"))
 	}
 	cfg := defaultConfig()
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&cfg); err != nil {
-			return nil, err
-		}
+	if err := applyOptions(&cfg, opts, problems...); err != nil {
+		return nil, err
 	}
 	return &Pipeline{
 		classifier: classifier,
@@ -118,19 +116,20 @@ func (p *Pipeline) Start(ctx context.Context) error {
 // blocks and may be called before Start (the trigger waits for it). It
 // copies event.Messages, so the caller may reuse the slice.
 //
-// A turn trigger replaces a turn trigger still waiting (counted as
-// coalesced); a compaction trigger joins the compaction queue, which is
+// A turn trigger ([memcore.TriggerCadence]) replaces a turn trigger still
+// waiting (counted as coalesced); a compaction trigger
+// ([memcore.TriggerCompaction]) joins the compaction queue, which is
 // processed first and holds up to [WithMaxPendingCompactions] triggers. A
-// trigger of unknown kind, one beyond the queue bound, and any trigger after
-// Close are dropped and counted.
+// trigger of any other kind, one beyond the queue bound, and any trigger
+// after Close are dropped, counted and logged.
 func (p *Pipeline) Enqueue(event TriggerEvent) {
-	if !event.Kind.Valid() {
+	if !captured(event.Kind) {
 		p.stats.dropped.Add(1)
 		p.log.Warn().Str("kind", string(event.Kind)).Msg("memcapture: trigger of unknown kind dropped")
 		return
 	}
 	if len(event.Messages) > 0 {
-		msgs := make([]ConversationMessage, len(event.Messages))
+		msgs := make([]memcore.Message, len(event.Messages))
 		copy(msgs, event.Messages)
 		event.Messages = msgs
 	}
@@ -142,7 +141,7 @@ func (p *Pipeline) Enqueue(event TriggerEvent) {
 		return
 	}
 	overflow := false
-	if event.Kind == TriggerKindTurn {
+	if event.Kind == memcore.TriggerCadence {
 		if p.hasTurn {
 			p.stats.coalesced.Add(1)
 		}
@@ -159,10 +158,7 @@ func (p *Pipeline) Enqueue(event TriggerEvent) {
 		return
 	}
 	p.stats.triggers.Add(1)
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.signal()
 }
 
 // Close stops accepting triggers, lets the goroutine process the waiting
@@ -184,16 +180,22 @@ func (p *Pipeline) Close(ctx context.Context) error {
 		p.stats.dropped.Add(uint64(dropped))
 		return nil
 	}
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.signal()
 	select {
 	case <-p.done:
 		return nil
 	case <-ctx.Done():
 		p.cancel()
 		return fmt.Errorf("memcapture: close: %w", ctx.Err())
+	}
+}
+
+// signal wakes the pipeline goroutine, or leaves a wake-up waiting for it;
+// it never blocks.
+func (p *Pipeline) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -264,12 +266,7 @@ func (p *Pipeline) run(ctx context.Context) {
 func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	log := p.log.With().Str("trigger", string(ev.Kind)).Str("session", ev.SessionID).Logger()
 	defer p.stats.passes.Add(1)
-	defer func() {
-		if r := recover(); r != nil {
-			p.stats.panics.Add(1)
-			log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("memcapture: capture pass panicked (skipped)")
-		}
-	}()
+	defer p.recoverPanic(log, "memcapture: capture pass panicked (skipped)")
 
 	window := p.window(ev.Messages)
 	if len(window) == 0 {
@@ -356,23 +353,28 @@ func (p *Pipeline) rebuild(log zerolog.Logger) {
 		return
 	}
 	p.stats.rebuilds.Add(1)
-	defer func() {
-		if r := recover(); r != nil {
-			p.stats.panics.Add(1)
-			log.Error().Str("panic", fmt.Sprint(r)).Msg("memcapture: rebuild callback panicked")
-		}
-	}()
+	defer p.recoverPanic(log, "memcapture: rebuild callback panicked")
 	p.rebuildFn()
+}
+
+// recoverPanic, deferred, stops a panic of the provider, the store or the
+// rebuild callback on the pipeline goroutine: it is counted and logged, with
+// its stack, as msg.
+func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
+	if r := recover(); r != nil {
+		p.stats.panics.Add(1)
+		log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg(msg)
+	}
 }
 
 // window is what the classifier sees of a trigger's messages: tool content
 // stripped, capped to the window budget keeping the newest text.
-func (p *Pipeline) window(msgs []ConversationMessage) []ConversationMessage {
+func (p *Pipeline) window(msgs []memcore.Message) []memcore.Message {
 	return memcore.CapWindow(memcore.StripToolContent(msgs), p.cfg.windowTokens)
 }
 
 // windowHash identifies a window's content.
-func windowHash(msgs []ConversationMessage) [sha256.Size]byte {
+func windowHash(msgs []memcore.Message) [sha256.Size]byte {
 	h := sha256.New()
 	var n [8]byte
 	for _, m := range msgs {

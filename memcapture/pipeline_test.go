@@ -14,44 +14,11 @@ import (
 	"github.com/forgemem/forgemem/providers/fake"
 )
 
-func TestNewPipelineRejectsBadConfig(t *testing.T) {
-	llm, store := fake.NewLLM(), memcore.NewMemStore()
-	bad := map[string]Option{
-		"window 0":             WithWindowTokens(0),
-		"existing -1":          WithExistingTokens(-1),
-		"timeout 0":            WithPassTimeout(0),
-		"timeout negative":     WithPassTimeout(-time.Second),
-		"retry negative":       WithRetryPolicy(memcore.RetryPolicy{MaxAttempts: -1}),
-		"content 0":            WithMaxContentBytes(0),
-		"memories 0":           WithMaxMemoriesPerPass(0),
-		"compactions 0":        WithMaxPendingCompactions(0),
-		"reply tokens 0":       WithReplyTokens(0),
-		"nil clock":            WithClock(nil),
-		"nil embedder":         WithEmbedder(nil),
-		"window negative":      WithWindowTokens(-5),
-		"retry delay negative": WithRetryPolicy(memcore.RetryPolicy{BaseDelay: -1}),
-	}
-	for name, opt := range bad {
-		if _, err := NewPipeline(llm, "", store, nil, opt); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("%s: err = %v, want ErrInvalidConfig", name, err)
-		}
-	}
-	if _, err := NewPipeline(nil, "", store, nil); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("nil classifier: err = %v, want ErrInvalidConfig", err)
-	}
-	if _, err := NewPipeline(llm, "", nil, nil); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("nil store: err = %v, want ErrInvalidConfig", err)
-	}
-	if _, err := NewPipeline(llm, "", store, nil, WithExistingTokens(0), WithWindowTokens(1)); err != nil {
-		t.Errorf("edge values: %v", err)
-	}
-}
-
 func TestLatestTurnWins(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 	for i := 1; i <= 5; i++ {
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win(fmt.Sprintf("window %d", i)), SessionID: "s"})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win(fmt.Sprintf("window %d", i)), SessionID: "s"})
 	}
 	must(0, p.Start(context.Background()))
 	s := passes(t, p, 1)
@@ -67,10 +34,10 @@ func TestLatestTurnWins(t *testing.T) {
 func TestCompactionsFirstAndNotCoalesced(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("turn A")})
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("arc B")})
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("turn C")})
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("arc D")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("turn A")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc B")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("turn C")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc D")})
 	must(0, p.Start(context.Background()))
 	passes(t, p, 3)
 	var order []string
@@ -89,19 +56,22 @@ func TestCompactionsFirstAndNotCoalesced(t *testing.T) {
 func TestCompactionQueueBound(t *testing.T) {
 	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil, WithMaxPendingCompactions(2))
 	for i := range 5 {
-		p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win(fmt.Sprint(i))})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win(fmt.Sprint(i))})
 	}
 	if s := p.Stats(); s.Triggers != 2 || s.Dropped != 3 {
 		t.Errorf("Triggers = %d, Dropped = %d; want 2 and 3", s.Triggers, s.Dropped)
 	}
 }
 
+// Only cadence and compaction triggers start passes; any other kind is
+// dropped and counted.
 func TestUnknownKindDropped(t *testing.T) {
 	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: "manual", Messages: win("x")})
-	p.Enqueue(TriggerEvent{Messages: win("x")})
-	if s := p.Stats(); s.Triggers != 0 || s.Dropped != 2 {
-		t.Errorf("Triggers = %d, Dropped = %d; want 0 and 2", s.Triggers, s.Dropped)
+	for _, kind := range []memcore.Trigger{memcore.TriggerManual, "", "turn", "Cadence"} {
+		p.Enqueue(TriggerEvent{Kind: kind, Messages: win("x")})
+	}
+	if s := p.Stats(); s.Triggers != 0 || s.Dropped != 4 {
+		t.Errorf("Triggers = %d, Dropped = %d; want 0 and 4", s.Triggers, s.Dropped)
 	}
 }
 
@@ -109,18 +79,18 @@ func TestIdenticalWindowSkipped(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	w := win("we use tabs", "noted")
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: w})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 	passes(t, p, 1)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: w})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 	passes(t, p, 2)
 	// Differing only in tool content, which the classifier never sees.
-	withTool := append(win("we use tabs", "noted <tool_call>ls</tool_call>"), ConversationMessage{Role: memcore.RoleTool, Content: "a.go"})
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: withTool})
+	withTool := append(win("we use tabs", "noted <tool_call>ls</tool_call>"), memcore.Message{Role: memcore.RoleTool, Content: "a.go"})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: withTool})
 	s := passes(t, p, 3)
 	if s.SkippedUnchanged != 2 || llm.Calls() != 1 {
 		t.Errorf("SkippedUnchanged = %d, calls = %d; want 2 and 1", s.SkippedUnchanged, llm.Calls())
 	}
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: append(w, ConversationMessage{Role: memcore.RoleUser, Content: "more"})})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: append(w, memcore.Message{Role: memcore.RoleUser, Content: "more"})})
 	passes(t, p, 4)
 	if llm.Calls() != 2 {
 		t.Errorf("a changed window was not classified: calls = %d", llm.Calls())
@@ -132,9 +102,9 @@ func TestFailedPassIsNotRememberedAsClassified(t *testing.T) {
 	llm.FailNext(1, memcore.ErrInvalidRequest)
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	w := win("same window")
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: w})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 	passes(t, p, 1)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: w})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 	s := passes(t, p, 2)
 	if llm.Calls() != 2 || s.SkippedUnchanged != 0 {
 		t.Errorf("calls = %d, SkippedUnchanged = %d; the window whose pass failed must be classified again", llm.Calls(), s.SkippedUnchanged)
@@ -144,8 +114,8 @@ func TestFailedPassIsNotRememberedAsClassified(t *testing.T) {
 func TestEmptyWindowSkipped(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: []ConversationMessage{{Role: memcore.RoleTool, Content: "output"}}})
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: []memcore.Message{{Role: memcore.RoleTool, Content: "output"}}})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction})
 	s := passes(t, p, 2)
 	if s.SkippedEmpty != 2 || llm.Calls() != 0 {
 		t.Errorf("SkippedEmpty = %d, calls = %d; want 2 and 0", s.SkippedEmpty, llm.Calls())
@@ -156,11 +126,11 @@ func TestWindowCappedOnRuneBoundaries(t *testing.T) {
 	const budget = 60
 	llm := fake.NewLLM(always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil, WithWindowTokens(budget))
-	var msgs []ConversationMessage
+	var msgs []memcore.Message
 	for i := range 40 {
 		msgs = append(msgs, win(fmt.Sprintf("OLD%02d 日本語のテキスト🙂🙂 ümlaut", i))...)
 	}
-	msgs = append(msgs, ConversationMessage{Role: memcore.RoleAssistant, Content: "NEWEST 最後のメッセージ"})
+	msgs = append(msgs, memcore.Message{Role: memcore.RoleAssistant, Content: "NEWEST 最後のメッセージ"})
 
 	got := p.window(msgs)
 	if n := memcore.WindowTokens(got); n > budget {
@@ -175,7 +145,7 @@ func TestWindowCappedOnRuneBoundaries(t *testing.T) {
 		}
 	}
 
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: msgs})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: msgs})
 	passes(t, p, 1)
 	text := userText(llm.Requests()[0])
 	if !utf8.ValidString(text) || !strings.Contains(text, "NEWEST") || strings.Contains(text, "OLD00") {
@@ -188,7 +158,7 @@ func TestNoToolContentReachesTheClassifier(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	llm.Enqueue("not json at all") // so the retry request is recorded too
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
-	msgs := []ConversationMessage{
+	msgs := []memcore.Message{
 		{Role: memcore.RoleSystem, Content: "system " + leak},
 		{Role: memcore.RoleUser, Content: "please list the files"},
 		{Role: memcore.RoleAssistant, Content: "Sure. <tool_call name=\"ls\">" + leak + "</tool_call> Done."},
@@ -197,8 +167,8 @@ func TestNoToolContentReachesTheClassifier(t *testing.T) {
 		{Role: memcore.RoleAssistant, Content: "<TOOL>" + leak + "</TOOL>"},
 		{Role: memcore.RoleAssistant, Content: "ok <tool>unclosed " + leak},
 	}
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: msgs})
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: msgs})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: msgs})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: msgs})
 	passes(t, p, 2)
 	reqs := llm.Requests()
 	if len(reqs) < 2 {
@@ -221,7 +191,7 @@ func TestNoToolContentReachesTheClassifier(t *testing.T) {
 func TestEnqueueBeforeStartWaits(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("early")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("early")})
 	if llm.Calls() != 0 {
 		t.Fatal("classifier called before Start")
 	}
@@ -242,7 +212,7 @@ func TestStartTwiceAndAfterClose(t *testing.T) {
 	if err := p.Start(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Errorf("Start after Close: err = %v, want ErrClosed", err)
 	}
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("late")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("late")})
 	if s := p.Stats(); s.Dropped != 1 || s.Triggers != 0 {
 		t.Errorf("Enqueue after Close: Dropped = %d, Triggers = %d; want 1 and 0", s.Dropped, s.Triggers)
 	}
@@ -255,11 +225,11 @@ func TestCloseDrains(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		llm, entered, release := blockingLLM(reply(mem{"content": "Prefers tabs.", "scope": "user", "category": "coding-preferences"}))
 		p := startPipeline(t, llm, store, nil)
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("first")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first")})
 		<-entered
-		p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("arc 1")})
-		p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("arc 2")})
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("latest turn")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc 1")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc 2")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("latest turn")})
 
 		closed := make(chan error, 1)
 		go func() { closed <- p.Close(context.Background()) }()
@@ -282,9 +252,9 @@ func TestCloseDrains(t *testing.T) {
 func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 	llm, entered, _ := blockingLLM(nothing) // never released
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("stuck")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("stuck")})
 	<-entered
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("waiting")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("waiting")})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.Canceled) {
@@ -299,8 +269,8 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 
 func TestCloseBeforeStartDropsWaiting(t *testing.T) {
 	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("a")})
-	p.Enqueue(TriggerEvent{Kind: TriggerKindCompaction, Messages: win("b")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("b")})
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -314,12 +284,12 @@ func TestStartContextStopsThePipeline(t *testing.T) {
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	must(0, p.Start(ctx))
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("x")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	<-entered
 	cancel()
 	waitStats(t, p, func(s Stats) bool { return s.Passes == 1 })
 	must(0, p.Close(context.Background()))
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("y")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("y")})
 	if s := p.Stats(); s.Dropped != 1 {
 		t.Errorf("Dropped = %d after the pipeline stopped, want 1", s.Dropped)
 	}
@@ -334,9 +304,9 @@ func TestRebuildOncePerWritingPass(t *testing.T) {
 			nothing,
 		))
 		p := startPipeline(t, llm, store, func() { rebuilds.Add(1) })
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("one")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("one")})
 		passes(t, p, 1)
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("two")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("two")})
 		s := passes(t, p, 2)
 		if rebuilds.Load() != 1 || s.Rebuilds != 1 || s.MemoriesWritten != 2 {
 			t.Errorf("rebuilds = %d (Stats %d), written = %d; want 1, 1, 2", rebuilds.Load(), s.Rebuilds, s.MemoriesWritten)
@@ -353,9 +323,9 @@ func TestPanickingRebuildDoesNotStopThePipeline(t *testing.T) {
 		return &memcore.CompletionResponse{Text: reply(mem{"content": content, "scope": "repo", "category": "patterns"})}, nil
 	}))
 	p := startPipeline(t, llm, memcore.NewMemStore(), func() { panic("rebuild exploded") })
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("first")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first")})
 	passes(t, p, 1)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("second")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("second")})
 	s := passes(t, p, 2)
 	if s.Panics != 2 || s.MemoriesWritten != 2 {
 		t.Errorf("Panics = %d, written = %d; want 2 and 2", s.Panics, s.MemoriesWritten)
@@ -371,9 +341,9 @@ func TestPanickingProviderDoesNotStopThePipeline(t *testing.T) {
 		return &memcore.CompletionResponse{Text: nothing}, nil
 	}))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("a")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	passes(t, p, 1)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("b")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("b")})
 	if s := passes(t, p, 2); s.Panics != 1 || calls.Load() != 2 {
 		t.Errorf("Panics = %d, calls = %d; want 1 and 2", s.Panics, calls.Load())
 	}
@@ -401,7 +371,7 @@ func TestClassifierErrors(t *testing.T) {
 				llm := fake.NewLLM(always(ok), fake.WithFailNext(c.fails, c.err))
 				var rebuilds atomic.Int32
 				p := startPipeline(t, llm, store, func() { rebuilds.Add(1) })
-				p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("x")})
+				p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 				s := passes(t, p, 1)
 				if llm.Calls() != c.wantCalls || s.MemoriesWritten != c.wantWritten || s.LLMErrors != c.wantErrors {
 					t.Errorf("calls = %d, written = %d, LLMErrors = %d; want %d, %d, %d",
@@ -418,12 +388,12 @@ func TestClassifierErrors(t *testing.T) {
 func TestPassDeadline(t *testing.T) {
 	llm, _, _ := blockingLLM(nothing) // answers only when its context ends
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil, WithPassTimeout(20*time.Millisecond))
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("a")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	s := passes(t, p, 1)
 	if s.LLMErrors != 1 {
 		t.Errorf("LLMErrors = %d, want 1", s.LLMErrors)
 	}
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("b")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("b")})
 	passes(t, p, 2) // the pipeline carries on
 }
 
@@ -460,7 +430,7 @@ func TestStoreFailures(t *testing.T) {
 			mem{"content": "Prefers short names.", "scope": "user", "category": "coding-preferences"},
 		)))
 		p := startPipeline(t, llm, failingStore{MemoryStore: store}, func() { rebuilds.Add(1) })
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("x")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 		s := passes(t, p, 1)
 		if s.StoreErrors != 1 || s.MemoriesWritten != 2 || rebuilds.Load() != 1 {
 			t.Errorf("StoreErrors = %d, written = %d, rebuilds = %d; want 1, 2, 1", s.StoreErrors, s.MemoriesWritten, rebuilds.Load())
@@ -474,7 +444,7 @@ func TestStoreFailures(t *testing.T) {
 		}
 
 		p2 := startPipeline(t, llm, failingStore{MemoryStore: store, listFails: true}, nil)
-		p2.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("y")})
+		p2.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("y")})
 		if s := passes(t, p2, 1); s.StoreErrors != 1 || s.MemoriesWritten != 0 {
 			t.Errorf("list failure: StoreErrors = %d, written = %d; want 1 and 0", s.StoreErrors, s.MemoriesWritten)
 		}
@@ -485,9 +455,9 @@ func TestStatsCountTokens(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	llm.Enqueue("garbage") // one retry: two calls in the first pass
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("a")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	passes(t, p, 1)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("b")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("b")})
 	s := passes(t, p, 2)
 	var want uint64
 	for i, r := range llm.Requests() {

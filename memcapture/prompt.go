@@ -15,10 +15,10 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// SystemPrompt is the classifier's instructions: a high threshold for what
+// systemPrompt is the classifier's instructions: a high threshold for what
 // is worth remembering, the meaning of scopes, categories and links, and the
 // reply format.
-const SystemPrompt = `You decide what an AI coding assistant should remember from a conversation for its future sessions. Most conversations hold nothing worth keeping; when in doubt, keep nothing.
+const systemPrompt = `You decide what an AI coding assistant should remember from a conversation for its future sessions. Most conversations hold nothing worth keeping; when in doubt, keep nothing.
 
 Keep a memory only when all of this is true:
 - It is durable: it will still hold, and still help, in later sessions, beyond the task at hand.
@@ -49,11 +49,23 @@ Answer with one JSON object and nothing else: {"memories": [...]}. When nothing 
 // for the answer once more.
 const retryReminder = `Your reply could not be read. Answer again with only the JSON object {"memories": [...]} described in the instructions: no prose, no code fences.`
 
-// responseSchema is the JSON Schema of the classifier's reply. Every
+// ClassifierSchemaName is the Name of the ResponseSchema of every
+// classifier request the pipeline makes. It is stable: an offline, scripted
+// LLM recognises the classifier call by
+//
+//	req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName
+//
+// and can answer it with {"memories": [...]} while answering other calls
+// (the retrieval engine's hypothesis call has a schema name of its own)
+// differently.
+const ClassifierSchemaName = "memories"
+
+// responseSchema is the JSON Schema of the classifier's reply:
+// {"memories": [{content, scope, category, supersedes, related}]}. Every
 // property is required and no others are allowed, so that providers with a
 // strict structured-output mode accept it; "" and [] stand for "none".
 var responseSchema = func() *memcore.Schema {
-	edgeRels := []memcore.Relationship{memcore.RelationshipRefines, memcore.RelationshipContradicts, memcore.RelationshipRelatesTo}
+	edgeRels := slices.DeleteFunc(memcore.Relationships(), func(r memcore.Relationship) bool { return !r.IsEdge() })
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	enum := func(desc string, vals any) map[string]any {
 		return map[string]any{"type": "string", "description": desc, "enum": vals}
@@ -89,19 +101,11 @@ var responseSchema = func() *memcore.Schema {
 		panic(err) // a constant document
 	}
 	return &memcore.Schema{
-		Name:        "memories",
+		Name:        ClassifierSchemaName,
 		Description: "The memories worth keeping from the conversation; an empty list when there are none.",
 		Definition:  def,
 	}
 }()
-
-// ResponseSchema returns the JSON Schema the classifier is asked to answer
-// with: {"memories": [{content, scope, category, supersedes, related}]}.
-func ResponseSchema() memcore.Schema {
-	s := *responseSchema
-	s.Definition = slices.Clone(s.Definition)
-	return s
-}
 
 // maxTitleRunes bounds one line of the existing-memories list.
 const maxTitleRunes = 160
@@ -114,7 +118,7 @@ const (
 )
 
 // request builds the classifier call for a window and the listed memories.
-func (p *Pipeline) request(window []ConversationMessage, listed []string) memcore.CompletionRequest {
+func (p *Pipeline) request(window []memcore.Message, listed []string) memcore.CompletionRequest {
 	var b strings.Builder
 	b.WriteString("CONVERSATION (oldest first):\n")
 	for _, m := range window {
@@ -138,7 +142,7 @@ func (p *Pipeline) request(window []ConversationMessage, listed []string) memcor
 	temp := 0.0
 	return memcore.CompletionRequest{
 		Model:          p.model,
-		System:         SystemPrompt,
+		System:         systemPrompt,
 		Messages:       []memcore.Message{{Role: memcore.RoleUser, Content: b.String()}},
 		MaxTokens:      p.cfg.replyTokens,
 		Temperature:    &temp,
@@ -159,7 +163,7 @@ func headLine(m *memcore.MemoryFile) string {
 // ranked by similarity to the window when an embedder is set (newest first
 // otherwise, or if ranking fails), as many as fit the existing-memories
 // budget.
-func (p *Pipeline) selectHeads(ctx context.Context, window []ConversationMessage, heads []*memcore.MemoryFile, log zerolog.Logger) []string {
+func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile, log zerolog.Logger) []string {
 	if len(heads) == 0 || p.cfg.existingTokens == 0 {
 		return nil
 	}
@@ -201,12 +205,11 @@ type vectorKey struct {
 // rank orders heads by cosine similarity to the window, most similar first
 // (ties keep the given order). Vectors of memories are cached, so each
 // memory is embedded once per process.
-func (p *Pipeline) rank(ctx context.Context, window []ConversationMessage, heads []*memcore.MemoryFile) ([]*memcore.MemoryFile, error) {
-	e := p.cfg.embedder
-	model := e.Model()
+func (p *Pipeline) rank(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile) ([]*memcore.MemoryFile, error) {
+	model := p.cfg.embedder.Model()
 	keys := make([]vectorKey, len(heads))
 	var texts []string
-	var missing []int
+	var missing []int // indexes of heads without a cached vector
 	for i, m := range heads {
 		text := clipRunes(m.Content, embedDocRunes)
 		keys[i] = vectorKey{model: model, sum: sha256.Sum256([]byte(text))}
@@ -220,40 +223,12 @@ func (p *Pipeline) rank(ctx context.Context, window []ConversationMessage, heads
 		query.WriteString(m.Content)
 		query.WriteString("\n")
 	}
-	texts = append(texts, query.String())
-
-	var vecs [][]float32
-	err := memcore.Retry(ctx, p.cfg.retry, func(ctx context.Context) error {
-		var err error
-		vecs, err = e.Embed(ctx, texts)
-		return err
-	})
+	vecs, err := p.embed(ctx, append(texts, query.String()))
 	if err != nil {
-		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
-	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("embedder returned %d vectors for %d texts: %w", len(vecs), len(texts), memcore.ErrInvalidResponse)
+		return nil, err
 	}
 	q := vecs[len(vecs)-1]
-	for j := range missing {
-		if len(vecs[j]) != len(q) {
-			return nil, fmt.Errorf("embedder returned vectors of %d and %d dimensions: %w", len(vecs[j]), len(q), memcore.ErrInvalidResponse)
-		}
-	}
-	// Keep only the vectors of current heads, so the cache does not grow
-	// with memories that are no longer listed.
-	if len(p.vectors)+len(missing) > 2*len(heads)+64 {
-		keep := make(map[vectorKey][]float32, len(heads))
-		for _, k := range keys {
-			if v, ok := p.vectors[k]; ok {
-				keep[k] = v
-			}
-		}
-		p.vectors = keep
-	}
-	for j, i := range missing {
-		p.vectors[keys[i]] = vecs[j]
-	}
+	p.cacheVectors(keys, missing, vecs[:len(missing)])
 
 	type scored struct {
 		m     *memcore.MemoryFile
@@ -269,6 +244,49 @@ func (p *Pipeline) rank(ctx context.Context, window []ConversationMessage, heads
 		out[i] = s[i].m
 	}
 	return out, nil
+}
+
+// embed embeds texts with the configured embedder, retrying transient
+// errors, and checks that it returned one vector per text, all of one
+// dimension.
+func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	var vecs [][]float32
+	err := memcore.Retry(ctx, p.cfg.retry, func(ctx context.Context) error {
+		var err error
+		vecs, err = p.cfg.embedder.Embed(ctx, texts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embedder returned %d vectors for %d texts: %w", len(vecs), len(texts), memcore.ErrInvalidResponse)
+	}
+	for _, v := range vecs {
+		if len(v) != len(vecs[0]) {
+			return nil, fmt.Errorf("embedder returned vectors of %d and %d dimensions: %w", len(v), len(vecs[0]), memcore.ErrInvalidResponse)
+		}
+	}
+	return vecs, nil
+}
+
+// cacheVectors stores vecs, the new vectors of the heads at indexes
+// missing of keys (the keys of all current heads). The cache is first
+// pruned to the current heads when it has grown well past them, so it does
+// not grow with memories that are no longer listed.
+func (p *Pipeline) cacheVectors(keys []vectorKey, missing []int, vecs [][]float32) {
+	if len(p.vectors)+len(missing) > 2*len(keys)+64 {
+		keep := make(map[vectorKey][]float32, len(keys))
+		for _, k := range keys {
+			if v, ok := p.vectors[k]; ok {
+				keep[k] = v
+			}
+		}
+		p.vectors = keep
+	}
+	for j, i := range missing {
+		p.vectors[keys[i]] = vecs[j]
+	}
 }
 
 // cosine is the cosine similarity of a and b, 0 when either is zero or

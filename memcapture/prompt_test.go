@@ -20,12 +20,12 @@ func TestPromptContents(t *testing.T) {
 
 		llm := fake.NewLLM(always(nothing))
 		p := startPipeline(t, llm, store, nil)
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("From now on use gofumpt.", "Understood, gofumpt it is.")})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("From now on use gofumpt.", "Understood, gofumpt it is.")})
 		passes(t, p, 1)
 		req := llm.Requests()[0]
 
-		if req.System != SystemPrompt {
-			t.Errorf("system prompt is not SystemPrompt")
+		if req.System != systemPrompt {
+			t.Errorf("system prompt is not systemPrompt")
 		}
 		for _, must := range []string{"when in doubt, keep nothing", "credentials", "personal identifiers", `"repo"`, `"user"`,
 			"coding-preferences", "project-conventions", "architectural-decisions", "user-facts", "corrections", "patterns",
@@ -37,7 +37,7 @@ func TestPromptContents(t *testing.T) {
 		if req.Model != "classifier-model" || req.Temperature == nil || *req.Temperature != 0 || req.MaxTokens != DefaultReplyTokens {
 			t.Errorf("model %q, temperature %v, max tokens %d", req.Model, req.Temperature, req.MaxTokens)
 		}
-		if req.ResponseSchema == nil || !json.Valid(req.ResponseSchema.Definition) || req.ResponseSchema.Name == "" {
+		if req.ResponseSchema == nil || !json.Valid(req.ResponseSchema.Definition) || req.ResponseSchema.Name != ClassifierSchemaName {
 			t.Fatalf("no valid response schema: %+v", req.ResponseSchema)
 		}
 		if len(req.Messages) != 1 || req.Messages[0].Role != memcore.RoleUser {
@@ -68,7 +68,7 @@ func TestPromptContents(t *testing.T) {
 func TestPromptWithoutExistingMemories(t *testing.T) {
 	llm := fake.NewLLM(always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("hello")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("hello")})
 	passes(t, p, 1)
 	if strings.Contains(userText(llm.Requests()[0]), "EXISTING MEMORIES") {
 		t.Error("an empty EXISTING MEMORIES section was sent")
@@ -85,7 +85,7 @@ func TestExistingMemoriesBounded(t *testing.T) {
 	}
 	llm := fake.NewLLM(always(nothing))
 	p := startPipeline(t, llm, store, nil, WithExistingTokens(budget))
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("x")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p, 1)
 	req := llm.Requests()[0]
 	ids := listedIDs(req)
@@ -110,7 +110,7 @@ func TestExistingMemoriesBounded(t *testing.T) {
 	// A budget of 0 lists nothing.
 	llm0 := fake.NewLLM(always(nothing))
 	p0 := startPipeline(t, llm0, store, nil, WithExistingTokens(0))
-	p0.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("x")})
+	p0.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p0, 1)
 	if existingSection(llm0.Requests()[0]) != "" {
 		t.Error("WithExistingTokens(0) still listed memories")
@@ -122,7 +122,7 @@ func TestLongTitleClipped(t *testing.T) {
 	seed(t, store, strings.Repeat("ü", 1000), memcore.ScopeUser, memcore.CategoryUserFacts, t0, nil)
 	llm := fake.NewLLM(always(nothing))
 	p := startPipeline(t, llm, store, nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("x")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p, 1)
 	if n := strings.Count(existingSection(llm.Requests()[0]), "ü"); n != maxTitleRunes {
 		t.Errorf("title has %d runes, want %d", n, maxTitleRunes)
@@ -150,7 +150,7 @@ func TestRankingByEmbedder(t *testing.T) {
 
 		plain := fake.NewLLM(always(nothing))
 		p := startPipeline(t, plain, store, nil)
-		p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: window})
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: window})
 		passes(t, p, 1)
 		if ids := listedIDs(plain.Requests()[0]); ids[len(ids)-1] != cache.Meta.ID {
 			t.Errorf("without an embedder the oldest memory should be last: %v", ids)
@@ -159,7 +159,7 @@ func TestRankingByEmbedder(t *testing.T) {
 		emb := fake.NewEmbedder()
 		ranked := fake.NewLLM(always(nothing))
 		pe := startPipeline(t, ranked, store, nil, WithEmbedder(emb))
-		pe.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: window})
+		pe.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: window})
 		passes(t, pe, 1)
 		if ids := listedIDs(ranked.Requests()[0]); ids[0] != cache.Meta.ID {
 			t.Errorf("with an embedder the build-cache memory should be first: %v", ids)
@@ -167,7 +167,7 @@ func TestRankingByEmbedder(t *testing.T) {
 
 		// Heads are embedded once: a second pass embeds only the window.
 		before := emb.Inputs()
-		pe.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("Another question about the build cache.")})
+		pe.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("Another question about the build cache.")})
 		passes(t, pe, 2)
 		if got := emb.Inputs() - before; got != 1 {
 			t.Errorf("second pass embedded %d texts, want 1 (the window)", got)
@@ -181,7 +181,7 @@ func TestEmbedderFailureFallsBackToNewestFirst(t *testing.T) {
 	emb := fake.NewEmbedder(fake.WithFailNext(1, memcore.ErrUnauthenticated))
 	llm := fake.NewLLM(always(reply(mem{"content": "Clear the build cache after regenerating code.", "scope": "repo", "category": "project-conventions"})))
 	p := startPipeline(t, llm, store, nil, WithEmbedder(emb))
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("clear the build cache?")})
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("clear the build cache?")})
 	s := passes(t, p, 1)
 	ids := listedIDs(llm.Requests()[0])
 	if len(ids) != 6 || ids[len(ids)-1] != cache.Meta.ID {
@@ -193,7 +193,10 @@ func TestEmbedderFailureFallsBackToNewestFirst(t *testing.T) {
 }
 
 func TestResponseSchema(t *testing.T) {
-	s := ResponseSchema()
+	s := responseSchema
+	if s.Name != ClassifierSchemaName || ClassifierSchemaName != "memories" {
+		t.Errorf("schema name %q, ClassifierSchemaName %q; want both \"memories\" (it is documented as stable)", s.Name, ClassifierSchemaName)
+	}
 	var doc struct {
 		Properties struct {
 			Memories struct {
@@ -220,10 +223,6 @@ func TestResponseSchema(t *testing.T) {
 		if !slices.Contains(doc.Properties.Memories.Items.Required, k) {
 			t.Errorf("%s is not required", k)
 		}
-	}
-	s.Definition[0] = 'X' // a copy: the pipeline's schema is unchanged
-	if ResponseSchema().Definition[0] != '{' {
-		t.Error("ResponseSchema shares its definition")
 	}
 	// The schema's own example: a reply satisfying it parses.
 	els, err := parseReply(`{"memories":[{"content":"c","scope":"repo","category":"patterns","supersedes":"","related":[]}]}`)

@@ -10,7 +10,8 @@ type Stats struct {
 	// one (latest wins: the newer window contains the older one).
 	Coalesced uint64
 	// Dropped is the number of triggers that will never be processed: a
-	// compaction trigger beyond the queue bound, an event of unknown kind,
+	// compaction trigger beyond the queue bound, an event whose kind is
+	// neither memcore.TriggerCadence nor memcore.TriggerCompaction,
 	// an event enqueued after Close (or after the Start context ended), and
 	// triggers still waiting when the pipeline stopped without draining.
 	Dropped uint64
@@ -48,8 +49,9 @@ type Stats struct {
 	// with an unknown relationship, to the memory itself or to ids that do
 	// not exist, and supersedes links to ids that do not exist.
 	EdgesDropped uint64
-	// Redactions is the number of secrets replaced by [Redacted] in
-	// memories before they were written.
+	// Redactions is the number of secrets replaced by "[REDACTED]" in
+	// memories before they were written (see redact.Text in
+	// github.com/forgemem/forgemem/memcore/redact).
 	Redactions uint64
 	// Rebuilds is the number of times the rebuild callback was called.
 	Rebuilds uint64

@@ -19,7 +19,9 @@
 //
 // [MemoryStore] is the interface the capture and retrieval packages use.
 // [FileStore] keeps memories in folders with atomic, never-overwriting
-// writes; [MemStore] keeps them in memory. Both pass the conformance suite
+// writes; its options ([WithLogger], [WithParallelism]) are checked, and
+// one out of range is an error wrapping [ErrInvalidConfig], never clamped.
+// [MemStore] keeps them in memory. Both pass the conformance suite
 // in github.com/forgemem/forgemem/conformance/storetest.
 //
 // # Graph
@@ -35,6 +37,13 @@
 // the error taxonomy ([ErrRateLimited], [ErrUnavailable], …), [IsTransient]
 // and [Retry]. [StripToolContent] and [CapWindow] build the conversation
 // windows that capture and retrieval send to models.
+//
+// # Sub-packages
+//
+// Package github.com/forgemem/forgemem/memcore/redact replaces secrets in
+// text before it is stored; every write path uses it. Package
+// github.com/forgemem/forgemem/memcore/atomicfile writes files that readers
+// never see half-written; FileStore uses it.
 //
 // # Logging
 //

@@ -21,3 +21,12 @@ var (
 	// ErrUnknownScope: a scope argument is not one of repo, user.
 	ErrUnknownScope = errors.New("unknown scope")
 )
+
+// ErrInvalidConfig is wrapped by the error of a constructor given an option
+// out of range, for example
+//
+//	memcore: invalid config: WithParallelism is 0, want at least 1
+//
+// The message names every bad option, the value given and the values
+// allowed. Options are never clamped silently.
+var ErrInvalidConfig = errors.New("invalid config")

@@ -254,3 +254,21 @@ func ExampleCapWindow() {
 	// user: "The newest message."
 	// tokens: 15
 }
+
+// An option out of range is an error naming it and its range, never a
+// silent clamp.
+func ExampleWithParallelism() {
+	root, err := os.MkdirTemp("", "memcore-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(root)
+
+	_, err = memcore.NewFileStore(filepath.Join(root, "repo"), filepath.Join(root, "user"), memcore.WithParallelism(0))
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, memcore.ErrInvalidConfig))
+	// Output:
+	// memcore: invalid config: WithParallelism is 0, want at least 1
+	// true
+}

@@ -94,25 +94,33 @@ func parseFast(block string) (MemoryMeta, bool) {
 			}
 			meta.Retired = true
 		case "related":
-			for strings.HasPrefix(block, "  - id: ") {
-				idLine, rest, ok := strings.Cut(block[len("  - id: "):], "\n")
-				if !ok || !isPlainID(idLine) {
-					return meta, false
-				}
-				relLine, rest, ok := strings.Cut(rest, "\n")
-				rel, found := strings.CutPrefix(relLine, "    relationship: ")
-				if !ok || !found || !Relationship(rel).Valid() {
-					return meta, false
-				}
-				meta.Related = append(meta.Related, RelatedMemory{ID: idLine, Relationship: Relationship(rel)})
-				block = rest
-			}
-			if len(meta.Related) == 0 {
+			if meta.Related, block, ok = plainRelated(block); !ok {
 				return meta, false
 			}
 		}
 	}
 	return meta, seen != 0
+}
+
+// plainRelated decodes the edges that open block, each an "  - id: <id>"
+// line and a "    relationship: <relationship>" line, and returns them with
+// the rest of the block; false if there is none or one is of another shape.
+func plainRelated(block string) ([]RelatedMemory, string, bool) {
+	var edges []RelatedMemory
+	for strings.HasPrefix(block, "  - id: ") {
+		idLine, rest, ok := strings.Cut(block[len("  - id: "):], "\n")
+		if !ok || !isPlainID(idLine) {
+			return nil, block, false
+		}
+		relLine, rest, ok := strings.Cut(rest, "\n")
+		rel, found := strings.CutPrefix(relLine, "    relationship: ")
+		if !ok || !found || !Relationship(rel).Valid() {
+			return nil, block, false
+		}
+		edges = append(edges, RelatedMemory{ID: idLine, Relationship: Relationship(rel)})
+		block = rest
+	}
+	return edges, block, len(edges) > 0
 }
 
 // fastKeyBit is a bit per key parseFast knows, 0 for any other key.

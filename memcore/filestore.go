@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forgemem/forgemem/memcore/atomicfile"
 	"github.com/rs/zerolog"
 )
 
@@ -77,9 +78,13 @@ func scopeIndex(s Scope) int {
 
 // NewFileStore returns a FileStore over repoDir (scope repo) and userDir
 // (scope user), creating the folders (mode 0750) if needed. The two must be
-// different folders. Options: [WithLogger], [WithParallelism].
+// different folders. Options: [WithLogger], [WithParallelism]; an option out
+// of range is an error wrapping [ErrInvalidConfig], and nothing is created.
 func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	s := &FileStore{log: o.log, workers: o.workers}
 	for i, d := range []string{repoDir, userDir} {
 		if d == "" {
@@ -144,24 +149,13 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
 	}
-	tmp, err := os.CreateTemp(dir, tmpPrefix+id+"-*")
+	pending, err := atomicfile.Prepare(dir, tmpPrefix+id+"-*", data, filePerm)
 	if err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
 	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName)
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("memcore: write %s: %w", id, err)
-	}
+	defer pending.Discard()
 	if testHookTempWritten != nil {
-		testHookTempWritten(tmpName)
+		testHookTempWritten(pending.Name())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -180,13 +174,12 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if _, err := os.Lstat(s.path(other, id)); err == nil {
 		return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
 	}
-	if err := os.Link(tmpName, s.path(scope, id)); err != nil {
+	if err := pending.Link(s.path(scope, id)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("memcore: write %s: %w", id, ErrAlreadyExists)
 		}
 		return fmt.Errorf("memcore: write %s: publish (the folder's file system must support hard links): %w", id, err)
 	}
-	syncDir(dir)
 	return nil
 }
 
@@ -207,15 +200,6 @@ func idLockIndex(id string) int {
 // file is published under its final name. Tests use it to stop a writer at
 // that point; it is always nil otherwise.
 var testHookTempWritten func(tmpName string)
-
-// syncDir makes a new directory entry durable. Best effort: some systems
-// cannot sync a directory, and the data itself is already synced.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-}
 
 // Read implements [MemoryStore].
 func (s *FileStore) Read(ctx context.Context, id string) (*MemoryFile, error) {
@@ -338,35 +322,61 @@ func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile
 	if !scope.Valid() {
 		return nil, fmt.Errorf("memcore: list: %w: %q", ErrUnknownScope, scope)
 	}
-	si := scopeIndex(scope)
-	entries, err := os.ReadDir(s.dirs[si])
+	names, err := s.memoryNames(scope)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("memcore: list %s: %w", scope, err)
 	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".md") {
-			if e.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(name, ".md") {
-				s.log.Warn().Str("path", filepath.Join(s.dirs[si], name)).Msg("memcore: skipping a symbolic link: memory files must be regular files")
-			}
-			continue
-		}
-		if ValidateID(strings.TrimSuffix(name, ".md")) != nil {
-			s.log.Debug().Str("path", filepath.Join(s.dirs[si], name)).Msg("memcore: skipping a file whose name is not a memory id")
-			continue
-		}
-		names = append(names, name)
-	}
-
+	si := scopeIndex(scope)
 	s.mu.Lock()
 	s.gen[si]++
 	gen := s.gen[si]
 	s.mu.Unlock()
 
+	ms := s.loadAll(ctx, scope, names, gen)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.forgetUnseen(si, gen)
+	sortMemories(ms)
+	return ms, nil
+}
+
+// memoryNames returns the names of the memory files in scope's folder:
+// regular files named <id>.md. Symbolic links and other .md files are
+// skipped with a log line.
+func (s *FileStore) memoryNames(scope Scope) ([]string, error) {
+	dir := s.dirs[scopeIndex(scope)]
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			s.log.Warn().Str("path", filepath.Join(dir, name)).Msg("memcore: skipping a symbolic link: memory files must be regular files")
+		case !e.Type().IsRegular():
+		case ValidateID(strings.TrimSuffix(name, ".md")) != nil:
+			s.log.Debug().Str("path", filepath.Join(dir, name)).Msg("memcore: skipping a file whose name is not a memory id")
+		default:
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// loadAll loads the named files of scope's folder on up to s.workers
+// goroutines, marking their cache entries with gen, and returns copies of
+// the memories in no particular order. Files that cannot be loaded are
+// skipped with a log line. It stops early when ctx ends.
+func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, gen uint64) []*MemoryFile {
 	results := make([]*MemoryFile, len(names))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -391,27 +401,25 @@ func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-
-	// Forget cached files this list did not see: they were deleted.
-	s.mu.Lock()
-	for name, c := range s.cache[si] {
-		if c.gen < gen {
-			delete(s.cache[si], name)
-		}
-	}
-	s.mu.Unlock()
-
 	out := results[:0]
 	for _, m := range results {
 		if m != nil {
 			out = append(out, m)
 		}
 	}
-	sortMemories(out)
-	return out, nil
+	return out
+}
+
+// forgetUnseen drops from the cache of scope index si the files the list
+// of generation gen did not see: they were deleted.
+func (s *FileStore) forgetUnseen(si int, gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, c := range s.cache[si] {
+		if c.gen < gen {
+			delete(s.cache[si], name)
+		}
+	}
 }
 
 // isTempName reports whether name has the shape of Write's temporary files,

@@ -648,12 +648,15 @@ func TestEnums(t *testing.T) {
 		if !r.Valid() {
 			t.Errorf("relationship %q not valid", r)
 		}
+		if r.IsEdge() == (r == RelationshipSupersedes) {
+			t.Errorf("%q.IsEdge() = %v: every relationship but supersedes is an edge", r, r.IsEdge())
+		}
 	}
 	if len(Categories()) != 6 || len(Relationships()) != 4 || len(Scopes()) != 2 {
 		t.Errorf("enum lists: %v %v %v", Categories(), Relationships(), Scopes())
 	}
 	for _, bad := range []string{"", "Repo", "team"} {
-		if Scope(bad).Valid() || Category(bad).Valid() || Relationship(bad).Valid() || Trigger(bad).Valid() {
+		if Scope(bad).Valid() || Category(bad).Valid() || Relationship(bad).Valid() || Relationship(bad).IsEdge() || Trigger(bad).Valid() {
 			t.Errorf("%q accepted", bad)
 		}
 	}

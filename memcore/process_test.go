@@ -216,8 +216,8 @@ func checkFolder(t *testing.T, dir string, scope Scope) (ids map[string]bool, te
 	return ids, temps
 }
 
-// Storage row "process killed mid-write": a writer SIGKILLed at an arbitrary
-// moment of a write loop leaves only complete memory files.
+// A writer SIGKILLed at an arbitrary moment of a write loop leaves only
+// complete memory files.
 func TestFileStoreKilledWhileWriting(t *testing.T) {
 	skipProcessTests(t)
 	root := t.TempDir()

@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// RetryPolicy bounds [Retry]. The zero value is [DefaultRetryPolicy].
+// RetryPolicy bounds [Retry]. A zero field takes its default, so the zero
+// RetryPolicy is the default policy: 3 attempts, backoff from 200ms capped
+// at 5s.
 type RetryPolicy struct {
 	// MaxAttempts is the total number of attempts, the first included.
 	// 0 means 3; 1 means no retries.
@@ -19,18 +21,18 @@ type RetryPolicy struct {
 	MaxDelay time.Duration
 }
 
-// DefaultRetryPolicy is the policy the zero RetryPolicy stands for.
-var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: 5 * time.Second}
+// defaultRetryPolicy is the policy the zero RetryPolicy stands for.
+var defaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: 5 * time.Second}
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = DefaultRetryPolicy.MaxAttempts
+		p.MaxAttempts = defaultRetryPolicy.MaxAttempts
 	}
 	if p.BaseDelay <= 0 {
-		p.BaseDelay = DefaultRetryPolicy.BaseDelay
+		p.BaseDelay = defaultRetryPolicy.BaseDelay
 	}
 	if p.MaxDelay <= 0 {
-		p.MaxDelay = DefaultRetryPolicy.MaxDelay
+		p.MaxDelay = defaultRetryPolicy.MaxDelay
 	}
 	if p.MaxDelay < p.BaseDelay {
 		p.MaxDelay = p.BaseDelay
@@ -44,6 +46,10 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 func (p RetryPolicy) backoff(n int) time.Duration {
 	d := p.BaseDelay
 	for i := 1; i < n && d < p.MaxDelay; i++ {
+		if d > p.MaxDelay/2 { // doubling would pass the cap, or overflow
+			d = p.MaxDelay
+			break
+		}
 		d *= 2
 	}
 	if d > p.MaxDelay {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"testing"
 	"time"
 )
@@ -97,12 +98,12 @@ func TestRetry(t *testing.T) {
 	}
 }
 
-// The zero policy stands for DefaultRetryPolicy: three attempts.
+// The zero policy stands for defaultRetryPolicy: three attempts.
 func TestRetryZeroPolicy(t *testing.T) {
-	if got := (RetryPolicy{}).withDefaults(); got != DefaultRetryPolicy {
-		t.Errorf("zero policy = %+v, want %+v", got, DefaultRetryPolicy)
+	if got := (RetryPolicy{}).withDefaults(); got != defaultRetryPolicy {
+		t.Errorf("zero policy = %+v, want %+v", got, defaultRetryPolicy)
 	}
-	if got := (RetryPolicy{MaxAttempts: 5}).withDefaults(); got.MaxAttempts != 5 || got.BaseDelay != DefaultRetryPolicy.BaseDelay {
+	if got := (RetryPolicy{MaxAttempts: 5}).withDefaults(); got.MaxAttempts != 5 || got.BaseDelay != defaultRetryPolicy.BaseDelay {
 		t.Errorf("partial policy = %+v", got)
 	}
 	if got := (RetryPolicy{BaseDelay: time.Second, MaxDelay: time.Millisecond}).withDefaults(); got.MaxDelay != time.Second {
@@ -144,6 +145,14 @@ func TestRetryBackoff(t *testing.T) {
 	}
 	if d := (RetryPolicy{BaseDelay: 1, MaxDelay: 1}).backoff(1); d < 0 || d > 1 {
 		t.Errorf("1ns backoff = %v", d)
+	}
+	// Delays near the largest Duration are capped, never overflowed into
+	// negative ones (which would make the jitter panic).
+	huge := RetryPolicy{MaxAttempts: 100, BaseDelay: math.MaxInt64/2 + 1, MaxDelay: math.MaxInt64}.withDefaults()
+	for _, n := range []int{1, 2, 3, 64, 99} {
+		if d := huge.backoff(n); d < huge.BaseDelay/2 || d > huge.MaxDelay {
+			t.Errorf("backoff(%d) of a huge policy = %v, want within [%v, %v]", n, d, huge.BaseDelay/2, huge.MaxDelay)
+		}
 	}
 }
 

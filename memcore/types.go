@@ -76,10 +76,11 @@ func Relationships() []Relationship {
 }
 
 // Valid reports whether r is one of [Relationships].
-func (r Relationship) Valid() bool { return r == RelationshipSupersedes || r.validEdge() }
+func (r Relationship) Valid() bool { return r == RelationshipSupersedes || r.IsEdge() }
 
-// validEdge reports whether r may appear in MemoryMeta.Related.
-func (r Relationship) validEdge() bool {
+// IsEdge reports whether r may appear in [MemoryMeta.Related]: refines,
+// contradicts or relates-to. Supersedes is the version chain, not an edge.
+func (r Relationship) IsEdge() bool {
 	return r == RelationshipRefines || r == RelationshipContradicts || r == RelationshipRelatesTo
 }
 
@@ -213,7 +214,7 @@ func (m *MemoryFile) Validate() error {
 		} else if r.ID == mt.ID {
 			bad("related[%d] links the memory to itself", i)
 		}
-		if !r.Relationship.validEdge() {
+		if !r.Relationship.IsEdge() {
 			bad("related[%d].relationship %q is not one of refines, contradicts, relates-to", i, r.Relationship)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/atomicfile"
 	"github.com/rs/zerolog"
 )
 
@@ -343,26 +344,12 @@ func (c *vecCache) rewrite(f *cacheFile, keep map[contentKey]struct{}) error {
 			keys[k] = struct{}{}
 		}
 	}
-	tmp, err := os.CreateTemp(f.dir, tempPattern)
+	tmp, err := atomicfile.Prepare(f.dir, tempPattern, buf, cacheFilePerm)
 	if err != nil {
 		return err
 	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName)
-	_, err = tmp.Write(buf)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmpName, cacheFilePerm)
-	}
-	if err == nil {
-		err = os.Rename(tmpName, f.path)
-	}
-	if err != nil {
+	defer tmp.Discard()
+	if err := tmp.Rename(f.path); err != nil {
 		return err
 	}
 	info, err := os.Stat(f.path)

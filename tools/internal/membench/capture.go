@@ -73,7 +73,7 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
-	p.Enqueue(memcapture.TriggerEvent{Kind: memcapture.TriggerKindCompaction, Messages: window, SessionID: "membench"})
+	p.Enqueue(memcapture.TriggerEvent{Kind: memcore.TriggerCompaction, Messages: window, SessionID: "membench"})
 	if err := p.Close(closeCtx); err != nil {
 		return fmt.Errorf("the capture pass: %w", err)
 	}

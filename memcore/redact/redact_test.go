@@ -1,17 +1,12 @@
-package memcapture
+package redact
 
 import (
 	"encoding/base64"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/providers/fake"
 )
 
 // The credentials below are made at run time from a fixed seed, so they
@@ -51,7 +46,7 @@ func pem(kind string) string {
 	return "-----BEGIN " + kind + "-----\n" + gen(b64, 64) + "\n" + gen(b64, 64) + "\n-----END " + kind + "-----"
 }
 
-func TestRedact(t *testing.T) {
+func TestText(t *testing.T) {
 	type tc struct {
 		name, in, want string
 		n              int
@@ -59,7 +54,7 @@ func TestRedact(t *testing.T) {
 	// secret is a case whose text is before + s + after, expected to become
 	// before + [REDACTED] + after.
 	secret := func(name, before, s, after string) tc {
-		return tc{name, before + s + after, before + Redacted + after, 1}
+		return tc{name, before + s + after, before + Placeholder + after, 1}
 	}
 	cases := []tc{
 		secret("OpenAI legacy key", "key is ", "sk-"+gen(alnum, 48), " in the env"),
@@ -89,21 +84,21 @@ func TestRedact(t *testing.T) {
 		secret("JWT", "token ", jwt(), " sent"),
 		secret("bearer token", "Authorization: Bearer ", gen(b64url, 40), ""),
 		{"URL password", "db is postgres://admin:S3cr3t-P4ss@db.internal:5432/app ok",
-			"db is postgres://admin:" + Redacted + "@db.internal:5432/app ok", 1},
-		{"URL password without user", "redis://:hunter22@cache:6379", "redis://:" + Redacted + "@cache:6379", 1},
-		{"password pair", "password=hunter2", "password=" + Redacted, 1},
-		{"plain-word password with =", "password=swordfish", "password=" + Redacted, 1},
-		{"env variable", `DB_PASSWORD="correct horse battery"`, `DB_PASSWORD="` + Redacted + `"`, 1},
-		{"passwd colon", "passwd: hunter2", "passwd: " + Redacted, 1},
-		{"secret pair", "secret=abc123def", "secret=" + Redacted, 1},
-		{"token pair", "token=0a1b2c3d4e", "token=" + Redacted, 1},
-		{"api_key pair", "api_key=live-42-key", "api_key=" + Redacted, 1},
-		{"JSON client secret", `{"client_secret": "s3cr3t value"}`, `{"client_secret": "` + Redacted + `"}`, 1},
-		{"header API key", "X-Api-Key: 9f8e7d6c5b4a", "X-Api-Key: " + Redacted, 1},
-		{"single-quoted secret", "secret: 'two words'", "secret: '" + Redacted + "'", 1},
-		{"e-mail address", "mail alice.smith+work@example.co.uk now", "mail " + Redacted + " now", 1},
+			"db is postgres://admin:" + Placeholder + "@db.internal:5432/app ok", 1},
+		{"URL password without user", "redis://:hunter22@cache:6379", "redis://:" + Placeholder + "@cache:6379", 1},
+		{"password pair", "password=hunter2", "password=" + Placeholder, 1},
+		{"plain-word password with =", "password=swordfish", "password=" + Placeholder, 1},
+		{"env variable", `DB_PASSWORD="correct horse battery"`, `DB_PASSWORD="` + Placeholder + `"`, 1},
+		{"passwd colon", "passwd: hunter2", "passwd: " + Placeholder, 1},
+		{"secret pair", "secret=abc123def", "secret=" + Placeholder, 1},
+		{"token pair", "token=0a1b2c3d4e", "token=" + Placeholder, 1},
+		{"api_key pair", "api_key=live-42-key", "api_key=" + Placeholder, 1},
+		{"JSON client secret", `{"client_secret": "s3cr3t value"}`, `{"client_secret": "` + Placeholder + `"}`, 1},
+		{"header API key", "X-Api-Key: 9f8e7d6c5b4a", "X-Api-Key: " + Placeholder, 1},
+		{"single-quoted secret", "secret: 'two words'", "secret: '" + Placeholder + "'", 1},
+		{"e-mail address", "mail alice.smith+work@example.co.uk now", "mail " + Placeholder + " now", 1},
 		{"several secrets", "user bob@corp.io, password=x1, key AKIA" + gen(upper, 16),
-			"user " + Redacted + ", password=" + Redacted + ", key " + Redacted, 3},
+			"user " + Placeholder + ", password=" + Placeholder + ", key " + Placeholder, 3},
 	}
 	lookAlikes := []string{
 		"a risk-based approach to task-management",
@@ -134,75 +129,107 @@ func TestRedact(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, n := Redact(c.in)
+			got, n := Text(c.in)
 			if got != c.want || n != c.n {
-				t.Errorf("Redact(%q)\n = %q, %d\nwant %q, %d", c.in, got, n, c.want, c.n)
+				t.Errorf("Text(%q)\n = %q, %d\nwant %q, %d", c.in, got, n, c.want, c.n)
 			}
-			if again, n := Redact(got); again != got || n != 0 {
+			if again, n := Text(got); again != got || n != 0 {
 				t.Errorf("redacting again changed %q to %q (%d)", got, again, n)
 			}
+			checkFind(t, c.in)
 		})
 	}
 }
 
-func FuzzRedact(f *testing.F) {
-	for _, s := range []string{"password=hunter2", "sk-" + gen(alnum, 48), "a@b.co", "x://u:p@h", jwt(), pem("RSA PRIVATE KEY"), "token: ab1"} {
+// checkFind asserts that Find(s) agrees with Text(s): its matches are in
+// order, within s, without overlaps, named by a rule, and replacing each
+// by the placeholder gives Text's result and count.
+func checkFind(t *testing.T, s string) {
+	t.Helper()
+	want, n := Text(s)
+	ms := Find(s)
+	if len(ms) != n {
+		t.Fatalf("Find(%q) found %d secrets, Text replaced %d", s, len(ms), n)
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		if m.Start < last || m.End <= m.Start || m.End > len(s) {
+			t.Fatalf("Find(%q): match %+v is out of order, empty or outside the text", s, m)
+		}
+		if !slices.ContainsFunc(rules, func(r rule) bool { return r.name == m.Rule }) {
+			t.Fatalf("Find(%q): match %+v is not named by a rule", s, m)
+		}
+		b.WriteString(s[last:m.Start])
+		b.WriteString(Placeholder)
+		last = m.End
+	}
+	b.WriteString(s[last:])
+	if b.String() != want {
+		t.Fatalf("replacing Find's matches of %q gives\n%q\nText gives\n%q", s, b.String(), want)
+	}
+}
+
+func TestFind(t *testing.T) {
+	ghp := "ghp_" + gen(alnum, 36)
+	openai := "sk-" + gen(alnum, 48)
+	tests := []struct {
+		name string
+		in   string
+		want []Match
+	}{
+		{"nothing", "Prefers errors.As over type assertions.", nil},
+		{"empty", "", nil},
+		{"one token", "use " + ghp + " here", []Match{{"GitHub token", 4, 4 + len(ghp)}}},
+		{"in order", "mail a@b.io then password=x1 and " + ghp, []Match{
+			{"e-mail address", 5, 11},
+			{"secret assignment", 26, 28},
+			{"GitHub token", 33, 33 + len(ghp)},
+		}},
+		{"URL password only", "postgres://app:hunter22@db/x", []Match{{"URL password", 15, 23}}},
+		// A quoted value holding a key is one secret: the whole value, not
+		// the key and then the value around its placeholder.
+		{"secret inside a secret", `password: "abc ` + openai + ` def"`, []Match{
+			{"secret assignment", 11, 11 + len("abc "+openai+" def")},
+		}},
+		{"placeholder left alone", "token=" + Placeholder + " and " + Placeholder, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Find(tt.in)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Find(%q)\n = %+v\nwant %+v", tt.in, got, tt.want)
+			}
+			checkFind(t, tt.in)
+		})
+	}
+	out, n := Text(`password: "abc ` + openai + ` def"`)
+	if out != `password: "`+Placeholder+`"` || n != 1 {
+		t.Errorf("secret inside a secret: Text = %q, %d", out, n)
+	}
+}
+
+// FuzzText: Text never panics, keeps valid UTF-8 valid, counts what it
+// replaces, is idempotent, and agrees with Find.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"password=hunter2", "sk-" + gen(alnum, 48), "a@b.co", "x://u:p@h", jwt(), pem("RSA PRIVATE KEY"), "token: ab1",
+		`password: "abc sk-` + gen(alnum, 48) + ` def"`, "secret=" + Placeholder + "x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		out, n := Redact(in)
+		out, n := Text(in)
 		if n == 0 && out != in {
 			t.Fatalf("no redaction counted but %q became %q", in, out)
 		}
-		if n > 0 && strings.Count(out, Redacted) < n {
-			t.Fatalf("%d redactions counted, %d markers in %q", n, strings.Count(out, Redacted), out)
+		if n > 0 && strings.Count(out, Placeholder) < n {
+			t.Fatalf("%d redactions counted, %d markers in %q", n, strings.Count(out, Placeholder), out)
 		}
 		if utf8.ValidString(in) && !utf8.ValidString(out) {
 			t.Fatalf("redaction broke UTF-8: %q", out)
 		}
-		if again, n := Redact(out); n != 0 || again != out {
+		if again, n := Text(out); n != 0 || again != out {
 			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, again)
 		}
+		checkFind(t, in)
 	})
-}
-
-func TestSecretsNeverReachDisk(t *testing.T) {
-	store := newFileStore(t)
-	secrets := []string{"sk-proj-" + gen(b64url, 100), "jo.doe@example.com", "S3cr3tP4ss!", pem("EC PRIVATE KEY")}
-	content := "Connects with " + secrets[0] + " as " + secrets[1] + " to postgres://app:" + secrets[2] + "@db:5432/x.\nKey:\n" + secrets[3]
-	llm := fake.NewLLM(always(reply(mem{"content": content, "scope": "repo", "category": "project-conventions"})))
-	p := startPipeline(t, llm, store, nil)
-	p.Enqueue(TriggerEvent{Kind: TriggerKindTurn, Messages: win("setup")})
-	s := passes(t, p, 1)
-	if s.MemoriesWritten != 1 || s.Redactions != 4 {
-		t.Fatalf("written = %d, Redactions = %d; want 1 and 4", s.MemoriesWritten, s.Redactions)
-	}
-	files := 0
-	root := filepath.Dir(store.Dir(memcore.ScopeRepo))
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, sec := range secrets {
-			if strings.Contains(string(raw), sec) || strings.Contains(string(raw), strings.Split(sec, "\n")[1%len(strings.Split(sec, "\n"))]) {
-				t.Errorf("%s holds a secret:\n%s", path, raw)
-			}
-		}
-		if !strings.Contains(string(raw), "postgres://app:"+Redacted+"@db:5432/x.") {
-			t.Errorf("%s lost the text around the secret:\n%s", path, raw)
-		}
-		return nil
-	})
-	if err != nil || files != 1 {
-		t.Fatalf("walked %d files: %v", files, err)
-	}
-	m := listAll(t, store)[0]
-	if err := m.Validate(); err != nil {
-		t.Error(err)
-	}
 }

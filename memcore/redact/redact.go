@@ -1,12 +1,22 @@
-package memcapture
+package redact
 
 import (
 	"regexp"
 	"strings"
 )
 
-// Redacted replaces each secret [Redact] finds.
-const Redacted = "[REDACTED]"
+// Placeholder replaces each secret [Text] finds.
+const Placeholder = "[REDACTED]"
+
+// Match is one secret found by [Find].
+type Match struct {
+	// Rule names the kind of secret, for example "GitHub token" or
+	// "e-mail address"; it never holds the secret itself.
+	Rule string
+	// Start and End are the byte offsets of the secret in the text
+	// searched: the secret is text[Start:End].
+	Start, End int
+}
 
 // rule is one kind of secret. The text matched by the first group of
 // groups that took part in the match (the whole match when groups is
@@ -70,47 +80,142 @@ var rules = []rule{
 		}},
 }
 
-// Redact replaces every secret in text with [Redacted] and returns the
-// result and the number of secrets replaced. It is deterministic and finds:
-//
-//   - API keys and tokens of OpenAI (sk-…, sk-proj-…), Anthropic
-//     (sk-ant-…), AWS (access key ids AKIA…/ASIA…, and secret access keys
-//     next to an "aws … secret" key), GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
-//     github_pat_), Google (AIza…), Slack (xox?-…, xapp-…, hooks.slack.com
-//     web hooks) and Stripe (sk_/rk_/pk_ live and test keys, whsec_);
-//   - PEM private key blocks (an unterminated one to the end of the text);
-//   - JSON Web Tokens (eyJ….….…) and other bearer tokens;
-//   - the password of a URL (scheme://user:password@host keeps user and
-//     host);
-//   - the values of password=, passwd:, secret=, token=, api_key= and
-//     similar pairs, with any key prefix (DB_PASSWORD, client_secret,
-//     X-Api-Key): key=value always, a quoted value always, key: value and
-//     key = value when the value is not a plain word;
-//   - e-mail addresses (but not git@host remotes or a URL's user name).
-//
-// Look-alikes are left alone: "sk-" inside words ("risk-based"),
-// hyphenated prose after sk-, prefixes named in prose, commit hashes, UUIDs
-// and memory ids, a key with no value ("password=", "password= empty"),
-// max_tokens=4096, "the password: required", URLs without a password,
-// version strings, "eyJ" in prose, public keys and certificates.
-func Redact(text string) (string, int) {
-	total := 0
-	for i := range rules {
-		var n int
-		text, n = rules[i].apply(text)
-		total += n
-	}
-	return text, total
+// Text returns s with every secret replaced by [Placeholder], and the
+// number of secrets replaced. The result is valid UTF-8 if s is, and
+// redacting it again replaces nothing more. See the package documentation
+// for what counts as a secret.
+func Text(s string) (string, int) {
+	text, segs := scan(s)
+	return text, countSecrets(segs)
 }
 
-func (r *rule) apply(text string) (string, int) {
-	matches := r.re.FindAllStringSubmatchIndex(text, -1)
-	if matches == nil {
-		return text, 0
+// Find returns the secrets of s that [Text] replaces, in order and without
+// overlaps: Text(s) is s with each s[m.Start:m.End] replaced by
+// [Placeholder], and len(Find(s)) is the count Text reports. It returns nil
+// when s holds no secret.
+func Find(s string) []Match {
+	_, segs := scan(s)
+	var out []Match
+	for _, g := range segs {
+		if g.rule != "" {
+			out = append(out, Match{Rule: g.rule, Start: g.start, End: g.end})
+		}
 	}
+	return out
+}
+
+// segment is a piece of the text being redacted: a piece of the original
+// text (rule "") or a Placeholder that stands for the secret original[start:end]
+// found by rule.
+type segment struct {
+	start, end int
+	rule       string
+}
+
+func (g segment) len() int {
+	if g.rule != "" {
+		return len(Placeholder)
+	}
+	return g.end - g.start
+}
+
+func countSecrets(segs []segment) int {
+	n := 0
+	for _, g := range segs {
+		if g.rule != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// scan applies the rules in order, each to the text the previous ones left,
+// and returns the redacted text with its segments, which map every
+// placeholder back to the part of s it replaced.
+func scan(s string) (string, []segment) {
+	text := s
+	segs := []segment{{start: 0, end: len(s)}}
+	for i := range rules {
+		spans := rules[i].spans(text)
+		if len(spans) == 0 {
+			continue
+		}
+		segs = replaceSpans(segs, spans, rules[i].name)
+		text = render(s, segs)
+	}
+	return text, segs
+}
+
+// replaceSpans returns segs, the segments of the current text, with each
+// span (offsets in the current text, in order, not overlapping) replaced by
+// a placeholder of rule. A span that covers part of an earlier placeholder
+// is widened to cover all of it, so placeholders are never cut, and the new
+// placeholder stands for everything the span covers.
+func replaceSpans(segs []segment, spans [][2]int, rule string) []segment {
+	out := make([]segment, 0, len(segs)+2*len(spans))
+	i, cur := 0, 0 // segs[i] starts at offset cur of the current text
+	for _, sp := range spans {
+		s, e := max(sp[0], cur), sp[1]
+		if e <= s {
+			continue
+		}
+		for i < len(segs) && cur+segs[i].len() <= s {
+			out = append(out, segs[i])
+			cur += segs[i].len()
+			i++
+		}
+		if i == len(segs) {
+			break
+		}
+		// segs[i] holds offset s.
+		start := segs[i].start
+		if g := segs[i]; g.rule == "" && s > cur {
+			out = append(out, segment{start: g.start, end: g.start + (s - cur)})
+			start = g.start + (s - cur)
+		}
+		for i < len(segs) && cur+segs[i].len() < e {
+			cur += segs[i].len()
+			i++
+		}
+		if i == len(segs) {
+			break
+		}
+		// segs[i] holds offset e-1.
+		end := segs[i].end
+		if g := segs[i]; g.rule == "" && e < cur+g.len() {
+			end = g.start + (e - cur)
+			segs[i] = segment{start: end, end: g.end} // the rest stays
+			cur = e
+		} else {
+			cur += g.len()
+			i++
+		}
+		out = append(out, segment{start: start, end: end, rule: rule})
+	}
+	return append(out, segs[i:]...)
+}
+
+// render is the text segs stand for, given the original text s.
+func render(s string, segs []segment) string {
 	var b strings.Builder
-	last, n := 0, 0
-	for _, m := range matches {
+	b.Grow(len(s))
+	for _, g := range segs {
+		if g.rule != "" {
+			b.WriteString(Placeholder)
+		} else {
+			b.WriteString(s[g.start:g.end])
+		}
+	}
+	return b.String()
+}
+
+// spans returns the parts of text the rule replaces, in order: for each
+// match not vetoed by keep, the first group of groups that took part (the
+// whole match when groups is empty), unless it starts with a Placeholder
+// left by an earlier rule.
+func (r *rule) spans(text string) [][2]int {
+	var out [][2]int
+	for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
 		if r.keep != nil && r.keep(text, m) {
 			continue
 		}
@@ -127,19 +232,12 @@ func (r *rule) apply(text string) (string, int) {
 				continue
 			}
 		}
-		if strings.HasPrefix(text[start:end], Redacted) {
+		if strings.HasPrefix(text[start:end], Placeholder) {
 			continue // already redacted by an earlier rule
 		}
-		b.WriteString(text[last:start])
-		b.WriteString(Redacted)
-		last = end
-		n++
+		out = append(out, [2]int{start, end})
 	}
-	if n == 0 {
-		return text, 0
-	}
-	b.WriteString(text[last:])
-	return b.String(), n
+	return out
 }
 
 // randomish reports whether s looks machine-made rather than words: it
