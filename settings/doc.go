@@ -1,0 +1,63 @@
+// Package settings loads forgemem's settings into one typed value, the
+// same way for the forgemem command and for a Go agent that embeds
+// forgemem, and finds the memory folders.
+//
+// # Sources
+//
+// [Load] reads, later sources winning:
+//
+//  1. the defaults;
+//  2. the user's ~/.forge/config.yaml;
+//  3. the repository's .forge/config.yaml;
+//  4. the file named by --config or FORGEMEM_CONFIG;
+//  5. the environment: FORGEMEM_<KEY> (FORGEMEM_CADENCE_TURNS,
+//     FORGEMEM_PROVIDER, …), OPENAI_API_KEY, GEMINI_API_KEY and
+//     OPENAI_BASE_URL;
+//  6. the flags the user set (--cadence-turns, --provider, …).
+//
+// A settings file keeps forgemem's keys under memory: and may hold the
+// host agent's own settings beside them:
+//
+//	memory:
+//	  provider: openai
+//	  embedding_model: text-embedding-3-small
+//	  retrieval_model: gpt-4o-mini
+//	  cadence_turns: 3
+//
+// [Keys] lists every key with its variable, flag, default and range;
+// [Reference] renders them as a markdown table. API keys come from the
+// environment only. Everything Load reads is checked: an unknown key (with
+// a "did you mean"), a value of the wrong type or out of range, a
+// malformed or unreadable file, an API key written in a file, an unknown
+// FORGEMEM_ variable or a bad flag value is an *[Error] naming the file and
+// line, variable or flag, and Load reports every problem at once as
+// [Errors]. Values are never clamped.
+//
+// Load takes everything from [Options] — the working directory, the home
+// folder, the environment and the flags — and never reads the process's
+// environment itself; [OSOptions] fills Options in from the process.
+//
+// # The memory folders
+//
+// The repository is the nearest ancestor of the working directory holding
+// .git (a directory, or a file as in a git worktree): its memories are in
+// <repo>/.forge/memory/ and its settings in <repo>/.forge/config.yaml. The
+// user's are in ~/.forge/memory/ and ~/.forge/config.yaml. --repo-dir and
+// --user-dir (FORGEMEM_REPO_DIR, FORGEMEM_USER_DIR) name other memory
+// folders; ~ is expanded in every path given. Outside a repository the
+// repository scope is off (Paths.RepoDir is empty); a command that needs
+// it returns [Paths.RequireRepo]'s error, which wraps [ErrNoRepository].
+//
+// # Using the settings
+//
+// [Settings.RetrieveConfig] is the memretrieve.Config for the retrieval
+// engine, [Settings.ObserverOptions] the memcapture observer's options, and
+// the fields and [Settings.APIKey] are what a provider factory needs.
+// Settings.Enabled false (memory.enabled: false, for example in one
+// repository's file) means the host wires neither capture nor retrieval;
+// [Settings.RetrievalOff] says why retrieval is off when it is.
+// [Settings.Source] and [Settings.Values] say where each value came from.
+//
+// This package imports memcapture and memretrieve for their types, and no
+// provider module: loading settings pulls no model SDK into a build.
+package settings

@@ -1,0 +1,25 @@
+module github.com/forgemem/forgemem/settings
+
+go 1.24
+
+require (
+	github.com/forgemem/forgemem/memcapture v0.0.0-00010101000000-000000000000
+	github.com/forgemem/forgemem/memcore v0.0.0-00010101000000-000000000000
+	github.com/forgemem/forgemem/memretrieve v0.0.0-00010101000000-000000000000
+	go.yaml.in/yaml/v3 v3.0.6
+)
+
+require (
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/rs/zerolog v1.35.1 // indirect
+	golang.org/x/sys v0.31.0 // indirect
+)
+
+replace (
+	github.com/forgemem/forgemem/conformance => ../conformance
+	github.com/forgemem/forgemem/memcapture => ../memcapture
+	github.com/forgemem/forgemem/memcore => ../memcore
+	github.com/forgemem/forgemem/memretrieve => ../memretrieve
+	github.com/forgemem/forgemem/providers/fake => ../providers/fake
+)

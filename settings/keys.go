@@ -1,0 +1,345 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/memretrieve"
+)
+
+// Section is the top-level key of a settings file under which forgemem's
+// keys live; every other top-level key belongs to the host agent.
+const Section = "memory"
+
+// EnvPrefix starts the name of every forgemem environment variable.
+const EnvPrefix = "FORGEMEM_"
+
+// The table of settings. Adding a setting takes a field in [Settings] and
+// one line here: the line drives file parsing, the environment variable
+// and flag, validation, defaults, [Keys] and [Reference]. Lines are in the
+// order the reference lists them.
+var table = []key{
+	boolKey("enabled", true, func(s *Settings) *bool { return &s.Enabled }, "Turns capture and retrieval on. `false` in a repository's `.forge/config.yaml` turns them off in that repository.", "the host wires capture and retrieval only when true"),
+	intKey("cadence_turns", 1, 1, 10, func(s *Settings) *int { return &s.CadenceTurns }, "Runs a capture pass every N completed turns.", "`memcapture.WithCadence`"),
+	enumKey("provider", ProviderFake, []Provider{ProviderFake, ProviderOpenAI, ProviderGemini}, func(s *Settings) *Provider { return &s.Provider }, "The model provider for capture and retrieval; `fake` is offline and deterministic.", "the command's provider factory"),
+	stringKey("classifier_model", func(s *Settings) *string { return &s.ClassifierModel }, "The capture classifier's model; empty means the provider's default.", "`memcapture.NewPipeline(…, classifierModel, …)`"),
+	stringKey("retrieval_model", func(s *Settings) *string { return &s.RetrievalModel }, "The hypothesis model of retrieval; empty turns retrieval off in `llm` mode.", "`memretrieve.Config.HypothesisModel`"),
+	enumKey("retrieval_mode", memretrieve.ModeLLM, []memretrieve.HypothesisMode{memretrieve.ModeLLM, memretrieve.ModeIdentity}, func(s *Settings) *memretrieve.HypothesisMode { return &s.RetrievalMode }, "`llm` searches with model-written hypotheses (HyDE), `identity` with the conversation itself; the `fake` provider always uses `identity`.", "`memretrieve.Config.Mode`"),
+	stringKey("embedding_model", func(s *Settings) *string { return &s.EmbeddingModel }, "The embedding model; empty turns retrieval off for `openai` and `gemini` (`fake` needs none).", "the provider's embedding model"),
+	urlKey("base_url", func(s *Settings) *string { return &s.BaseURL }, "The API root of an OpenAI-compatible server, such as `http://localhost:11434/v1` for Ollama; empty means the provider's own.", "the provider's base URL"),
+	intKey("retrieval_top_k", 10, 1, 100, func(s *Settings) *int { return &s.RetrievalTopK }, "Memories taken from the vector index per query.", "`memretrieve.Config.TopK`"),
+	intKey("retrieval_hop_depth", 1, 0, 3, func(s *Settings) *int { return &s.RetrievalHopDepth }, "Related-link hops followed from each hit; 0 turns graph expansion off.", "`memretrieve.Config.HopDepth`"),
+	intKey("retrieval_hypothesis_count", 5, 1, 10, func(s *Settings) *int { return &s.RetrievalHypothesisCount }, "Hypotheses the model writes per turn in `llm` mode.", "`memretrieve.Config.HypothesisCount`"),
+	intKey("injection_token_budget", 2000, 1, unbounded, func(s *Settings) *int { return &s.InjectionTokenBudget }, "Token budget of the recalled-memories block.", "`memretrieve.Config.InjectionTokenBudget`"),
+	durationKey("retrieval_timeout", 2*time.Second, func(s *Settings) *time.Duration { return &s.RetrievalTimeout }, "Time budget of retrieval per turn; past it the turn gets no memories.", "`memretrieve.Config.Timeout`"),
+	floatKey("retrieval_min_score", 0, -1, 1, func(s *Settings) *float64 { return &s.RetrievalMinScore }, "Search hits with a lower cosine similarity are dropped; −1 keeps all.", "`memretrieve.Config.MinScore`"),
+}
+
+// Key describes one setting, for help texts, flag definitions and the
+// reference table.
+type Key struct {
+	// Name is the full key, as in a file's memory: section:
+	// "memory.cadence_turns".
+	Name string
+	// Env is the environment variable: "FORGEMEM_CADENCE_TURNS".
+	Env string
+	// Flag is the flag's name without dashes: "cadence-turns" (the flag is
+	// --cadence-turns). It is the name [Options.Flags] is keyed by.
+	Flag string
+	// Type is the kind of value: "boolean", "integer", "number",
+	// "duration", "string", "URL" or "one of".
+	Type string
+	// Default is the default as written in a file; empty when the default
+	// is the empty string.
+	Default string
+	// Range is what is accepted, as people write it: "1–10", "≥ 1",
+	// "> 0", "fake, openai or gemini"; empty when anything of the type is.
+	Range string
+	// Doc says what the setting does, in a sentence or two of markdown.
+	Doc string
+	// Setting is the library setting the value reaches, in markdown.
+	Setting string
+}
+
+// Keys returns every setting, in the order of the reference.
+func Keys() []Key {
+	keys := make([]Key, len(table))
+	for i, k := range table {
+		keys[i] = k.public()
+	}
+	return keys
+}
+
+// LookupKey returns the setting named name, written as in a file
+// ("memory.cadence_turns" or "cadence_turns"), as an environment variable
+// ("FORGEMEM_CADENCE_TURNS") or as a flag ("cadence-turns",
+// "--cadence-turns").
+func LookupKey(name string) (Key, bool) {
+	if k := lookup(name); k != nil {
+		return k.public(), true
+	}
+	return Key{}, false
+}
+
+// Reference returns the settings as a markdown table: key, default, range,
+// environment variable, flag, what the setting does and the library setting
+// it reaches. The settings README's table is this text.
+func Reference() string {
+	var b strings.Builder
+	b.WriteString("| key | default | range | environment variable | flag | what it does | library setting |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, k := range Keys() {
+		def := ""
+		if k.Default != "" {
+			def = "`" + k.Default + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | `--%s` | %s | %s |\n",
+			k.Name, def, k.Range, k.Env, k.Flag, k.Doc, k.Setting)
+	}
+	return b.String()
+}
+
+// key is one line of the table.
+type key struct {
+	name    string // short name: "cadence_turns"
+	typ     string // Key.Type
+	def     string // the default as text, parsed with set when loading starts
+	rng     string // Key.Range
+	doc     string
+	setting string
+	// want says what set accepts, for type errors: "an integer in 1–10".
+	want string
+	// tags are the YAML tags a file's value may have ("!!int", …).
+	tags []string
+	// emptyOK: a file's null value (cadence_turns: with nothing after it)
+	// means the empty string rather than an error.
+	emptyOK bool
+	// set parses text, checks its range and stores it. It returns
+	// errWrongType or errOutOfRange (possibly wrapped with a suggestion,
+	// see valueError), and leaves s alone on error.
+	set func(s *Settings, text string) error
+	// get formats the current value as a file would write it.
+	get func(s *Settings) string
+}
+
+func (k *key) fullName() string { return Section + "." + k.name }
+func (k *key) env() string      { return EnvPrefix + strings.ToUpper(k.name) }
+func (k *key) flag() string     { return strings.ReplaceAll(k.name, "_", "-") }
+
+func (k *key) public() Key {
+	return Key{
+		Name: k.fullName(), Env: k.env(), Flag: k.flag(), Type: k.typ,
+		Default: k.def, Range: k.rng, Doc: k.doc, Setting: k.setting,
+	}
+}
+
+// lookup finds a table entry by any of the names LookupKey accepts.
+func lookup(name string) *key {
+	name = strings.TrimPrefix(name, "--")
+	name = strings.TrimPrefix(name, Section+".")
+	if strings.HasPrefix(name, EnvPrefix) {
+		name = strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
+	}
+	name = strings.ReplaceAll(name, "-", "_")
+	for i := range table {
+		if table[i].name == name {
+			return &table[i]
+		}
+	}
+	return nil
+}
+
+var (
+	errWrongType  = errors.New("wrong type")
+	errOutOfRange = errors.New("out of range")
+)
+
+// valueError is a set failure that carries a suggestion ("openai" for
+// "OpenAI").
+type valueError struct {
+	kind       error // errWrongType or errOutOfRange
+	suggestion string
+}
+
+func (e *valueError) Error() string { return e.kind.Error() }
+func (e *valueError) Unwrap() error { return e.kind }
+
+// unbounded is intKey's upper bound for "no upper bound".
+const unbounded = math.MaxInt
+
+const (
+	tagBool  = "!!bool"
+	tagInt   = "!!int"
+	tagFloat = "!!float"
+	tagStr   = "!!str"
+)
+
+func boolKey(name string, def bool, field func(*Settings) *bool, doc, setting string) key {
+	return key{
+		name: name, typ: "boolean", def: strconv.FormatBool(def), doc: doc, setting: setting,
+		want: "true or false", tags: []string{tagBool},
+		set: func(s *Settings, text string) error {
+			v, err := strconv.ParseBool(text)
+			if err != nil {
+				return errWrongType
+			}
+			*field(s) = v
+			return nil
+		},
+		get: func(s *Settings) string { return strconv.FormatBool(*field(s)) },
+	}
+}
+
+func intKey(name string, def, lo, hi int, field func(*Settings) *int, doc, setting string) key {
+	rng := fmt.Sprintf("%d–%d", lo, hi)
+	if hi == unbounded {
+		rng = fmt.Sprintf("≥ %d", lo)
+	}
+	return key{
+		name: name, typ: "integer", def: strconv.Itoa(def), rng: rng, doc: doc, setting: setting,
+		want: "an integer in " + rng, tags: []string{tagInt},
+		set: func(s *Settings, text string) error {
+			v, err := strconv.ParseInt(text, 10, 64)
+			if err != nil {
+				var ne *strconv.NumError
+				if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+					return errOutOfRange
+				}
+				return errWrongType
+			}
+			if v < int64(lo) || v > int64(hi) {
+				return errOutOfRange
+			}
+			*field(s) = int(v)
+			return nil
+		},
+		get: func(s *Settings) string { return strconv.Itoa(*field(s)) },
+	}
+}
+
+func floatKey(name string, def, lo, hi float64, field func(*Settings) *float64, doc, setting string) key {
+	rng := formatFloat(lo) + "–" + formatFloat(hi)
+	return key{
+		name: name, typ: "number", def: formatFloat(def), rng: rng, doc: doc, setting: setting,
+		want: "a number in " + rng, tags: []string{tagInt, tagFloat},
+		set: func(s *Settings, text string) error {
+			v, err := strconv.ParseFloat(strings.ReplaceAll(text, "−", "-"), 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(v) {
+				return errWrongType
+			}
+			if err != nil || !(v >= lo && v <= hi) {
+				return errOutOfRange
+			}
+			*field(s) = v
+			return nil
+		},
+		get: func(s *Settings) string { return formatFloat(*field(s)) },
+	}
+}
+
+// formatFloat writes f shortly, with a true minus sign for the reference.
+func formatFloat(f float64) string {
+	return strings.Replace(strconv.FormatFloat(f, 'g', -1, 64), "-", "−", 1)
+}
+
+// durationKey is a Go duration (time.ParseDuration) that must be more than
+// zero.
+func durationKey(name string, def time.Duration, field func(*Settings) *time.Duration, doc, setting string) key {
+	return key{
+		name: name, typ: "duration", def: def.String(), rng: "> 0", doc: doc, setting: setting,
+		want: "a duration such as 2s or 1500ms, more than 0", tags: []string{tagStr},
+		set: func(s *Settings, text string) error {
+			v, err := time.ParseDuration(text)
+			if err != nil {
+				return errWrongType
+			}
+			if v <= 0 {
+				return errOutOfRange
+			}
+			*field(s) = v
+			return nil
+		},
+		get: func(s *Settings) string { return field(s).String() },
+	}
+}
+
+// stringKey is free text whose default is empty; a file may leave it
+// without a value.
+func stringKey(name string, field func(*Settings) *string, doc, setting string) key {
+	return key{
+		name: name, typ: "string", doc: doc, setting: setting,
+		want: "a string without control characters or surrounding spaces", tags: []string{tagStr, tagInt, tagFloat}, emptyOK: true,
+		set: func(s *Settings, text string) error {
+			if strings.ContainsFunc(text, isControl) || strings.TrimSpace(text) != text {
+				return errWrongType
+			}
+			*field(s) = text
+			return nil
+		},
+		get: func(s *Settings) string { return *field(s) },
+	}
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// enumKey accepts one of values, exactly.
+func enumKey[T ~string](name string, def T, values []T, field func(*Settings) *T, doc, setting string) key {
+	names := make([]string, len(values))
+	for i, v := range values {
+		names[i] = string(v)
+	}
+	rng := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return key{
+		name: name, typ: "one of", def: string(def), rng: rng, doc: doc, setting: setting,
+		want: rng, tags: []string{tagStr},
+		set: func(s *Settings, text string) error {
+			for _, v := range values {
+				if string(v) == text {
+					*field(s) = v
+					return nil
+				}
+			}
+			return &valueError{kind: errOutOfRange, suggestion: suggest(text, names)}
+		},
+		get: func(s *Settings) string { return string(*field(s)) },
+	}
+}
+
+// urlKey is empty or an absolute http or https URL without credentials, a
+// query or a fragment.
+func urlKey(name string, field func(*Settings) *string, doc, setting string) key {
+	return key{
+		name: name, typ: "URL", rng: "absolute http(s) URL", doc: doc, setting: setting,
+		want: "an absolute http or https URL such as http://localhost:11434/v1", tags: []string{tagStr}, emptyOK: true,
+		set: func(s *Settings, text string) error {
+			if text != "" {
+				u, err := url.Parse(text)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+					u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" ||
+					strings.ContainsFunc(text, isControl) || strings.ContainsAny(text, " \t") {
+					return errWrongType
+				}
+			}
+			*field(s) = text
+			return nil
+		},
+		get: func(s *Settings) string { return *field(s) },
+	}
+}
+
+// maskURL hides the password of a URL before an error repeats it.
+func maskURL(text string) string {
+	u, err := url.Parse(text)
+	if err != nil || u.User == nil {
+		if i := strings.Index(text, "@"); i >= 0 && strings.Contains(text[:i], ":") {
+			return "(a URL with credentials, not shown)"
+		}
+		return text
+	}
+	return u.Redacted()
+}
