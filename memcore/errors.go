@@ -20,6 +20,10 @@ var (
 	ErrMalformed = errors.New("malformed memory file")
 	// ErrUnknownScope: a scope argument is not one of repo, user.
 	ErrUnknownScope = errors.New("unknown scope")
+	// ErrScopeOff: the store has no folder for the scope (a FileStore made
+	// outside a repository has no repo scope), so nothing can be written to
+	// or listed from it.
+	ErrScopeOff = errors.New("scope is off")
 )
 
 // ErrInvalidConfig is wrapped by the error of a constructor given an option

@@ -1,6 +1,7 @@
 package memcore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,24 +80,31 @@ func scopeIndex(s Scope) int {
 
 // NewFileStore returns a FileStore over repoDir (scope repo) and userDir
 // (scope user), creating the folders (mode 0750) if needed. The two must be
-// different folders. Options: [WithLogger], [WithParallelism]; an option out
-// of range is an error wrapping [ErrInvalidConfig], and nothing is created.
+// different folders. An empty folder name turns that scope off — outside a
+// repository there is no repo scope: the store then lists and reads the
+// other scope only, and a write to the scope that is off fails with
+// [ErrScopeOff]. At least one folder must be given. Options: [WithLogger],
+// [WithParallelism]; an option out of range is an error wrapping
+// [ErrInvalidConfig], and nothing is created.
 func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
+	if repoDir == "" && userDir == "" {
+		return nil, errors.New("memcore: new file store: both folders are empty; give at least one")
+	}
 	s := &FileStore{log: o.log, workers: o.workers}
 	for i, d := range []string{repoDir, userDir} {
+		s.cache[i] = make(map[string]*cachedFile)
 		if d == "" {
-			return nil, fmt.Errorf("memcore: new file store: the %s folder is empty", Scopes()[i])
+			continue
 		}
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			return nil, fmt.Errorf("memcore: new file store: %w", err)
 		}
 		s.dirs[i] = abs
-		s.cache[i] = make(map[string]*cachedFile)
 	}
 	sameFolders := func() error {
 		return fmt.Errorf("memcore: new file store: the repo and user folders are both %s; scopes need folders of their own", s.dirs[0])
@@ -104,23 +113,31 @@ func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 		return nil, sameFolders()
 	}
 	for i, d := range s.dirs {
+		if d == "" {
+			continue
+		}
 		if err := os.MkdirAll(d, dirPerm); err != nil {
 			return nil, fmt.Errorf("memcore: new file store: create the %s folder: %w", Scopes()[i], err)
 		}
 	}
 	// Different names may still be one folder (a symbolic link).
-	if a, err := os.Stat(s.dirs[0]); err == nil {
-		if b, err := os.Stat(s.dirs[1]); err == nil && os.SameFile(a, b) {
-			return nil, sameFolders()
+	if s.dirs[0] != "" && s.dirs[1] != "" {
+		if a, err := os.Stat(s.dirs[0]); err == nil {
+			if b, err := os.Stat(s.dirs[1]); err == nil && os.SameFile(a, b) {
+				return nil, sameFolders()
+			}
 		}
 	}
 	for _, d := range s.dirs {
-		s.removeStaleTemps(d)
+		if d != "" {
+			s.removeStaleTemps(d)
+		}
 	}
 	return s, nil
 }
 
-// Dir returns the absolute folder of scope, or "" for an unknown scope.
+// Dir returns the absolute folder of scope, or "" for an unknown scope or
+// one that is off.
 func (s *FileStore) Dir(scope Scope) string {
 	if !scope.Valid() {
 		return ""
@@ -146,6 +163,9 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	}
 	id, scope := m.Meta.ID, m.Meta.Scope
 	dir := s.dirs[scopeIndex(scope)]
+	if dir == "" {
+		return fmt.Errorf("memcore: write %s: %w: this store has no %s folder", id, ErrScopeOff, scope)
+	}
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
 	}
@@ -171,7 +191,9 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if scope == ScopeUser {
 		other = ScopeRepo
 	}
-	if _, err := os.Lstat(s.path(other, id)); err == nil {
+	if s.Dir(other) == "" {
+		// The other scope is off: nothing there to collide with.
+	} else if _, err := os.Lstat(s.path(other, id)); err == nil {
 		return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
 	}
 	if err := pending.Link(s.path(scope, id)); err != nil {
@@ -209,28 +231,88 @@ func (s *FileStore) Read(ctx context.Context, id string) (*MemoryFile, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, fmt.Errorf("memcore: read: %w", err)
 	}
-	for _, scope := range Scopes() {
-		path := s.path(scope, id)
-		info, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+	// A scope whose folder cannot be read does not hide the other: its
+	// error is returned only if the other scope does not have the memory.
+	var firstErr error
+	for _, scope := range s.onScopes() {
+		m, err := s.readIn(scope, id)
+		switch {
+		case err == nil:
+			return m.Clone(), nil
+		case errors.Is(err, fs.ErrNotExist):
+		case firstErr == nil:
+			firstErr = err
 		}
-		if err == nil && !info.Mode().IsRegular() {
-			err = fmt.Errorf("%s: %w: not a regular file", path, ErrMalformed)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("memcore: read %s: %w", id, err)
-		}
-		m, err := s.load(scope, id+".md", 0)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("memcore: read %s: %w", id, err)
-		}
-		return m.Clone(), nil
+	}
+	if firstErr != nil {
+		return nil, fmt.Errorf("memcore: read %s: %w", id, firstErr)
 	}
 	return nil, fmt.Errorf("memcore: read %s: %w", id, ErrNotFound)
+}
+
+// Remove deletes the file of the memory id from whichever folder holds it
+// (both, should a hand copy have put it in both). Memories are otherwise
+// append-only — a change is a new version and forgetting is a retired
+// version, see [MemoryMeta.Retired] — so Remove is for what must not be kept
+// at all, such as a secret that reached a memory; it is not part of
+// [MemoryStore]. It returns an error wrapping [ErrNotFound] if no folder
+// holds id, and [ErrInvalidID] if id is not an id (nothing is touched).
+// A symbolic link in id's place is removed, never followed.
+func (s *FileStore) Remove(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := ValidateID(id); err != nil {
+		return fmt.Errorf("memcore: remove: %w", err)
+	}
+	removed := false
+	for _, scope := range s.onScopes() {
+		err := os.Remove(s.path(scope, id))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("memcore: remove %s: %w", id, err)
+		}
+		removed = true
+		si := scopeIndex(scope)
+		s.mu.Lock()
+		delete(s.cache[si], id+".md")
+		s.mu.Unlock()
+		if d, err := os.Open(s.dirs[si]); err == nil {
+			_ = d.Sync() // make the removal durable where the system allows
+			d.Close()
+		}
+	}
+	if !removed {
+		return fmt.Errorf("memcore: remove %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// readIn loads the memory id from scope's folder; an error wrapping
+// fs.ErrNotExist means the folder does not hold it.
+func (s *FileStore) readIn(scope Scope, id string) (*MemoryFile, error) {
+	path := s.path(scope, id)
+	info, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file (symbolic links are never followed)", path, ErrMalformed)
+	}
+	return s.load(scope, id+".md", 0)
+}
+
+// onScopes returns the scopes the store has folders for.
+func (s *FileStore) onScopes() []Scope {
+	var out []Scope
+	for _, scope := range Scopes() {
+		if s.Dir(scope) != "" {
+			out = append(out, scope)
+		}
+	}
+	return out
 }
 
 // load returns the parsed file name of scope's folder, from the cache when
@@ -299,13 +381,20 @@ func readAll(f *os.File, size int64) ([]byte, error) {
 }
 
 // List implements [MemoryStore]. Memories are ordered oldest first by
-// CreatedAt, then by id.
+// CreatedAt, then by id. A scope folder that cannot be read (no permission,
+// a file where the folder should be) is skipped with a log line, like a
+// corrupt file: the other scope is still listed. [FileStore.Problems] says
+// what was skipped.
 func (s *FileStore) List(ctx context.Context) ([]*MemoryFile, error) {
 	var all []*MemoryFile
-	for _, scope := range Scopes() {
-		ms, err := s.ListByScope(ctx, scope)
+	for _, scope := range s.onScopes() {
+		ms, _, err := s.list(ctx, scope)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
 		if err != nil {
-			return nil, err
+			s.log.Warn().Err(err).Str("scope", string(scope)).Msg("memcore: skipping a memory folder that cannot be read")
+			continue
 		}
 		all = append(all, ms...)
 	}
@@ -314,7 +403,8 @@ func (s *FileStore) List(ctx context.Context) ([]*MemoryFile, error) {
 }
 
 // ListByScope implements [MemoryStore], in the order of List. A missing
-// folder (deleted by hand) lists as empty.
+// folder (deleted by hand) lists as empty; one that cannot be read is an
+// error; a scope that is off is an error wrapping [ErrScopeOff].
 func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -322,12 +412,63 @@ func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile
 	if !scope.Valid() {
 		return nil, fmt.Errorf("memcore: list: %w: %q", ErrUnknownScope, scope)
 	}
-	names, err := s.memoryNames(scope)
+	if s.Dir(scope) == "" {
+		return nil, fmt.Errorf("memcore: list: %w: this store has no %s folder", ErrScopeOff, scope)
+	}
+	ms, _, err := s.list(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// Problem is something in a memory folder that a [FileStore] does not
+// serve: a file it skips, or a folder it cannot read.
+type Problem struct {
+	// Path is the file or the folder.
+	Path string
+	// Scope is the scope of the folder.
+	Scope Scope
+	// Err says why. It wraps [ErrMalformed] for a file that is not a memory
+	// file (a symbolic link or other file that is not regular included),
+	// [ErrInvalidMemory] for one whose fields break the schema or whose id
+	// or scope does not match its name or folder, [ErrInvalidID] for a .md
+	// file whose name is not a memory id, and the file system's error for
+	// what cannot be read.
+	Err error
+}
+
+// Problems scans both folders afresh (it costs a List) and returns what
+// the store does not serve, ordered by path: the files List skips, and the
+// folders it cannot read. A missing folder is not a problem. It is what an
+// audit shows a user, so that a hand edit never makes a memory vanish
+// without a word.
+func (s *FileStore) Problems(ctx context.Context) ([]Problem, error) {
+	var out []Problem
+	for _, scope := range s.onScopes() {
+		_, probs, err := s.list(ctx, scope)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		if err != nil {
+			out = append(out, Problem{Path: s.Dir(scope), Scope: scope, Err: err})
+		}
+		out = append(out, probs...)
+	}
+	slices.SortFunc(out, func(a, b Problem) int { return cmp.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// list reads scope's folder (which is on): the memories it serves, sorted,
+// and the problems of the files it skips. A folder that does not exist
+// lists as empty; one that cannot be read is an error.
+func (s *FileStore) list(ctx context.Context, scope Scope) ([]*MemoryFile, []Problem, error) {
+	names, probs, err := s.memoryNames(scope)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("memcore: list %s: %w", scope, err)
+		return nil, nil, fmt.Errorf("memcore: list %s: %w", scope, err)
 	}
 	si := scopeIndex(scope)
 	s.mu.Lock()
@@ -335,49 +476,55 @@ func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile
 	gen := s.gen[si]
 	s.mu.Unlock()
 
-	ms := s.loadAll(ctx, scope, names, gen)
+	ms, loadProbs := s.loadAll(ctx, scope, names, gen)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.forgetUnseen(si, gen)
 	sortMemories(ms)
-	return ms, nil
+	return ms, append(probs, loadProbs...), nil
 }
 
 // memoryNames returns the names of the memory files in scope's folder:
 // regular files named <id>.md. Symbolic links and other .md files are
-// skipped with a log line.
-func (s *FileStore) memoryNames(scope Scope) ([]string, error) {
+// skipped with a log line and returned as problems.
+func (s *FileStore) memoryNames(scope Scope) ([]string, []Problem, error) {
 	dir := s.dirs[scopeIndex(scope)]
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, 0, len(entries))
+	var probs []Problem
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".md") {
 			continue
 		}
+		path := filepath.Join(dir, name)
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
-			s.log.Warn().Str("path", filepath.Join(dir, name)).Msg("memcore: skipping a symbolic link: memory files must be regular files")
+			s.log.Warn().Str("path", path).Msg("memcore: skipping a symbolic link: memory files must be regular files")
+			probs = append(probs, Problem{Path: path, Scope: scope, Err: fmt.Errorf("%w: a symbolic link (never followed: memory files must be regular files)", ErrMalformed)})
 		case !e.Type().IsRegular():
+			probs = append(probs, Problem{Path: path, Scope: scope, Err: fmt.Errorf("%w: not a regular file", ErrMalformed)})
 		case ValidateID(strings.TrimSuffix(name, ".md")) != nil:
-			s.log.Debug().Str("path", filepath.Join(dir, name)).Msg("memcore: skipping a file whose name is not a memory id")
+			s.log.Debug().Str("path", path).Msg("memcore: skipping a file whose name is not a memory id")
+			probs = append(probs, Problem{Path: path, Scope: scope, Err: fmt.Errorf("%w: the file name is not <memory id>.md, so it is not read as a memory", ErrInvalidID)})
 		default:
 			names = append(names, name)
 		}
 	}
-	return names, nil
+	return names, probs, nil
 }
 
 // loadAll loads the named files of scope's folder on up to s.workers
 // goroutines, marking their cache entries with gen, and returns copies of
-// the memories in no particular order. Files that cannot be loaded are
-// skipped with a log line. It stops early when ctx ends.
-func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, gen uint64) []*MemoryFile {
+// the memories in no particular order, and the problems of the files that
+// cannot be loaded, each logged. It stops early when ctx ends.
+func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, gen uint64) ([]*MemoryFile, []Problem) {
 	results := make([]*MemoryFile, len(names))
+	errs := make([]error, len(names))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := min(s.workers, len(names)); w > 0; w-- {
@@ -391,9 +538,7 @@ func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, ge
 				}
 				m, err := s.load(scope, names[i], gen)
 				if err != nil {
-					if !errors.Is(err, fs.ErrNotExist) { // deleted since ReadDir: not worth a line
-						s.log.Warn().Err(err).Str("scope", string(scope)).Msg("memcore: skipping memory file")
-					}
+					errs[i] = err
 					continue
 				}
 				results[i] = m.Clone()
@@ -402,12 +547,18 @@ func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, ge
 	}
 	wg.Wait()
 	out := results[:0]
-	for _, m := range results {
-		if m != nil {
+	var probs []Problem
+	for i, m := range results {
+		switch err := errs[i]; {
+		case m != nil:
 			out = append(out, m)
+		case err == nil, errors.Is(err, fs.ErrNotExist): // not reached, or deleted since ReadDir
+		default:
+			s.log.Warn().Err(err).Str("scope", string(scope)).Msg("memcore: skipping memory file")
+			probs = append(probs, Problem{Path: filepath.Join(s.dirs[scopeIndex(scope)], names[i]), Scope: scope, Err: err})
 		}
 	}
-	return out
+	return out, probs
 }
 
 // forgetUnseen drops from the cache of scope index si the files the list

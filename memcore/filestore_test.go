@@ -662,8 +662,6 @@ func TestNewFileStoreErrors(t *testing.T) {
 	root := t.TempDir()
 	a := filepath.Join(root, "a")
 	tests := map[string][2]string{
-		"empty repo folder":       {"", a},
-		"empty user folder":       {a, ""},
 		"both empty":              {"", ""},
 		"identical":               {a, a},
 		"identical, other spells": {a, filepath.Join(root, "x", "..", "a") + string(filepath.Separator)},
@@ -915,5 +913,194 @@ func TestFileStoreDoesNotFollowSymlinks(t *testing.T) {
 	}
 	if _, err := ts.Read(context.Background(), outside.Meta.ID); !errors.Is(err, ErrMalformed) {
 		t.Errorf("Read through a symbolic link = %v, want ErrMalformed (not a regular file)", err)
+	}
+}
+
+// A store with one scope off serves the other and refuses writes to the one
+// that is off, as a store made outside a repository must.
+func TestFileStoreScopeOff(t *testing.T) {
+	ctx := context.Background()
+	for _, off := range Scopes() {
+		t.Run(string(off)+" off", func(t *testing.T) {
+			dir := t.TempDir()
+			on := ScopeUser
+			repoDir, userDir := "", dir
+			if off == ScopeUser {
+				on, repoDir, userDir = ScopeRepo, dir, ""
+			}
+			s, err := NewFileStore(repoDir, userDir)
+			if err != nil {
+				t.Fatalf("NewFileStore(%q, %q): %v", repoDir, userDir, err)
+			}
+			if got := s.Dir(off); got != "" {
+				t.Errorf("Dir(%s) = %q, want \"\" for a scope that is off", off, got)
+			}
+			kept := memory(on, 0, "served")
+			if err := s.Write(ctx, kept); err != nil {
+				t.Fatalf("Write to the scope that is on: %v", err)
+			}
+			refused := memory(off, 1, "nowhere to go")
+			if err := s.Write(ctx, refused); !errors.Is(err, ErrScopeOff) {
+				t.Errorf("Write to the scope that is off = %v, want ErrScopeOff", err)
+			}
+			if _, err := s.ListByScope(ctx, off); !errors.Is(err, ErrScopeOff) {
+				t.Errorf("ListByScope(%s) = %v, want ErrScopeOff", off, err)
+			}
+			if all, err := s.List(ctx); err != nil || !slices.Equal(ids(all), []string{kept.Meta.ID}) {
+				t.Errorf("List = %v, %v; want only %s", ids(all), err, kept.Meta.ID)
+			}
+			if _, err := s.Read(ctx, refused.Meta.ID); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Read of a memory that was refused = %v, want ErrNotFound", err)
+			}
+			if probs, err := s.Problems(ctx); err != nil || len(probs) != 0 {
+				t.Errorf("Problems = %v, %v; want none", probs, err)
+			}
+		})
+	}
+}
+
+// One scope folder that cannot be read does not hide the other: List and
+// Read serve what is readable, and Problems names the folder.
+func TestFileStoreUnreadableFolderDoesNotHideTheOther(t *testing.T) {
+	ctx := context.Background()
+	tests := map[string]func(t *testing.T, dir string){
+		"a file where the folder was": func(t *testing.T, dir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir, []byte("not a folder"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"no permission to read it": func(t *testing.T, dir string) {
+			if runtime.GOOS == "windows" || os.Geteuid() == 0 {
+				t.Skip("permissions do not stop this user (Windows, or root) from reading a folder")
+			}
+			if err := os.Chmod(dir, 0o000); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.Chmod(dir, 0o750) })
+		},
+	}
+	for name, breakFolder := range tests {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestStore(t)
+			user := memory(ScopeUser, 0, "a user memory")
+			repo := memory(ScopeRepo, 1, "a repo memory")
+			ts.mustWrite(t, user, repo)
+			breakFolder(t, ts.repo)
+
+			all, err := ts.List(ctx)
+			if err != nil || !slices.Equal(ids(all), []string{user.Meta.ID}) {
+				t.Errorf("List = %v, %v; want the user memory %s and no error", ids(all), err, user.Meta.ID)
+			}
+			if !strings.Contains(ts.logs.String(), "cannot be read") {
+				t.Errorf("the unreadable folder was not logged:\n%s", ts.logs)
+			}
+			if got, err := ts.Read(ctx, user.Meta.ID); err != nil || got.Meta.ID != user.Meta.ID {
+				t.Errorf("Read of the user memory = %v, %v", got, err)
+			}
+			if _, err := ts.Read(ctx, repo.Meta.ID); err == nil || errors.Is(err, ErrNotFound) {
+				t.Errorf("Read of the unreachable repo memory = %v, want the folder's error", err)
+			}
+			if _, err := ts.ListByScope(ctx, ScopeRepo); err == nil {
+				t.Errorf("ListByScope(repo) of an unreadable folder succeeded")
+			}
+			probs, err := ts.Problems(ctx)
+			if err != nil || len(probs) != 1 || probs[0].Path != ts.repo || probs[0].Scope != ScopeRepo {
+				t.Errorf("Problems = %+v, %v; want the repo folder %s", probs, err, ts.repo)
+			}
+		})
+	}
+}
+
+// Problems names every file List skips, with a reason a person can act on,
+// and nothing List serves.
+func TestFileStoreProblems(t *testing.T) {
+	ctx := context.Background()
+	ts := newTestStore(t)
+	good := memory(ScopeRepo, 0, "fine")
+	ts.mustWrite(t, good)
+	full := string(mustSerialize(t, sample(idA)))
+	write := func(dir, name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	corruptID := NewMemoryID()
+	corrupt := write(ts.repo, corruptID+".md", strings.ReplaceAll(full, idA, corruptID)[:40])
+	mismatchID := NewMemoryID()
+	mismatch := write(ts.repo, mismatchID+".md", full) // holds idA
+	wrongScope := write(ts.user, idA+".md", full)      // a repo memory in the user folder
+	notAnID := write(ts.repo, "notes.md", "my own notes")
+	write(ts.repo, ".gitignore", "*.tmp\n") // not a .md file: not a problem
+	want := map[string]error{corrupt: ErrMalformed, mismatch: ErrInvalidMemory, wrongScope: ErrInvalidMemory, notAnID: ErrInvalidID}
+	if runtime.GOOS != "windows" {
+		link := filepath.Join(ts.repo, NewMemoryID()+".md")
+		if err := os.Symlink(filepath.Join(ts.user, idA+".md"), link); err != nil {
+			t.Fatal(err)
+		}
+		want[link] = ErrMalformed
+	}
+
+	probs, err := ts.Problems(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]error{}
+	for _, p := range probs {
+		got[p.Path] = p.Err
+		if p.Path == good.Meta.ID {
+			t.Errorf("a served memory is reported: %+v", p)
+		}
+	}
+	for path, kind := range want {
+		switch err, ok := got[path]; {
+		case !ok:
+			t.Errorf("%s is not reported; problems: %+v", path, probs)
+		case !errors.Is(err, kind):
+			t.Errorf("%s: %v does not wrap %v", path, err, kind)
+		}
+	}
+	if len(probs) != len(want) {
+		t.Errorf("%d problems, want %d: %+v", len(probs), len(want), probs)
+	}
+	if !slices.IsSortedFunc(probs, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) }) {
+		t.Errorf("problems are not ordered by path")
+	}
+}
+
+func TestFileStoreRemove(t *testing.T) {
+	ctx := context.Background()
+	ts := newTestStore(t)
+	a, b := memory(ScopeRepo, 0, "keep"), memory(ScopeUser, 1, "a leaked secret")
+	ts.mustWrite(t, a, b)
+	ts.mustList(t) // fill the cache
+	if err := ts.Remove(ctx, b.Meta.ID); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(ts.user, b.Meta.ID+".md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the file is still there: %v", err)
+	}
+	if _, err := ts.Read(ctx, b.Meta.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Read after Remove = %v, want ErrNotFound", err)
+	}
+	if got := ids(ts.mustList(t)); !slices.Equal(got, []string{a.Meta.ID}) {
+		t.Errorf("List after Remove = %v, want %v", got, []string{a.Meta.ID})
+	}
+	if err := ts.Remove(ctx, b.Meta.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second Remove = %v, want ErrNotFound", err)
+	}
+	before := snapshot(t, ts.root)
+	for _, bad := range []string{"../" + a.Meta.ID, "mem_x", a.Meta.ID + "/.."} {
+		if err := ts.Remove(ctx, bad); !errors.Is(err, ErrInvalidID) {
+			t.Errorf("Remove(%q) = %v, want ErrInvalidID", bad, err)
+		}
+	}
+	if after := snapshot(t, ts.root); !reflect.DeepEqual(before, after) {
+		t.Errorf("Remove of bad ids touched the folders")
 	}
 }
