@@ -1,6 +1,7 @@
 package memcapture
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -278,4 +279,43 @@ func TestNormalize(t *testing.T) {
 			t.Errorf("normalize(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// A retired (forgotten) chain is not offered to the classifier, and a reply
+// that names it anyway neither supersedes it, links to it, nor is held a
+// duplicate of it.
+func TestRetiredChainsAreInvisibleToCapture(t *testing.T) {
+	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
+		live := seed(t, store, "Prefers table-driven tests.", memcore.ScopeUser, memcore.CategoryCodingPreferences, t0, nil)
+		old := seed(t, store, "Uses SQLite for local development.", memcore.ScopeRepo, memcore.CategoryArchitecturalDecisions, t0.Add(time.Minute), nil)
+		retired := memcore.NewVersion(old, "forget", memcore.TriggerManual)
+		retired.Content, retired.Meta.Retired, retired.Meta.RetiredReason = old.Content, true, "moved to Postgres"
+		if err := store.Write(context.Background(), retired); err != nil {
+			t.Fatal(err)
+		}
+		again := item("Uses SQLite for local development.")
+		again["scope"], again["category"], again["supersedes"] = "repo", "architectural-decisions", retired.Meta.ID
+		linked := item("Runs the linters before every commit.")
+		linked["related"] = []mem{{"id": old.Meta.ID, "relationship": "relates-to"}}
+		llm := fake.NewLLM(fake.WithReplies(reply(again, linked)))
+		p := startPipeline(t, llm, store, nil)
+		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("We use SQLite locally again; lint before commits.")})
+		passes(t, p, 1)
+
+		if got := listedIDs(llm.Requests()[0]); len(got) != 1 || got[0] != live.Meta.ID {
+			t.Errorf("listed %v to the classifier, want only the live memory %s", got, live.Meta.ID)
+		}
+		written := newMemories(t, store, live, old, retired)
+		if len(written) != 2 {
+			t.Fatalf("wrote %d memories, want 2 (the repeat of a forgotten memory is not a duplicate)", len(written))
+		}
+		for _, m := range written {
+			if m.Meta.Supersedes != nil || m.Meta.Version != 1 {
+				t.Errorf("%q is version %d of a chain: a retired chain must not be continued by capture", m.Content, m.Meta.Version)
+			}
+			if len(m.Meta.Related) != 0 {
+				t.Errorf("%q links to %v: links into a retired chain must be dropped", m.Content, m.Meta.Related)
+			}
+		}
+	})
 }

@@ -289,7 +289,9 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 		log.Warn().Err(err).Msg("memcapture: cannot list existing memories (pass skipped)")
 		return
 	}
-	g := memcore.NewGraph(existing)
+	// Retired (forgotten) chains are not offered to the classifier, nor
+	// linked to, superseded or counted as duplicates.
+	g := memcore.NewGraph(memcore.NewGraph(existing).Live())
 	heads := g.Heads()
 	listed := p.selectHeads(passCtx, window, heads, log)
 	req := p.request(window, listed)

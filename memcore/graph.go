@@ -100,6 +100,20 @@ func (g *Graph) Heads() []*MemoryFile {
 	return out
 }
 
+// Live returns the memories whose chain is not retired (see
+// [Graph.IsRetired]), in the order given to NewGraph: what capture and
+// retrieval work with. A graph of them (NewGraph(g.Live())) has no path to a
+// retired chain, so links to one drop out as dangling ones do.
+func (g *Graph) Live() []*MemoryFile {
+	out := make([]*MemoryFile, 0, len(g.all))
+	for _, m := range g.all {
+		if !g.IsRetired(m.Meta.ID) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // IsRetired reports whether the chain id belongs to is retired: its head
 // (see [Graph.Head]) is a version marked [MemoryMeta.Retired]. A retired
 // chain is kept with its history but is not recalled, searched or listed by

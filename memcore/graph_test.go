@@ -400,3 +400,20 @@ func TestGraphIsRetired(t *testing.T) {
 		})
 	}
 }
+
+func TestGraphLive(t *testing.T) {
+	retire := func(m *MemoryFile) *MemoryFile { m.Meta.Retired = true; return m }
+	ms := []*MemoryFile{
+		node(gA, 1, 0, ""), retire(node(gB, 2, 1, gA)), // retired chain A→B
+		node(gC, 1, 2, "", rel(gA, RelationshipRefines)), // links into it
+		retire(node(gD, 1, 3, "")), node(gE, 2, 4, gD), // revived chain D→E
+	}
+	g := NewGraph(ms)
+	if got, want := ids(g.Live()), []string{gC, gD, gE}; !slices.Equal(got, want) {
+		t.Errorf("Live = %v, want %v", got, want)
+	}
+	live := NewGraph(g.Live())
+	if nb := live.Neighbors(gC, 1); len(nb) != 0 {
+		t.Errorf("a live memory still reaches the retired chain: %+v", nb)
+	}
+}

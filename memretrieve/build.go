@@ -40,7 +40,8 @@ func (e *Engine) build(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("memretrieve: build: list memories: %w", err)
 	}
-	g := memcore.NewGraph(mems)
+	// Retired (forgotten) chains are neither indexed nor reached by links.
+	g := memcore.NewGraph(memcore.NewGraph(mems).Live())
 	all := g.Memories()
 	e.prepareCache()
 	items := contentItems(all)

@@ -958,3 +958,43 @@ func TestConcurrentUse(t *testing.T) {
 		return s != nil && s.idx.len() == 220
 	})
 }
+
+// A retired (forgotten) chain is never recalled, nor reached through a
+// link; a later version revives it.
+func TestRetiredChainIsNotRecalled(t *testing.T) {
+	storeKinds(t, func(t *testing.T, newStore func(t *testing.T) memcore.MemoryStore) {
+		v1 := mem(testID(31), memcore.ScopeRepo, memcore.CategoryArchitecturalDecisions, 1, 0, "Uses SQLite for the local development database.")
+		v2 := supersede(mem(testID(32), memcore.ScopeRepo, memcore.CategoryArchitecturalDecisions, 2, 1, v1.Content), v1)
+		v2.Meta.Retired, v2.Meta.RetiredReason = true, "moved to Postgres"
+		linker := relate(mem(testID(33), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 2, "Kestrel quartz lantern harbor."), memcore.RelationshipRefines, v1.Meta.ID)
+		store := newStore(t)
+		write(t, store, v1, v2, linker)
+		e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+		rebuild(t, e)
+		for _, q := range []string{v1.Content, linker.Content} {
+			res, err := e.Retrieve(context.Background(), "", userWindow(q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Memories {
+				if r.Memory.Meta.ID == v1.Meta.ID || r.Memory.Meta.ID == v2.Meta.ID {
+					t.Errorf("query %q recalled the retired chain (%s)", q, r.Memory.Meta.ID)
+				}
+			}
+			if strings.Contains(res.Injection, "SQLite") {
+				t.Errorf("the injection shows the retired memory:\n%s", res.Injection)
+			}
+		}
+
+		v3 := supersede(mem(testID(34), memcore.ScopeRepo, memcore.CategoryArchitecturalDecisions, 3, 3, "Uses SQLite for the local development database again."), v2)
+		write(t, store, v3)
+		rebuild(t, e)
+		res, err := e.Retrieve(context.Background(), "", userWindow(v1.Content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(res); len(got) == 0 || got[0] != v3.Meta.ID {
+			t.Errorf("after revival recalled %v, want the new head %s first", got, v3.Meta.ID)
+		}
+	})
+}
