@@ -7,6 +7,7 @@ require (
 	github.com/forgemem/forgemem/memcore v0.1.0
 	github.com/forgemem/forgemem/memretrieve v0.1.0
 	github.com/forgemem/forgemem/providers/fake v0.1.0
+	golang.org/x/mod v0.27.0
 )
 
 require (
