@@ -406,7 +406,7 @@ func TestGraphLive(t *testing.T) {
 	ms := []*MemoryFile{
 		node(gA, 1, 0, ""), retire(node(gB, 2, 1, gA)), // retired chain A→B
 		node(gC, 1, 2, "", rel(gA, RelationshipRefines)), // links into it
-		retire(node(gD, 1, 3, "")), node(gE, 2, 4, gD), // revived chain D→E
+		retire(node(gD, 1, 3, "")), node(gE, 2, 4, gD),   // revived chain D→E
 	}
 	g := NewGraph(ms)
 	if got, want := ids(g.Live()), []string{gC, gD, gE}; !slices.Equal(got, want) {

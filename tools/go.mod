@@ -3,10 +3,11 @@ module github.com/forgemem/forgemem/tools
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/memcapture v0.0.0-00010101000000-000000000000
-	github.com/forgemem/forgemem/memcore v0.0.0-00010101000000-000000000000
-	github.com/forgemem/forgemem/memretrieve v0.0.0-00010101000000-000000000000
-	github.com/forgemem/forgemem/providers/fake v0.0.0-00010101000000-000000000000
+	github.com/forgemem/forgemem/memcapture v0.1.0
+	github.com/forgemem/forgemem/memcore v0.1.0
+	github.com/forgemem/forgemem/memretrieve v0.1.0
+	github.com/forgemem/forgemem/providers/fake v0.1.0
+	golang.org/x/mod v0.27.0
 )
 
 require (

@@ -1,0 +1,384 @@
+// Package consumercheck checks that a workspace's modules work for someone
+// who imports them: it publishes every library module from the working
+// tree into a module proxy on disk (package modproxy), at the version the
+// modules require of each other, then builds and runs small consumer
+// programs outside the repository against that proxy — no workspace, no
+// replace directives, an empty module cache — and checks their build lists
+// (go list -m all) for modules they must not pull in.
+//
+// This is what `go get` of a tagged module does for a stranger, so it
+// catches what the workspace hides: a requirement that only resolves
+// through a replace directive or through another workspace module, and a
+// module that drags a provider SDK into every build that imports it.
+package consumercheck
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
+
+	"github.com/forgemem/forgemem/tools/internal/modproxy"
+)
+
+// Consumer is a program that imports some of the published modules.
+type Consumer struct {
+	// Name names the consumer's folder and the last element of its module
+	// path, example.com/consumer/<Name>.
+	Name string
+	// Files holds the consumer's source files (a main package) at its
+	// root. Run writes its go.mod.
+	Files fs.FS
+	// Requires lists the published modules the consumer requires, at the
+	// release version.
+	Requires []string
+	// Forbid lists the modules that must not be in the consumer's build
+	// list: a module path, or a path followed by "/..." for that path and
+	// every module path under it.
+	Forbid []string
+}
+
+// Config says what to publish and which consumers to build.
+type Config struct {
+	// Root is the workspace root, the folder holding go.work.
+	Root string
+	// Unpublished lists workspace modules that are not published (commands
+	// and other modules nobody imports).
+	Unpublished []string
+	// Consumers are built, checked and run in order.
+	Consumers []Consumer
+	// Fallback is the rest of GOPROXY after the proxy of the published
+	// modules, where third-party modules come from: a comma-separated list
+	// of proxies, as in GOPROXY. Empty means "off".
+	Fallback string
+	// Go is the go command; empty means "go" from PATH.
+	Go string
+	// Log receives progress lines, and the build lists of the consumers
+	// when Verbose is set. Nil discards them.
+	Log io.Writer
+	// Verbose logs every build list, not only those of failing consumers.
+	Verbose bool
+	// KeepDir, when set, is where the proxy, the module cache and the
+	// consumers are made, and it is left in place; by default they go to a
+	// temporary folder that is removed at the end.
+	KeepDir string
+}
+
+// Result is what a successful Run checked.
+type Result struct {
+	// Version is the version the modules were published at.
+	Version string
+	// Published lists the published module paths.
+	Published []string
+	// BuildLists maps each consumer's name to its build list, one
+	// "path version" line per module, the consumer itself first.
+	BuildLists map[string][]string
+}
+
+// Run publishes the workspace's library modules and checks every consumer.
+// The error lists every failing check, each with the consumer's build list.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	logf := func(format string, args ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format+"\n", args...)
+		}
+	}
+	goCmd := cfg.Go
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	mods, err := LoadWorkspace(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	version, err := ReleaseVersion(mods)
+	if err != nil {
+		return nil, err
+	}
+
+	for _, u := range cfg.Unpublished {
+		if !slices.ContainsFunc(mods, func(m WorkModule) bool { return m.Path == u }) {
+			return nil, fmt.Errorf("unpublished module %s is not in %s/go.work", u, cfg.Root)
+		}
+	}
+
+	work := cfg.KeepDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "consumercheck-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(work)
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, err
+	}
+	if work, err = filepath.Abs(work); err != nil {
+		return nil, err
+	}
+	proxy := filepath.Join(work, "proxy")
+	if err := os.RemoveAll(proxy); err != nil {
+		return nil, err
+	}
+
+	res := &Result{Version: version, BuildLists: map[string][]string{}}
+	published := map[string]bool{}
+	var goVersion string
+	now := time.Now()
+	for _, m := range mods {
+		if slices.Contains(cfg.Unpublished, m.Path) {
+			continue
+		}
+		if err := modproxy.Write(proxy, modproxy.Module{Path: m.Path, Version: version, Dir: m.Dir, Time: now}); err != nil {
+			return nil, err
+		}
+		published[m.Path] = true
+		res.Published = append(res.Published, m.Path)
+		if v, err := goDirective(m.Dir); err != nil {
+			return nil, err
+		} else if goVersion == "" || semver.Compare("v"+v, "v"+goVersion) > 0 {
+			goVersion = v
+		}
+	}
+	logf("published %d modules at %s from the working tree into %s", len(res.Published), version, proxy)
+
+	known, err := knownSums(cfg.Root, mods)
+	if err != nil {
+		return nil, err
+	}
+
+	// A fresh module cache for every run: a module of ours downloaded by an
+	// earlier run at the same version (with other contents) is never used.
+	// -modcacherw lets it be removed like any folder.
+	modcache := filepath.Join(work, "modcache")
+	if err := removeModCache(modcache); err != nil {
+		return nil, err
+	}
+	fallback := cfg.Fallback
+	if fallback == "" {
+		fallback = "off"
+	}
+	env := append(os.Environ(),
+		"GO111MODULE=on",
+		"GOWORK=off", // outside the repository anyway; never a workspace
+		"GOFLAGS=-mod=mod -modcacherw",
+		"GOMODCACHE="+modcache,
+		"GOPROXY=file://"+filepath.ToSlash(proxy)+","+fallback,
+		"GOPRIVATE=", "GONOPROXY=", "GOINSECURE=",
+		// Our modules are not in the public checksum database (they are
+		// not tagged yet, and these zips come from the working tree), and
+		// a checksum database needs the network, which CI may not have.
+		// So checksums are not looked up; instead every third-party line
+		// the consumer's go.sum gets must already be in one of the
+		// repository's go.sum files (checked below), which were verified
+		// when they were written.
+		"GOSUMDB=off", "GONOSUMDB=",
+		"GOTOOLCHAIN=local", // never download another toolchain
+	)
+
+	var failures []error
+	for _, c := range cfg.Consumers {
+		start := time.Now()
+		list, err := checkConsumer(ctx, goCmd, env, filepath.Join(work, "consumers", c.Name), c, version, goVersion, published, known)
+		if list != nil {
+			res.BuildLists[c.Name] = list
+		}
+		if err != nil {
+			failures = append(failures, fmt.Errorf("consumer %s: %w\n  build list (go list -m all):\n%s", c.Name, err, indent(list)))
+			logf("%s: FAIL (%s)", c.Name, time.Since(start).Round(time.Millisecond))
+			continue
+		}
+		logf("%s: builds, runs, and its %d-module build list has none of %s (%s)",
+			c.Name, len(list), strings.Join(c.Forbid, ", "), time.Since(start).Round(time.Millisecond))
+		if cfg.Verbose {
+			logf("%s", indent(list))
+		}
+	}
+	if err := removeModCache(modcache); err != nil && len(failures) == 0 {
+		return nil, err
+	}
+	if len(failures) > 0 {
+		return res, errors.Join(failures...)
+	}
+	return res, nil
+}
+
+// checkConsumer builds, lists and runs one consumer in dir. It returns the
+// build list whenever go list could make one.
+func checkConsumer(ctx context.Context, goCmd string, env []string, dir string, c Consumer, version, goVersion string, published map[string]bool, known map[string]bool) ([]string, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.CopyFS(dir, c.Files); err != nil {
+		return nil, fmt.Errorf("writing its files: %w", err)
+	}
+	var gomod strings.Builder
+	fmt.Fprintf(&gomod, "module example.com/consumer/%s\n\ngo %s\n\nrequire (\n", c.Name, goVersion)
+	for _, r := range c.Requires {
+		if !published[r] {
+			return nil, fmt.Errorf("it requires %s, which is not a published module of the workspace", r)
+		}
+		fmt.Fprintf(&gomod, "\t%s %s\n", r, version)
+	}
+	gomod.WriteString(")\n")
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod.String()), 0o644); err != nil {
+		return nil, err
+	}
+
+	run := func(name string, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		cmd.Env = env
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		cmd.Stderr = &out
+		err := cmd.Run()
+		if err != nil {
+			return out.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, indent(strings.Split(strings.TrimRight(out.String(), "\n"), "\n")))
+		}
+		return out.String(), nil
+	}
+
+	// No -trimpath: it would rebuild the standard library once per build
+	// cache (a minute on a fresh machine), while without it only the
+	// modules from the new module cache are compiled (seconds).
+	bin := filepath.Join(dir, "consumer")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	_, buildErr := run(goCmd, "build", "-o", bin, ".")
+	out, err := run(goCmd, "list", "-m", "all")
+	if err != nil {
+		return nil, errors.Join(buildErr, err)
+	}
+	list := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if buildErr != nil {
+		return list, buildErr
+	}
+
+	var problems []error
+	for _, line := range list[1:] { // list[0] is the consumer itself
+		path := strings.Fields(line)[0]
+		for _, f := range c.Forbid {
+			if matches(f, path) {
+				problems = append(problems, fmt.Errorf("its build list has %s, which it must not pull in (forbidden: %s)", path, f))
+			}
+		}
+	}
+	for _, r := range c.Requires {
+		if want := r + " " + version; !slices.Contains(list, want) {
+			problems = append(problems, fmt.Errorf("its build list should have %q, as published, with no replacement", want))
+		}
+	}
+	sums, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return list, err
+	}
+	for _, line := range strings.Split(string(sums), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) != 3 || published[fields[0]] {
+			continue
+		}
+		if !known[line] {
+			problems = append(problems, fmt.Errorf("go.sum line %q is in no go.sum of the repository: the consumer got a third-party module version or content the repository never verified (run go mod tidy in the module that requires %s)", line, fields[0]))
+		}
+	}
+	if len(problems) > 0 {
+		return list, errors.Join(problems...)
+	}
+	if _, err := run(bin); err != nil {
+		return list, err
+	}
+	return list, nil
+}
+
+// matches reports whether a module path matches a Forbid pattern.
+func matches(pattern, path string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == prefix || strings.HasPrefix(path, prefix+"/")
+	}
+	return path == pattern
+}
+
+// goDirective returns the go version declared by dir/go.mod.
+func goDirective(dir string) (string, error) {
+	name := filepath.Join(dir, "go.mod")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return "", err
+	}
+	f, err := modfile.ParseLax(name, data, nil)
+	if err != nil {
+		return "", err
+	}
+	if f.Go == nil {
+		return "", fmt.Errorf("%s has no go directive", name)
+	}
+	return f.Go.Version, nil
+}
+
+// knownSums returns every line of the workspace's go.sum files and of
+// go.work.sum.
+func knownSums(root string, mods []WorkModule) (map[string]bool, error) {
+	files := []string{filepath.Join(root, "go.work.sum")}
+	for _, m := range mods {
+		files = append(files, filepath.Join(m.Dir, "go.sum"))
+	}
+	known := map[string]bool{}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			known[strings.TrimSpace(sc.Text())] = true
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return known, nil
+}
+
+// removeModCache removes a module cache made with -modcacherw. Files an
+// interrupted run left read-only are made writable first.
+func removeModCache(dir string) error {
+	err := os.RemoveAll(dir)
+	if err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+func indent(lines []string) string {
+	if len(lines) == 0 {
+		return "    (none)"
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
