@@ -31,7 +31,7 @@ func benchSentences(n int) []string {
 // distinct sentences; it reports sentences per second. Run it alone on an
 // idle machine:
 //
-//	go test -run '^$' -bench Embed -benchtime 20s ./tools/internal/embedserver
+//	go test -run '^$' -bench Embed -benchtime 10s ./tools/internal/embedserver
 func BenchmarkEmbed(b *testing.B) {
 	startCtx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()

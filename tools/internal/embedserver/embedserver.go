@@ -13,7 +13,7 @@
 //	}
 //	defer stop()
 //	client, err := openai.New(openai.Config{BaseURL: baseURL,
-//		EmbeddingModel: embedserver.Model, MaxBatch: embedserver.MaxInputs})
+//		EmbeddingModel: embedserver.Model, MaxBatch: 64}) // at most MaxInputs
 //
 // The server stops when stop is called, and also when this process dies:
 // it exits at the end of its standard input, which this process holds.
