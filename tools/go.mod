@@ -3,14 +3,18 @@ module github.com/forgemem/forgemem/tools
 go 1.24
 
 require (
+	github.com/forgemem/forgemem/conformance v0.1.0
 	github.com/forgemem/forgemem/memcapture v0.1.0
 	github.com/forgemem/forgemem/memcore v0.1.0
 	github.com/forgemem/forgemem/memretrieve v0.1.0
 	github.com/forgemem/forgemem/providers/fake v0.1.0
+	github.com/forgemem/forgemem/providers/openai v0.1.0
+	github.com/sashabaranov/go-openai v1.43.0
 	golang.org/x/mod v0.27.0
 )
 
 require (
+	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/philippgille/chromem-go v0.7.0
@@ -25,4 +29,5 @@ replace (
 	github.com/forgemem/forgemem/memcore => ../memcore
 	github.com/forgemem/forgemem/memretrieve => ../memretrieve
 	github.com/forgemem/forgemem/providers/fake => ../providers/fake
+	github.com/forgemem/forgemem/providers/openai => ../providers/openai
 )
