@@ -7,6 +7,13 @@ require (
 	github.com/forgemem/forgemem/memcore v0.0.0-00010101000000-000000000000
 	github.com/forgemem/forgemem/memretrieve v0.0.0-00010101000000-000000000000
 	github.com/forgemem/forgemem/providers/fake v0.0.0-00010101000000-000000000000
+	github.com/mmcloughlin/avo v0.6.0
+)
+
+require (
+	golang.org/x/mod v0.24.0 // indirect
+	golang.org/x/sync v0.12.0 // indirect
+	golang.org/x/tools v0.31.0 // indirect
 )
 
 require (
