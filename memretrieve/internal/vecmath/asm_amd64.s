@@ -169,6 +169,51 @@ dot8_reduce:
 	MOVL         AX, ret+48(FP)
 	RET
 
+// func sumAVX2(x []float32) float32
+// Requires: AVX, SSE
+TEXT ·sumAVX2(SB), NOSPLIT, $0-28
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+sum_blocks:
+	CMPQ   CX, $0x00000020
+	JL     sum_tail
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	VADDPS 64(AX), Y2, Y2
+	VADDPS 96(AX), Y3, Y3
+	ADDQ   $0x00000080, AX
+	SUBQ   $0x00000020, CX
+	JMP    sum_blocks
+
+sum_tail:
+	VXORPS X4, X4, X4
+
+sum_tail_loop:
+	TESTQ  CX, CX
+	JE     sum_reduce
+	VADDSS (AX), X4, X4
+	ADDQ   $0x00000004, AX
+	DECQ   CX
+	JMP    sum_tail_loop
+
+sum_reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       X4, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
 // func cpuid(leaf uint32, sub uint32) (eax uint32, ebx uint32, ecx uint32, edx uint32)
 // Requires: CPUID
 TEXT ·cpuid(SB), NOSPLIT, $0-24

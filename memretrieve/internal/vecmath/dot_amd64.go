@@ -37,3 +37,6 @@ func hasAVX2FMA() bool {
 func dotAsm(a, b []float32) float32 { return dotAVX2(a, b) }
 
 func dotInt8Asm(a, b []int8) int32 { return dotInt8AVX2(a, b) }
+
+// sumAsm is the stream floor's kernel (BenchmarkStreamFloor).
+func sumAsm(x []float32) float32 { return sumAVX2(x) }

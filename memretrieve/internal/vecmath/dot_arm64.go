@@ -21,6 +21,14 @@ func dotNEON(a, b []float32) float32
 //go:noescape
 func dotInt8NEON(a, b []int8) int32
 
+// sumNEON returns the sum of x, reading it with NEON loads.
+//
+//go:noescape
+func sumNEON(x []float32) float32
+
 func dotAsm(a, b []float32) float32 { return dotNEON(a, b) }
 
 func dotInt8Asm(a, b []int8) int32 { return dotInt8NEON(a, b) }
+
+// sumAsm is the stream floor's kernel (BenchmarkStreamFloor).
+func sumAsm(x []float32) float32 { return sumNEON(x) }

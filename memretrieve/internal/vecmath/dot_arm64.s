@@ -158,3 +158,57 @@ dot8_tail:
 dot8_done:
 	MOVW R3, ret+48(FP)
 	RET
+
+// func sumNEON(x []float32) float32
+//
+// The stream floor's kernel: four accumulators, one load and one add per
+// four floats.
+TEXT ·sumNEON(SB), NOSPLIT, $0-28
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+
+	CMP $16, R2
+	BLT sum_fours
+
+sum_blocks:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FADD4S(16, 16, 0)
+	FADD4S(17, 17, 1)
+	FADD4S(18, 18, 2)
+	FADD4S(19, 19, 3)
+	SUB    $16, R2
+	CMP    $16, R2
+	BGE    sum_blocks
+
+sum_fours:
+	CMP $4, R2
+	BLT sum_reduce
+
+sum_fours_loop:
+	VLD1.P 16(R0), [V0.S4]
+	FADD4S(16, 16, 0)
+	SUB    $4, R2
+	CMP    $4, R2
+	BGE    sum_fours_loop
+
+sum_reduce:
+	FADD4S(16, 16, 17)
+	FADD4S(18, 18, 19)
+	FADD4S(16, 16, 18)
+	FADDP4S(16, 16, 16)
+	FADDP2S(16, 16)
+	CBZ R2, sum_done
+
+sum_tail:
+	FMOVS.P 4(R0), F0
+	FADDS   F0, F16
+	SUB     $1, R2
+	CBNZ    R2, sum_tail
+
+sum_done:
+	FMOVS F16, ret+24(FP)
+	RET

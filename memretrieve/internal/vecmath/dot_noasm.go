@@ -12,3 +12,6 @@ const (
 func dotAsm(a, b []float32) float32 { return dotGo(a, b) }
 
 func dotInt8Asm(a, b []int8) int32 { return dotInt8Go(a, b) }
+
+// sumAsm is never called: asmSupported is false.
+func sumAsm(x []float32) float32 { panic("vecmath: no assembly on this platform") }

@@ -16,6 +16,11 @@ func dotAVX2(a []float32, b []float32) float32
 //go:noescape
 func dotInt8AVX2(a []int8, b []int8) int32
 
+// sumAVX2 returns the sum of x, reading it with AVX loads.
+//
+//go:noescape
+func sumAVX2(x []float32) float32
+
 // cpuid executes CPUID with EAX = leaf and ECX = sub.
 func cpuid(leaf uint32, sub uint32) (eax uint32, ebx uint32, ecx uint32, edx uint32)
 

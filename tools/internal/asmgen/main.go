@@ -54,6 +54,7 @@ func generate() (asm, stubs []byte, err error) {
 	c.ConstraintExpr("!purego")
 	dotFloat32(c, 8)
 	dotInt8(c, 4)
+	sumFloat32(c, 4)
 	cpuid(c)
 	xgetbv(c)
 
@@ -256,6 +257,58 @@ func dotInt8(c *build.Context, unroll int) {
 	c.ADDL(sum, r)
 	c.VZEROUPPER()
 	c.Store(r, c.ReturnIndex(0))
+	c.RET()
+}
+
+// sumFloat32 is sumAVX2, the stream floor's kernel: the sum of x with
+// unroll YMM accumulators — one load and one add per eight floats, the
+// least work that still reads every byte.
+func sumFloat32(c *build.Context, unroll int) {
+	c.Function("sumAVX2")
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(x []float32) float32")
+	c.Doc("sumAVX2 returns the sum of x, reading it with AVX loads.")
+	c.Pragma("noescape")
+
+	px := c.Load(c.Param("x").Base(), c.GP64())
+	n := c.Load(c.Param("x").Len(), c.GP64())
+	acc := make([]reg.VecVirtual, unroll)
+	for i := range acc {
+		acc[i] = c.YMM()
+		c.VXORPS(acc[i], acc[i], acc[i])
+	}
+	block := 8 * unroll
+	c.Label("sum_blocks")
+	c.CMPQ(n, operand.U32(block))
+	c.JL(operand.LabelRef("sum_tail"))
+	for i := range acc {
+		c.VADDPS(operand.Mem{Base: px, Disp: 32 * i}, acc[i], acc[i])
+	}
+	c.ADDQ(operand.U32(4*block), px)
+	c.SUBQ(operand.U32(block), n)
+	c.JMP(operand.LabelRef("sum_blocks"))
+
+	c.Label("sum_tail")
+	tail := c.XMM()
+	c.VXORPS(tail, tail, tail)
+	c.Label("sum_tail_loop")
+	c.TESTQ(n, n)
+	c.JE(operand.LabelRef("sum_reduce"))
+	c.VADDSS(operand.Mem{Base: px}, tail, tail)
+	c.ADDQ(operand.U32(4), px)
+	c.DECQ(n)
+	c.JMP(operand.LabelRef("sum_tail_loop"))
+
+	c.Label("sum_reduce")
+	reduceTree(acc, func(src, dst reg.VecVirtual) { c.VADDPS(src, dst, dst) })
+	lo, hi := acc[0].AsX(), c.XMM()
+	c.VEXTRACTF128(operand.U8(1), acc[0], hi)
+	c.VADDPS(hi, lo, lo)
+	c.VHADDPS(lo, lo, lo)
+	c.VHADDPS(lo, lo, lo)
+	c.VADDSS(tail, lo, lo)
+	c.VZEROUPPER()
+	c.Store(lo, c.ReturnIndex(0))
 	c.RET()
 }
 
