@@ -114,7 +114,10 @@
 // around every vector width and unrolled block (0, 1, 7, 8, 9, … 129) and
 // 1,535 to 1,537, unaligned vectors, and fuzz targets (go test -fuzz
 // FuzzDot, FuzzDotBits, FuzzDotInt8) over lengths, offsets, negative zero,
-// subnormal and huge values, NaN and infinities.
+// subnormal and huge values, NaN and infinities. scripts/test-arm64 vets
+// the arm64 assembly, runs the tests with -tags purego, and runs the arm64
+// test binary under qemu user-mode emulation when qemu-aarch64 is
+// installed; scripts/test and CI run it.
 //
 // # Performance
 //
