@@ -178,25 +178,33 @@ TEXT ·sumAVX2(SB), NOSPLIT, $0-28
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 
 sum_blocks:
-	CMPQ   CX, $0x00000020
+	CMPQ   CX, $0x00000040
 	JL     sum_tail
 	VADDPS (AX), Y0, Y0
 	VADDPS 32(AX), Y1, Y1
 	VADDPS 64(AX), Y2, Y2
 	VADDPS 96(AX), Y3, Y3
-	ADDQ   $0x00000080, AX
-	SUBQ   $0x00000020, CX
+	VADDPS 128(AX), Y4, Y4
+	VADDPS 160(AX), Y5, Y5
+	VADDPS 192(AX), Y6, Y6
+	VADDPS 224(AX), Y7, Y7
+	ADDQ   $0x00000100, AX
+	SUBQ   $0x00000040, CX
 	JMP    sum_blocks
 
 sum_tail:
-	VXORPS X4, X4, X4
+	VXORPS X8, X8, X8
 
 sum_tail_loop:
 	TESTQ  CX, CX
 	JE     sum_reduce
-	VADDSS (AX), X4, X4
+	VADDSS (AX), X8, X8
 	ADDQ   $0x00000004, AX
 	DECQ   CX
 	JMP    sum_tail_loop
@@ -204,12 +212,16 @@ sum_tail_loop:
 sum_reduce:
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
 	VADDPS       Y2, Y0, Y0
+	VADDPS       Y6, Y4, Y4
+	VADDPS       Y4, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       X4, X0, X0
+	VADDSS       X8, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET

@@ -54,7 +54,7 @@ func generate() (asm, stubs []byte, err error) {
 	c.ConstraintExpr("!purego")
 	dotFloat32(c, 8)
 	dotInt8(c, 4)
-	sumFloat32(c, 4)
+	sumFloat32(c, 8)
 	cpuid(c)
 	xgetbv(c)
 
@@ -262,7 +262,9 @@ func dotInt8(c *build.Context, unroll int) {
 
 // sumFloat32 is sumAVX2, the stream floor's kernel: the sum of x with
 // unroll YMM accumulators — one load and one add per eight floats, the
-// least work that still reads every byte.
+// least work that still reads every byte. Eight accumulators read a block
+// out of cache about 10% faster than four on the machine measured (2-core
+// AMD EPYC, Zen 5): more loads in flight.
 func sumFloat32(c *build.Context, unroll int) {
 	c.Function("sumAVX2")
 	c.Attributes(attr.NOSPLIT)
