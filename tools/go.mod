@@ -22,7 +22,7 @@ require (
 	github.com/philippgille/chromem-go v0.7.0
 	github.com/rs/zerolog v1.35.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/sys v0.31.0 // indirect
+	golang.org/x/sys v0.31.0
 )
 
 replace (

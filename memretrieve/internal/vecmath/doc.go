@@ -94,17 +94,17 @@
 // asm_amd64.s and stubs_amd64.go are generated with avo
 // (github.com/mmcloughlin/avo) by the program in tools/internal/asmgen, in
 // the tools module, so that avo is no dependency of memretrieve. Do not
-// edit them: change the generator, then run, from anywhere in the
-// repository,
+// edit them: change the generator, then run, from the repository root,
 //
 //	go generate ./memretrieve/internal/vecmath
 //
-// and commit both files. The tools module's TestGeneratedFilesAreCurrent
-// fails when the committed files differ from what the generator writes.
-// avo has no arm64 support, so dot_arm64.s is written by hand; the few
-// instructions Go's arm64 assembler has no name for (FADD and FADDP on
-// vectors, SMULL, SADALP) are encoded by macros, and `go tool objdump`
-// shows them decoded.
+// and commit the files it writes (it also writes the stream-floor kernel of
+// the benchmark harness, tools/internal/membench). The tools module's
+// TestGeneratedFilesAreCurrent fails when the committed files differ from
+// what the generator writes. avo has no arm64 support, so dot_arm64.s is
+// written by hand; the few instructions Go's arm64 assembler has no name
+// for (FADD and FADDP on vectors, SMULL, SADALP) are encoded by macros, and
+// `go tool objdump` shows them decoded.
 //
 // # Testing
 //

@@ -1,6 +1,6 @@
 package vecmath
 
-//go:generate go run -C ../../../tools ./internal/asmgen -dir ../memretrieve/internal/vecmath
+//go:generate go run -C ../../../tools ./internal/asmgen
 
 // MaxExactInt8Len is the longest pair of vectors whose int8 dot product
 // cannot overflow an int32: every product is at most 128·128 = 2¹⁴ in

@@ -1,10 +1,11 @@
-// Command asmgen writes the amd64 assembly of memretrieve's vector kernels
-// (package memretrieve/internal/vecmath) with avo: asm_amd64.s and its Go
-// declarations, stubs_amd64.go. The vecmath package runs it with
-// `go generate`; TestGeneratedFilesAreCurrent fails when the committed files
-// differ from what it writes.
+// Command asmgen writes, with avo, the amd64 assembly of memretrieve's
+// vector kernels (memretrieve/internal/vecmath: asm_amd64.s and its Go
+// declarations, stubs_amd64.go) and of membench's stream floor
+// (tools/internal/membench: floor_amd64.s, floor_stubs_amd64.go). Both
+// packages run it with `go generate`; TestGeneratedFilesAreCurrent fails
+// when the committed files differ from what it writes.
 //
-//	go run -C tools ./internal/asmgen -dir ../memretrieve/internal/vecmath
+//	go run -C tools ./internal/asmgen        (from the repository root)
 package main
 
 import (
@@ -22,42 +23,55 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// Names of the generated files in the vecmath directory.
-const (
-	asmFile  = "asm_amd64.s"
-	stubFile = "stubs_amd64.go"
-)
+// An output is the assembly and Go declarations written for one package.
+type output struct {
+	dir        string // the package's directory, from the repository root
+	pkg        string // its name
+	asm, stubs string // the files' names
+	build      func(c *build.Context)
+}
 
-// command is the generator's command line as the generated files name it:
-// the `go generate` line of the vecmath package.
-var command = []string{"go", "run", "-C", "../../../tools", "./internal/asmgen", "-dir", "../memretrieve/internal/vecmath"}
+var outputs = []output{
+	{
+		dir: "memretrieve/internal/vecmath", pkg: "vecmath", asm: "asm_amd64.s", stubs: "stubs_amd64.go",
+		build: func(c *build.Context) {
+			dotFloat32(c, 8)
+			dotInt8(c, 4)
+			sumFloat32(c, "sumAVX2", 8)
+			cpuid(c)
+			xgetbv(c)
+		},
+	},
+	{
+		dir: "tools/internal/membench", pkg: "membench", asm: "floor_amd64.s", stubs: "floor_stubs_amd64.go",
+		build: func(c *build.Context) { sumFloat32(c, "sumAVX", 8) },
+	},
+}
 
 func main() {
-	dir := flag.String("dir", ".", "the vecmath package `directory` to write "+asmFile+" and "+stubFile+" into")
+	root := flag.String("root", "..", "the repository's root `directory`")
 	flag.Parse()
-	asm, stubs, err := generate()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "asmgen:", err)
-		os.Exit(1)
-	}
-	for name, data := range map[string][]byte{asmFile: asm, stubFile: stubs} {
-		if err := os.WriteFile(filepath.Join(*dir, name), data, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "asmgen:", err)
+	for _, o := range outputs {
+		asm, stubs, err := o.generate()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "asmgen: %s: %v\n", o.dir, err)
 			os.Exit(1)
+		}
+		for name, data := range map[string][]byte{o.asm: asm, o.stubs: stubs} {
+			if err := os.WriteFile(filepath.Join(*root, o.dir, name), data, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "asmgen:", err)
+				os.Exit(1)
+			}
 		}
 	}
 }
 
-// generate returns the contents of asm_amd64.s and stubs_amd64.go.
-func generate() (asm, stubs []byte, err error) {
+// generate returns the contents of o's assembly and stubs files, both
+// under the build constraint !purego.
+func (o output) generate() (asm, stubs []byte, err error) {
 	c := build.NewContext()
 	c.ConstraintExpr("!purego")
-	dotFloat32(c, 8)
-	dotInt8(c, 4)
-	sumFloat32(c, 8)
-	cpuid(c)
-	xgetbv(c)
-
+	o.build(c)
 	f, err := c.Result()
 	if err != nil {
 		return nil, nil, err
@@ -65,7 +79,7 @@ func generate() (asm, stubs []byte, err error) {
 	if err := pass.Compile.Execute(f); err != nil {
 		return nil, nil, err
 	}
-	cfg := printer.Config{Argv: command, Pkg: "vecmath"}
+	cfg := printer.Config{Name: "tools/internal/asmgen", Pkg: o.pkg}
 	var outs [2]bytes.Buffer
 	for i, p := range []printer.Printer{printer.NewGoAsm(cfg), printer.NewStubs(cfg)} {
 		out := &pass.Output{Writer: nopCloser{&outs[i]}, Printer: p}
@@ -260,16 +274,16 @@ func dotInt8(c *build.Context, unroll int) {
 	c.RET()
 }
 
-// sumFloat32 is sumAVX2, the stream floor's kernel: the sum of x with
+// sumFloat32 is a stream floor's kernel, named name: the sum of x with
 // unroll YMM accumulators — one load and one add per eight floats, the
 // least work that still reads every byte. Eight accumulators read a block
 // out of cache about 10% faster than four on the machine measured (2-core
 // AMD EPYC, Zen 5): more loads in flight.
-func sumFloat32(c *build.Context, unroll int) {
-	c.Function("sumAVX2")
+func sumFloat32(c *build.Context, name string, unroll int) {
+	c.Function(name)
 	c.Attributes(attr.NOSPLIT)
 	c.SignatureExpr("func(x []float32) float32")
-	c.Doc("sumAVX2 returns the sum of x, reading it with AVX loads.")
+	c.Doc(name + " returns the sum of x, reading it with AVX loads.")
 	c.Pragma("noescape")
 
 	px := c.Load(c.Param("x").Base(), c.GP64())
