@@ -13,7 +13,10 @@ require (
 	github.com/forgemem/forgemem/settings v0.1.0
 	github.com/mmcloughlin/avo v0.6.0
 	github.com/sashabaranov/go-openai v1.43.0
+	github.com/schollz/progressbar/v3 v3.18.0
+	github.com/spf13/cobra v1.10.2
 	golang.org/x/mod v0.27.0
+	golang.org/x/term v0.33.0
 )
 
 require (
@@ -24,6 +27,10 @@ require (
 	github.com/google/s2a-go v0.1.8 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.4 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
 	go.opencensus.io v0.24.0 // indirect
 	golang.org/x/crypto v0.40.0 // indirect
 	golang.org/x/net v0.42.0 // indirect

@@ -1,9 +1,11 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
@@ -11,7 +13,8 @@ import (
 
 // CaptureResult is what one capture pass wrote.
 type CaptureResult struct {
-	// Written are the memories the pass wrote, oldest first.
+	// Written are the memories the pass wrote, by scope (repo first),
+	// category and title.
 	Written []Memory `json:"written"`
 	// Duplicates counts the memories the classifier proposed that were
 	// already stored.
@@ -96,6 +99,10 @@ func (w *Workspace) Capture(ctx context.Context, window []memcore.Message, sessi
 			res.Written = append(res.Written, view(w.store, after.g, m))
 		}
 	}
+	// One pass writes its memories within a second: order them for people.
+	slices.SortStableFunc(res.Written, func(a, b Memory) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Category, b.Category), cmp.Compare(a.Title, b.Title))
+	})
 	return res, nil
 }
 
