@@ -129,8 +129,11 @@ type app struct {
 	// came from parsing the command line.
 	started bool
 
-	repoDir, userDir, configFile, provider string
-	verbose                                bool
+	repoDir, userDir, configFile string
+	verbose                      bool
+	// root is the command tree, whose persistent flags hold the settings
+	// flags.
+	root *cobra.Command
 
 	settings *settings.Settings
 	ws       *workspace.Workspace
@@ -185,9 +188,10 @@ func (a *app) loadSettings() error {
 	for k, v := range a.env.Settings.Flags {
 		opts.Flags[k] = v
 	}
-	if a.provider != "" {
-		k, _ := settings.LookupKey("memory.provider")
-		opts.Flags[k.Flag] = a.provider
+	for _, k := range settings.Keys() {
+		if f := a.root.PersistentFlags().Lookup(k.Flag); f != nil && f.Changed {
+			opts.Flags[k.Flag] = f.Value.String()
+		}
 	}
 	s, err := settings.Load(opts)
 	if err != nil {
@@ -237,7 +241,11 @@ as markdown files in .forge/memory/ (the repository's, shared with the team) and
 ~/.forge/memory/ (yours, in every project), with their whole version history.
 
 This command lists, searches, audits and changes those memories, recalls them for a
-conversation as an agent would, and runs capture by hand. Start with: forgemem demo`,
+conversation as an agent would, and runs capture by hand. Start with: forgemem demo
+
+Settings come from ~/.forge/config.yaml, the repository's .forge/config.yaml, FORGEMEM_*
+variables and flags (every memory.* key is a flag, such as --embedding-model);
+forgemem config shows each with where it came from.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -245,13 +253,24 @@ conversation as an agent would, and runs capture by hand. Start with: forgemem d
 			return nil
 		},
 	}
+	a.root = root
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.repoDir, "repo-dir", "", "the repository's memory folder (default: .forge/memory in the nearest folder above holding .git)")
 	pf.StringVar(&a.userDir, "user-dir", "", "the user's memory folder (default: ~/.forge/memory)")
-	pf.StringVar(&a.provider, "provider", "", "the model provider: fake (offline), openai or gemini (default: memory.provider)")
 	pf.StringVar(&a.configFile, "config", "", "an extra settings file, read after ~/.forge/config.yaml and the repository's")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log what the libraries do to stderr")
+	// Every memory.* setting is a flag too (--cadence-turns, --embedding-model,
+	// …), read by the settings module with the highest precedence; only
+	// --provider is listed in the help.
+	for _, k := range settings.Keys() {
+		if k.Flag == "provider" {
+			pf.String(k.Flag, "", "the model provider: fake (offline), openai or gemini (default: memory.provider)")
+			continue
+		}
+		pf.String(k.Flag, "", k.Name)
+		_ = pf.MarkHidden(k.Flag)
+	}
 
 	root.AddGroup(
 		&cobra.Group{ID: "see", Title: "See what is remembered:"},

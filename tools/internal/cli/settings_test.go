@@ -26,7 +26,7 @@ func TestConfigPrecedence(t *testing.T) {
 	extra := filepath.Join(f.root, "team.yaml")
 	f.writeFile(extra, "memory:\n  retrieval_top_k: 40\n  retrieval_hop_depth: 2\n")
 	f.env = []string{"FORGEMEM_RETRIEVAL_HOP_DEPTH=3", "FORGEMEM_INJECTION_TOKEN_BUDGET=500", "OPENAI_API_KEY=sk-never-printed-1234"}
-	r := f.run("--config", extra, "--provider", "fake", "config")
+	r := f.run("--config", extra, "--provider", "fake", "--retrieval-min-score", "0.2", "config")
 	f.check("config", r, cli.ExitOK)
 	if strings.Contains(r.stdout+r.stderr, "sk-never-printed") {
 		t.Error("config printed the API key")
@@ -68,6 +68,8 @@ func TestSettingsErrors(t *testing.T) {
 			"environment variable FORGEMEM_RETRIEVAL_TIMEOUT is 2, want a duration"},
 		{"bad --provider", "", nil, []string{"--provider", "openia", "list"}, cli.ExitUsage,
 			"flag --provider is openia, want fake, openai or gemini (did you mean openai?)"},
+		{"bad settings flag", "", nil, []string{"--cadence-turns", "11", "list"}, cli.ExitUsage,
+			"flag --cadence-turns is 11, want 1–10"},
 		{"bad --provider with a bad file", "memory:\n  cadence_turns: 0\n", nil, []string{"--provider", "x", "list"}, cli.ExitFailure,
 			"memory.cadence_turns is 0"},
 	}
