@@ -147,6 +147,7 @@ func newWorld(t *testing.T, rules ...remember) *world {
   classifier_model: %s
   retrieval_model: %s
   embedding_model: %s
+  retrieval_timeout: 30s # a loaded test machine is not what these tests are about
 `, w.srv.BaseURL(), classifierModel, hypothesisModel, embeddingModel))
 	return w
 }

@@ -112,6 +112,7 @@ func (f *fixture) useOpenAI(srv *fakeopenai.Server) {
   classifier_model: test-classifier
   retrieval_model: test-hypotheses
   embedding_model: test-embedding
+  retrieval_timeout: 30s
 `, srv.BaseURL()))
 	f.env = append(f.env, "OPENAI_API_KEY=sk-test-key")
 }
