@@ -71,7 +71,7 @@ type Config struct {
 	// Model is the chat model Complete uses when the request's Model is
 	// empty; empty means [DefaultModel]. With BaseURL set to another
 	// server, set it to a model that server serves: the default is
-	// OpenAI's name (see [New]).
+	// OpenAI's name (see the package documentation).
 	Model string
 
 	// EmbeddingModel is the model Embed uses; empty means
