@@ -13,6 +13,10 @@ import (
 	"github.com/forgemem/forgemem/memcore"
 )
 
+// maxDeclaredBatch is the largest Capabilities.MaxBatch: the suite embeds
+// twice as many texts in one call.
+const maxDeclaredBatch = 100_000
+
 // nearCosine is the cosine similarity above which two vectors count as the
 // same text's, for nondeterministic embedders and across batches.
 const nearCosine = 0.99
@@ -305,6 +309,9 @@ func (s *suite) testDimension(t *testing.T) {
 	h := s.harness(t)
 	e := s.embedder(t, h)
 	want := h.Capabilities().Dimension
+	if want < 0 {
+		t.Fatalf("embedtest: the harness declares Capabilities.Dimension %d, want at least 0 (0 means not declared)", want)
+	}
 	batch := s.embed(t, e, mixedTexts)
 	single := s.embed(t, e, mixedTexts[:1])
 	if batch == nil || single == nil {
@@ -447,6 +454,9 @@ func numberedTexts(first, n int) []string {
 func (s *suite) testLargeBatch(t *testing.T) {
 	h := s.harness(t)
 	maxBatch := h.Capabilities().MaxBatch
+	if maxBatch < 0 || maxBatch > maxDeclaredBatch {
+		t.Fatalf("embedtest: the harness declares Capabilities.MaxBatch %d, want 0–%d (0 means no limit)", maxBatch, maxDeclaredBatch)
+	}
 	n, chunk := 100, 10
 	if maxBatch > 0 {
 		n, chunk = 2*maxBatch+1, maxBatch

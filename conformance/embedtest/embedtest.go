@@ -49,13 +49,15 @@ type HarnessMaker func(ctx context.Context, t *testing.T) (Harness, error)
 // value claims full support; each limitation is a string saying why the
 // embedder has it, which the cases it affects report.
 type Capabilities struct {
-	// MaxBatch is the most texts one API call embeds. The suite embeds
-	// 2×MaxBatch+1 texts in one Embed, which must be split, and, with a
-	// [CallCounter], checks that it was. 0 means no limit; the suite then
-	// embeds 100 texts at once.
+	// MaxBatch is the most texts one API call embeds, 0–100000. The suite
+	// embeds 2×MaxBatch+1 texts in one Embed, which must be split, and,
+	// with a [CallCounter], checks that it was. 0 means no limit; the suite
+	// then embeds 100 texts at once. A value out of range fails the case
+	// Embed/BatchLargerThanMax.
 	MaxBatch int
-	// Dimension is the length the vectors must have; 0 means not declared,
-	// and only a consistent length is required.
+	// Dimension is the length the vectors must have, at least 0; 0 means
+	// not declared, and only a consistent length is required. A negative
+	// value fails the case Embed/ConsistentDimension.
 	Dimension int
 	// Nondeterministic says why identical texts may give slightly
 	// different vectors; they must then still be near-identical (cosine
