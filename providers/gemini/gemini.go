@@ -70,11 +70,12 @@ type Config struct {
 	// outputDimensionality); 0 means the model's default (3072 for
 	// gemini-embedding-001). For known models it must lie in the model's
 	// range: 128–3072 for gemini-embedding-001, 1–768 for
-	// text-embedding-004; embedding-001 has a fixed 768.
+	// text-embedding-004; embedding-001 has a fixed 768. For other models
+	// it must be 0–65536.
 	Dimensions int
-	// MaxBatch is the most texts sent in one request; 0 means
-	// [MaxBatchLimit], which is also the largest value allowed. Larger
-	// inputs are split into several requests.
+	// MaxBatch is the most texts sent in one request, 1–[MaxBatchLimit];
+	// 0 means MaxBatchLimit. Larger inputs are split into several
+	// requests.
 	MaxBatch int
 	// TaskType tells the embedding model what the vectors are for; empty
 	// means [TaskRetrievalDocument], right for stored memories and for
