@@ -27,8 +27,10 @@
 // # Graph
 //
 // [Graph] answers chain and neighbour questions over a list of memories —
-// the head of a chain, the whole chain, related memories within N hops —
-// and terminates on hand-made cycles, forks and dangling links.
+// the head of a chain, the line to it, its history with the branches of
+// forks, related memories within N hops — and terminates on hand-made
+// cycles, forks and dangling links, resolving a fork to one head the same
+// way for every reader.
 // [VersionChain] and [LatestVersion] do the same through a store.
 //
 // # Providers

@@ -70,8 +70,8 @@ func reverse(ms []*MemoryFile) {
 	}
 }
 
-// LatestVersion returns the id of the head of the chain that id belongs to:
-// the newest memory reached by following supersedes links forward. It lists
+// LatestVersion returns the id of the head of the chain that id belongs to
+// (see [Graph.Head]): its newest version, or at a fork the best tip. It lists
 // the whole store, so it suits commands and audits rather than hot paths;
 // build a [Graph] once for repeated questions. An id with no successor is
 // its own head; an id that is not stored is an error wrapping ErrNotFound,

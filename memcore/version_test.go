@@ -105,10 +105,10 @@ func TestLatestVersion(t *testing.T) {
 		{c.p1, c.p3, nil},
 		{c.p2, c.p3, nil},
 		{c.p3, c.p3, nil},
-		{c.f1, c.f2b, nil}, // fork: the highest version
-		{c.f2a, c.f2a, nil},
-		{c.c1, c.c2, nil}, // cycle: terminates
-		{c.c2, c.c1, nil},
+		{c.f1, c.f2b, nil},  // fork: the highest version
+		{c.f2a, c.f2b, nil}, // every branch of a fork has the chain's head
+		{c.c1, c.c2, nil},   // cycle: terminates, at its best member
+		{c.c2, c.c2, nil},
 		{c.d2, c.d3, nil},
 		{c.d1, "", ErrNotFound}, // named by a link, but not stored
 		{NewMemoryID(), "", ErrNotFound},
