@@ -21,8 +21,12 @@
 // [FileStore] keeps memories in folders with atomic, never-overwriting
 // writes; its options ([WithLogger], [WithParallelism]) are checked, and
 // one out of range is an error wrapping [ErrInvalidConfig], never clamped.
-// [MemStore] keeps them in memory. Both pass the conformance suite
-// in github.com/forgemem/forgemem/conformance/storetest.
+// [MemStore] keeps them in memory. A version gets at most one successor: a
+// write that supersedes a version already superseded fails with a
+// [*ConflictError] ([ErrConflict]) naming the chain's head, and FileStore
+// makes that check exclusive across processes with a lock file in each
+// folder. Both pass the conformance suite in
+// github.com/forgemem/forgemem/conformance/storetest.
 //
 // # Graph
 //

@@ -44,6 +44,18 @@ const staleTmpAge = time.Hour
 // at once get one success and one ErrAlreadyExists. The folder's file
 // system must support hard links (every common local one does).
 //
+// Superseding is exclusive across processes: a Write whose memory
+// supersedes a version holds a lock file in each folder (an advisory flock
+// where the system has one, released when the process dies, however it
+// dies) while it checks that the version has no successor in either folder
+// and publishes the file, so of two sessions changing one memory at once
+// exactly one succeeds and the other gets a [*ConflictError]. The lock
+// files live in a .locks folder inside each memory folder, with a
+// .gitignore that keeps them out of git; every writer takes the folders'
+// locks in one order (their real paths) and never waits for one while
+// holding the other, so writers never deadlock. Such a write lists the
+// store under the lock, which costs little with the parse cache warm.
+//
 // Reads and lists are served from a cache of parsed files keyed by name,
 // size and modification time, so repeated lists of thousands of files parse
 // only what changed; files are parsed in parallel. A file that cannot be
@@ -55,9 +67,12 @@ const staleTmpAge = time.Hour
 // A FileStore is safe for concurrent use by many goroutines, and several
 // processes may use the same folders at once.
 type FileStore struct {
-	dirs    [2]string // indexed by scopeIndex
-	log     zerolog.Logger
-	workers int
+	dirs [2]string // indexed by scopeIndex
+	// lockOrder is, for each folder, its real path (symbolic links
+	// resolved): the folders' chain locks are taken in this order.
+	lockOrder [2]string
+	log       zerolog.Logger
+	workers   int
 
 	mu    sync.Mutex
 	cache [2]map[string]*cachedFile
@@ -128,9 +143,14 @@ func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 			}
 		}
 	}
-	for _, d := range s.dirs {
-		if d != "" {
-			s.removeStaleTemps(d)
+	for i, d := range s.dirs {
+		if d == "" {
+			continue
+		}
+		s.removeStaleTemps(d)
+		s.lockOrder[i] = d
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			s.lockOrder[i] = real
 		}
 	}
 	return s, nil
@@ -180,6 +200,19 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if m.Meta.Supersedes != nil {
+		// Superseding is exclusive across processes: with every folder's
+		// chain lock held, no other writer can publish a successor between
+		// the check and the link.
+		release, err := s.lockChains(ctx, scope)
+		if err != nil {
+			return fmt.Errorf("memcore: write %s: %w", id, err)
+		}
+		defer release()
+		if err := s.checkSuccessor(ctx, m); err != nil {
+			return fmt.Errorf("memcore: write %s: %w", id, err)
+		}
+	}
 	// The same id may not exist in the other scope's folder. Checking it and
 	// publishing are one step for every writer in this process; across
 	// processes, only a UUID collision could race here, while the same-folder
@@ -203,6 +236,22 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 		return fmt.Errorf("memcore: write %s: publish (the folder's file system must support hard links): %w", id, err)
 	}
 	return nil
+}
+
+// checkSuccessor returns an error wrapping ErrAlreadyExists if m's id is
+// stored, and a *ConflictError if the version m supersedes already has a
+// successor in either folder; the caller holds the chain locks. It lists the
+// store (from the parse cache, so only files changed since are read).
+func (s *FileStore) checkSuccessor(ctx context.Context, m *MemoryFile) error {
+	all, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	g := NewGraph(all)
+	if _, ok := g.Memory(m.Meta.ID); ok {
+		return ErrAlreadyExists
+	}
+	return conflictIn(g, m)
 }
 
 // idLocks serialise the cross-scope check and publication of writes of one
@@ -430,7 +479,8 @@ type Problem struct {
 	// Scope is the scope of the folder.
 	Scope Scope
 	// Err says why. It wraps [ErrMalformed] for a file that is not a memory
-	// file (a symbolic link or other file that is not regular included),
+	// file (a symbolic link or other file that is not regular included) and
+	// for a .locks that is not a folder (writes that supersede then fail),
 	// [ErrInvalidMemory] for one whose fields break the schema or whose id
 	// or scope does not match its name or folder, [ErrInvalidID] for a .md
 	// file whose name is not a memory id, and the file system's error for
@@ -439,8 +489,9 @@ type Problem struct {
 }
 
 // Problems scans both folders afresh (it costs a List) and returns what
-// the store does not serve, ordered by path: the files List skips, and the
-// folders it cannot read. A missing folder is not a problem. It is what an
+// the store does not serve, ordered by path: the files List skips, the
+// folders it cannot read, and a .locks entry that is not a folder (see
+// [FileStore]). A missing folder is not a problem. It is what an
 // audit shows a user, so that a hand edit never makes a memory vanish
 // without a word.
 func (s *FileStore) Problems(ctx context.Context) ([]Problem, error) {
@@ -454,6 +505,10 @@ func (s *FileStore) Problems(ctx context.Context) ([]Problem, error) {
 			out = append(out, Problem{Path: s.Dir(scope), Scope: scope, Err: err})
 		}
 		out = append(out, probs...)
+		ld := filepath.Join(s.Dir(scope), lockDirName)
+		if err := checkLockDir(ld); errors.Is(err, ErrMalformed) {
+			out = append(out, Problem{Path: ld, Scope: scope, Err: err})
+		}
 	}
 	slices.SortFunc(out, func(a, b Problem) int { return cmp.Compare(a.Path, b.Path) })
 	return out, nil
