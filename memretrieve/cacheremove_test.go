@@ -49,8 +49,8 @@ func TestRemoveCachedVectors(t *testing.T) {
 	kept := mem(testID(2), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 2, "Migrations live in db/migrations.")
 	write(t, store, gone, kept)
 	// Two models leave two files in the repo scope's cache folder.
-	warmEngine(t, store, fake.NewEmbedder())
-	warmEngine(t, store, fake.NewEmbedder(fake.WithDimension(64)))
+	warmEngine(t, store, newEmbedder(t))
+	warmEngine(t, store, newEmbedder(t, fake.WithDimension(64)))
 	dir := filepath.Join(store.Dir(memcore.ScopeRepo), CacheDirName)
 	files := cacheFiles(t, dir)
 	if len(files) != 2 {
@@ -74,7 +74,7 @@ func TestRemoveCachedVectors(t *testing.T) {
 
 	// The rewritten files are still the engine's cache: the kept memory
 	// is not embedded again, the removed one is.
-	emb := &countingEmbedder{Embedder: fake.NewEmbedder()}
+	emb := &countingEmbedder{Embedder: newEmbedder(t)}
 	warmEngine(t, store, emb)
 	if got := emb.inputs.Load(); got != 1 {
 		t.Fatalf("a restart embedded %d texts, want 1 (the removed vector only)", got)
@@ -85,7 +85,7 @@ func TestRemoveCachedVectorsLeavesOtherFilesAlone(t *testing.T) {
 	store := newFileStore(t)
 	m := mem(testID(1), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 1, "Errors are wrapped with %w.")
 	write(t, store, m)
-	warmEngine(t, store, fake.NewEmbedder())
+	warmEngine(t, store, newEmbedder(t))
 	dir := filepath.Join(store.Dir(memcore.ScopeRepo), CacheDirName)
 	file := cacheFiles(t, dir)[0]
 	before, err := os.Stat(file)
@@ -129,7 +129,7 @@ func TestRemoveCachedVectorsNeverFollowsLinks(t *testing.T) {
 	store := newFileStore(t)
 	m := mem(testID(1), memcore.ScopeUser, memcore.CategoryPatterns, 1, 1, "Prefers short variable names.")
 	write(t, store, m)
-	warmEngine(t, store, fake.NewEmbedder())
+	warmEngine(t, store, newEmbedder(t))
 	dir := filepath.Join(store.Dir(memcore.ScopeUser), CacheDirName)
 	target := cacheFiles(t, dir)[0]
 	original, err := os.ReadFile(target)
@@ -187,13 +187,13 @@ func TestBuildProgress(t *testing.T) {
 			var got []call
 			progress := func(done, total int) { got = append(got, call{done, total}) }
 			cacheDir := t.TempDir()
-			warmEngine(t, store, fake.NewEmbedder(), WithCacheDir(cacheDir), WithEmbedBatch(tt.batch), WithBuildProgress(progress))
+			warmEngine(t, store, newEmbedder(t), WithCacheDir(cacheDir), WithEmbedBatch(tt.batch), WithBuildProgress(progress))
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("progress %v, want %v", got, tt.want)
 			}
 			// A warm cache embeds nothing and reports nothing.
 			got = nil
-			warmEngine(t, store, fake.NewEmbedder(), WithCacheDir(cacheDir), WithEmbedBatch(tt.batch), WithBuildProgress(progress))
+			warmEngine(t, store, newEmbedder(t), WithCacheDir(cacheDir), WithEmbedBatch(tt.batch), WithBuildProgress(progress))
 			if got != nil {
 				t.Fatalf("a warm cache reported %v, want nothing", got)
 			}

@@ -15,8 +15,8 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/spf13/cobra v1.10.2
-	golang.org/x/mod v0.27.0
-	golang.org/x/term v0.33.0
+	golang.org/x/mod v0.24.0
+	golang.org/x/term v0.30.0
 )
 
 require (
@@ -32,11 +32,11 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	go.opencensus.io v0.24.0 // indirect
-	golang.org/x/crypto v0.40.0 // indirect
-	golang.org/x/net v0.42.0 // indirect
-	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/text v0.27.0 // indirect
-	golang.org/x/tools v0.35.0 // indirect
+	golang.org/x/crypto v0.36.0 // indirect
+	golang.org/x/net v0.38.0 // indirect
+	golang.org/x/sync v0.12.0 // indirect
+	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/tools v0.31.0 // indirect
 	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
@@ -50,7 +50,7 @@ require (
 	github.com/philippgille/chromem-go v0.7.0
 	github.com/rs/zerolog v1.35.1
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/sys v0.34.0
+	golang.org/x/sys v0.31.0
 )
 
 replace (

@@ -139,8 +139,12 @@ type world struct {
 func newWorld(t *testing.T, rules ...remember) *world {
 	t.Helper()
 	w := &world{t: t, home: t.TempDir()}
-	w.srv = fakeopenai.Start((&model{t: t, rules: rules}).reply)
-	t.Cleanup(w.srv.Close)
+	srv, err := fakeopenai.Start((&model{t: t, rules: rules}).reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.srv = srv
+	t.Cleanup(srv.Close)
 	writeFile(t, filepath.Join(w.home, ".forge", "config.yaml"), fmt.Sprintf(`memory:
   provider: openai
   base_url: %s

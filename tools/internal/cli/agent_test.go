@@ -118,11 +118,10 @@ func (f *fixture) useOpenAI(srv *fakeopenai.Server) {
 }
 
 func TestCapture(t *testing.T) {
-	srv := fakeopenai.Start(classifierReply(map[string]map[string]any{
+	srv := startServer(t, classifierReply(map[string]map[string]any{
 		"structured logging": {"content": "Use structured logging (zerolog) in library code, never fmt.Println; the staging key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z.", "scope": "user", "category": "corrections", "supersedes": "", "related": []any{}},
 		"db/migrations":      {"content": "Migrations live in db/migrations.", "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{}},
 	}))
-	defer srv.Close()
 	f := newFixture(t)
 	f.useOpenAI(srv)
 	session := conversation(
@@ -168,7 +167,7 @@ func TestProviderSetupErrors(t *testing.T) {
 			"GEMINI_API_KEY is not set"},
 		{"no embedding model", "memory:\n  provider: openai\n  classifier_model: gpt-4o-mini\n", []string{"OPENAI_API_KEY=sk-x"}, []string{"search", "x"},
 			"memory.embedding_model is not set; set it in ~/.forge/config.yaml or the repository's .forge/config.yaml, or with FORGEMEM_EMBEDDING_MODEL"},
-		{"no classifier model", "memory:\n  provider: openai\n  embedding_model: text-embedding-3-small\n", []string{"OPENAI_API_KEY=sk-x"}, []string{"capture", "-"},
+		{"no classifier model for a local server", "memory:\n  provider: openai\n  base_url: http://127.0.0.1:9/v1\n  embedding_model: nomic-embed-text\n", nil, []string{"capture", "-"},
 			"memory.classifier_model is not set"},
 		{"no retrieval model", "memory:\n  provider: openai\n  embedding_model: text-embedding-3-small\n", []string{"OPENAI_API_KEY=sk-x"}, []string{"recall"},
 			"retrieval is off: memory.retrieval_model is not set (set it, or memory.retrieval_mode: identity)"},
@@ -187,10 +186,9 @@ func TestProviderSetupErrors(t *testing.T) {
 }
 
 func TestChat(t *testing.T) {
-	srv := fakeopenai.Start(classifierReply(map[string]map[string]any{
+	srv := startServer(t, classifierReply(map[string]map[string]any{
 		"table-driven": {"content": "Prefers table-driven tests.", "scope": "user", "category": "coding-preferences", "supersedes": "", "related": []any{}},
 	}))
-	defer srv.Close()
 	f := newFixture(t)
 	f.useOpenAI(srv)
 	ctx := context.Background()
@@ -278,4 +276,15 @@ func TestDemo(t *testing.T) {
 	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "interrupted") {
 		t.Errorf("an interrupted demo: exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// startServer starts a fakeopenai server for the test.
+func startServer(t *testing.T, reply fakeopenai.ReplyFunc) *fakeopenai.Server {
+	t.Helper()
+	srv, err := fakeopenai.Start(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
 }

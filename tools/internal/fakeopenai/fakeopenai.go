@@ -56,13 +56,17 @@ type Server struct {
 }
 
 // Start starts a server answering chat requests with reply. Close it.
-func Start(reply ReplyFunc) *Server {
-	s := &Server{reply: reply, emb: fake.NewEmbedder()}
+func Start(reply ReplyFunc) (*Server, error) {
+	emb, err := fake.NewEmbedder()
+	if err != nil {
+		return nil, fmt.Errorf("fakeopenai: %w", err)
+	}
+	s := &Server{reply: reply, emb: emb}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	s.srv = httptest.NewServer(mux)
-	return s
+	return s, nil
 }
 
 // BaseURL is the API root to configure (memory.base_url).

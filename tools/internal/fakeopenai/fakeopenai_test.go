@@ -13,9 +13,12 @@ import (
 )
 
 func TestServerSpeaksOpenAI(t *testing.T) {
-	srv := fakeopenai.Start(func(req fakeopenai.ChatRequest) string {
+	srv, err := fakeopenai.Start(func(req fakeopenai.ChatRequest) string {
 		return "echo " + req.SchemaName + ": " + req.Messages[len(req.Messages)-1].Content
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer srv.Close()
 	c, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), Model: "m", EmbeddingModel: "e"})
 	if err != nil {
@@ -42,7 +45,11 @@ func TestServerSpeaksOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := fake.NewEmbedder().Embed(ctx, []string{"stale build cache", "my cat likes fish"})
+	emb, err := fake.NewEmbedder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := emb.Embed(ctx, []string{"stale build cache", "my cat likes fish"})
 	for i := range want {
 		for j := range want[i] {
 			if vecs[i][j] != want[i][j] {

@@ -27,7 +27,7 @@ func Example() {
 		panic(err)
 	}
 	// The classifier a real model plays: it keeps the preference once.
-	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm, err := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		reply := `{"memories": []}`
 		if req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName &&
 			strings.Contains(req.Messages[0].Content, "indent with tabs") {
@@ -35,6 +35,13 @@ func Example() {
 		}
 		return &memcore.CompletionResponse{Text: reply}, nil
 	}))
+	if err != nil {
+		panic(err)
+	}
+	embedder, err := fake.NewEmbedder()
+	if err != nil {
+		panic(err)
+	}
 	ask := func(_ context.Context, msgs []memcore.Message) (string, error) {
 		last := msgs[len(msgs)-1].Content
 		if strings.Contains(last, "<recalled_memories>") {
@@ -48,7 +55,7 @@ func Example() {
 			ch <- t
 		}
 		close(ch)
-		if err := quickstart.Loop(context.Background(), s, llm, fake.NewEmbedder(), ask, ch); err != nil {
+		if err := quickstart.Loop(context.Background(), s, llm, embedder, ask, ch); err != nil {
 			panic(err)
 		}
 	}

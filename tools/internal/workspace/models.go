@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -44,6 +45,9 @@ type Models struct {
 	// llmErr and embedErr say why LLM or Embedder is nil, in the terms of
 	// the settings.
 	llmErr, embedErr error
+	// otherServer is true for the openai provider at a server other than
+	// api.openai.com, which may not serve OpenAI's default models.
+	otherServer bool
 }
 
 // NewModels makes the clients of the provider s names. It fails with
@@ -57,7 +61,11 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 	m := &Models{Provider: s.Provider, ClassifierModel: s.ClassifierModel, HypothesisModel: s.RetrievalModel}
 	switch s.Provider {
 	case settings.ProviderFake:
-		m.Embedder = fake.NewEmbedder()
+		emb, err := fake.NewEmbedder()
+		if err != nil {
+			return nil, fmt.Errorf("%w: the fake embedder: %w", ErrProviderSetup, err)
+		}
+		m.Embedder = emb
 		m.llmErr = fmt.Errorf("%w: the fake provider (memory.provider: fake) is offline and has no language model; "+
 			"set memory.provider to openai or gemini (or pass --provider openai) and its API key", ErrNeedsModel)
 	case settings.ProviderOpenAI:
@@ -65,21 +73,12 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 			return nil, fmt.Errorf("%w: OPENAI_API_KEY is not set; export it, or set memory.base_url to an "+
 				"OpenAI-compatible server that needs no key (Ollama: http://localhost:11434/v1)", ErrProviderSetup)
 		}
-		// The client's default model serves requests that name none; every
-		// request of capture and retrieval names its model.
-		model := s.ClassifierModel
-		if model == "" {
-			model = s.RetrievalModel
-		}
-		if model == "" && s.EmbeddingModel == "" {
-			m.llmErr = missingModel("memory.classifier_model", "gpt-4o-mini")
-			m.embedErr = missingModel("memory.embedding_model", "text-embedding-3-small")
-			return m, nil
-		}
+		// One client: the classifier model is its default (empty means the
+		// provider's), and retrieval names its hypothesis model per request.
 		c, err := openai.New(openai.Config{
 			APIKey:         s.OpenAIAPIKey(),
 			BaseURL:        s.BaseURL,
-			Model:          model,
+			Model:          s.ClassifierModel,
 			EmbeddingModel: s.EmbeddingModel,
 			HTTPClient:     httpClient,
 		})
@@ -87,6 +86,9 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 			return nil, fmt.Errorf("%w: the openai provider refuses the settings: %w", ErrProviderSetup, err)
 		}
 		m.LLM = c
+		m.otherServer = s.BaseURL != "" && !strings.Contains(s.BaseURL, "://api.openai.com")
+		// Retrieval needs the embedding model named (settings.RetrievalOff):
+		// it decides which vectors the cache holds.
 		if s.EmbeddingModel != "" {
 			m.Embedder = c
 		} else {
@@ -128,7 +130,7 @@ func missingModel(key, example string) error {
 }
 
 // NeedLLM returns the LLM, or why there is none: [ErrNeedsModel] for the
-// fake provider, [ErrProviderSetup] when no model at all is set.
+// fake provider.
 func (m *Models) NeedLLM() (memcore.LLMProvider, error) {
 	if m.LLM == nil {
 		return nil, m.llmErr
@@ -136,16 +138,18 @@ func (m *Models) NeedLLM() (memcore.LLMProvider, error) {
 	return m.LLM, nil
 }
 
-// NeedClassifier returns the LLM and the model capture asks, or why they
-// cannot be used: as [Models.NeedLLM], and [ErrProviderSetup] when the
-// openai provider has no memory.classifier_model (gemini has a default).
+// NeedClassifier returns the LLM and the model capture asks ("" means the
+// provider's default), or why they cannot be used: as [Models.NeedLLM], and
+// [ErrProviderSetup] when the openai provider points at another server
+// (memory.base_url) without memory.classifier_model, as its default is
+// OpenAI's model name.
 func (m *Models) NeedClassifier() (memcore.LLMProvider, string, error) {
 	llm, err := m.NeedLLM()
 	if err != nil {
 		return nil, "", err
 	}
-	if m.ClassifierModel == "" && m.Provider == settings.ProviderOpenAI {
-		return nil, "", missingModel("memory.classifier_model", "gpt-4o-mini")
+	if m.ClassifierModel == "" && m.otherServer {
+		return nil, "", missingModel("memory.classifier_model", "llama3.2 for Ollama")
 	}
 	return llm, m.ClassifierModel, nil
 }
