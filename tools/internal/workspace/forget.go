@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
 )
 
@@ -26,6 +28,8 @@ type ForgetResult struct {
 // retired with the reason (redacted). The chain keeps its history on disk
 // but is no longer recalled, searched, offered to the classifier or listed
 // by default; Remember with Supersedes revives it, and Purge deletes it.
+// When another session changes the memory meanwhile (memcore.ErrConflict),
+// its version is retired instead.
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
 	snap, err := w.load(ctx)
 	if err != nil {
@@ -42,10 +46,25 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 	if err := w.requireScope(head.Meta.Scope); err != nil {
 		return nil, err
 	}
-	m := w.newVersion(head, "")
-	m.Meta.Retired = true
-	m.Meta.RetiredReason, _ = redact.Text(strings.TrimSpace(reason))
-	if err := w.store.Write(ctx, m); err != nil {
+	reason, _ = redact.Text(strings.TrimSpace(reason))
+	m := w.retiredVersion(head, reason)
+	err = w.write(ctx, m)
+	var ce *memcore.ConflictError
+	if errors.As(err, &ce) && ce.Head != nil {
+		// Another session changed the memory since it was read: retire its
+		// version instead, once.
+		if ce.Head.Meta.Retired {
+			after, err := w.load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &ForgetResult{Memory: view(w.store, after.g, ce.Head), Already: true}, nil
+		}
+		head = ce.Head
+		m = w.retiredVersion(head, reason)
+		err = w.write(ctx, m)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("writing the retired version: %w", err)
 	}
 	after, err := w.load(ctx)
@@ -53,4 +72,12 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 		return nil, err
 	}
 	return &ForgetResult{Memory: view(w.store, after.g, m), Retired: head.Meta.ID}, nil
+}
+
+// retiredVersion is the version that retires head's chain.
+func (w *Workspace) retiredVersion(head *memcore.MemoryFile, reason string) *memcore.MemoryFile {
+	m := w.newVersion(head, "")
+	m.Meta.Retired = true
+	m.Meta.RetiredReason = reason
+	return m
 }

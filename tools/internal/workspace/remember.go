@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,6 +43,22 @@ type RememberResult struct {
 	NotHead string `json:"not_head,omitempty"`
 	// Revived is true when the chain was forgotten and is current again.
 	Revived bool `json:"revived,omitempty"`
+	// Raced is the id of a version another session wrote while this one
+	// was being written: the new version supersedes it instead (memcore's
+	// ErrConflict, retried once).
+	Raced string `json:"raced,omitempty"`
+}
+
+// testHookBeforeWrite, when set by a test, is called just before a
+// memory is written, to let another writer change the chain first.
+var testHookBeforeWrite func()
+
+// write stores m.
+func (w *Workspace) write(ctx context.Context, m *memcore.MemoryFile) error {
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite()
+	}
+	return w.store.Write(ctx, m)
 }
 
 // Remember writes a memory a person gives (trigger manual), redacted as
@@ -51,7 +68,9 @@ type RememberResult struct {
 // memory may not link to a user-scope one (teammates do not have it).
 // Text equal, ignoring case and white space, to the current text of a
 // memory of the same scope is [ErrDuplicate]; an unusable argument is
-// [ErrInvalidInput].
+// [ErrInvalidInput]. When another session supersedes the same version
+// meanwhile (memcore.ErrConflict), the new version supersedes that
+// session's instead (RememberResult.Raced).
 func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberResult, error) {
 	if err := checkScope(in.Scope); err != nil {
 		return nil, err
@@ -111,7 +130,20 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 	if dup := duplicateOf(snap, m); dup != nil {
 		return nil, fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
 	}
-	if err := w.store.Write(ctx, m); err != nil {
+	err = w.write(ctx, m)
+	var ce *memcore.ConflictError
+	if errors.As(err, &ce) && ce.Head != nil {
+		// Another session changed the memory since it was read: build on
+		// its change instead, once.
+		res.Raced, res.Superseded, res.Revived = ce.Head.Meta.ID, ce.Head.Meta.ID, ce.Head.Meta.Retired
+		pred := ce.Head.Meta.ID
+		m.Meta.Supersedes, m.Meta.Version = &pred, ce.Head.Meta.Version+1
+		if in.Category == "" {
+			m.Meta.Category = ce.Head.Meta.Category
+		}
+		err = w.write(ctx, m)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("writing the memory: %w", err)
 	}
 	after, err := w.load(ctx)
