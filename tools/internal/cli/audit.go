@@ -16,7 +16,7 @@ func (a *app) validateCommand() *cobra.Command {
 		Short: "Check the memory files; exit 1 when anything is wrong",
 		Long: `Audit both memory folders and report, with each file and what to do about it: files that
 are not read as memories (they do not parse or break the schema, so they would otherwise
-be skipped without a word), ids that differ from their file names, links to memories that
+be skipped without a word) or are read repaired, ids that differ from their file names, links to memories that
 are not stored, supersedes cycles and forks, repo memories pointing at user-scope ones
 (they break for teammates), and secrets in files on disk. Exit status 1 when anything
 is found. With --json: an array of {path, scope, id, kind, message} objects.`,

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +40,12 @@ func (f *fixture) damage() {
 	// A user memory in the repository's folder, and a note that is not a memory.
 	f.handWrite(repo, id(32), memory(32, user, memcore.CategoryUserFacts, 12, "Misplaced."))
 	f.writeFile(filepath.Join(f.repoDir(), "README.md"), "# Our memories\n")
+	// A hand edit that lost created_at: served, repaired.
+	edited := filepath.Join(f.userDir(), id(33)+".md")
+	f.writeFile(edited, "---\nid: "+id(33)+"\nversion: 1\nscope: user\ncategory: patterns\n---\n\nEdited by hand.\n")
+	if err := os.Chtimes(edited, now, now); err != nil { // the repair dates it by its modification time
+		f.t.Fatal(err)
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -69,7 +76,7 @@ func TestValidate(t *testing.T) {
 	for _, want := range []workspace.ProblemKind{
 		workspace.ProblemMalformed, workspace.ProblemIDMismatch, workspace.ProblemDanglingSupersedes,
 		workspace.ProblemDanglingLink, workspace.ProblemCycle, workspace.ProblemFork, workspace.ProblemSecret,
-		workspace.ProblemCrossScope, workspace.ProblemScopeMismatch, workspace.ProblemNotAMemory,
+		workspace.ProblemCrossScope, workspace.ProblemScopeMismatch, workspace.ProblemNotAMemory, workspace.ProblemRepaired,
 	} {
 		if !slices.Contains(kinds, string(want)) {
 			t.Errorf("no %s problem among %v", want, kinds)

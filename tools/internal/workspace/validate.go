@@ -35,6 +35,10 @@ const (
 	// ProblemNotAMemory: a .md file whose name is not a memory id, so it is
 	// not read as a memory.
 	ProblemNotAMemory ProblemKind = "not-a-memory"
+	// ProblemRepaired: a hand-edited memory file the store serves repaired
+	// (a missing created_at, an edge with an unknown relationship) until it
+	// is rewritten.
+	ProblemRepaired ProblemKind = "repaired"
 	// ProblemDanglingSupersedes: supersedes names a memory that is not
 	// stored.
 	ProblemDanglingSupersedes ProblemKind = "dangling-supersedes"
@@ -68,7 +72,8 @@ type Problem struct {
 
 // Validate audits both memory folders and returns every problem found,
 // ordered by path: files the store does not serve and why (so a hand edit
-// never makes a memory vanish without a word), ids that differ from their
+// never makes a memory vanish without a word), files it serves repaired,
+// ids that differ from their
 // file names, dangling supersedes and related links, supersedes cycles and
 // forks, repo memories pointing at user-scope ids, and secrets in files on
 // disk. No problem is an empty list.
@@ -80,7 +85,8 @@ func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	out := []Problem{}
 	for _, p := range probs {
 		out = append(out, w.fileProblem(p))
-		if info, err := os.Lstat(p.Path); err == nil && info.Mode().IsRegular() {
+		// A file served repaired is scanned for secrets with the others.
+		if info, err := os.Lstat(p.Path); err == nil && info.Mode().IsRegular() && !p.Served {
 			out = append(out, secretProblems(p.Path, p.Scope, idOfFile(p.Path))...)
 		}
 	}
@@ -104,6 +110,10 @@ func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 func (w *Workspace) fileProblem(p memcore.Problem) Problem {
 	out := Problem{Path: p.Path, Scope: p.Scope, ID: idOfFile(p.Path), Message: strings.TrimPrefix(p.Err.Error(), p.Path+": ")}
 	switch {
+	case p.Served:
+		out.Kind = ProblemRepaired
+		out.Message = strings.TrimPrefix(out.Message, memcore.ErrInvalidMemory.Error()+": ") +
+			"; the memory is used as repaired: fix the file to make it so on disk"
 	case errors.Is(p.Err, memcore.ErrInvalidID):
 		out.Kind = ProblemNotAMemory
 		out.Message = "the file name is not <memory id>.md, so it is not read as a memory; rename or move it"
@@ -232,57 +242,20 @@ func (w *Workspace) cycleProblems(snap *snapshot) []Problem {
 // forkProblems reports each version that several memories supersede.
 func (w *Workspace) forkProblems(snap *snapshot) []Problem {
 	var out []Problem
-	for _, f := range forks(snap) {
+	for _, f := range snap.g.Forks() {
 		var succ []string
-		for _, s := range f.successors {
+		for _, s := range f.Successors {
 			succ = append(succ, fmt.Sprintf("%s (version %d)", s.Meta.ID, s.Meta.Version))
 		}
-		p := Problem{ID: f.id, Kind: ProblemFork,
+		p := Problem{ID: f.ID, Kind: ProblemFork,
 			Message: fmt.Sprintf("%s is superseded by %s; readers follow %s, so make the other supersede it instead, or forget one branch",
-				f.id, strings.Join(succ, " and "), f.successors[0].Meta.ID)}
-		if f.memory != nil {
-			p.Path, p.Scope = filePath(w.store, f.memory), f.memory.Meta.Scope
-		} else {
-			p.Path, p.Scope = filePath(w.store, f.successors[0]), f.successors[0].Meta.Scope
+				f.ID, strings.Join(succ, " and "), f.Successors[0].Meta.ID)}
+		at := f.Memory
+		if at == nil {
+			at = f.Successors[0]
 		}
+		p.Path, p.Scope = filePath(w.store, at), at.Meta.Scope
 		out = append(out, p)
-	}
-	return out
-}
-
-// fork is a version with more than one successor.
-type fork struct {
-	id string
-	// memory is the version, nil when it is not stored.
-	memory *memcore.MemoryFile
-	// successors are best first, as readers choose: highest version, then
-	// newest, then greatest id.
-	successors []*memcore.MemoryFile
-}
-
-// forks finds the forks of snap's chains.
-func forks(snap *snapshot) []fork {
-	succ := map[string][]*memcore.MemoryFile{}
-	var order []string
-	for _, m := range snap.all {
-		if p := m.Meta.Supersedes; p != nil && *p != m.Meta.ID {
-			if len(succ[*p]) == 0 {
-				order = append(order, *p)
-			}
-			succ[*p] = append(succ[*p], m)
-		}
-	}
-	var out []fork
-	for _, id := range order {
-		s := succ[id]
-		if len(s) < 2 {
-			continue
-		}
-		slices.SortStableFunc(s, func(a, b *memcore.MemoryFile) int {
-			return cmp.Or(cmp.Compare(b.Meta.Version, a.Meta.Version), b.Meta.CreatedAt.Compare(a.Meta.CreatedAt), cmp.Compare(b.Meta.ID, a.Meta.ID))
-		})
-		m, _ := snap.g.Memory(id)
-		out = append(out, fork{id: id, memory: m, successors: s})
 	}
 	return out
 }
