@@ -27,7 +27,8 @@ import (
 // triggers, which are taken first. Enqueue never blocks.
 //
 // A Pipeline is safe for concurrent use. Make it with [NewPipeline], run it
-// with [Pipeline.Start], stop it with [Pipeline.Close].
+// with [Pipeline.Start], wait for what was enqueued with [Pipeline.Flush],
+// stop it with [Pipeline.Close].
 type Pipeline struct {
 	classifier memcore.LLMProvider
 	model      string
@@ -41,9 +42,19 @@ type Pipeline struct {
 	done chan struct{}
 
 	mu          sync.Mutex
-	turn        TriggerEvent
+	turn        queued
 	hasTurn     bool
-	compactions []TriggerEvent
+	compactions []queued
+	// seq numbers the accepted triggers, 1 for the first; inFlight is the
+	// lowest number the pass in flight covers (0: no pass in flight), and
+	// droppedFrom the lowest number of a trigger dropped unprocessed when
+	// the pipeline stopped (0: none). progress is closed, and replaced,
+	// whenever a pass ends or waiting triggers are dropped: Flush waits on
+	// it.
+	seq         uint64
+	inFlight    uint64
+	droppedFrom uint64
+	progress    chan struct{}
 	started     bool
 	closed      bool // Close was called: accept nothing more, drain and stop
 	stopped     bool // the goroutine has ended
@@ -89,6 +100,7 @@ func NewPipeline(classifier memcore.LLMProvider, classifierModel string, store m
 		log:        cfg.log,
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
+		progress:   make(chan struct{}),
 		vectors:    make(map[vectorKey][]float32),
 	}, nil
 }
@@ -143,14 +155,18 @@ func (p *Pipeline) Enqueue(event TriggerEvent) {
 	}
 	overflow := false
 	if event.Kind == memcore.TriggerCadence {
+		p.seq++
+		first := p.seq
 		if p.hasTurn {
 			p.stats.coalesced.Add(1)
+			first = p.turn.first // the newer window stands for the older one
 		}
-		p.turn, p.hasTurn = event, true
+		p.turn, p.hasTurn = queued{event, first}, true
 	} else if len(p.compactions) >= p.cfg.maxPendingCompactions {
 		overflow = true
 	} else {
-		p.compactions = append(p.compactions, event)
+		p.seq++
+		p.compactions = append(p.compactions, queued{event, p.seq})
 	}
 	p.mu.Unlock()
 	if overflow {
@@ -209,30 +225,124 @@ func (p *Pipeline) clearLocked() int {
 	if p.hasTurn {
 		n++
 	}
-	p.compactions, p.turn, p.hasTurn = nil, TriggerEvent{}, false
+	if n > 0 {
+		if low, ok := p.lowestLocked(); ok && (p.droppedFrom == 0 || low < p.droppedFrom) {
+			p.droppedFrom = low
+		}
+	}
+	p.compactions, p.turn, p.hasTurn = nil, queued{}, false
+	p.progressLocked()
 	return n
 }
 
-// take returns the next trigger, compaction triggers first. When there is
-// none, it reports whether the pipeline is closing.
+// queued is a trigger waiting in the pipeline: the event, and the number
+// of the oldest accepted trigger it stands for (a turn trigger stands for
+// the older ones it replaced).
+type queued struct {
+	ev    TriggerEvent
+	first uint64
+}
+
+// lowestLocked returns the lowest trigger number still waiting or in
+// flight; ok is false when there is none.
+func (p *Pipeline) lowestLocked() (low uint64, ok bool) {
+	consider := func(n uint64) {
+		if n != 0 && (!ok || n < low) {
+			low, ok = n, true
+		}
+	}
+	consider(p.inFlight)
+	if p.hasTurn {
+		consider(p.turn.first)
+	}
+	for _, c := range p.compactions {
+		consider(c.first)
+	}
+	return low, ok
+}
+
+// progressLocked wakes the callers of Flush.
+func (p *Pipeline) progressLocked() {
+	close(p.progress)
+	p.progress = make(chan struct{})
+}
+
+// Flush waits until every trigger accepted before the call has been
+// processed: its pass has finished, whatever the outcome (see [Stats]),
+// or, for a turn trigger replaced by a newer one, the newer one's pass
+// has. Triggers enqueued after Flush was called are not waited for,
+// except a turn trigger that replaces one Flush waits for. It returns nil
+// at once when nothing is waiting.
+//
+// Before Start, Flush waits for Start. If the pipeline stops with such a
+// trigger dropped unprocessed (Close before Start, Close or the Start
+// context ending first), Flush returns an error wrapping [ErrClosed]; if
+// ctx ends first, an error wrapping ctx.Err(), and the triggers stay
+// queued. A caller that processes one trigger at a time — Enqueue, then
+// Flush — learns the outcome of its pass from the change in Stats.
+func (p *Pipeline) Flush(ctx context.Context) error {
+	p.mu.Lock()
+	target := p.seq
+	p.mu.Unlock()
+	for {
+		p.mu.Lock()
+		low, waiting := p.lowestLocked()
+		switch {
+		case p.droppedFrom != 0 && p.droppedFrom <= target:
+			p.mu.Unlock()
+			return fmt.Errorf("memcapture: flush: triggers were dropped unprocessed: %w", ErrClosed)
+		case !waiting || low > target:
+			p.mu.Unlock()
+			return nil
+		}
+		progress := p.progress
+		p.mu.Unlock()
+		if testHookFlushWaits != nil {
+			testHookFlushWaits()
+		}
+		select {
+		case <-progress:
+		case <-ctx.Done():
+			return fmt.Errorf("memcapture: flush: %w", ctx.Err())
+		}
+	}
+}
+
+// take returns the next trigger, compaction triggers first, and marks it
+// in flight. When there is none, it reports whether the pipeline is
+// closing.
 func (p *Pipeline) take() (ev TriggerEvent, ok, closing bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.compactions) > 0 {
-		ev = p.compactions[0]
-		p.compactions[0] = TriggerEvent{}
+		q := p.compactions[0]
+		p.compactions[0] = queued{}
 		p.compactions = p.compactions[1:]
 		if len(p.compactions) == 0 {
 			p.compactions = nil
 		}
-		return ev, true, false
+		p.inFlight = q.first
+		return q.ev, true, false
 	}
 	if p.hasTurn {
-		ev = p.turn
-		p.turn, p.hasTurn = TriggerEvent{}, false
-		return ev, true, false
+		q := p.turn
+		p.turn, p.hasTurn = queued{}, false
+		p.inFlight = q.first
+		return q.ev, true, false
 	}
 	return TriggerEvent{}, false, p.closed
+}
+
+// testHookFlushWaits, when set by a test, is called each time Flush
+// starts waiting for progress.
+var testHookFlushWaits func()
+
+// passDone marks the pass in flight finished.
+func (p *Pipeline) passDone() {
+	p.mu.Lock()
+	p.inFlight = 0
+	p.progressLocked()
+	p.mu.Unlock()
 }
 
 func (p *Pipeline) run(ctx context.Context) {
@@ -249,6 +359,7 @@ func (p *Pipeline) run(ctx context.Context) {
 		ev, ok, closing := p.take()
 		if ok {
 			p.process(ctx, ev)
+			p.passDone()
 			continue
 		}
 		if closing {
