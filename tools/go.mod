@@ -11,7 +11,9 @@ require (
 	github.com/forgemem/forgemem/providers/gemini v0.1.0
 	github.com/forgemem/forgemem/providers/openai v0.1.0
 	github.com/forgemem/forgemem/settings v0.1.0
+	github.com/google/jsonschema-go v0.3.0
 	github.com/mmcloughlin/avo v0.6.0
+	github.com/modelcontextprotocol/go-sdk v1.2.0
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/spf13/cobra v1.10.2
@@ -31,12 +33,14 @@ require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.opencensus.io v0.24.0 // indirect
 	golang.org/x/crypto v0.36.0 // indirect
 	golang.org/x/net v0.38.0 // indirect
+	golang.org/x/oauth2 v0.30.0 // indirect
 	golang.org/x/sync v0.12.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
-	golang.org/x/tools v0.31.0 // indirect
+	golang.org/x/tools v0.34.0 // indirect
 	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
@@ -63,3 +67,11 @@ replace (
 	github.com/forgemem/forgemem/providers/openai => ../providers/openai
 	github.com/forgemem/forgemem/settings => ../settings
 )
+
+// The MCP SDK (github.com/modelcontextprotocol/go-sdk v1.2.0) requires
+// golang.org/x/tools v0.34.0 for its own tests only (none of its packages
+// imports it), and that version requires golang.org/x/sys v0.33.0, which
+// go work sync would spread to every module. Every later SDK version
+// requires a newer x/sys itself. Keeping x/tools at the version this module
+// builds with keeps golang.org/x/sys at v0.31.0 everywhere.
+replace golang.org/x/tools => golang.org/x/tools v0.31.0

@@ -276,6 +276,7 @@ forgemem config shows each with where it came from.`,
 		&cobra.Group{ID: "see", Title: "See what is remembered:"},
 		&cobra.Group{ID: "change", Title: "Change it:"},
 		&cobra.Group{ID: "agent", Title: "Do what an agent does:"},
+		&cobra.Group{ID: "integrate", Title: "Serve your coding agent:"},
 		&cobra.Group{ID: "other", Title: "More:"},
 	)
 	add := func(group string, cmds ...*cobra.Command) {
@@ -287,6 +288,7 @@ forgemem config shows each with where it came from.`,
 	add("see", a.listCommand(), a.showCommand(), a.searchCommand(), a.graphCommand(), a.exportCommand(), a.statsCommand(), a.validateCommand())
 	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
+	add("integrate", a.mcpCommand())
 	add("other", a.demoCommand(), a.configCommand())
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -43,6 +44,10 @@ type Workspace struct {
 	models *Models
 	// engines by purpose: recall (the settings' retrieval) and search.
 	engines map[string]*memretrieve.Engine
+	// built holds, by purpose, the folders' state that engine's index
+	// was last built from; builds counts the index builds.
+	built  map[string]folderState
+	builds atomic.Int64
 }
 
 // Open opens the memory folders s locates (s.Paths): the repository's,
@@ -60,7 +65,7 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
-	return &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}}, nil
+	return &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
 }
 
 // Settings returns the settings the workspace was opened with.
@@ -78,6 +83,7 @@ func (w *Workspace) Close(ctx context.Context) error {
 	for name, e := range w.engines {
 		errs = append(errs, e.Close(ctx))
 		delete(w.engines, name)
+		delete(w.built, name)
 	}
 	return errors.Join(errs...)
 }
@@ -132,10 +138,21 @@ func (w *Workspace) load(ctx context.Context) (*snapshot, error) {
 }
 
 // engine returns the engine named purpose, made with cfg on first use,
-// with its index rebuilt to reflect the store now. A build that could not
-// embed every memory is an error wrapping ErrProvider.
+// with its index reflecting the store now: the engine is kept for the
+// workspace's life, and its index is rebuilt only when the memory folders
+// changed since its last build (see folderState), whoever changed them. A
+// build that could not embed every memory is an error wrapping
+// ErrProvider.
 func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
+	// The state is read before the build, so that a change made during
+	// the build makes the next call build again.
+	state, known := w.folderState()
 	w.mu.Lock()
+	if last, ok := w.built[purpose]; ok && known && last == state && w.engines[purpose] != nil {
+		e := w.engines[purpose]
+		w.mu.Unlock()
+		return e, nil
+	}
 	e := w.engines[purpose]
 	if e == nil {
 		opts := []memretrieve.EngineOption{memretrieve.WithLogger(w.opts.Logger)}
@@ -151,11 +168,17 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 		w.engines[purpose] = e
 	}
 	w.mu.Unlock()
+	w.builds.Add(1)
 	if err := e.Rebuild(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("%w: indexing the memories: %w", ErrProvider, err)
+	}
+	if known {
+		w.mu.Lock()
+		w.built[purpose] = state
+		w.mu.Unlock()
 	}
 	return e, nil
 }
