@@ -11,12 +11,14 @@ require (
 	github.com/forgemem/forgemem/providers/gemini v0.1.0
 	github.com/forgemem/forgemem/providers/openai v0.1.0
 	github.com/forgemem/forgemem/settings v0.1.0
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/jsonschema-go v0.3.0
 	github.com/mmcloughlin/avo v0.6.0
 	github.com/modelcontextprotocol/go-sdk v1.2.0
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	golang.org/x/mod v0.24.0
 	golang.org/x/term v0.30.0
 )
@@ -32,7 +34,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.opencensus.io v0.24.0 // indirect
 	golang.org/x/crypto v0.36.0 // indirect

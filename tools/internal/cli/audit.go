@@ -121,6 +121,12 @@ func (a *app) printStats(st *workspace.Stats) {
 	if st.Problems > 0 {
 		p.printf("%s %d (forgemem validate says why)\n", p.bold("Files not read:"), st.Problems)
 	}
+	switch {
+	case st.PendingCaptures > 0:
+		p.printf("%s %d: %s\n", p.bold("Captures waiting:"), st.PendingCaptures, st.PendingReason)
+	case st.CaptureWorker != 0:
+		p.printf("%s none (a capture worker, process %d, is running)\n", p.bold("Captures waiting:"), st.CaptureWorker)
+	}
 }
 
 // bytesText writes a size for people.

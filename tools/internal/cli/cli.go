@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -49,6 +50,10 @@ type Env struct {
 	// HTTPClient sends the model providers' requests; nil means a default
 	// client.
 	HTTPClient *http.Client
+	// Executable is the forgemem binary, which a hook starts as the capture
+	// worker and hook install writes into the hooks; "" means a hook starts
+	// no worker and the hooks run "forgemem".
+	Executable string
 }
 
 // Main runs the command with the process's arguments, streams and
@@ -62,9 +67,16 @@ func Main() int {
 		fmt.Fprintln(os.Stderr, "forgemem:", err)
 		return ExitFailure
 	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		exe = ""
+	}
 	return Run(ctx, Env{
 		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Settings: opts, IsTerminal: fileIsTerminal,
+		Settings: opts, IsTerminal: fileIsTerminal, Executable: exe,
 	})
 }
 
@@ -288,7 +300,7 @@ forgemem config shows each with where it came from.`,
 	add("see", a.listCommand(), a.showCommand(), a.searchCommand(), a.graphCommand(), a.exportCommand(), a.statsCommand(), a.validateCommand())
 	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
-	add("integrate", a.mcpCommand())
+	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand())
 	add("other", a.demoCommand(), a.configCommand())
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")

@@ -46,7 +46,7 @@ func (w *Workspace) Capture(ctx context.Context, window []memcore.Message, sessi
 	if err != nil {
 		return nil, err
 	}
-	llm, model, err := models.NeedClassifier()
+	_, model, err := models.NeedClassifier()
 	if err != nil {
 		return nil, err
 	}
@@ -54,22 +54,12 @@ func (w *Workspace) Capture(ctx context.Context, window []memcore.Message, sessi
 	if err != nil {
 		return nil, err
 	}
-	opts := []memcapture.Option{memcapture.WithLogger(w.opts.Logger)}
-	if models.Embedder != nil {
-		opts = append(opts, memcapture.WithEmbedder(models.Embedder))
-	}
-	if w.opts.Now != nil {
-		opts = append(opts, memcapture.WithClock(w.opts.Now))
-	}
-	p, err := memcapture.NewPipeline(llm, model, w.store, nil, opts...)
+	p, err := w.newPipeline(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("making the capture pipeline: %w", err)
+		return nil, err
 	}
 	mark := w.failures.mark()
 	p.Enqueue(memcapture.TriggerEvent{Kind: memcore.TriggerCadence, Messages: window, SessionID: sessionID})
-	if err := p.Start(ctx); err != nil {
-		return nil, fmt.Errorf("starting the capture pipeline: %w", err)
-	}
 	// Close processes the waiting trigger and returns when the pass is over.
 	if err := p.Close(ctx); err != nil {
 		return nil, fmt.Errorf("capturing: %w", err)

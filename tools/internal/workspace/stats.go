@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -33,6 +34,13 @@ type Stats struct {
 	// memory files; nil when there is none.
 	Oldest *time.Time `json:"oldest,omitempty"`
 	Newest *time.Time `json:"newest,omitempty"`
+	// PendingCaptures counts the captures agent hooks queued that wait
+	// for their pass (see [Workspace.Pending]); PendingReason says why
+	// they wait, and CaptureWorker is the process id of the worker running
+	// them (0: none runs).
+	PendingCaptures int    `json:"pending_captures"`
+	PendingReason   string `json:"pending_reason,omitempty"`
+	CaptureWorker   int    `json:"capture_worker,omitempty"`
 }
 
 // ScopeStats counts one scope's folder.
@@ -63,6 +71,11 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 		return nil, err
 	}
 	st := &Stats{Scopes: []ScopeStats{}, Versions: len(snap.all), Problems: len(probs)}
+	pending, err := w.Pending()
+	if err != nil {
+		return nil, fmt.Errorf("reading the capture queue: %w", err)
+	}
+	st.PendingCaptures, st.PendingReason, st.CaptureWorker = pending.Count, pending.Reason, pending.WorkerPID
 	byScope := map[memcore.Scope]*ScopeStats{}
 	for _, s := range memcore.Scopes() {
 		if dir := w.store.Dir(s); dir != "" {

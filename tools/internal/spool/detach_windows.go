@@ -1,0 +1,16 @@
+//go:build windows
+
+package spool
+
+import "syscall"
+
+// noFollow: Windows opens have no such flag; the Lstat before the open
+// refuses a link.
+const noFollow = 0
+
+// detachedAttr starts the worker without a console, in a process group of
+// its own.
+func detachedAttr() *syscall.SysProcAttr {
+	const createNewProcessGroup, detachedProcess = 0x00000200, 0x00000008
+	return &syscall.SysProcAttr{CreationFlags: createNewProcessGroup | detachedProcess}
+}

@@ -1,0 +1,28 @@
+// Package spool is the durable capture queue of a memory folder
+// (.forge/memory/.spool/, ignored by git): agent hooks, which live for
+// milliseconds, queue capture triggers there, and a worker process runs
+// the capture passes after they are gone.
+//
+// Each trigger is one file ([Entry]), written atomically with
+// memcore/atomicfile, holding what its pass needs: the kind (a turn or a
+// compaction), the session id and the conversation window itself, read
+// from the agent's transcript when the trigger fired, so that the pass does
+// not depend on a transcript that may grow, be compacted or be deleted
+// before the worker runs. [Next] orders them: compactions first, oldest
+// first, never dropped; then, of each session, only the newest turn, whose
+// window holds the older ones' (latest wins). An entry is removed only
+// once its pass has finished; a pass that failed leaves it, with the
+// failure recorded, for the next worker.
+//
+// One worker at a time runs a folder's spool: it holds the folder's lock
+// ([Spool.TryLock], an OS flock the system releases when the worker dies,
+// even by kill -9 or a reboot), waits for new entries on the folder
+// ([Spool.Watch]) and exits when the queue stays empty. A hook that finds
+// the lock free starts one ([Spool.StartDetached]: a new session, standard
+// streams detached, so it outlives the hook and the agent's process
+// group). A worker leaving releases the lock and then looks at the queue
+// once more, and a hook queues its entry before it looks at the lock, so
+// an entry is never left without a worker to run it.
+//
+// Nothing in the spool is followed through a symbolic link.
+package spool

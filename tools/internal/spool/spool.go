@@ -1,0 +1,378 @@
+package spool
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/atomicfile"
+)
+
+// DirName is the spool's folder inside a memory folder.
+const DirName = ".spool"
+
+// gitignore keeps the spool out of git: its entries hold conversations.
+const gitignore = "# forgemem capture queue: never committed.\n*\n"
+
+// FormatVersion is the version of the entry format this package writes
+// and reads.
+const FormatVersion = 1
+
+// File permissions: entries hold conversation text.
+const (
+	filePerm = 0o600
+	dirPerm  = 0o750
+)
+
+// Entry is one capture trigger waiting for its pass: everything the pass
+// needs, so that it does not depend on the agent's transcript, which may
+// grow, be compacted or be deleted before the worker runs.
+type Entry struct {
+	// Version is FormatVersion.
+	Version int `json:"version"`
+	// Kind is memcore.TriggerCadence (a finished turn) or
+	// memcore.TriggerCompaction (a compaction of the agent's context).
+	Kind memcore.Trigger `json:"kind"`
+	// SessionID is the agent's session, recorded in the memories written.
+	SessionID string `json:"session_id"`
+	// CreatedAt is when the trigger fired.
+	CreatedAt time.Time `json:"created_at"`
+	// Source names the agent integration that queued it ("claude-code").
+	Source string `json:"source,omitempty"`
+	// Transcript is the agent's transcript the messages were read from, for
+	// a person reading the entry; the pass does not read it.
+	Transcript string `json:"transcript,omitempty"`
+	// Messages is the conversation window: the user's and the agent's text
+	// since the agent's last compaction, oldest first.
+	Messages []Message `json:"messages"`
+	// Attempts counts the passes over this entry that failed (the model
+	// provider down, refusing the key, answering nonsense); LastError is
+	// the last failure. The entry waits for the next worker.
+	Attempts  int    `json:"attempts,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Message is one message of an entry's window.
+type Message struct {
+	Role    memcore.Role `json:"role"`
+	Content string       `json:"content"`
+}
+
+// Window returns the entry's messages as memcore messages.
+func (e *Entry) Window() []memcore.Message {
+	out := make([]memcore.Message, len(e.Messages))
+	for i, m := range e.Messages {
+		out[i] = memcore.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// Messages converts a window to an entry's messages.
+func Messages(window []memcore.Message) []Message {
+	out := make([]Message, len(window))
+	for i, m := range window {
+		out[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// Errors of the spool; match them with errors.Is.
+var (
+	// ErrLocked: another worker holds the spool's lock.
+	ErrLocked = errors.New("another capture worker holds the spool")
+	// ErrBadEntry: an entry file cannot be read as an entry.
+	ErrBadEntry = errors.New("unreadable capture queue entry")
+	// ErrUnsafe: the spool folder or a file in it is a symbolic link or
+	// not what it should be; nothing is followed through a link.
+	ErrUnsafe = errors.New("unsafe capture queue path")
+)
+
+// Spool is the capture queue of one memory folder: a folder of entry
+// files, each written atomically under a name that orders it, and an OS
+// lock held by the one worker that runs the passes.
+//
+// An entry's file name is <kind>-<time>-<session>-<random>.json: kind c
+// for a compaction and t for a turn, time the nanoseconds since 1970 in 20
+// digits, session a hash of the session id, random 8 hex digits. Listing
+// the folder orders the entries without reading them. Hidden files (an
+// entry being written) and other names are ignored; an entry that cannot
+// be read is renamed to <name>.bad and left for a person.
+type Spool struct {
+	dir string
+	now func() time.Time
+}
+
+// Open returns the spool of the memory folder memoryDir, making its
+// .spool folder with a .gitignore ignoring everything in it. A .spool that
+// is a symbolic link or not a folder is refused with ErrUnsafe.
+func Open(memoryDir string) (*Spool, error) {
+	if memoryDir == "" {
+		return nil, errors.New("spool: no memory folder")
+	}
+	dir := filepath.Join(memoryDir, DirName)
+	if err := os.MkdirAll(memoryDir, dirPerm); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	if err := os.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("spool: %s: %w: not a folder (symbolic links are never followed); remove it", dir, ErrUnsafe)
+	}
+	// O_EXCL never follows a symbolic link and leaves an existing file be.
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+	case err != nil:
+		return nil, fmt.Errorf("spool: %w", err)
+	default:
+		_, err = f.WriteString(gitignore)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("spool: %w", err)
+		}
+	}
+	return &Spool{dir: dir, now: time.Now}, nil
+}
+
+// OpenExisting returns the spool of memoryDir if its folder exists, and
+// nil, nil otherwise; it creates nothing. A .spool that is a symbolic link
+// or not a folder is refused with ErrUnsafe.
+func OpenExisting(memoryDir string) (*Spool, error) {
+	dir := filepath.Join(memoryDir, DirName)
+	info, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("spool: %w", err)
+	case !info.IsDir():
+		return nil, fmt.Errorf("spool: %s: %w: not a folder (symbolic links are never followed); remove it", dir, ErrUnsafe)
+	}
+	return &Spool{dir: dir, now: time.Now}, nil
+}
+
+// Dir is the spool's folder.
+func (s *Spool) Dir() string { return s.dir }
+
+// Item is an entry as its file name describes it.
+type Item struct {
+	// Name is the entry's file name in the spool folder.
+	Name string
+	// Kind is memcore.TriggerCompaction or memcore.TriggerCadence.
+	Kind memcore.Trigger
+	// Time orders the entries: when each was queued.
+	Time int64
+	// Session is a hash of the session id: entries of one session share it.
+	Session string
+}
+
+// sessionKey is the hash of a session id that names its entries.
+func sessionKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Add writes e as a new entry, atomically (memcore/atomicfile.WriteNew:
+// no reader ever sees a partial entry), and returns its name.
+func (s *Spool) Add(e Entry) (string, error) {
+	letter := "t"
+	switch e.Kind {
+	case memcore.TriggerCompaction:
+		letter = "c"
+	case memcore.TriggerCadence:
+	default:
+		return "", fmt.Errorf("spool: a trigger of kind %q is not captured", e.Kind)
+	}
+	e.Version = FormatVersion
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = s.now().UTC()
+	}
+	data, err := json.MarshalIndent(e, "", " ")
+	if err != nil {
+		return "", fmt.Errorf("spool: %w", err)
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	name := fmt.Sprintf("%s-%020d-%s-%s.json", letter, s.now().UnixNano(), sessionKey(e.SessionID), hex.EncodeToString(rnd[:]))
+	if err := atomicfile.WriteNew(filepath.Join(s.dir, name), append(data, '\n'), filePerm); err != nil {
+		return "", fmt.Errorf("spool: %w", err)
+	}
+	return name, nil
+}
+
+// parseName reads an entry's file name; ok is false for any other name.
+func parseName(name string) (it Item, ok bool) {
+	base, found := strings.CutSuffix(name, ".json")
+	if !found {
+		return it, false
+	}
+	parts := strings.Split(base, "-")
+	if len(parts) != 4 || len(parts[1]) != 20 || len(parts[2]) != 16 || len(parts[3]) != 8 {
+		return it, false
+	}
+	switch parts[0] {
+	case "c":
+		it.Kind = memcore.TriggerCompaction
+	case "t":
+		it.Kind = memcore.TriggerCadence
+	default:
+		return it, false
+	}
+	t, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return it, false
+	}
+	it.Name, it.Time, it.Session = name, t, parts[2]
+	return it, true
+}
+
+// List returns the entries waiting, oldest first.
+func (s *Spool) List() ([]Item, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	var items []Item
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if it, ok := parseName(e.Name()); ok {
+			items = append(items, it)
+		}
+	}
+	slices.SortFunc(items, func(a, b Item) int {
+		if a.Time != b.Time {
+			return compareInt(a.Time, b.Time)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return items, nil
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Read reads an entry. One that is not a regular file, does not parse or
+// has another format version is an error wrapping ErrBadEntry (or
+// ErrUnsafe for a symbolic link); a missing one wraps fs.ErrNotExist.
+func (s *Spool) Read(name string) (*Entry, error) {
+	path := filepath.Join(s.dir, name)
+	info, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("spool: %s: %w: not a regular file", path, ErrUnsafe)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	var e Entry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("spool: %s: %w: %v", path, ErrBadEntry, err)
+	}
+	switch {
+	case e.Version != FormatVersion:
+		return nil, fmt.Errorf("spool: %s: %w: format version %d, want %d", path, ErrBadEntry, e.Version, FormatVersion)
+	case e.Kind != memcore.TriggerCadence && e.Kind != memcore.TriggerCompaction:
+		return nil, fmt.Errorf("spool: %s: %w: kind %q", path, ErrBadEntry, e.Kind)
+	}
+	return &e, nil
+}
+
+// Update rewrites an entry in one step (memcore/atomicfile.Replace), to
+// record a failed attempt.
+func (s *Spool) Update(name string, e *Entry) error {
+	data, err := json.MarshalIndent(e, "", " ")
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	if err := atomicfile.Replace(filepath.Join(s.dir, name), append(data, '\n'), filePerm); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	return nil
+}
+
+// Remove deletes an entry; one already gone is not an error.
+func (s *Spool) Remove(name string) error {
+	if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("spool: %w", err)
+	}
+	return nil
+}
+
+// SetAside renames an unreadable entry to <name>.bad, so that it is no
+// longer listed and a person can look at it.
+func (s *Spool) SetAside(name string) error {
+	if err := os.Rename(filepath.Join(s.dir, name), filepath.Join(s.dir, name+".bad")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("spool: %w", err)
+	}
+	return nil
+}
+
+// Next chooses the entry to process next among items (as List returns
+// them), leaving out those skip reports true for: the oldest compaction,
+// else the newest turn of the session whose newest turn is oldest. covered
+// are that session's older turns: the newest turn's window holds theirs
+// (latest wins), so they are removed once its pass has finished. A session
+// whose newest turn is skipped has all its turns skipped. ok is false when
+// nothing is left.
+func Next(items []Item, skip func(Item) bool) (next Item, covered []Item, ok bool) {
+	if skip == nil {
+		skip = func(Item) bool { return false }
+	}
+	newest := map[string]Item{}
+	for _, it := range items {
+		if it.Kind == memcore.TriggerCompaction {
+			if !skip(it) {
+				return it, nil, true
+			}
+			continue
+		}
+		newest[it.Session] = it // items are oldest first
+	}
+	for _, it := range items {
+		if it.Kind != memcore.TriggerCadence || newest[it.Session] != it || skip(it) {
+			continue
+		}
+		if !ok || it.Time < next.Time {
+			next, ok = it, true
+		}
+	}
+	if !ok {
+		return Item{}, nil, false
+	}
+	for _, it := range items {
+		if it.Kind == memcore.TriggerCadence && it.Session == next.Session && it != next {
+			covered = append(covered, it)
+		}
+	}
+	return next, covered, true
+}
