@@ -170,6 +170,9 @@ func (w *Workspace) RunWorker(ctx context.Context, opts WorkerOptions) (*WorkerR
 			if opts.Idle > 0 && time.Now().Before(idleUntil) && watcher.Wait(ctx, idleUntil) {
 				continue
 			}
+			if ctx.Err() != nil {
+				break
+			}
 			// Leave: release the lock, then look once more, so that an entry
 			// queued by a hook that saw the lock held is not stranded.
 			unlock()
