@@ -138,8 +138,14 @@ type world struct {
 
 func newWorld(t *testing.T, rules ...remember) *world {
 	t.Helper()
+	return newWorldWith(t, (&model{t: t, rules: rules}).reply)
+}
+
+// newWorldWith is newWorld with the models' replies given.
+func newWorldWith(t *testing.T, reply fakeopenai.ReplyFunc) *world {
+	t.Helper()
 	w := &world{t: t, home: t.TempDir()}
-	srv, err := fakeopenai.Start((&model{t: t, rules: rules}).reply)
+	srv, err := fakeopenai.Start(reply)
 	if err != nil {
 		t.Fatal(err)
 	}

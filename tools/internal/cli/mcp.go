@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/tools/internal/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -46,12 +48,24 @@ docs/INTEGRATIONS.md has the set-up of every agent.`,
 			srv := mcpserver.New(ws, mcpserver.Options{Logger: logger})
 			t := &mcp.IOTransport{Reader: io.NopCloser(a.env.Stdin), Writer: nopWriteCloser{a.env.Stdout}}
 			err = srv.Run(cmd.Context(), t)
-			if err != nil && cmd.Context().Err() != nil {
-				return nil // interrupted: a normal end for a server
+			if err != nil && (cmd.Context().Err() != nil || clientGone(err)) {
+				return nil // the client went away, or an interrupt: a server's normal end
 			}
 			return err
 		},
 	}
+}
+
+// codeServerClosing is the JSON-RPC error code the SDK ends a session with
+// when the client's end of the stream closed ("server is closing").
+const codeServerClosing = -32004
+
+// clientGone reports whether err ended the session because the client
+// closed its end of the stream.
+func clientGone(err error) bool {
+	var we *jsonrpc.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) ||
+		errors.As(err, &we) && we.Code == codeServerClosing
 }
 
 // nopWriteCloser is a writer whose Close does nothing: the command's

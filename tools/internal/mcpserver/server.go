@@ -66,7 +66,7 @@ func New(ws *workspace.Workspace, opts Options) *mcp.Server {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "forgemem memory", Version: opts.Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: logger})
+		&mcp.ServerOptions{Instructions: strings.ReplaceAll(instructions, "\n", " "), Logger: logger})
 	h := &handlers{ws: ws, session: opts.SessionID}
 	for _, t := range h.tools() {
 		t.add(s)
