@@ -123,7 +123,7 @@ func (a *app) printStats(st *workspace.Stats) {
 	}
 	switch {
 	case st.PendingCaptures > 0:
-		p.printf("%s %d: %s\n", p.bold("Captures waiting:"), st.PendingCaptures, st.PendingReason)
+		p.printf("%s %d; %s\n", p.bold("Captures waiting:"), st.PendingCaptures, st.PendingReason)
 	case st.CaptureWorker != 0:
 		p.printf("%s none (a capture worker, process %d, is running)\n", p.bold("Captures waiting:"), st.CaptureWorker)
 	}

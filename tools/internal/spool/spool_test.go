@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -253,7 +252,7 @@ func TestLockOfAKilledProcessIsReleased(t *testing.T) {
 	if _, err := s.TryLock(); !errors.Is(err, spool.ErrLocked) {
 		t.Errorf("TryLock while another process holds it = %v, want ErrLocked", err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Signal(os.Kill); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()

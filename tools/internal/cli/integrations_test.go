@@ -1,0 +1,95 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hookInput is a Claude Code hook payload for the fixture's repository.
+func (f *fixture) hookInput(event string, extra map[string]any) string {
+	in := map[string]any{"session_id": "s1", "transcript_path": "", "cwd": f.repo, "hook_event_name": event, "permission_mode": "default"}
+	for k, v := range extra {
+		in[k] = v
+	}
+	data, _ := json.Marshal(in)
+	return string(data)
+}
+
+// transcriptFile writes a transcript in Claude Code's format.
+func (f *fixture) transcriptFile(lines ...string) string {
+	path := filepath.Join(f.root, "transcript.jsonl")
+	f.writeFile(path, strings.Join(lines, "\n")+"\n")
+	return path
+}
+
+func TestHookPromptInProcess(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	transcript := f.transcriptFile(
+		`{"type":"user","message":{"role":"user","content":"We are changing how user updates are saved."}}`,
+		`{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"user.go"}}]}}`,
+	)
+	r := f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{
+		"transcript_path": transcript, "prompt": "How should user updates lock rows?",
+	}), "hook", "claude-code")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var out map[string]map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout is not the hook output: %v\n%s", err, r.stdout)
+	}
+	ctx := out["hookSpecificOutput"]
+	if len(out) != 1 || len(ctx) != 2 || ctx["hookEventName"] != "UserPromptSubmit" || !strings.Contains(ctx["additionalContext"], "optimistic locking") {
+		t.Errorf("output %v", out)
+	}
+}
+
+// With the fake provider captures are queued and wait; stats and the worker
+// say why.
+func TestQueuedCapturesWaitWithoutAModel(t *testing.T) {
+	f := newFixture(t)
+	transcript := f.transcriptFile(
+		`{"type":"user","message":{"role":"user","content":"Always wrap errors with %w."}}`,
+		`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Will do."}]}}`,
+	)
+	for _, event := range []string{"Stop", "PreCompact"} {
+		r := f.runIn(t.Context(), f.root, f.hookInput(event, map[string]any{"transcript_path": transcript}), "hook", "claude-code")
+		if r.code != 0 || r.stdout != "" || r.stderr != "" {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q", event, r.code, r.stdout, r.stderr)
+		}
+	}
+	entries, err := filepath.Glob(filepath.Join(f.repoDir(), ".spool", "*.json"))
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("queued %v, %v; want a turn and a compaction", entries, err)
+	}
+	f.check("stats_pending", f.run("stats"), 0)
+	var st struct {
+		Pending int    `json:"pending_captures"`
+		Reason  string `json:"pending_reason"`
+	}
+	if err := json.Unmarshal([]byte(f.run("stats", "--json").stdout), &st); err != nil || st.Pending != 2 || !strings.Contains(st.Reason, "fake provider") {
+		t.Errorf("stats --json: %+v, %v", st, err)
+	}
+	r := f.run("worker")
+	if r.code != 1 || !strings.Contains(r.stderr, "the queued captures wait: a real model is needed") {
+		t.Errorf("worker: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestHookInstallInProcess(t *testing.T) {
+	f := newFixture(t)
+	r := f.run("hook", "install", "claude-code")
+	f.check("hook_install", r, 0)
+	if _, err := os.Stat(filepath.Join(f.repo, ".claude", "settings.json")); err != nil {
+		t.Error(err)
+	}
+	f.check("hook_install_again", f.run("hook", "install", "claude-code"), 0)
+	r = f.run("hook", "install", "cursor")
+	if r.code != 2 || !strings.Contains(r.stderr, `"cursor" is not an agent forgemem installs hooks for`) {
+		t.Errorf("hook install cursor: exit %d, %s", r.code, r.stderr)
+	}
+}
