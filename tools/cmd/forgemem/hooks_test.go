@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/tools/internal/fakeopenai"
@@ -107,6 +108,22 @@ func gatedWorld(t *testing.T, rules ...remember) (*world, *gate) {
 
 func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
 
+// stuckAfter bounds a wait on another process, so that a broken worker
+// fails the test with a message rather than hanging it.
+const stuckAfter = 2 * time.Minute
+
+// next returns the next classifier request to arrive.
+func (g *gate) next(t *testing.T) fakeopenai.ChatRequest {
+	t.Helper()
+	select {
+	case req := <-g.arrived:
+		return req
+	case <-time.After(stuckAfter):
+		t.Fatalf("no classifier request came in %s: the capture worker did not run", stuckAfter)
+		return fakeopenai.ChatRequest{}
+	}
+}
+
 // spoolDir is the capture queue of a repository.
 func spoolDir(repo string) string { return filepath.Join(repo, ".forge", "memory", spool.DirName) }
 
@@ -119,8 +136,15 @@ func waitWorkerGone(t *testing.T, repo string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
+	locked := make(chan error, 1)
+	go func() { locked <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-locked:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(stuckAfter):
+		t.Fatalf("the capture worker still holds the queue after %s", stuckAfter)
 	}
 }
 
@@ -226,7 +250,7 @@ func TestHookStopAndPreCompactCaptureOffThePath(t *testing.T) {
 			if items := entries(t, repo); len(items) != 1 || string(items[0].Kind) != tt.trigger {
 				t.Fatalf("queued %+v, want one %s entry", items, tt.trigger)
 			}
-			req := <-g.arrived // the worker's pass is waiting for the classifier
+			req := g.next(t) // the worker's pass is waiting for the classifier
 			contains(t, "the classifier request", req.Text(), "wrap errors with %w and a verb phrase",
 				"I'll look at how package store compares errors first.", "This screenshot shows the failing test in CI.",
 				"Done: package store wraps errors with %w now")
@@ -263,7 +287,7 @@ func TestQueuedCaptureSurvivesAKilledWorker(t *testing.T) {
 	if _, errOut, code := w.hook(repo, w.payload("stop", repo, transcript)); code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	<-g.arrived // mid-pass: the classifier has the request and has not answered
+	g.next(t) // mid-pass: the classifier has the request and has not answered
 	sp, err := spool.OpenExisting(filepath.Join(repo, ".forge", "memory"))
 	if err != nil || sp == nil {
 		t.Fatal(err)
@@ -286,7 +310,7 @@ func TestQueuedCaptureSurvivesAKilledWorker(t *testing.T) {
 	g.hold.Store(false) // the classifier answers from now on
 	out := w.ok(repo, "", "worker")
 	contains(t, "forgemem worker", out, "Ran 1 capture pass: 1 memory written.")
-	<-g.arrived
+	g.next(t)
 	if items := entries(t, repo); len(items) != 0 {
 		t.Errorf("left in the queue: %+v", items)
 	}
@@ -295,7 +319,7 @@ func TestQueuedCaptureSurvivesAKilledWorker(t *testing.T) {
 	if _, errOut, code := w.hook(repo, w.payload("stop", repo, transcript)); code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	<-g.arrived
+	g.next(t)
 	waitWorkerGone(t, repo)
 	list := w.ok(repo, "", "list", "--json")
 	if n := strings.Count(list, `"content": "Errors are wrapped with %w and a verb phrase`); n != 1 {
