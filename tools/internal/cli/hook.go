@@ -119,10 +119,9 @@ func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput) {
 		return
 	}
 	var window []memcore.Message
+	var transcriptErr error // reported only if the prompt's recall works
 	if in.TranscriptPath != "" {
-		if window, err = claudecode.ReadWindow(in.TranscriptPath); err != nil {
-			a.hookFailed("recalling for the prompt alone: %v", err)
-		}
+		window, transcriptErr = claudecode.ReadWindow(in.TranscriptPath)
 	}
 	if p := strings.TrimSpace(in.Prompt); p != "" {
 		if n := len(window); n == 0 || window[n-1].Role != memcore.RoleUser || window[n-1].Content != p {
@@ -139,7 +138,10 @@ func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput) {
 	case err != nil:
 		a.hookFailed("no memories for this prompt: %v", err)
 		return
-	case res.Injection == "":
+	case transcriptErr != nil:
+		a.hookFailed("recalled for the prompt alone: %v", transcriptErr)
+	}
+	if res.Injection == "" {
 		return
 	}
 	if err := claudecode.WritePromptContext(a.env.Stdout, res.Injection); err != nil {

@@ -46,6 +46,16 @@ func TestHookPromptInProcess(t *testing.T) {
 	if len(out) != 1 || len(ctx) != 2 || ctx["hookEventName"] != "UserPromptSubmit" || !strings.Contains(ctx["additionalContext"], "optimistic locking") {
 		t.Errorf("output %v", out)
 	}
+
+	// A transcript that cannot be read: the prompt alone is recalled for,
+	// and one line says so.
+	r = f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{
+		"transcript_path": filepath.Join(f.root, "gone.jsonl"), "prompt": "How should user updates lock rows?",
+	}), "hook", "claude-code")
+	if r.code != 0 || !strings.Contains(r.stdout, "optimistic locking") || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "recalled for the prompt alone") {
+		t.Errorf("without the transcript: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
 }
 
 // With the fake provider captures are queued and wait; stats and the worker
