@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 	"github.com/forgemem/forgemem/providers/fake"
 )
 
@@ -81,9 +82,13 @@ func naiveDot(a, b []float32) float32 {
 
 var sink float32
 
-// BenchmarkScanFloor is the floor the search is measured against: one
-// dot product per row over the same vectors, no heap, one goroutine —
-// with the plain loop and with the unrolled one the index uses.
+// BenchmarkScanFloor scores one query against every row of the index's
+// block on one goroutine, with no heap: with the plain loop ("naive") and
+// with vecmath.Dot, the kernel the index uses ("vecmath", named by
+// vecmath.Kernel in the sub-benchmark). Against BenchmarkSearch's par=1 it
+// shows what the heap and the bookkeeping cost; the memory-bandwidth floor
+// (every core streaming the block) is vecmath's BenchmarkStreamFloor and
+// membench's stream floor.
 func BenchmarkScanFloor(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		x := benchFlatIndex(n)
@@ -91,7 +96,7 @@ func BenchmarkScanFloor(b *testing.B) {
 		for _, f := range []struct {
 			name string
 			dot  func(a, b []float32) float32
-		}{{"naive", naiveDot}, {"unrolled", dot}} {
+		}{{"naive", naiveDot}, {"vecmath-" + vecmath.Kernel(), vecmath.Dot}} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, f.name), func(b *testing.B) {
 				b.SetBytes(int64(n * benchDim * 4))
 				for b.Loop() {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 )
 
 // flatIndex is an exact nearest-neighbour index with no structure beyond a
@@ -45,11 +47,13 @@ func (x *flatIndex) len() int {
 	return len(x.ids)
 }
 
-// search returns, for each query (unit vectors of length x.dim), its k best
-// rows, best first. All queries are scored in one pass over the block, so
-// each row is read from memory once however many queries there are. Large
-// indexes are scanned by up to par goroutines, each over its own stretch of
-// rows with its own heaps, merged at the end.
+// search returns, for each query, its k best rows, best first. Queries are
+// unit vectors of exactly x.dim values: the callers (Index.SearchBatch,
+// Engine.search) check the length, as vecmath.Dot panics on a mismatch.
+// All queries are scored in one pass over the block, so each row is read
+// from memory once however many queries there are. Large indexes are
+// scanned by up to par goroutines, each over its own stretch of rows with
+// its own heaps, merged at the end.
 func (x *flatIndex) search(queries [][]float32, k, par int) [][]hit {
 	n := x.len()
 	out := make([][]hit, len(queries))
@@ -106,13 +110,17 @@ func (x *flatIndex) searchSplit(queries [][]float32, k, workers int) [][]hit {
 }
 
 // scan scores rows lo..hi-1 against every query, offering each score to
-// that query's heap.
+// that query's heap. Rows are taken one at a time and scored against every
+// query before the next row, so a row is read from memory once however many
+// queries there are (the others find it in the cache). Each dot product is
+// vecmath.Dot: SIMD where the CPU has it, within the bound its package
+// documents of the exact value.
 func (x *flatIndex) scan(queries [][]float32, lo, hi int, heaps []topK) {
 	dim := x.dim
 	if len(queries) == 1 {
-		q, h := queries[0][:dim], &heaps[0]
+		q, h := queries[0], &heaps[0]
 		for r := lo; r < hi; r++ {
-			s := dot(x.vecs[r*dim:(r+1)*dim], q)
+			s := vecmath.Dot(x.vecs[r*dim:(r+1)*dim:(r+1)*dim], q)
 			if s >= h.floor {
 				h.offer(hit{row: r, score: s})
 			}
@@ -120,9 +128,9 @@ func (x *flatIndex) scan(queries [][]float32, lo, hi int, heaps []topK) {
 		return
 	}
 	for r := lo; r < hi; r++ {
-		row := x.vecs[r*dim : (r+1)*dim]
+		row := x.vecs[r*dim : (r+1)*dim : (r+1)*dim]
 		for qi, q := range queries {
-			s := dot(row, q)
+			s := vecmath.Dot(row, q)
 			if h := &heaps[qi]; s >= h.floor {
 				h.offer(hit{row: r, score: s})
 			}
@@ -208,31 +216,6 @@ func (t *topK) sorted() []hit {
 	out := slices.Clone(t.h)
 	slices.SortFunc(out, compareHits)
 	return out
-}
-
-// dot returns the dot product of a and b, which must have the same length.
-// Eight independent accumulators keep the floating-point units busy, and the
-// loop is written so that the compiler proves every index in bounds (no
-// bounds checks in the loop body).
-func dot(a, b []float32) float32 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	for len(a) >= 8 && len(b) >= 8 {
-		x := a[:8:8]
-		y := b[:8:8]
-		s0 += x[0] * y[0]
-		s1 += x[1] * y[1]
-		s2 += x[2] * y[2]
-		s3 += x[3] * y[3]
-		s4 += x[4] * y[4]
-		s5 += x[5] * y[5]
-		s6 += x[6] * y[6]
-		s7 += x[7] * y[7]
-		a, b = a[8:], b[8:]
-	}
-	for i := range min(len(a), len(b)) {
-		s0 += a[i] * b[i]
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
 // normalize scales v to unit length in place. It reports false, leaving v

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 )
 
 // randomFlatIndex returns a flat index of n unit vectors of dim values; every
@@ -36,11 +38,12 @@ func randomUnit(r *rand.Rand, dim int) []float32 {
 	return v
 }
 
-// bruteForce scores every row and sorts: the reference for search.
+// bruteForce scores every row with the same kernel and sorts: the
+// reference for search, which must return exactly its hits and scores.
 func bruteForce(x *flatIndex, q []float32, k int) []hit {
 	all := make([]hit, x.len())
 	for i := range all {
-		all[i] = hit{row: i, score: dot(x.vecs[i*x.dim:(i+1)*x.dim], q)}
+		all[i] = hit{row: i, score: vecmath.Dot(x.vecs[i*x.dim:(i+1)*x.dim], q)}
 	}
 	slices.SortStableFunc(all, compareHits)
 	return all[:min(k, len(all))]
@@ -81,21 +84,6 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 	}
 }
 
-func TestDot(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for n := range 40 {
-		a, b := make([]float32, n), make([]float32, n)
-		var want float64
-		for i := range a {
-			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-			want += float64(a[i]) * float64(b[i])
-		}
-		if got := float64(dot(a, b)); math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
-			t.Errorf("dot of length %d = %v, want %v", n, got, want)
-		}
-	}
-}
-
 func TestNormalize(t *testing.T) {
 	for _, tt := range []struct {
 		in []float32
@@ -114,7 +102,7 @@ func TestNormalize(t *testing.T) {
 			continue
 		}
 		if tt.ok {
-			if n := math.Sqrt(float64(dot(v, v))); math.Abs(n-1) > 1e-6 {
+			if n := math.Sqrt(float64(vecmath.Dot(v, v))); math.Abs(n-1) > 1e-6 {
 				t.Errorf("normalize(%v) has length %v", tt.in, n)
 			}
 		}

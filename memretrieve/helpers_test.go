@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 	"github.com/forgemem/forgemem/providers/fake"
 	"github.com/rs/zerolog"
 )
@@ -206,7 +207,7 @@ func cosine(t testing.TB, emb memcore.Embedder, a, b string) float64 {
 	x, y := append([]float32(nil), v[0]...), append([]float32(nil), v[1]...)
 	normalize(x)
 	normalize(y)
-	return float64(dot(x, y))
+	return float64(vecmath.Dot(x, y))
 }
 
 // waitFor polls cond until it holds or the deadline passes.
