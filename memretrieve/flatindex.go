@@ -18,6 +18,10 @@ type flatIndex struct {
 	dim  int
 	ids  []string
 	vecs []float32
+	// quant, when set, makes this a quantised index: the rows are searched
+	// in their int8 form, and vecs is nil (quant says where the float32
+	// vectors are).
+	quant *quantRows
 }
 
 // hit is one search result: a row of the index and its cosine similarity
@@ -54,51 +58,60 @@ func (x *flatIndex) len() int {
 // from memory once however many queries there are. Large indexes are
 // scanned by up to par goroutines, each over its own stretch of rows with
 // its own heaps, merged at the end.
-func (x *flatIndex) search(queries [][]float32, k, par int) [][]hit {
-	n := x.len()
-	out := make([][]hit, len(queries))
-	if n == 0 || k < 1 || len(queries) == 0 {
-		return out
+//
+// A quantised index (quant set) scans its int8 rows and re-ranks the best
+// candidates exactly (see searchQuant); degraded then reports candidates
+// whose float32 vector could not be read back from disk.
+func (x *flatIndex) search(queries [][]float32, k, par int) (hits [][]hit, degraded bool) {
+	if x.len() == 0 || k < 1 || len(queries) == 0 {
+		return make([][]hit, len(queries)), false
 	}
+	if x.quant != nil {
+		return x.searchQuant(queries, k, par)
+	}
+	return x.topRows(len(queries), k, par, func(lo, hi int, heaps []topK) {
+		x.scan(queries, lo, hi, heaps)
+	}), false
+}
+
+// topRows returns the k best rows (at most the index's) of each of nq
+// queries, best first, as scored by scan, which offers the scores of rows
+// lo..hi-1 to the queries' heaps. Large indexes are scanned by up to par
+// goroutines, each over its own stretch of rows with its own heaps; the
+// heaps of each query are merged at the end.
+func (x *flatIndex) topRows(nq, k, par int, scan func(lo, hi int, heaps []topK)) [][]hit {
+	n := x.len()
 	k = min(k, n)
 	workers := 1
 	if n*x.dim >= parallelMinFloats && par > 1 {
 		workers = min(par, n/64+1)
 	}
-	if workers > 1 {
-		return x.searchSplit(queries, k, workers)
+	out := make([][]hit, nq)
+	if workers == 1 {
+		heaps := newHeaps(nq, k)
+		scan(0, n, heaps)
+		for q, h := range heaps {
+			out[q] = h.sorted()
+		}
+		return out
 	}
-	heaps := newHeaps(len(queries), k)
-	x.scan(queries, 0, n, heaps)
-	for q, h := range heaps {
-		out[q] = h.sorted()
-	}
-	return out
-}
-
-// searchSplit is search on workers goroutines, each scanning its own
-// stretch of rows into its own heaps; the heaps of each query are merged at
-// the end.
-func (x *flatIndex) searchSplit(queries [][]float32, k, workers int) [][]hit {
-	n := x.len()
 	parts := make([][]topK, workers)
 	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
 	for w := range workers {
 		lo, hi := w*chunk, min((w+1)*chunk, n)
-		parts[w] = newHeaps(len(queries), k)
+		parts[w] = newHeaps(nq, k)
 		if lo >= hi {
 			continue
 		}
 		wg.Add(1)
 		go func(heaps []topK) {
 			defer wg.Done()
-			x.scan(queries, lo, hi, heaps)
+			scan(lo, hi, heaps)
 		}(parts[w])
 	}
 	wg.Wait()
-	out := make([][]hit, len(queries))
-	for q := range queries {
+	for q := range nq {
 		var all []hit
 		for w := range parts {
 			all = append(all, parts[w][q].h...)
@@ -218,8 +231,20 @@ func (t *topK) sorted() []hit {
 	return out
 }
 
+// unitTolerance is how far from 1 the squared length of a vector scaled to
+// unit length in float32 can be: each value is within a relative 2⁻²⁴ of
+// its exact value, so the sum of squares is within 2⁻²³ of 1, far below
+// this bound; the cosine similarities of a vector left as it is are off by
+// at most half of it.
+const unitTolerance = 1e-6
+
 // normalize scales v to unit length in place. It reports false, leaving v
 // unusable, when v is empty, all zero, or holds a NaN or an infinity.
+//
+// A vector already of unit length, to within the rounding of float32 values
+// (its squared length within unitTolerance of 1), is left as it is, so that
+// normalising is idempotent: a vector normalised, written to the cache file
+// and read back is the same, bit for bit, and scores the same.
 func normalize(v []float32) bool {
 	var sum float64
 	for _, f := range v {
@@ -227,6 +252,9 @@ func normalize(v []float32) bool {
 	}
 	if len(v) == 0 || sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
 		return false
+	}
+	if math.Abs(sum-1) <= unitTolerance {
+		return true
 	}
 	inv := 1 / math.Sqrt(sum)
 	for i, f := range v {

@@ -61,7 +61,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 					if n > 3 {
 						queries = append(queries, slices.Clone(x.vecs[3*dim:4*dim])) // an exact match and its ties
 					}
-					got := x.search(queries, k, par)
+					got, _ := x.search(queries, k, par)
 					if len(got) != len(queries) {
 						t.Fatalf("n=%d: %d result lists for %d queries", n, len(got), len(queries))
 					}
@@ -74,7 +74,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 							t.Fatalf("n=%d dim=%d k=%d par=%d query %d:\n got %v\nwant %v", n, dim, k, par, qi, got[qi], want)
 						}
 						// One query alone gives the same as in a batch.
-						if single := x.search([][]float32{q}, k, par); !slices.Equal(single[0], got[qi]) {
+						if single, _ := x.search([][]float32{q}, k, par); !slices.Equal(single[0], got[qi]) {
 							t.Fatalf("n=%d dim=%d: single-query search differs from the batched one", n, dim)
 						}
 					}

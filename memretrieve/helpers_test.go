@@ -142,9 +142,16 @@ func identityConfig() Config {
 	return c
 }
 
+// quantizedTests, set by TestQuantizedCacheSuite while it runs other tests,
+// makes newEngine build every engine with the quantised index.
+var quantizedTests bool
+
 // newEngine builds an engine or fails the test.
 func newEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, llm memcore.LLMProvider, cfg Config, opts ...EngineOption) *Engine {
 	t.Helper()
+	if quantizedTests {
+		cfg.Quantized = true
+	}
 	e, err := NewEngine(store, emb, llm, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
