@@ -8,14 +8,13 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/providers/fake"
 )
 
 // BenchmarkOnTurnComplete measures the agent's cost of one turn with a
 // 200-message window while the pipeline is busy with a classifier call
 // that never returns (so only the hand-off is measured).
 func BenchmarkOnTurnComplete(b *testing.B) {
-	llm, entered, _ := blockingLLM(nothing)
+	llm, entered, _ := blockingLLM(b, nothing)
 	p, err := NewPipeline(llm, "", memcore.NewMemStore(), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +53,7 @@ func BenchmarkOnTurnComplete(b *testing.B) {
 // ten only count the turn, the tenth hands the window over (so B/op is a
 // tenth of a copy).
 func BenchmarkOnTurnCompleteNotDue(b *testing.B) {
-	p, err := NewPipeline(fake.NewLLM(), "", memcore.NewMemStore(), nil)
+	p, err := NewPipeline(newLLM(b), "", memcore.NewMemStore(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,10 +93,10 @@ func BenchmarkPass10kMemories(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			llm := fake.NewLLM(always(nothing))
+			llm := newLLM(b, always(nothing))
 			opts := []Option{}
 			if withEmbedder {
-				opts = append(opts, WithEmbedder(fake.NewEmbedder()))
+				opts = append(opts, WithEmbedder(newEmbedder(b)))
 			}
 			p, err := NewPipeline(llm, "", store, nil, opts...)
 			if err != nil {

@@ -186,7 +186,7 @@ func TestValidation(t *testing.T) {
 			t.Parallel()
 			eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 				s := seedChain(t, store)
-				llm := fake.NewLLM(always(c.reply(s)))
+				llm := newLLM(t, always(c.reply(s)))
 				p := startPipeline(t, llm, store, nil, c.opts...)
 				p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 				st := passes(t, p, 1)
@@ -244,7 +244,7 @@ func wantRelated(t *testing.T, m *memcore.MemoryFile, want ...memcore.RelatedMem
 func TestStoredTriggerSessionAndTime(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		at := time.Date(2025, 3, 1, 12, 30, 45, 999, time.FixedZone("X", 3600))
-		llm := fake.NewLLM(fake.WithReplies(reply(item("From a turn.")), reply(item("From a compaction."))))
+		llm := newLLM(t, fake.WithReplies(reply(item("From a turn.")), reply(item("From a compaction."))))
 		p := startPipeline(t, llm, store, nil, WithClock(func() time.Time { return at }))
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a"), SessionID: "session-1"})
 		passes(t, p, 1)
@@ -297,7 +297,7 @@ func TestRetiredChainsAreInvisibleToCapture(t *testing.T) {
 		again["scope"], again["category"], again["supersedes"] = "repo", "architectural-decisions", retired.Meta.ID
 		linked := item("Runs the linters before every commit.")
 		linked["related"] = []mem{{"id": old.Meta.ID, "relationship": "relates-to"}}
-		llm := fake.NewLLM(fake.WithReplies(reply(again, linked)))
+		llm := newLLM(t, fake.WithReplies(reply(again, linked)))
 		p := startPipeline(t, llm, store, nil)
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("We use SQLite locally again; lint before commits.")})
 		passes(t, p, 1)

@@ -12,9 +12,12 @@ import (
 // A pipeline with a scripted classifier writes one memory from a turn.
 func Example() {
 	ctx := context.Background()
-	classifier := fake.NewLLM(fake.WithReplies(`{"memories": [{
+	classifier, err := fake.NewLLM(fake.WithReplies(`{"memories": [{
 		"content": "Prefers table-driven tests with t.Run subtests.\nSaid so while reviewing the parser tests.",
 		"scope": "user", "category": "coding-preferences", "supersedes": "", "related": []}]}`))
+	if err != nil {
+		panic(err)
+	}
 	store := memcore.NewMemStore()
 
 	rebuilt := 0
@@ -53,13 +56,16 @@ func Example() {
 // call by its schema name.
 func ExampleClassifierSchemaName() {
 	ctx := context.Background()
-	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm, err := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName {
 			return &memcore.CompletionResponse{Text: `{"memories": [{"content": "The build uses Bazel.",
 				"scope": "repo", "category": "project-conventions", "supersedes": "", "related": []}]}`}, nil
 		}
 		return &memcore.CompletionResponse{Text: `{"hypotheses": []}`}, nil // another caller's request
 	}))
+	if err != nil {
+		panic(err)
+	}
 	store := memcore.NewMemStore()
 	p, err := memcapture.NewPipeline(llm, "", store, nil)
 	if err != nil {
@@ -83,8 +89,15 @@ func ExampleClassifierSchemaName() {
 }
 
 func ExampleNewObserver() {
-	p, _ := memcapture.NewPipeline(fake.NewLLM(), "", memcore.NewMemStore(), nil)
-	_, err := memcapture.NewObserver(p, memcapture.WithCadence(12))
+	llm, err := fake.NewLLM()
+	if err != nil {
+		panic(err)
+	}
+	p, err := memcapture.NewPipeline(llm, "", memcore.NewMemStore(), nil)
+	if err != nil {
+		panic(err)
+	}
+	_, err = memcapture.NewObserver(p, memcapture.WithCadence(12))
 	fmt.Println(err)
 	// Output:
 	// memcapture: invalid capture config: WithCadence is 12, want 1–10

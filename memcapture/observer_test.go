@@ -14,9 +14,9 @@ import (
 
 // blockingLLM is a fake LLM whose calls signal entered and then wait until
 // release is closed (or their context ends) before answering text.
-func blockingLLM(text string) (llm *fake.LLM, entered chan struct{}, release chan struct{}) {
+func blockingLLM(t testing.TB, text string) (llm *fake.LLM, entered chan struct{}, release chan struct{}) {
 	entered, release = make(chan struct{}, 100), make(chan struct{})
-	llm = fake.NewLLM(fake.WithReplyFunc(func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm = newLLM(t, fake.WithReplyFunc(func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		entered <- struct{}{}
 		select {
 		case <-release:
@@ -29,7 +29,7 @@ func blockingLLM(text string) (llm *fake.LLM, entered chan struct{}, release cha
 }
 
 func TestStuckClassifierDoesNotBlockTurns(t *testing.T) {
-	llm, entered, release := blockingLLM(nothing)
+	llm, entered, release := blockingLLM(t, nothing)
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	obs := must(NewObserver(p))
 
@@ -81,7 +81,7 @@ func TestStuckClassifierDoesNotBlockTurns(t *testing.T) {
 func TestCadence(t *testing.T) {
 	for _, cadence := range []int{1, 3, 10} {
 		t.Run(fmt.Sprint(cadence), func(t *testing.T) {
-			llm := fake.NewLLM(always(nothing))
+			llm := newLLM(t, always(nothing))
 			p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 			obs := must(NewObserver(p, WithCadence(cadence)))
 			const turns = 30
@@ -104,7 +104,7 @@ func TestCadence(t *testing.T) {
 }
 
 func TestCompactionIgnoresCadence(t *testing.T) {
-	p := newPipeline(t, fake.NewLLM(always(nothing)), memcore.NewMemStore(), nil)
+	p := newPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), nil)
 	obs := must(NewObserver(p, WithCadence(10)))
 	obs.OnTurnComplete(win("a"), "s")
 	obs.OnCompaction(win("arc"), "s")
@@ -115,7 +115,7 @@ func TestCompactionIgnoresCadence(t *testing.T) {
 }
 
 func TestObserverCopiesTheWindow(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 	obs := must(NewObserver(p))
 	msgs := win("original text")

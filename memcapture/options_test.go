@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/providers/fake"
 	"github.com/rs/zerolog"
 )
 
@@ -17,7 +16,7 @@ import (
 // error wrapping ErrInvalidConfig whose message names the setting, the
 // value given and the values allowed; several are reported together.
 func TestBadConfigIsNamed(t *testing.T) {
-	llm, store := fake.NewLLM(), memcore.NewMemStore()
+	llm, store := newLLM(t), memcore.NewMemStore()
 	const prefix = "memcapture: invalid capture config: "
 	minInt := strconv.Itoa(math.MinInt)
 	pipelines := []struct {
@@ -87,7 +86,7 @@ func TestBadConfigIsNamed(t *testing.T) {
 
 // The edges of every range are accepted.
 func TestConfigEdgesAccepted(t *testing.T) {
-	llm, store := fake.NewLLM(), memcore.NewMemStore()
+	llm, store := newLLM(t), memcore.NewMemStore()
 	if _, err := NewPipeline(llm, "", store, nil,
 		WithExistingTokens(0), WithWindowTokens(1), WithMaxContentBytes(1), WithMaxMemoriesPerPass(1),
 		WithMaxPendingCompactions(1), WithReplyTokens(1), WithPassTimeout(time.Nanosecond),
@@ -123,10 +122,10 @@ func TestOptionsNeverPanic(t *testing.T) {
 		named["WithRetryPolicy"] = append(named["WithRetryPolicy"], WithRetryPolicy(memcore.RetryPolicy{BaseDelay: d, MaxDelay: d}))
 	}
 	named["WithClock"] = []Option{WithClock(nil), WithClock(time.Now)}
-	named["WithEmbedder"] = []Option{WithEmbedder(nil), WithEmbedder(fake.NewEmbedder())}
+	named["WithEmbedder"] = []Option{WithEmbedder(nil), WithEmbedder(newEmbedder(t))}
 	named["WithLogger"] = []Option{WithLogger(zerolog.Logger{}), WithLogger(zerolog.Nop())}
 
-	llm, store := fake.NewLLM(), memcore.NewMemStore()
+	llm, store := newLLM(t), memcore.NewMemStore()
 	check := func(t *testing.T, name string, err error) {
 		t.Helper()
 		if err != nil && (!errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), ", want ")) {

@@ -111,7 +111,7 @@ func decode(t *testing.T, b []byte) any {
 
 func TestUnparseableReplyAskedOnce(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
-		llm := fake.NewLLM(fake.WithReplies("I think the user likes tabs!", "```json\n{\"memories\":["+one+"]}\n```"))
+		llm := newLLM(t, fake.WithReplies("I think the user likes tabs!", "```json\n{\"memories\":["+one+"]}\n```"))
 		p := startPipeline(t, llm, store, nil)
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("use tabs please")})
 		s := passes(t, p, 1)
@@ -129,7 +129,7 @@ func TestUnparseableReplyAskedOnce(t *testing.T) {
 
 func TestUnparseableTwiceIsCounted(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
-		llm := fake.NewLLM(always("Sorry, I cannot help with that."))
+		llm := newLLM(t, always("Sorry, I cannot help with that."))
 		p := startPipeline(t, llm, store, nil)
 		w := win("use tabs please")
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
@@ -147,7 +147,7 @@ func TestUnparseableTwiceIsCounted(t *testing.T) {
 }
 
 func TestEmptyListIsNotAParseFailure(t *testing.T) {
-	llm := fake.NewLLM(always("```json\n{\"memories\": []}\n```"))
+	llm := newLLM(t, always("```json\n{\"memories\": []}\n```"))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("hi")})
 	if s := passes(t, p, 1); s.ParseFailures != 0 || llm.Calls() != 1 || s.MemoriesWritten != 0 {

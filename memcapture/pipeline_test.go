@@ -15,7 +15,7 @@ import (
 )
 
 func TestLatestTurnWins(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 	for i := 1; i <= 5; i++ {
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win(fmt.Sprintf("window %d", i)), SessionID: "s"})
@@ -32,7 +32,7 @@ func TestLatestTurnWins(t *testing.T) {
 }
 
 func TestCompactionsFirstAndNotCoalesced(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("turn A")})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc B")})
@@ -54,7 +54,7 @@ func TestCompactionsFirstAndNotCoalesced(t *testing.T) {
 }
 
 func TestCompactionQueueBound(t *testing.T) {
-	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil, WithMaxPendingCompactions(2))
+	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil, WithMaxPendingCompactions(2))
 	for i := range 5 {
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win(fmt.Sprint(i))})
 	}
@@ -66,7 +66,7 @@ func TestCompactionQueueBound(t *testing.T) {
 // Only cadence and compaction triggers start passes; any other kind is
 // dropped and counted.
 func TestUnknownKindDropped(t *testing.T) {
-	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil)
+	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil)
 	for _, kind := range []memcore.Trigger{memcore.TriggerManual, "", "turn", "Cadence"} {
 		p.Enqueue(TriggerEvent{Kind: kind, Messages: win("x")})
 	}
@@ -76,7 +76,7 @@ func TestUnknownKindDropped(t *testing.T) {
 }
 
 func TestIdenticalWindowSkipped(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	w := win("we use tabs", "noted")
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
@@ -98,8 +98,8 @@ func TestIdenticalWindowSkipped(t *testing.T) {
 }
 
 func TestFailedPassIsNotRememberedAsClassified(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
-	llm.FailNext(1, memcore.ErrInvalidRequest)
+	llm := newLLM(t, always(nothing))
+	failNext(t, llm, 1, memcore.ErrInvalidRequest)
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	w := win("same window")
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
@@ -112,7 +112,7 @@ func TestFailedPassIsNotRememberedAsClassified(t *testing.T) {
 }
 
 func TestEmptyWindowSkipped(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: []memcore.Message{{Role: memcore.RoleTool, Content: "output"}}})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction})
@@ -124,7 +124,7 @@ func TestEmptyWindowSkipped(t *testing.T) {
 
 func TestWindowCappedOnRuneBoundaries(t *testing.T) {
 	const budget = 60
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil, WithWindowTokens(budget))
 	var msgs []memcore.Message
 	for i := range 40 {
@@ -155,7 +155,7 @@ func TestWindowCappedOnRuneBoundaries(t *testing.T) {
 
 func TestNoToolContentReachesTheClassifier(t *testing.T) {
 	const leak = "TOOL-SECRET-OUTPUT"
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	llm.Enqueue("not json at all") // so the retry request is recorded too
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	msgs := []memcore.Message{
@@ -189,7 +189,7 @@ func TestNoToolContentReachesTheClassifier(t *testing.T) {
 }
 
 func TestEnqueueBeforeStartWaits(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("early")})
 	if llm.Calls() != 0 {
@@ -203,7 +203,7 @@ func TestEnqueueBeforeStartWaits(t *testing.T) {
 }
 
 func TestStartTwiceAndAfterClose(t *testing.T) {
-	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil)
+	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil)
 	must(0, p.Start(context.Background()))
 	if err := p.Start(context.Background()); !errors.Is(err, ErrAlreadyStarted) {
 		t.Errorf("second Start: err = %v, want ErrAlreadyStarted", err)
@@ -223,7 +223,7 @@ func TestStartTwiceAndAfterClose(t *testing.T) {
 
 func TestCloseDrains(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
-		llm, entered, release := blockingLLM(reply(mem{"content": "Prefers tabs.", "scope": "user", "category": "coding-preferences"}))
+		llm, entered, release := blockingLLM(t, reply(mem{"content": "Prefers tabs.", "scope": "user", "category": "coding-preferences"}))
 		p := startPipeline(t, llm, store, nil)
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first")})
 		<-entered
@@ -250,7 +250,7 @@ func TestCloseDrains(t *testing.T) {
 }
 
 func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
-	llm, entered, _ := blockingLLM(nothing) // never released
+	llm, entered, _ := blockingLLM(t, nothing) // never released
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("stuck")})
 	<-entered
@@ -268,7 +268,7 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 }
 
 func TestCloseBeforeStartDropsWaiting(t *testing.T) {
-	p := newPipeline(t, fake.NewLLM(), memcore.NewMemStore(), nil)
+	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("b")})
 	if err := p.Close(context.Background()); err != nil {
@@ -280,7 +280,7 @@ func TestCloseBeforeStartDropsWaiting(t *testing.T) {
 }
 
 func TestStartContextStopsThePipeline(t *testing.T) {
-	llm, entered, _ := blockingLLM(nothing)
+	llm, entered, _ := blockingLLM(t, nothing)
 	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	must(0, p.Start(ctx))
@@ -298,7 +298,7 @@ func TestStartContextStopsThePipeline(t *testing.T) {
 func TestRebuildOncePerWritingPass(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		var rebuilds atomic.Int32
-		llm := fake.NewLLM(fake.WithReplies(
+		llm := newLLM(t, fake.WithReplies(
 			reply(mem{"content": "Uses tabs.", "scope": "repo", "category": "project-conventions"},
 				mem{"content": "Prefers table-driven tests.", "scope": "user", "category": "coding-preferences"}),
 			nothing,
@@ -315,7 +315,7 @@ func TestRebuildOncePerWritingPass(t *testing.T) {
 }
 
 func TestPanickingRebuildDoesNotStopThePipeline(t *testing.T) {
-	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		content := "Memory of the first window."
 		if strings.Contains(userText(req), "second") {
 			content = "Memory of the second window."
@@ -334,7 +334,7 @@ func TestPanickingRebuildDoesNotStopThePipeline(t *testing.T) {
 
 func TestPanickingProviderDoesNotStopThePipeline(t *testing.T) {
 	var calls atomic.Int32
-	llm := fake.NewLLM(fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if calls.Add(1) == 1 {
 			panic("provider bug")
 		}
@@ -368,7 +368,7 @@ func TestClassifierErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
-				llm := fake.NewLLM(always(ok), fake.WithFailNext(c.fails, c.err))
+				llm := newLLM(t, always(ok), fake.WithFailNext(c.fails, c.err))
 				var rebuilds atomic.Int32
 				p := startPipeline(t, llm, store, func() { rebuilds.Add(1) })
 				p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
@@ -386,7 +386,7 @@ func TestClassifierErrors(t *testing.T) {
 }
 
 func TestPassDeadline(t *testing.T) {
-	llm, _, _ := blockingLLM(nothing) // answers only when its context ends
+	llm, _, _ := blockingLLM(t, nothing) // answers only when its context ends
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil, WithPassTimeout(20*time.Millisecond))
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	s := passes(t, p, 1)
@@ -424,7 +424,7 @@ func TestStoreFailures(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		head := seed(t, store, "Uses spaces.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 		var rebuilds atomic.Int32
-		llm := fake.NewLLM(always(reply(
+		llm := newLLM(t, always(reply(
 			mem{"content": "Uses tabs. FAIL", "scope": "repo", "category": "project-conventions", "supersedes": head.Meta.ID},
 			mem{"content": "Uses tabs, width 4.", "scope": "repo", "category": "project-conventions", "supersedes": head.Meta.ID},
 			mem{"content": "Prefers short names.", "scope": "user", "category": "coding-preferences"},
@@ -452,22 +452,29 @@ func TestStoreFailures(t *testing.T) {
 }
 
 func TestStatsCountTokens(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
-	llm.Enqueue("garbage") // one retry: two calls in the first pass
+	// Every call reports a usage of its own, unlike any other call's, so
+	// the total tells which calls were counted.
+	var calls atomic.Int64
+	var want atomic.Uint64
+	llm := newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		n := int(calls.Add(1))
+		text := nothing
+		if n == 1 {
+			text = "garbage" // one retry: two calls in the first pass
+		}
+		usage := memcore.Usage{InputTokens: 100 * n, OutputTokens: n}
+		want.Add(uint64(usage.Total()))
+		return &memcore.CompletionResponse{Text: text, Usage: usage}, nil
+	}))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	passes(t, p, 1)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("b")})
 	s := passes(t, p, 2)
-	var want uint64
-	for i, r := range llm.Requests() {
-		text := nothing
-		if i == 0 {
-			text = "garbage"
-		}
-		want += uint64(fake.EstimateUsage(r, text).Total())
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("%d classifier calls, want 3 (a retry in the first pass)", n)
 	}
-	if s.TokensUsed != want || want == 0 {
-		t.Errorf("TokensUsed = %d, want %d", s.TokensUsed, want)
+	if s.TokensUsed != want.Load() {
+		t.Errorf("TokensUsed = %d, want %d (101 + 202 + 303, every call's usage)", s.TokensUsed, want.Load())
 	}
 }

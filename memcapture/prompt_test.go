@@ -18,7 +18,7 @@ func TestPromptContents(t *testing.T) {
 		v2 := seed(t, store, "Uses tabs for indentation.\nChanged after the linter switch.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0.Add(time.Hour), v1)
 		other := seed(t, store, "Prefers errors.As over type assertions.", memcore.ScopeUser, memcore.CategoryCodingPreferences, t0.Add(2*time.Hour), nil)
 
-		llm := fake.NewLLM(always(nothing))
+		llm := newLLM(t, always(nothing))
 		p := startPipeline(t, llm, store, nil)
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("From now on use gofumpt.", "Understood, gofumpt it is.")})
 		passes(t, p, 1)
@@ -66,7 +66,7 @@ func TestPromptContents(t *testing.T) {
 }
 
 func TestPromptWithoutExistingMemories(t *testing.T) {
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("hello")})
 	passes(t, p, 1)
@@ -83,7 +83,7 @@ func TestExistingMemoriesBounded(t *testing.T) {
 		all = append(all, seed(t, store, fmt.Sprintf("Convention number %d: a long enough first line to cost some tokens in the list.", i),
 			memcore.ScopeRepo, memcore.CategoryProjectConventions, t0.Add(time.Duration(i)*time.Minute), nil))
 	}
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := startPipeline(t, llm, store, nil, WithExistingTokens(budget))
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p, 1)
@@ -108,7 +108,7 @@ func TestExistingMemoriesBounded(t *testing.T) {
 	}
 
 	// A budget of 0 lists nothing.
-	llm0 := fake.NewLLM(always(nothing))
+	llm0 := newLLM(t, always(nothing))
 	p0 := startPipeline(t, llm0, store, nil, WithExistingTokens(0))
 	p0.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p0, 1)
@@ -120,7 +120,7 @@ func TestExistingMemoriesBounded(t *testing.T) {
 func TestLongTitleClipped(t *testing.T) {
 	store := memcore.NewMemStore()
 	seed(t, store, strings.Repeat("ü", 1000), memcore.ScopeUser, memcore.CategoryUserFacts, t0, nil)
-	llm := fake.NewLLM(always(nothing))
+	llm := newLLM(t, always(nothing))
 	p := startPipeline(t, llm, store, nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p, 1)
@@ -148,7 +148,7 @@ func TestRankingByEmbedder(t *testing.T) {
 		cache := rankingStore(t, store)
 		window := win("The build is stale again, should I clear the build cache after regenerating the code?", "Yes, clear the build cache.")
 
-		plain := fake.NewLLM(always(nothing))
+		plain := newLLM(t, always(nothing))
 		p := startPipeline(t, plain, store, nil)
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: window})
 		passes(t, p, 1)
@@ -156,8 +156,8 @@ func TestRankingByEmbedder(t *testing.T) {
 			t.Errorf("without an embedder the oldest memory should be last: %v", ids)
 		}
 
-		emb := fake.NewEmbedder()
-		ranked := fake.NewLLM(always(nothing))
+		emb := newEmbedder(t)
+		ranked := newLLM(t, always(nothing))
 		pe := startPipeline(t, ranked, store, nil, WithEmbedder(emb))
 		pe.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: window})
 		passes(t, pe, 1)
@@ -178,8 +178,8 @@ func TestRankingByEmbedder(t *testing.T) {
 func TestEmbedderFailureFallsBackToNewestFirst(t *testing.T) {
 	store := memcore.NewMemStore()
 	cache := rankingStore(t, store)
-	emb := fake.NewEmbedder(fake.WithFailNext(1, memcore.ErrUnauthenticated))
-	llm := fake.NewLLM(always(reply(mem{"content": "Clear the build cache after regenerating code.", "scope": "repo", "category": "project-conventions"})))
+	emb := newEmbedder(t, fake.WithFailNext(1, memcore.ErrUnauthenticated))
+	llm := newLLM(t, always(reply(mem{"content": "Clear the build cache after regenerating code.", "scope": "repo", "category": "project-conventions"})))
 	p := startPipeline(t, llm, store, nil, WithEmbedder(emb))
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("clear the build cache?")})
 	s := passes(t, p, 1)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
-	"github.com/forgemem/forgemem/providers/fake"
 )
 
 // randomKey returns n characters of alphabet from a fixed seed: it looks
@@ -33,7 +32,7 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	privateKey := "-----BEGIN EC PRIVATE KEY-----\n" + randomKey(rng, alnum+"+/", 64) + "\n-----END EC PRIVATE KEY-----"
 	secrets := []string{"sk-proj-" + randomKey(rng, alnum+"-_", 100), "jo.doe@example.com", "S3cr3tP4ss!", privateKey}
 	content := "Connects with " + secrets[0] + " as " + secrets[1] + " to postgres://app:" + secrets[2] + "@db:5432/x.\nKey:\n" + secrets[3]
-	llm := fake.NewLLM(always(reply(mem{"content": content, "scope": "repo", "category": "project-conventions"})))
+	llm := newLLM(t, always(reply(mem{"content": content, "scope": "repo", "category": "project-conventions"})))
 	p := startPipeline(t, llm, store, nil)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("setup")})
 	s := passes(t, p, 1)

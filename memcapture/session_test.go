@@ -83,8 +83,8 @@ var factRE = regexp.MustCompile(`Note FACT(\d\d)`)
 // sessionClassifier remembers each fact whose statement and confirmation
 // are both in the prompt's conversation and which is not listed among the
 // existing memories.
-func sessionClassifier() *fake.LLM {
-	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+func sessionClassifier(tb testing.TB) *fake.LLM {
+	return newLLM(tb, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		conv, existing, _ := strings.Cut(userText(req), "\nEXISTING MEMORIES")
 		var items []mem
 		for _, m := range factRE.FindAllStringSubmatch(conv, -1) {
@@ -154,7 +154,7 @@ func runSession(tb testing.TB, turns, seeded int, capWindow func([]memcore.Messa
 			tb.Fatal(err)
 		}
 	}
-	llm := sessionClassifier()
+	llm := sessionClassifier(tb)
 	p, err := NewPipeline(llm, "m", store, nil, WithRetryPolicy(fastRetry))
 	if err != nil {
 		tb.Fatal(err)

@@ -75,13 +75,13 @@ func TestCacheRestartEmbedsNothing(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(1000, 42)...)
 
-	emb1 := fake.NewEmbedder()
+	emb1 := newEmbedder(t)
 	e1 := warmEngine(t, store, emb1, WithCacheDir(dir))
 	if emb1.Inputs() != 1000 || emb1.Calls() != 4 {
 		t.Fatalf("cold build: %d texts in %d calls, want 1000 in 4 batches of at most 256", emb1.Inputs(), emb1.Calls())
 	}
 
-	emb2 := fake.NewEmbedder()
+	emb2 := newEmbedder(t)
 	e2 := warmEngine(t, store, emb2, WithCacheDir(dir))
 	if emb2.Inputs() != 0 {
 		t.Fatalf("restart with nothing changed embedded %d texts, want 0", emb2.Inputs())
@@ -103,7 +103,7 @@ func TestCacheRestartEmbedsNothing(t *testing.T) {
 	if got := emb2.Inputs() - before; got != 1 {
 		t.Fatalf("one new memory embedded %d texts, want 1", got)
 	}
-	emb3 := fake.NewEmbedder()
+	emb3 := newEmbedder(t)
 	warmEngine(t, store, emb3, WithCacheDir(dir))
 	if emb3.Inputs() != 0 {
 		t.Fatalf("restart after the new memory embedded %d texts, want 0", emb3.Inputs())
@@ -121,7 +121,7 @@ func TestCacheInScopeFolders(t *testing.T) {
 	fs := newFileStore(t)
 	ms := genMemories(20, 5)
 	write(t, fs, ms...)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	warmEngine(t, fs, emb)
 	if emb.Inputs() != 20 {
 		t.Fatalf("embedded %d, want 20", emb.Inputs())
@@ -154,7 +154,7 @@ func TestCacheInScopeFolders(t *testing.T) {
 	if err != nil || len(listed) != 20 {
 		t.Fatalf("the store lists %d memories (%v) with the cache in its folders, want 20", len(listed), err)
 	}
-	emb2 := fake.NewEmbedder()
+	emb2 := newEmbedder(t)
 	warmEngine(t, fs, emb2)
 	if emb2.Inputs() != 0 {
 		t.Fatalf("restart over a FileStore embedded %d texts, want 0", emb2.Inputs())
@@ -165,8 +165,8 @@ func TestCacheModelChange(t *testing.T) {
 	dir := t.TempDir()
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(30, 6)...)
-	warmEngine(t, store, fake.NewEmbedder(), WithCacheDir(dir))
-	oldFile := filepath.Join(dir, cacheFileName(fake.NewEmbedder().Model()))
+	warmEngine(t, store, newEmbedder(t), WithCacheDir(dir))
+	oldFile := filepath.Join(dir, cacheFileName(newEmbedder(t).Model()))
 	before, err := os.ReadFile(oldFile)
 	if err != nil {
 		t.Fatal(err)
@@ -177,8 +177,8 @@ func TestCacheModelChange(t *testing.T) {
 		emb  memcore.Embedder
 		dim  int
 	}{
-		{"same dimension, other name", renamedEmbedder{fake.NewEmbedder(), "another-model"}, fake.DefaultDimension},
-		{"other dimension", fake.NewEmbedder(fake.WithDimension(64)), 64},
+		{"same dimension, other name", renamedEmbedder{newEmbedder(t), "another-model"}, fake.DefaultDimension},
+		{"other dimension", newEmbedder(t, fake.WithDimension(64)), 64},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			counted := &countingEmbedder{Embedder: tt.emb}
@@ -201,12 +201,12 @@ func TestCacheModelChange(t *testing.T) {
 	}
 
 	// Within one engine, an embedder reporting a new model re-embeds too.
-	emb := &countingEmbedder{Embedder: fake.NewEmbedder()}
+	emb := &countingEmbedder{Embedder: newEmbedder(t)}
 	e := warmEngine(t, store, emb, WithCacheDir(dir))
 	if emb.inputs.Load() != 0 {
 		t.Fatalf("warm start embedded %d", emb.inputs.Load())
 	}
-	other := &countingEmbedder{Embedder: renamedEmbedder{fake.NewEmbedder(), "third-model"}}
+	other := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t), "third-model"}}
 	e.embedder = other
 	rebuild(t, e)
 	if other.inputs.Load() != 30 {
@@ -248,10 +248,10 @@ func keyOf(m *memcore.MemoryFile) contentKey {
 
 func TestCacheDamageIsAMiss(t *testing.T) {
 	const n = 10
-	model := fake.NewEmbedder().Model()
+	model := newEmbedder(t).Model()
 	dim := fake.DefaultDimension
 	vec := func(m *memcore.MemoryFile, d int) []float32 {
-		v, _ := fake.NewEmbedder(fake.WithDimension(d)).Embed(context.Background(), []string{strings.TrimSpace(m.Content)})
+		v, _ := newEmbedder(t, fake.WithDimension(d)).Embed(context.Background(), []string{strings.TrimSpace(m.Content)})
 		return v[0]
 	}
 	tests := []struct {
@@ -340,7 +340,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			store := memcore.NewMemStore()
 			ms := genMemories(n, 9)
 			write(t, store, ms...)
-			warmEngine(t, store, fake.NewEmbedder(), WithCacheDir(dir))
+			warmEngine(t, store, newEmbedder(t), WithCacheDir(dir))
 			path := filepath.Join(dir, cacheFileName(model))
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -350,7 +350,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			emb := fake.NewEmbedder()
+			emb := newEmbedder(t)
 			e := newEngine(t, store, emb, nil, identityConfig(), WithCacheDir(dir))
 			if err := e.Rebuild(context.Background()); err != nil {
 				t.Fatalf("Rebuild over a damaged cache = %v, want nil", err)
@@ -372,7 +372,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			}
 			// What was re-embedded was written back usably: a restart
 			// embeds nothing.
-			again := fake.NewEmbedder()
+			again := newEmbedder(t)
 			warmEngine(t, store, again, WithCacheDir(dir))
 			if again.Inputs() != 0 {
 				t.Errorf("restart after the repair embedded %d texts, want 0", again.Inputs())
@@ -386,7 +386,7 @@ func TestCacheCompaction(t *testing.T) {
 	all := genMemories(400, 11)
 	store := &listStore{}
 	store.set(all)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	e := warmEngine(t, store, emb, WithCacheDir(dir))
 	path := filepath.Join(dir, cacheFileName(emb.Model()))
 	full, _ := os.Stat(path)
@@ -406,7 +406,7 @@ func TestCacheCompaction(t *testing.T) {
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) != 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
-	again := fake.NewEmbedder()
+	again := newEmbedder(t)
 	warmEngine(t, store, again, WithCacheDir(dir))
 	if again.Inputs() != 0 {
 		t.Errorf("restart after compaction embedded %d texts, want 0", again.Inputs())
@@ -425,9 +425,9 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 			dir := t.TempDir()
 			store := memcore.NewMemStore()
 			write(t, store, genMemories(12, 13)...)
-			warmEngine(t, store, renamedEmbedder{fake.NewEmbedder(fake.WithDimension(32)), "m"}, WithCacheDir(dir))
+			warmEngine(t, store, renamedEmbedder{newEmbedder(t, fake.WithDimension(32)), "m"}, WithCacheDir(dir))
 
-			emb := &countingEmbedder{Embedder: renamedEmbedder{fake.NewEmbedder(fake.WithDimension(48)), "m"}}
+			emb := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.WithDimension(48)), "m"}}
 			e := warmEngine(t, store, emb, WithCacheDir(dir))
 			switch trigger {
 			case "query":
@@ -449,7 +449,7 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 			if err != nil || len(res.Memories) == 0 {
 				t.Fatalf("after re-embedding: %+v, %v; want memories", res, err)
 			}
-			again := &countingEmbedder{Embedder: renamedEmbedder{fake.NewEmbedder(fake.WithDimension(48)), "m"}}
+			again := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.WithDimension(48)), "m"}}
 			warmEngine(t, store, again, WithCacheDir(dir))
 			if again.inputs.Load() != 0 {
 				t.Errorf("restart embedded %d texts, want 0", again.inputs.Load())
@@ -460,7 +460,7 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 
 func TestCacheSharedByTwoEngines(t *testing.T) {
 	fs := newFileStore(t)
-	a, b := fake.NewEmbedder(), fake.NewEmbedder()
+	a, b := newEmbedder(t), newEmbedder(t)
 	ea := newEngine(t, fs, a, nil, identityConfig(), WithEmbedBatch(7))
 	eb := newEngine(t, fs, b, nil, identityConfig(), WithEmbedBatch(5))
 	var wg sync.WaitGroup
@@ -487,7 +487,7 @@ func TestCacheSharedByTwoEngines(t *testing.T) {
 	if got := a.Inputs() + b.Inputs(); got < 80 || got > 160 {
 		t.Errorf("the two engines embedded %d texts, want between 80 and 160", got)
 	}
-	fresh := fake.NewEmbedder()
+	fresh := newEmbedder(t)
 	e := warmEngine(t, fs, fresh)
 	if fresh.Inputs() != 0 || e.snap.Load().idx.len() != 80 {
 		t.Fatalf("restart after two engines shared the cache: embedded %d, indexed %d; want 0 and 80", fresh.Inputs(), e.snap.Load().idx.len())
@@ -514,7 +514,7 @@ func TestCacheChildHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t, fs, fake.NewEmbedder(), nil, identityConfig(), WithEmbedBatch(3))
+	e := newEngine(t, fs, newEmbedder(t), nil, identityConfig(), WithEmbedBatch(3))
 	for j, m := range genMemories(60, seed) {
 		write(t, fs, m)
 		if j%5 == 0 {
@@ -537,7 +537,7 @@ func TestCacheChildProcess(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t, fs, fake.NewEmbedder(), nil, identityConfig(), WithEmbedBatch(3))
+	e := newEngine(t, fs, newEmbedder(t), nil, identityConfig(), WithEmbedBatch(3))
 	for j, m := range genMemories(60, 778) {
 		write(t, fs, m)
 		if j%5 == 0 {
@@ -551,7 +551,7 @@ func TestCacheChildProcess(t *testing.T) {
 	if !strings.Contains(out.String(), "PASS") {
 		t.Fatalf("child process did not run its part:\n%s", out.String())
 	}
-	fresh := fake.NewEmbedder()
+	fresh := newEmbedder(t)
 	r := warmEngine(t, fs, fresh)
 	if fresh.Inputs() != 0 || r.snap.Load().idx.len() != 120 {
 		t.Fatalf("after two processes shared the cache: embedded %d, indexed %d; want 0 and 120", fresh.Inputs(), r.snap.Load().idx.len())
@@ -641,7 +641,7 @@ func TestCacheRemovesStaleTempFiles(t *testing.T) {
 	}
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(3, 1)...)
-	warmEngine(t, store, fake.NewEmbedder(), WithCacheDir(dir))
+	warmEngine(t, store, newEmbedder(t), WithCacheDir(dir))
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a temporary file of a compaction killed two hours ago is still there (%v)", err)
 	}

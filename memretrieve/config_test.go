@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/providers/fake"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -40,7 +39,7 @@ func TestConfigValidate(t *testing.T) {
 			cfg := DefaultConfig()
 			tt.change(&cfg)
 			err := cfg.Validate()
-			_, nerr := NewEngine(memcore.NewMemStore(), fake.NewEmbedder(), fake.NewLLM(), cfg)
+			_, nerr := NewEngine(memcore.NewMemStore(), newEmbedder(t), newLLM(t), cfg)
 			if tt.bad == nil {
 				if err != nil || nerr != nil {
 					t.Fatalf("Validate = %v, NewEngine = %v; want both nil", err, nerr)
@@ -77,7 +76,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestNewEngineNilStore(t *testing.T) {
-	_, err := NewEngine(nil, fake.NewEmbedder(), fake.NewLLM(), DefaultConfig())
+	_, err := NewEngine(nil, newEmbedder(t), newLLM(t), DefaultConfig())
 	if !errors.Is(err, ErrNoStore) {
 		t.Fatalf("err = %v, want ErrNoStore", err)
 	}

@@ -91,7 +91,9 @@
 //	Links:
 //	  - contradicts mem_… "<title>" (see [2])
 //
-// where History appears for changed memories, the "Recalled because" line
+// where History appears for changed memories (a version on the branch of a
+// fork that the chain did not continue from is marked "a parallel change
+// the current text does not include"), the "Recalled because" line
 // for memories reached through an edge, and Links lists refines and
 // contradicts edges in both directions (relates-to ones only between shown
 // memories). When memories were dropped to fit the budget, a line says how

@@ -32,10 +32,10 @@ func TestRetrieveFindsRelevantMemory(t *testing.T) {
 	storeKinds(t, func(t *testing.T, newStore func(t *testing.T) memcore.MemoryStore) {
 		store := newStore(t)
 		write(t, store, threeMemories()...)
-		emb := fake.NewEmbedder()
-		llm := fake.NewLLM(fake.WithReplies("```json\n" + hypothesesReply(
+		emb := newEmbedder(t)
+		llm := newLLM(t, fake.WithReplies("```json\n"+hypothesesReply(
 			"Prefers optimistic locking for concurrent writes.",
-			"Retries concurrent writes after a conflict.") + "\n```"))
+			"Retries concurrent writes after a conflict.")+"\n```"))
 		cfg := DefaultConfig()
 		cfg.HopDepth = 0
 		cfg.MinScore = 0.3
@@ -57,13 +57,13 @@ func TestRetrieveFindsRelevantMemory(t *testing.T) {
 func TestUnionKeepsBestScorePerMemory(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	h := []string{
 		"Prefers optimistic locking with retry.",
 		"Optimistic locking with retry for concurrent writes.",
 		"Database migrations are numbered.",
 	}
-	llm := fake.NewLLM(fake.WithReplies(hypothesesReply(h...)))
+	llm := newLLM(t, fake.WithReplies(hypothesesReply(h...)))
 	cfg := DefaultConfig()
 	cfg.HopDepth, cfg.MinScore = 0, -1
 	e := newEngine(t, store, emb, llm, cfg)
@@ -100,7 +100,7 @@ func TestUnionKeepsBestScorePerMemory(t *testing.T) {
 func TestMinScoreDropsWeakHits(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	q := "Prefers optimistic locking with retry for concurrent writes."
 	cfg := identityConfig()
 	cfg.HopDepth = 0
@@ -126,8 +126,8 @@ func TestMinScoreDropsWeakHits(t *testing.T) {
 func TestIdentityModeMakesNoLLMCall(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder()
-	llm := fake.NewLLM(fake.WithReplies(hypothesesReply("x")))
+	emb := newEmbedder(t)
+	llm := newLLM(t, fake.WithReplies(hypothesesReply("x")))
 	e := newEngine(t, store, emb, llm, identityConfig())
 	rebuild(t, e)
 	before := emb.Inputs()
@@ -152,9 +152,9 @@ func TestIdentityModeMakesNoLLMCall(t *testing.T) {
 func TestOneEmbedCallPerTurn(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	hs := []string{"a locking note.", "a migration note.", "a logging note.", "a retry note.", "a schema note.", "one too many."}
-	llm := fake.NewLLM(fake.WithReplies(hypothesesReply(hs...)))
+	llm := newLLM(t, fake.WithReplies(hypothesesReply(hs...)))
 	cfg := DefaultConfig()
 	cfg.HypothesisCount = 5
 	e := newEngine(t, store, emb, llm, cfg)
@@ -177,12 +177,12 @@ func TestOneEmbedCallPerTurn(t *testing.T) {
 func TestHypothesisRequest(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	llm := fake.NewLLM(fake.WithReplies(hypothesesReply("x y z.")))
+	llm := newLLM(t, fake.WithReplies(hypothesesReply("x y z.")))
 	cfg := DefaultConfig()
 	cfg.HypothesisModel = "flash-mini"
 	cfg.HypothesisCount = 7
 	cfg.WindowTokenBudget = 60
-	e := newEngine(t, store, fake.NewEmbedder(), llm, cfg)
+	e := newEngine(t, store, newEmbedder(t), llm, cfg)
 	rebuild(t, e)
 	window := []memcore.Message{
 		{Role: memcore.RoleUser, Content: "OLDEST " + strings.Repeat("filler ", 200)},
@@ -228,8 +228,8 @@ func TestHypothesisRequest(t *testing.T) {
 func TestEmptyWindowMakesNoCalls(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder()
-	llm := fake.NewLLM(fake.WithReplies(hypothesesReply("x.")))
+	emb := newEmbedder(t)
+	llm := newLLM(t, fake.WithReplies(hypothesesReply("x.")))
 	e := newEngine(t, store, emb, llm, DefaultConfig())
 	rebuild(t, e)
 	calls := emb.Calls()
@@ -247,31 +247,33 @@ func TestEmptyWindowMakesNoCalls(t *testing.T) {
 func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 	tests := []struct {
 		name  string
-		llm   func() *fake.LLM
-		embed func(*fake.Embedder)
+		llm   func(testing.TB) *fake.LLM
+		embed func(testing.TB, *fake.Embedder)
 	}{
-		{"llm rate limited", func() *fake.LLM { return fake.NewLLM(fake.WithFailNext(1, memcore.ErrRateLimited)) }, nil},
-		{"llm unauthenticated", func() *fake.LLM { return fake.NewLLM(fake.WithFailNext(1, memcore.ErrUnauthenticated)) }, nil},
-		{"llm empty reply", func() *fake.LLM { return fake.NewLLM(fake.WithReplies("")) }, nil},
-		{"llm empty list", func() *fake.LLM { return fake.NewLLM(fake.WithReplies(`{"hypotheses": []}`)) }, nil},
-		{"llm nil response", func() *fake.LLM {
-			return fake.NewLLM(fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		{"llm rate limited", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited)) }, nil},
+		{"llm unauthenticated", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated)) }, nil},
+		{"llm empty reply", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies("")) }, nil},
+		{"llm empty list", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies(`{"hypotheses": []}`)) }, nil},
+		{"llm nil response", func(t testing.TB) *fake.LLM {
+			return newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				return nil, nil
 			}))
 		}, nil},
-		{"embedder unavailable", func() *fake.LLM { return fake.NewLLM(fake.WithReplies(hypothesesReply("Prefers optimistic locking."))) },
-			func(e *fake.Embedder) { e.FailNext(1, memcore.ErrUnavailable) }},
+		{"embedder unavailable", func(t testing.TB) *fake.LLM {
+			return newLLM(t, fake.WithReplies(hypothesesReply("Prefers optimistic locking.")))
+		},
+			func(t testing.TB, e *fake.Embedder) { failNext(t, e, 1, memcore.ErrUnavailable) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := memcore.NewMemStore()
 			write(t, store, threeMemories()...)
-			emb := fake.NewEmbedder()
+			emb := newEmbedder(t)
 			var logs logBuffer
-			e := newEngine(t, store, emb, tt.llm(), DefaultConfig(), WithLogger(logs.logger()))
+			e := newEngine(t, store, emb, tt.llm(t), DefaultConfig(), WithLogger(logs.logger()))
 			rebuild(t, e)
 			if tt.embed != nil {
-				tt.embed(emb)
+				tt.embed(t, emb)
 			}
 			res, err := e.Retrieve(context.Background(), "t", userWindow("how do we lock rows?"))
 			if err != nil {
@@ -297,14 +299,14 @@ func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 		emb  func(t *testing.T) memcore.Embedder
 	}{
 		{"llm honouring ctx", ModeLLM,
-			func(*testing.T) memcore.LLMProvider { return fake.NewLLM(fake.WithLatency(time.Hour)) }, nil},
+			func(t *testing.T) memcore.LLMProvider { return newLLM(t, fake.WithLatency(time.Hour)) }, nil},
 		{"llm ignoring ctx", ModeLLM, func(t *testing.T) memcore.LLMProvider {
 			l := &blockingLLM{release: make(chan struct{})}
 			t.Cleanup(func() { close(l.release) })
 			return l
 		}, nil},
 		{"embedder ignoring ctx", ModeIdentity, nil, func(t *testing.T) memcore.Embedder {
-			b := &blockingEmbedder{Embedder: fake.NewEmbedder(), release: make(chan struct{})}
+			b := &blockingEmbedder{Embedder: newEmbedder(t), release: make(chan struct{})}
 			t.Cleanup(func() { close(b.release) })
 			return b
 		}},
@@ -320,7 +322,7 @@ func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 			if tt.llm != nil {
 				llm = tt.llm(t)
 			}
-			var emb memcore.Embedder = fake.NewEmbedder()
+			var emb memcore.Embedder = newEmbedder(t)
 			e := newEngine(t, store, emb, llm, cfg)
 			rebuild(t, e) // with a working embedder
 			if tt.emb != nil {
@@ -345,8 +347,8 @@ func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 func TestCallerCancellation(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	llm := fake.NewLLM(fake.WithLatency(time.Hour))
-	e := newEngine(t, store, fake.NewEmbedder(), llm, DefaultConfig())
+	llm := newLLM(t, fake.WithLatency(time.Hour))
+	e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig())
 	rebuild(t, e)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -362,7 +364,7 @@ func TestCallerCancellation(t *testing.T) {
 		t.Fatalf("caller deadline: res %+v, err %v; want context.DeadlineExceeded", res, err)
 	}
 	// The abandoned turn is not cached: the next call tries again.
-	e.llm = fake.NewLLM(fake.WithReplies(hypothesesReply("Prefers optimistic locking with retry.")))
+	e.llm = newLLM(t, fake.WithReplies(hypothesesReply("Prefers optimistic locking with retry.")))
 	res, err = e.Retrieve(context.Background(), "t", userWindow("x"))
 	if err != nil || len(res.Memories) == 0 {
 		t.Fatalf("retry after cancellation: res %+v, err %v; want memories", res, err)
@@ -379,7 +381,7 @@ func TestSupersededHitCreditedToHead(t *testing.T) {
 		cfg := identityConfig()
 		cfg.HopDepth = 0
 		cfg.MinScore = 0.5
-		e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+		e := newEngine(t, store, newEmbedder(t), nil, cfg)
 		rebuild(t, e)
 		res, err := e.Retrieve(context.Background(), "t", userWindow(v1.Content))
 		if err != nil {
@@ -475,7 +477,7 @@ func TestGraphExpansion(t *testing.T) {
 			cfg := identityConfig()
 			cfg.HopDepth = tt.depth
 			cfg.MinScore = 0.9 // only A itself is a search hit
-			eng := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+			eng := newEngine(t, store, newEmbedder(t), nil, cfg)
 			rebuild(t, eng)
 			res, err := eng.Retrieve(context.Background(), "", userWindow(a.Content))
 			if err != nil {
@@ -522,7 +524,7 @@ func TestNeighbourOnOldVersionMapsToHead(t *testing.T) {
 	write(t, store, all...)
 	cfg := identityConfig()
 	cfg.MinScore = 0.9
-	e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	e := newEngine(t, store, newEmbedder(t), nil, cfg)
 	rebuild(t, e)
 	res, err := e.Retrieve(context.Background(), "", userWindow(g.Content))
 	if err != nil {
@@ -551,7 +553,7 @@ func TestMaxMemoriesCapsExpansion(t *testing.T) {
 	cfg := identityConfig()
 	cfg.MaxMemories = 5
 	cfg.MinScore = 0.9
-	e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	e := newEngine(t, store, newEmbedder(t), nil, cfg)
 	rebuild(t, e)
 	res, _ := e.Retrieve(context.Background(), "", userWindow(hub.Content))
 	if len(res.Memories)+res.Omitted != 5 {
@@ -565,8 +567,8 @@ func TestMaxMemoriesCapsExpansion(t *testing.T) {
 func TestTurnCache(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder()
-	llm := hypothesisLLM("Prefers optimistic locking with retry.")
+	emb := newEmbedder(t)
+	llm := hypothesisLLM(t, "Prefers optimistic locking with retry.")
 	e := newEngine(t, store, emb, llm, DefaultConfig(), WithTurnCacheSize(2))
 	rebuild(t, e)
 	ctx := context.Background()
@@ -629,13 +631,13 @@ func TestTurnCacheSharesConcurrentComputation(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	release := make(chan struct{})
-	llm := fake.NewLLM(fake.WithReplyFunc(func(ctx context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.WithReplyFunc(func(ctx context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		<-release
 		return &memcore.CompletionResponse{Text: hypothesesReply("Prefers optimistic locking with retry.")}, nil
 	}))
 	cfg := DefaultConfig()
 	cfg.Timeout = 30 * time.Second
-	e := newEngine(t, store, fake.NewEmbedder(), llm, cfg)
+	e := newEngine(t, store, newEmbedder(t), llm, cfg)
 	rebuild(t, e)
 
 	const n = 8
@@ -676,10 +678,10 @@ func TestDisabledEngine(t *testing.T) {
 		enabled bool
 		says    []string
 	}{
-		{"no embedder", nil, fake.NewLLM(), ModeLLM, false, []string{"embedding model"}},
-		{"no hypothesis model", fake.NewEmbedder(), nil, ModeLLM, false, []string{"hypothesis model", "identity"}},
+		{"no embedder", nil, newLLM(t), ModeLLM, false, []string{"embedding model"}},
+		{"no hypothesis model", newEmbedder(t), nil, ModeLLM, false, []string{"hypothesis model", "identity"}},
 		{"neither", nil, nil, ModeLLM, false, []string{"embedding model", "hypothesis model"}},
-		{"identity without hypothesis model", fake.NewEmbedder(), nil, ModeIdentity, true, nil},
+		{"identity without hypothesis model", newEmbedder(t), nil, ModeIdentity, true, nil},
 		{"identity without embedder", nil, nil, ModeIdentity, false, []string{"embedding model"}},
 	}
 	for _, tt := range tests {
@@ -733,7 +735,7 @@ func TestDisabledEngine(t *testing.T) {
 func TestRetrieveBeforeStartIsEmpty(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	e := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 	res, err := e.Retrieve(context.Background(), "t", userWindow(locking.Content))
 	if err != nil || len(res.Memories) != 0 {
 		t.Fatalf("before Start: %+v, %v; want empty", res, err)
@@ -748,7 +750,7 @@ func TestRetrieveBeforeStartIsEmpty(t *testing.T) {
 func TestFirstTurnWaitsForInitialBuild(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := &gatedEmbedder{Embedder: fake.NewEmbedder(), gate: make(chan struct{}), queried: make(chan struct{}, 1)}
+	emb := &gatedEmbedder{Embedder: newEmbedder(t), gate: make(chan struct{}), queried: make(chan struct{}, 1)}
 	cfg := identityConfig()
 	cfg.Timeout = 30 * time.Second
 	e := newEngine(t, store, emb, nil, cfg)
@@ -773,7 +775,7 @@ func TestFirstTurnWaitsForInitialBuild(t *testing.T) {
 func TestFirstTurnWaitIsBounded(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := &gatedEmbedder{Embedder: fake.NewEmbedder(), gate: make(chan struct{})}
+	emb := &gatedEmbedder{Embedder: newEmbedder(t), gate: make(chan struct{})}
 	cfg := identityConfig()
 	cfg.Timeout = time.Second
 	e := newEngine(t, store, emb, nil, cfg)
@@ -804,7 +806,7 @@ func TestFirstTurnWaitIsBounded(t *testing.T) {
 func TestTriggerRebuildCoalesces(t *testing.T) {
 	store := &countingStore{MemoryStore: memcore.NewMemStore(), entered: make(chan int64, 10), gate: make(chan struct{})}
 	write(t, store, threeMemories()...)
-	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	e := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 
 	e.TriggerRebuild() // before Start: covered by the initial build
 	e.Start(context.Background())
@@ -840,7 +842,7 @@ func TestSearchDoesNotWaitForRebuild(t *testing.T) {
 	write(t, store, threeMemories()...)
 	cfg := identityConfig()
 	cfg.Timeout = 30 * time.Second
-	e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	e := newEngine(t, store, newEmbedder(t), nil, cfg)
 	e.Start(context.Background())
 	<-store.entered
 	waitFor(t, "the initial build", func() bool { return e.snap.Load() != nil })
@@ -858,7 +860,7 @@ func TestSearchDoesNotWaitForRebuild(t *testing.T) {
 func TestRetryAfterFailedBuild(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder(fake.WithFailNext(1, memcore.ErrUnauthenticated))
+	emb := newEmbedder(t, fake.WithFailNext(1, memcore.ErrUnauthenticated))
 	var logs logBuffer
 	e := newEngine(t, store, emb, nil, identityConfig(), WithRetryDelay(time.Millisecond), WithLogger(logs.logger()))
 	e.Start(context.Background())
@@ -874,7 +876,7 @@ func TestRetryAfterFailedBuild(t *testing.T) {
 func TestRebuildReportsFailures(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := fake.NewEmbedder(fake.WithFailNext(1, memcore.ErrInvalidRequest))
+	emb := newEmbedder(t, fake.WithFailNext(1, memcore.ErrInvalidRequest))
 	e := newEngine(t, store, emb, nil, identityConfig())
 	if err := e.Rebuild(context.Background()); !errors.Is(err, memcore.ErrInvalidRequest) {
 		t.Fatalf("Rebuild = %v, want the embedder's error", err)
@@ -891,7 +893,7 @@ func TestRebuildReportsFailures(t *testing.T) {
 func TestCloseStopsBackgroundWork(t *testing.T) {
 	store := &countingStore{MemoryStore: memcore.NewMemStore(), entered: make(chan int64, 10)}
 	write(t, store, threeMemories()...)
-	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	e := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 	e.Start(context.Background())
 	<-store.entered
 	waitFor(t, "the initial build", func() bool { return e.snap.Load() != nil })
@@ -911,7 +913,7 @@ func TestCloseStopsBackgroundWork(t *testing.T) {
 
 func TestStartContextEndsBackgroundWork(t *testing.T) {
 	store := memcore.NewMemStore()
-	e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	e := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 	ctx, cancel := context.WithCancel(context.Background())
 	e.Start(ctx)
 	cancel()
@@ -925,8 +927,8 @@ func TestStartContextEndsBackgroundWork(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(200, 1)...)
-	llm := hypothesisLLM("error wrap sentinel logging.", "database migrations schema.")
-	e := newEngine(t, store, fake.NewEmbedder(), llm, DefaultConfig(), WithTurnCacheSize(4))
+	llm := hypothesisLLM(t, "error wrap sentinel logging.", "database migrations schema.")
+	e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig(), WithTurnCacheSize(4))
 	e.Start(context.Background())
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -969,7 +971,7 @@ func TestRetiredChainIsNotRecalled(t *testing.T) {
 		linker := relate(mem(testID(33), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 2, "Kestrel quartz lantern harbor."), memcore.RelationshipRefines, v1.Meta.ID)
 		store := newStore(t)
 		write(t, store, v1, v2, linker)
-		e := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+		e := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 		rebuild(t, e)
 		for _, q := range []string{v1.Content, linker.Content} {
 			res, err := e.Retrieve(context.Background(), "", userWindow(q))

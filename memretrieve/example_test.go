@@ -54,7 +54,11 @@ func Example() {
 	cfg := memretrieve.DefaultConfig()
 	cfg.Mode = memretrieve.ModeIdentity
 	cfg.MinScore = 0.3
-	engine, err := memretrieve.NewEngine(exampleStore(), fake.NewEmbedder(), nil, cfg)
+	embedder, err := fake.NewEmbedder()
+	if err != nil {
+		panic(err)
+	}
+	engine, err := memretrieve.NewEngine(exampleStore(), embedder, nil, cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -84,13 +88,20 @@ func Example() {
 // relevant memory might contain; all of them are embedded in one call.
 func ExampleEngine_Retrieve() {
 	ctx := context.Background()
-	llm := fake.NewLLM(fake.WithReplies(`{"hypotheses": [
+	llm, err := fake.NewLLM(fake.WithReplies(`{"hypotheses": [
 		"Prefers optimistic locking with retry for concurrent writes.",
 		"Migrations are numbered sequentially."]}`))
+	if err != nil {
+		panic(err)
+	}
 	cfg := memretrieve.DefaultConfig()
 	cfg.HopDepth = 0
 	cfg.MinScore = 0.4
-	engine, err := memretrieve.NewEngine(exampleStore(), fake.NewEmbedder(), llm, cfg)
+	embedder, err := fake.NewEmbedder()
+	if err != nil {
+		panic(err)
+	}
+	engine, err := memretrieve.NewEngine(exampleStore(), embedder, llm, cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -112,16 +123,23 @@ func ExampleEngine_Retrieve() {
 // hypothesis call by the name of its response schema.
 func ExampleHypothesisSchemaName() {
 	ctx := context.Background()
-	llm := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm, err := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if req.ResponseSchema != nil && req.ResponseSchema.Name == memretrieve.HypothesisSchemaName {
 			return &memcore.CompletionResponse{Text: `{"hypotheses": ["Database migrations are numbered sequentially."]}`}, nil
 		}
 		return &memcore.CompletionResponse{Text: "the reply to another call"}, nil
 	}))
+	if err != nil {
+		panic(err)
+	}
 	cfg := memretrieve.DefaultConfig()
 	cfg.HopDepth = 0
 	cfg.MinScore = 0.5
-	engine, err := memretrieve.NewEngine(exampleStore(), fake.NewEmbedder(), llm, cfg)
+	embedder, err := fake.NewEmbedder()
+	if err != nil {
+		panic(err)
+	}
+	engine, err := memretrieve.NewEngine(exampleStore(), embedder, llm, cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -140,7 +158,11 @@ func ExampleHypothesisSchemaName() {
 // A disabled engine (here: no hypothesis model in LLM mode) is safe to use
 // and returns nothing.
 func ExampleNewEngine_disabled() {
-	engine, err := memretrieve.NewEngine(exampleStore(), fake.NewEmbedder(), nil, memretrieve.DefaultConfig())
+	embedder, err := fake.NewEmbedder()
+	if err != nil {
+		panic(err)
+	}
+	engine, err := memretrieve.NewEngine(exampleStore(), embedder, nil, memretrieve.DefaultConfig())
 	if err != nil {
 		panic(err)
 	}

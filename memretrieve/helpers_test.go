@@ -185,9 +185,9 @@ func hypothesesReply(hs ...string) string {
 // hypothesisLLM is a scripted hypothesis model: it answers the hypothesis
 // call, which it recognises by its schema name, with hs, and fails any
 // other call.
-func hypothesisLLM(hs ...string) *fake.LLM {
+func hypothesisLLM(t testing.TB, hs ...string) *fake.LLM {
 	reply := hypothesesReply(hs...)
-	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	return newLLM(t, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if req.ResponseSchema == nil || req.ResponseSchema.Name != HypothesisSchemaName {
 			return nil, fmt.Errorf("%w: not the hypothesis call", memcore.ErrInvalidRequest)
 		}
@@ -347,3 +347,34 @@ type renamedEmbedder struct {
 }
 
 func (r renamedEmbedder) Model() string { return r.name }
+
+// newLLM returns newLLM(t, opts...), failing the test if it reports an
+// error.
+func newLLM(t testing.TB, opts ...fake.LLMOption) *fake.LLM {
+	t.Helper()
+	l, err := fake.NewLLM(opts...)
+	if err != nil {
+		t.Fatalf("fake.NewLLM: %v", err)
+	}
+	return l
+}
+
+// newEmbedder returns newEmbedder(t, opts...), failing the test if it
+// reports an error.
+func newEmbedder(t testing.TB, opts ...fake.EmbedderOption) *fake.Embedder {
+	t.Helper()
+	e, err := fake.NewEmbedder(opts...)
+	if err != nil {
+		t.Fatalf("fake.NewEmbedder: %v", err)
+	}
+	return e
+}
+
+// failNext schedules failures with f.FailNext, failing the test if it
+// reports an error.
+func failNext(t testing.TB, f interface{ FailNext(int, error) error }, n int, err error) {
+	t.Helper()
+	if e := f.FailNext(n, err); e != nil {
+		t.Fatalf("FailNext(%d, %v): %v", n, err, e)
+	}
+}

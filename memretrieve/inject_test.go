@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/providers/fake"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -133,7 +132,7 @@ func TestRetrieveRespectsInjectionBudget(t *testing.T) {
 	cfg.MinScore = -1
 	cfg.TopK = 20
 	cfg.InjectionTokenBudget = 300
-	e := newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	e := newEngine(t, store, newEmbedder(t), nil, cfg)
 	rebuild(t, e)
 	res, err := e.Retrieve(context.Background(), "", userWindow("error wrap sentinel logging"))
 	if err != nil {
@@ -154,7 +153,7 @@ func TestRetrieveRespectsInjectionBudget(t *testing.T) {
 		}
 	}
 	cfg.InjectionTokenBudget = 10 // not even the header fits
-	e = newEngine(t, store, fake.NewEmbedder(), nil, cfg)
+	e = newEngine(t, store, newEmbedder(t), nil, cfg)
 	rebuild(t, e)
 	res, _ = e.Retrieve(context.Background(), "", userWindow("error wrap sentinel logging"))
 	if res.Injection != "" || len(res.Memories) != 0 || res.Omitted == 0 {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/providers/fake"
 	"github.com/rs/zerolog"
 )
 
@@ -135,7 +134,7 @@ func checkInvalid(t *testing.T, err error, want []FieldError, says []string) {
 }
 
 func TestBadSettingsAreErrors(t *testing.T) {
-	store, emb := memcore.NewMemStore(), fake.NewEmbedder()
+	store, emb := memcore.NewMemStore(), newEmbedder(t)
 	vectors := [][]float32{{1, 0}, {0, 1}}
 	for _, tt := range badSettings() {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,7 +146,7 @@ func TestBadSettingsAreErrors(t *testing.T) {
 			} else {
 				opts = append(opts, tt.engine)
 			}
-			e, err := NewEngine(store, emb, fake.NewLLM(), cfg, opts...)
+			e, err := NewEngine(store, emb, newLLM(t), cfg, opts...)
 			if e != nil {
 				t.Errorf("NewEngine returned an engine with the error")
 			}
@@ -194,7 +193,7 @@ func TestBadSettingsReportedTogether(t *testing.T) {
 	if len(cfgWant) != 9 {
 		t.Fatalf("the table leaves %d Config fields bad, want all 9 that have a range", len(cfgWant))
 	}
-	_, err := NewEngine(memcore.NewMemStore(), fake.NewEmbedder(), fake.NewLLM(), cfg, opts...)
+	_, err := NewEngine(memcore.NewMemStore(), newEmbedder(t), newLLM(t), cfg, opts...)
 	checkInvalid(t, err, append(cfgWant, want...), says)
 
 	_, err = NewIndex(nil, nil, indexOpts...)
@@ -239,7 +238,7 @@ func TestOptionsNeverPanic(t *testing.T) {
 				}
 			}()
 			opt := tt.make()
-			e, err := NewEngine(store, fake.NewEmbedder(), nil, identityConfig(), opt)
+			e, err := NewEngine(store, newEmbedder(t), nil, identityConfig(), opt)
 			if err != nil {
 				if !errors.Is(err, ErrInvalidConfig) {
 					t.Fatalf("NewEngine = %v, want nil or an error wrapping ErrInvalidConfig", err)
@@ -274,7 +273,7 @@ func TestOptionsNeverPanic(t *testing.T) {
 
 // TestExtremeValidOptionsAreAccepted: the largest values are in range.
 func TestExtremeValidOptionsAreAccepted(t *testing.T) {
-	_, err := NewEngine(memcore.NewMemStore(), fake.NewEmbedder(), fake.NewLLM(), DefaultConfig(),
+	_, err := NewEngine(memcore.NewMemStore(), newEmbedder(t), newLLM(t), DefaultConfig(),
 		WithEmbedBatch(math.MaxInt), WithTurnCacheSize(math.MaxInt), WithTurnCacheSize(0),
 		WithParallelism(math.MaxInt), WithRetryDelay(math.MaxInt64))
 	if err != nil {

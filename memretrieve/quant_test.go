@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/providers/fake"
 )
 
 // checkQuantized checks the code and scale quantize gives v: every code in
@@ -233,9 +232,9 @@ func TestQuantizedEngine(t *testing.T) {
 	storeKinds(t, func(t *testing.T, newStore func(t *testing.T) memcore.MemoryStore) {
 		store := newStore(t)
 		write(t, store, genMemories(300, 21)...)
-		exact := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+		exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 		rebuild(t, exact)
-		quant := newEngine(t, store, fake.NewEmbedder(), nil, quantizedConfig())
+		quant := newEngine(t, store, newEmbedder(t), nil, quantizedConfig())
 		rebuild(t, quant)
 
 		idx := quant.snap.Load().idx
@@ -269,9 +268,9 @@ func TestQuantizedEngineAfterTheFileIsReplaced(t *testing.T) {
 	store := memcore.NewMemStore()
 	ms := genMemories(120, 23)
 	write(t, store, ms...)
-	exact := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 	rebuild(t, exact)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	quant := newEngine(t, store, emb, nil, quantizedConfig(), WithCacheDir(dir))
 	rebuild(t, quant)
 
@@ -358,9 +357,9 @@ func TestQuantizedEngineAfterCompaction(t *testing.T) {
 	all := genMemories(400, 25)
 	store := &listStore{}
 	store.set(all)
-	exact := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 	rebuild(t, exact)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	quant := newEngine(t, store, emb, nil, quantizedConfig(), WithCacheDir(t.TempDir()))
 	rebuild(t, quant)
 	before := quant.snap.Load().idx.quant.locs[0].file
@@ -394,9 +393,9 @@ func TestQuantizedEngineAfterTheCacheIsDeleted(t *testing.T) {
 	store := memcore.NewMemStore()
 	ms := genMemories(50, 27)
 	write(t, store, ms...)
-	exact := newEngine(t, store, fake.NewEmbedder(), nil, identityConfig())
+	exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
 	rebuild(t, exact)
-	emb := fake.NewEmbedder()
+	emb := newEmbedder(t)
 	quant := newEngine(t, store, emb, nil, quantizedConfig(), WithCacheDir(dir))
 	rebuild(t, quant)
 	if err := os.RemoveAll(dir); err != nil {

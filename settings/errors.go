@@ -8,8 +8,13 @@ import (
 	"unicode/utf8"
 )
 
+// ErrInvalidConfig is the sentinel every module of forgemem uses for
+// settings out of range or otherwise unusable: every [Error] matches it with
+// errors.Is, as well as the one kind below that says what is wrong.
+var ErrInvalidConfig = errors.New("invalid config")
+
 // The kinds of [Error]: every Error matches exactly one of them with
-// errors.Is.
+// errors.Is (and [ErrInvalidConfig]).
 var (
 	// ErrUnknownKey is a key inside a file's memory: section, a FORGEMEM_*
 	// environment variable or a flag that names no setting.
@@ -142,9 +147,9 @@ func (e *Error) subject() string {
 // Unwrap returns Kind and, when set, Err.
 func (e *Error) Unwrap() []error {
 	if e.Err != nil {
-		return []error{e.Kind, e.Err}
+		return []error{ErrInvalidConfig, e.Kind, e.Err}
 	}
-	return []error{e.Kind}
+	return []error{ErrInvalidConfig, e.Kind}
 }
 
 // Errors is every problem [Load] found, in the order of the sources (user

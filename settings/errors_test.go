@@ -66,6 +66,9 @@ func TestFileErrorMessages(t *testing.T) {
 			if !errors.Is(e, tt.kind) {
 				t.Errorf("kind %v; want %v", e.Kind, tt.kind)
 			}
+			if !errors.Is(e, settings.ErrInvalidConfig) {
+				t.Errorf("%v does not match ErrInvalidConfig, the sentinel of every module", e)
+			}
 			if e.Source.Origin != settings.OriginUserFile || e.Source.Name != f.userFile() || e.Source.Line != tt.line || e.Key != tt.key {
 				t.Errorf("source %+v key %q; want the user file, line %d, key %q", e.Source, e.Key, tt.line, tt.key)
 			}

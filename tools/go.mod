@@ -11,12 +11,12 @@ require (
 	github.com/forgemem/forgemem/providers/openai v0.1.0
 	github.com/mmcloughlin/avo v0.6.0
 	github.com/sashabaranov/go-openai v1.43.0
-	golang.org/x/mod v0.27.0
+	golang.org/x/mod v0.24.0
 )
 
 require (
-	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/tools v0.35.0 // indirect
+	golang.org/x/sync v0.12.0 // indirect
+	golang.org/x/tools v0.31.0 // indirect
 )
 
 require (
@@ -26,7 +26,7 @@ require (
 	github.com/philippgille/chromem-go v0.7.0
 	github.com/rs/zerolog v1.35.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/sys v0.34.0
+	golang.org/x/sys v0.31.0
 )
 
 replace (

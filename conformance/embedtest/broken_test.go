@@ -273,6 +273,15 @@ func (c suiteCase) grace() time.Duration {
 	return c.cancelGrace
 }
 
+// misdeclared is a correct harness that declares caps instead of its own
+// capabilities.
+type misdeclared struct {
+	*testHarness
+	caps embedtest.Capabilities
+}
+
+func (m misdeclared) Capabilities() embedtest.Capabilities { return m.caps }
+
 var suiteCases = []suiteCase{
 	{
 		name:        "Correct",
@@ -341,6 +350,20 @@ var suiteCases = []suiteCase{
 		name: "WrongDeclaredDimension",
 		harness: func() embedtest.Harness {
 			return &testHarness{caps: embedtest.Capabilities{MaxBatch: 4, Dimension: testDimension / 2}}
+		},
+		wantFailed: []string{"Embed/ConsistentDimension"},
+	},
+	{
+		name: "DeclaresNegativeMaxBatch",
+		harness: func() embedtest.Harness {
+			return misdeclared{&testHarness{caps: batched}, embedtest.Capabilities{MaxBatch: -1, Dimension: testDimension}}
+		},
+		wantFailed: []string{"Embed/BatchLargerThanMax"},
+	},
+	{
+		name: "DeclaresNegativeDimension",
+		harness: func() embedtest.Harness {
+			return misdeclared{&testHarness{caps: batched}, embedtest.Capabilities{MaxBatch: 4, Dimension: -1}}
 		},
 		wantFailed: []string{"Embed/ConsistentDimension"},
 	},
@@ -421,6 +444,23 @@ func TestSkipsSayWhy(t *testing.T) {
 			if !strings.Contains(got.Output, reason) {
 				t.Errorf("%s: no skip message gives the reason %q; output:\n%s", name, reason, got.Output)
 			}
+		}
+	}
+}
+
+// TestMisdeclaredCapabilitiesSayWhy checks that a capability declared out
+// of range fails its case with a message naming it and its range.
+func TestMisdeclaredCapabilitiesSayWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	for name, want := range map[string]string{
+		"DeclaresNegativeMaxBatch":  "Capabilities.MaxBatch -1, want 0–100000 (0 means no limit)",
+		"DeclaresNegativeDimension": "Capabilities.Dimension -1, want at least 0 (0 means not declared)",
+	} {
+		got := conform.RunTestInSubprocess(t, "TestHelperRunSuite", 2*time.Minute, caseEnv+"="+name)
+		if !strings.Contains(got.Output, want) {
+			t.Errorf("%s: the output does not say %q; output:\n%s", name, want, got.Output)
 		}
 	}
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/forgemem/forgemem/memcore"
 )
 
+// maxDeclaredBatch is the largest Capabilities.MaxBatch: the suite embeds
+// twice as many texts in one call.
+const maxDeclaredBatch = 100_000
+
 // nearCosine is the cosine similarity above which two vectors count as the
 // same text's, for nondeterministic embedders and across batches.
 const nearCosine = 0.99
@@ -42,10 +46,13 @@ const nearCosine = 0.99
 //	Errors/<Kind>/NativeErrorReachable   and keeps the native error reachable (needs NativeErrorHarness)
 //	ConcurrentCalls                      simultaneous calls each get their own vectors
 //
-// Failure messages state the rule that was broken.
+// Failure messages state the rule that was broken. An [Option] out of range
+// fails t at once (t.Fatalf), naming the option and the values it accepts,
+// and no case runs.
 func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
 	t.Helper()
-	s := &suite{newHarness: newHarness, cfg: newConfig(opts)}
+	s := &suite{newHarness: newHarness, cfg: conform.NewConfig(opts)}
+	s.cfg.Bad.FailNow(t, "embedtest")
 	t.Run("Embed", func(t *testing.T) {
 		t.Run("OneVectorPerInputInOrder", s.testOrder)
 		t.Run("ZeroInputsGiveZeroVectors", s.testZeroInputs)
@@ -302,6 +309,9 @@ func (s *suite) testDimension(t *testing.T) {
 	h := s.harness(t)
 	e := s.embedder(t, h)
 	want := h.Capabilities().Dimension
+	if want < 0 {
+		t.Fatalf("embedtest: the harness declares Capabilities.Dimension %d, want at least 0 (0 means not declared)", want)
+	}
 	batch := s.embed(t, e, mixedTexts)
 	single := s.embed(t, e, mixedTexts[:1])
 	if batch == nil || single == nil {
@@ -444,6 +454,9 @@ func numberedTexts(first, n int) []string {
 func (s *suite) testLargeBatch(t *testing.T) {
 	h := s.harness(t)
 	maxBatch := h.Capabilities().MaxBatch
+	if maxBatch < 0 || maxBatch > maxDeclaredBatch {
+		t.Fatalf("embedtest: the harness declares Capabilities.MaxBatch %d, want 0–%d (0 means no limit)", maxBatch, maxDeclaredBatch)
+	}
 	n, chunk := 100, 10
 	if maxBatch > 0 {
 		n, chunk = 2*maxBatch+1, maxBatch

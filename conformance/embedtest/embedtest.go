@@ -49,13 +49,15 @@ type HarnessMaker func(ctx context.Context, t *testing.T) (Harness, error)
 // value claims full support; each limitation is a string saying why the
 // embedder has it, which the cases it affects report.
 type Capabilities struct {
-	// MaxBatch is the most texts one API call embeds. The suite embeds
-	// 2×MaxBatch+1 texts in one Embed, which must be split, and, with a
-	// [CallCounter], checks that it was. 0 means no limit; the suite then
-	// embeds 100 texts at once.
+	// MaxBatch is the most texts one API call embeds, 0–100000. The suite
+	// embeds 2×MaxBatch+1 texts in one Embed, which must be split, and,
+	// with a [CallCounter], checks that it was. 0 means no limit; the suite
+	// then embeds 100 texts at once. A value out of range fails the case
+	// Embed/BatchLargerThanMax.
 	MaxBatch int
-	// Dimension is the length the vectors must have; 0 means not declared,
-	// and only a consistent length is required.
+	// Dimension is the length the vectors must have, at least 0; 0 means
+	// not declared, and only a consistent length is required. A negative
+	// value fails the case Embed/ConsistentDimension.
 	Dimension int
 	// Nondeterministic says why identical texts may give slightly
 	// different vectors; they must then still be near-identical (cosine
@@ -97,31 +99,26 @@ type NativeErrorHarness interface {
 	AsNative(err error) bool
 }
 
-// Option adjusts how [Run] runs the suite.
+// Option adjusts how [Run] runs the suite. An option given a value out of
+// range makes Run fail the test at once, naming the option and the values
+// it accepts, without running any case; no option panics, and a nil Option
+// is ignored.
 type Option func(*config)
 
 type config = conform.Config
 
-func newConfig(opts []Option) config {
-	c := conform.DefaultConfig()
-	for _, o := range opts {
-		o(&c)
-	}
-	return c
-}
-
 // WithCallTimeout sets how long an ordinary call may take before it fails
-// the case; the default, a minute, suits live APIs. It panics if d is not
-// positive.
-func WithCallTimeout(d time.Duration) Option { return conform.CallTimeout("embedtest", d) }
+// the case: more than 0 and at most 24h; the default, a minute, suits
+// live APIs.
+func WithCallTimeout(d time.Duration) Option { return conform.CallTimeout(d) }
 
-// WithCancelGrace sets how soon after its context ends a call must return.
-// The default, 5s, is lenient so that a busy machine (tests in parallel,
-// -race) does not fail a correct provider; one that ignores its context
-// typically hangs until an HTTP timeout, far longer. It panics if d is not
-// positive.
-func WithCancelGrace(d time.Duration) Option { return conform.CancelGrace("embedtest", d) }
+// WithCancelGrace sets how soon after its context ends a call must return:
+// more than 0 and at most 24h. The default, 5s, is lenient so that a busy
+// machine (tests in parallel, -race) does not fail a correct embedder; one
+// that ignores its context typically hangs until an HTTP timeout, far
+// longer.
+func WithCancelGrace(d time.Duration) Option { return conform.CancelGrace(d) }
 
-// WithConcurrency sets how many calls the concurrency case makes at once;
-// the default is 8. It panics if n is less than 2.
-func WithConcurrency(n int) Option { return conform.Concurrency("embedtest", n) }
+// WithConcurrency sets how many calls the concurrency case makes at once:
+// 2–1000; the default is 8.
+func WithConcurrency(n int) Option { return conform.Concurrency(n) }

@@ -37,10 +37,13 @@ import (
 //	Errors/<Kind>/NativeErrorReachable and keeps the native error reachable (needs NativeErrorHarness)
 //	ConcurrentCalls                    simultaneous calls each get their own answer
 //
-// Failure messages state the rule that was broken.
+// Failure messages state the rule that was broken. An [Option] out of range
+// fails t at once (t.Fatalf), naming the option and the values it accepts,
+// and no case runs.
 func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
 	t.Helper()
-	s := &suite{newHarness: newHarness, cfg: newConfig(opts)}
+	s := &suite{newHarness: newHarness, cfg: conform.NewConfig(opts)}
+	s.cfg.Bad.FailNow(t, "llmtest")
 	t.Run("Complete", func(t *testing.T) {
 		t.Run("NonEmptyReply", s.testNonEmptyReply)
 		t.Run("ReportsUsage", s.testReportsUsage)

@@ -35,4 +35,11 @@
 // produce (an error wrapping errors.ErrUnsupported) are skipped, and every
 // skip says why. Anything else that misbehaves fails, with a message that
 // states the broken rule.
+//
+// # Options
+//
+// [WithCallTimeout], [WithCancelGrace] and [WithConcurrency] adjust the
+// suite to the implementation (a live API is slower than a fake). An option
+// out of range makes [Run] fail the test at once, naming the option and the
+// values it accepts, and no case runs.
 package llmtest

@@ -78,31 +78,26 @@ type NativeErrorHarness interface {
 	AsNative(err error) bool
 }
 
-// Option adjusts how [Run] runs the suite.
+// Option adjusts how [Run] runs the suite. An option given a value out of
+// range makes Run fail the test at once, naming the option and the values
+// it accepts, without running any case; no option panics, and a nil Option
+// is ignored.
 type Option func(*config)
 
 type config = conform.Config
 
-func newConfig(opts []Option) config {
-	c := conform.DefaultConfig()
-	for _, o := range opts {
-		o(&c)
-	}
-	return c
-}
-
 // WithCallTimeout sets how long an ordinary call may take before it fails
-// the case; the default, a minute, suits live models. It panics if d is
-// not positive.
-func WithCallTimeout(d time.Duration) Option { return conform.CallTimeout("llmtest", d) }
+// the case: more than 0 and at most 24h; the default, a minute, suits
+// live models.
+func WithCallTimeout(d time.Duration) Option { return conform.CallTimeout(d) }
 
-// WithCancelGrace sets how soon after its context ends a call must return.
-// The default, 5s, is lenient so that a busy machine (tests in parallel,
-// -race) does not fail a correct provider; one that ignores its context
-// typically hangs until an HTTP timeout, far longer. It panics if d is not
-// positive.
-func WithCancelGrace(d time.Duration) Option { return conform.CancelGrace("llmtest", d) }
+// WithCancelGrace sets how soon after its context ends a call must return:
+// more than 0 and at most 24h. The default, 5s, is lenient so that a busy
+// machine (tests in parallel, -race) does not fail a correct provider; one
+// that ignores its context typically hangs until an HTTP timeout, far
+// longer.
+func WithCancelGrace(d time.Duration) Option { return conform.CancelGrace(d) }
 
-// WithConcurrency sets how many calls the concurrency case makes at once;
-// the default is 8. It panics if n is less than 2.
-func WithConcurrency(n int) Option { return conform.Concurrency("llmtest", n) }
+// WithConcurrency sets how many calls the concurrency case makes at once:
+// 2–1000; the default is 8.
+func WithConcurrency(n int) Option { return conform.Concurrency(n) }

@@ -13,6 +13,10 @@
 // cannot meet a rule declares it in [Capabilities] with the reason, and the
 // subtest is skipped saying so; anything else that misbehaves fails.
 //
+// [WithConcurrency] and [WithLargeBody] change how hard the suite pushes;
+// an option out of range makes [Run] fail the test at once, naming the
+// option and the values it accepts, and no rule runs.
+//
 // memcore.FileStore and memcore.MemStore pass the suite; see this module's
 // tests.
 package storetest

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgemem/forgemem/conformance/internal/conform"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -38,31 +39,68 @@ type Capabilities struct {
 	NoExtraKeys string
 }
 
-// Option changes how the suite runs.
+// Option changes how the suite runs. An option given a value out of range
+// makes [Run] fail the test at once, naming the option and the values it
+// accepts, without running any rule; no option panics, and a nil Option is
+// ignored.
 type Option func(*config)
 
 type config struct {
 	writers   int
 	perWriter int
 	bodySize  int
+	// bad lists the options given values out of range.
+	bad conform.Problems
 }
 
+// The ranges of the options.
+const (
+	// minWriters is the fewest writers of the concurrency rules: one
+	// writer alone races with nobody.
+	minWriters   = 2
+	maxWriters   = 1000
+	maxPerWriter = 1000
+	// maxBodySize is the largest body of the round-trip rule, 64 MiB.
+	maxBodySize = 64 << 20
+)
+
 // WithConcurrency sets how many goroutines write at once in the concurrency
-// rules, and how many memories each writes (defaults 8 and 25).
+// rules, 2–1000, and how many memories each writes, 1–1000 (defaults 8 and
+// 25).
 func WithConcurrency(writers, perWriter int) Option {
-	return func(c *config) { c.writers, c.perWriter = max(writers, 2), max(perWriter, 1) }
+	return func(c *config) {
+		okWriters := c.bad.Check(writers >= minWriters && writers <= maxWriters,
+			"WithConcurrency writers", writers, fmt.Sprintf("%d–%d", minWriters, maxWriters))
+		okPer := c.bad.Check(perWriter >= 1 && perWriter <= maxPerWriter,
+			"WithConcurrency perWriter", perWriter, fmt.Sprintf("1–%d", maxPerWriter))
+		if okWriters && okPer {
+			c.writers, c.perWriter = writers, perWriter
+		}
+	}
 }
 
 // WithLargeBody sets the size in bytes of the large body of the round-trip
-// rule (default 1 MiB).
-func WithLargeBody(n int) Option { return func(c *config) { c.bodySize = max(n, 1) } }
+// rule: 1–67108864 (64 MiB); the default is 1 MiB.
+func WithLargeBody(n int) Option {
+	return func(c *config) {
+		if c.bad.Check(n >= 1 && n <= maxBodySize, "WithLargeBody", n, fmt.Sprintf("1–%d (64 MiB)", maxBodySize)) {
+			c.bodySize = n
+		}
+	}
+}
 
-// Run runs every rule against stores from newHarness.
+// Run runs every rule against stores from newHarness. An [Option] out of
+// range fails t at once (t.Fatalf), naming the option and the values it
+// accepts, and no rule runs.
 func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
+	t.Helper()
 	cfg := config{writers: 8, perWriter: 25, bodySize: 1 << 20}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
+	cfg.bad.FailNow(t, "storetest")
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -128,6 +166,8 @@ var rules = []rule{
 	{"PersistsAcrossOpen", testPersistence},
 	{"ContextCancellation", testCancellation},
 	{"VersionChains", testVersionChains},
+	{"SecondSuccessorIsConflict", testSecondSuccessor},
+	{"ConcurrentSupersedes", testConcurrentSupersedes},
 }
 
 var baseTime = time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC)

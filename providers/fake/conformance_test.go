@@ -33,21 +33,25 @@ type llmHarness struct {
 	opts []fake.LLMOption
 }
 
-func (h llmHarness) newLLM(more ...fake.LLMOption) *fake.LLM {
+func (h llmHarness) newLLM(more ...fake.LLMOption) (memcore.LLMProvider, error) {
 	opts := append([]fake.LLMOption{fake.WithReplyFunc(playModel)}, h.opts...)
-	return fake.NewLLM(append(opts, more...)...)
+	l, err := fake.NewLLM(append(opts, more...)...)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 func (h llmHarness) NewProvider(context.Context) (memcore.LLMProvider, error) {
-	return h.newLLM(), nil
+	return h.newLLM()
 }
 
 func (h llmHarness) NewFailingProvider(_ context.Context, kind error) (memcore.LLMProvider, error) {
-	return h.newLLM(fake.WithFailNext(1, kind)), nil
+	return h.newLLM(fake.WithFailNext(1, kind))
 }
 
 func (h llmHarness) NewSlowProvider(context.Context) (memcore.LLMProvider, error) {
-	return h.newLLM(fake.WithLatency(time.Hour)), nil
+	return h.newLLM(fake.WithLatency(time.Hour))
 }
 
 func (llmHarness) AsNative(err error) bool            { return asAPIError(err) }
@@ -98,25 +102,28 @@ type embedHarness struct {
 	embedders []*fake.Embedder
 }
 
-func (h *embedHarness) newEmbedder(more ...fake.EmbedderOption) *fake.Embedder {
+func (h *embedHarness) newEmbedder(more ...fake.EmbedderOption) (memcore.Embedder, error) {
 	opts := append([]fake.EmbedderOption{fake.WithDimension(h.cfg.dim), fake.WithMaxBatch(h.cfg.maxBatch)}, h.cfg.opts...)
-	e := fake.NewEmbedder(append(opts, more...)...)
+	e, err := fake.NewEmbedder(append(opts, more...)...)
+	if err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.embedders = append(h.embedders, e)
-	return e
+	return e, nil
 }
 
 func (h *embedHarness) NewEmbedder(context.Context) (memcore.Embedder, error) {
-	return h.newEmbedder(), nil
+	return h.newEmbedder()
 }
 
 func (h *embedHarness) NewFailingEmbedder(_ context.Context, kind error) (memcore.Embedder, error) {
-	return h.newEmbedder(fake.WithFailNext(1, kind)), nil
+	return h.newEmbedder(fake.WithFailNext(1, kind))
 }
 
 func (h *embedHarness) NewSlowEmbedder(context.Context) (memcore.Embedder, error) {
-	return h.newEmbedder(fake.WithLatency(time.Hour)), nil
+	return h.newEmbedder(fake.WithLatency(time.Hour))
 }
 
 func (h *embedHarness) Calls() int {

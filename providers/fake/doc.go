@@ -34,8 +34,17 @@
 // wrapped together with a native [*APIError] carrying a matching HTTP
 // status, so that both errors.Is and errors.As work:
 //
-//	llm := fake.NewLLM(fake.WithReplies("ok"), fake.WithFailNext(2, memcore.ErrRateLimited))
+//	llm, err := fake.NewLLM(fake.WithReplies("ok"), fake.WithFailNext(2, memcore.ErrRateLimited))
 //
-// fails twice with an error matching [memcore.ErrRateLimited] (and
-// [memcore.IsTransient]), then answers "ok".
+// gives an LLM that fails twice with an error matching
+// [memcore.ErrRateLimited] (and [memcore.IsTransient]), then answers "ok".
+//
+// # Options out of range
+//
+// No option panics and none is clamped: an option given a value out of
+// range (a negative latency, a dimension below 1, …) makes [NewLLM] or
+// [NewEmbedder] return an error wrapping [ErrInvalidConfig] that names
+// every such option, the value given and the values allowed. FailNext with
+// a negative count or a nil error schedules nothing and returns such an
+// error too.
 package fake

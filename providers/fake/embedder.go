@@ -31,12 +31,25 @@ var _ memcore.Embedder = (*Embedder)(nil)
 
 // NewEmbedder returns a hashing embedder of [DefaultDimension] dimensions
 // with no batch limit, latency or failures unless opts say otherwise.
-func NewEmbedder(opts ...EmbedderOption) *Embedder {
+//
+// An option given a value out of range makes NewEmbedder return no
+// Embedder and an error wrapping [ErrInvalidConfig] that names every such
+// option; a nil option is ignored.
+func NewEmbedder(opts ...EmbedderOption) (*Embedder, error) {
 	e := &Embedder{dim: DefaultDimension}
+	var msgs []string
 	for _, o := range opts {
-		o.applyEmbedder(e)
+		if o == nil {
+			continue
+		}
+		if err := o.applyEmbedder(e); err != nil {
+			msgs = append(msgs, err.Error())
+		}
 	}
-	return e
+	if err := invalid(msgs...); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // Embed implements [memcore.Embedder]. Zero texts give zero vectors and make
@@ -89,11 +102,13 @@ func (e *Embedder) Dimension() int { return e.dim }
 func (e *Embedder) MaxBatch() int { return e.maxBatch }
 
 // FailNext makes the next n internal calls fail with err, after any
-// failures already scheduled; see [LLM.FailNext] for how err is reported.
-// It panics if n is negative or err is nil.
-func (e *Embedder) FailNext(n int, err error) {
-	checkFailNext("Embedder.FailNext", n, err)
-	e.scheduleFailures(n, err)
+// failures already scheduled; n 0 schedules nothing. See [LLM.FailNext]
+// for how err is reported.
+//
+// A negative n or a nil err schedules nothing and returns an error wrapping
+// [ErrInvalidConfig]; otherwise FailNext returns nil.
+func (e *Embedder) FailNext(n int, err error) error {
+	return e.failNext("Embedder.FailNext", n, err)
 }
 
 // Calls returns the number of internal calls made so far, failed ones

@@ -11,7 +11,10 @@ import (
 )
 
 func ExampleLLM() {
-	llm := fake.NewLLM(fake.WithReplies(`{"memories": []}`, "second reply"))
+	llm, err := fake.NewLLM(fake.WithReplies(`{"memories": []}`, "second reply"))
+	if err != nil {
+		panic(err)
+	}
 
 	resp, err := llm.Complete(context.Background(), memcore.CompletionRequest{
 		System:   "Extract memories as JSON.",
@@ -32,7 +35,10 @@ func ExampleWithReplyFunc() {
 		last := req.Messages[len(req.Messages)-1].Content
 		return &memcore.CompletionResponse{Text: strings.ToUpper(last)}, nil
 	}
-	llm := fake.NewLLM(fake.WithReplies("queued first"), fake.WithReplyFunc(shout))
+	llm, err := fake.NewLLM(fake.WithReplies("queued first"), fake.WithReplyFunc(shout))
+	if err != nil {
+		panic(err)
+	}
 	for _, prompt := range []string{"one", "two"} {
 		resp, err := llm.Complete(context.Background(), memcore.CompletionRequest{
 			Messages: []memcore.Message{{Role: memcore.RoleUser, Content: prompt}},
@@ -48,11 +54,16 @@ func ExampleWithReplyFunc() {
 }
 
 func ExampleLLM_FailNext() {
-	llm := fake.NewLLM(fake.WithReplies("ok"))
-	llm.FailNext(1, memcore.ErrRateLimited)
+	llm, err := fake.NewLLM(fake.WithReplies("ok"))
+	if err != nil {
+		panic(err)
+	}
+	if err := llm.FailNext(1, memcore.ErrRateLimited); err != nil {
+		panic(err)
+	}
 
 	req := memcore.CompletionRequest{Messages: []memcore.Message{{Role: memcore.RoleUser, Content: "hi"}}}
-	_, err := llm.Complete(context.Background(), req)
+	_, err = llm.Complete(context.Background(), req)
 	var apiErr *fake.APIError
 	fmt.Println(errors.Is(err, memcore.ErrRateLimited), memcore.IsTransient(err))
 	fmt.Println(errors.As(err, &apiErr), apiErr.StatusCode)
@@ -66,7 +77,10 @@ func ExampleLLM_FailNext() {
 }
 
 func ExampleEmbedder() {
-	e := fake.NewEmbedder()
+	e, err := fake.NewEmbedder()
+	if err != nil {
+		panic(err)
+	}
 	vecs, err := e.Embed(context.Background(), []string{
 		"The build cache is stale.",
 		"Stale build caches slow the CI.",
@@ -89,11 +103,25 @@ func ExampleEmbedder() {
 }
 
 func ExampleWithMaxBatch() {
-	e := fake.NewEmbedder(fake.WithMaxBatch(2), fake.WithDimension(64))
+	e, err := fake.NewEmbedder(fake.WithMaxBatch(2), fake.WithDimension(64))
+	if err != nil {
+		panic(err)
+	}
 	vecs, err := e.Embed(context.Background(), []string{"a", "b", "c", "d", "e"})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(len(vecs), e.Calls(), e.Inputs(), e.Model())
 	// Output: 5 3 5 fake-hash-64
+}
+
+// An option out of range is an error naming it and the values it accepts;
+// every such option is reported at once.
+func ExampleNewEmbedder_invalidConfig() {
+	_, err := fake.NewEmbedder(fake.WithDimension(0), fake.WithMaxBatch(-1))
+	fmt.Println(errors.Is(err, fake.ErrInvalidConfig))
+	fmt.Println(err)
+	// Output:
+	// true
+	// fake: invalid config: WithDimension is 0, want 1–65536; WithMaxBatch is -1, want at least 0 (0 means no limit)
 }

@@ -63,14 +63,15 @@ type scheduledFailure struct {
 	err       error
 }
 
-// checkFailNext panics, naming the caller fn, when n or err is unusable.
-func checkFailNext(fn string, n int, err error) {
-	if n < 0 {
-		panic(fmt.Sprintf("fake: %s: negative count %d", fn, n))
+// failNext schedules n failures with err, or, when n is negative or err is
+// nil, schedules nothing and returns an error wrapping ErrInvalidConfig
+// that names method.
+func (c *common) failNext(method string, n int, err error) error {
+	if bad := invalid(failNextProblems(method, n, err)...); bad != nil {
+		return bad
 	}
-	if err == nil {
-		panic(fmt.Sprintf("fake: %s: nil error", fn))
-	}
+	c.scheduleFailures(n, err)
+	return nil
 }
 
 // scheduleFailures makes the next n calls fail with err, after the failures

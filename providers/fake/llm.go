@@ -22,6 +22,15 @@ type ReplyFunc func(ctx context.Context, req memcore.CompletionRequest) (*memcor
 // fails if a failure is scheduled, takes the next queued reply if there is
 // one, or asks the reply function. With none of these it fails with an error
 // wrapping [memcore.ErrInvalidResponse].
+//
+// A response's Model is, unless the reply function set one, the request's
+// Model, or the LLM's own ([WithModel], "fake-llm" by default) when the
+// request names none. A response's Usage is, unless the reply function set
+// one, computed by this rule: InputTokens is a quarter of the runes of the
+// request's System and of all its messages' Content together, and
+// OutputTokens a quarter of the runes of the reply, each rounded up. A
+// system prompt of 8 runes, one message of 5 and a reply of 5 report
+// {InputTokens: 4, OutputTokens: 2}.
 type LLM struct {
 	common
 	model     string
@@ -36,12 +45,25 @@ var _ memcore.LLMProvider = (*LLM)(nil)
 
 // NewLLM returns a scripted LLM. Without [WithReplies] or [WithReplyFunc]
 // every call fails until replies are queued with [LLM.Enqueue].
-func NewLLM(opts ...LLMOption) *LLM {
+//
+// An option given a value out of range makes NewLLM return no LLM and an
+// error wrapping [ErrInvalidConfig] that names every such option; a nil
+// option is ignored.
+func NewLLM(opts ...LLMOption) (*LLM, error) {
 	l := &LLM{model: "fake-llm"}
+	var msgs []string
 	for _, o := range opts {
-		o.applyLLM(l)
+		if o == nil {
+			continue
+		}
+		if err := o.applyLLM(l); err != nil {
+			msgs = append(msgs, err.Error())
+		}
 	}
-	return l
+	if err := invalid(msgs...); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // Complete implements [memcore.LLMProvider]. A context that has already
@@ -88,7 +110,7 @@ func (l *LLM) Complete(ctx context.Context, req memcore.CompletionRequest) (*mem
 		}
 	}
 	if resp.Usage == (memcore.Usage{}) {
-		resp.Usage = EstimateUsage(req, resp.Text)
+		resp.Usage = estimateUsage(req, resp.Text)
 	}
 	return resp, nil
 }
@@ -113,13 +135,15 @@ func (l *LLM) Enqueue(texts ...string) {
 }
 
 // FailNext makes the next n calls fail with err, after any failures already
-// scheduled. When err is one of memcore's taxonomy sentinels (for example
-// [memcore.ErrRateLimited]) the calls return what a provider would: the
-// sentinel wrapped together with an [*APIError]. Any other error is returned
-// wrapped as it is. FailNext panics if n is negative or err is nil.
-func (l *LLM) FailNext(n int, err error) {
-	checkFailNext("LLM.FailNext", n, err)
-	l.scheduleFailures(n, err)
+// scheduled; n 0 schedules nothing. When err is one of memcore's taxonomy
+// sentinels (for example [memcore.ErrRateLimited]) the calls return what a
+// provider would: the sentinel wrapped together with an [*APIError]. Any
+// other error is returned wrapped as it is.
+//
+// A negative n or a nil err schedules nothing and returns an error wrapping
+// [ErrInvalidConfig]; otherwise FailNext returns nil.
+func (l *LLM) FailNext(n int, err error) error {
+	return l.failNext("LLM.FailNext", n, err)
 }
 
 // Requests returns copies of the requests received so far, in the order the
@@ -142,10 +166,11 @@ func (l *LLM) Calls() int {
 	return len(l.requests)
 }
 
-// EstimateUsage is the token usage the fake LLM reports when the reply does
-// not carry its own: a quarter of the runes, rounded up, of the system
-// prompt and messages (input) and of the reply (output).
-func EstimateUsage(req memcore.CompletionRequest, reply string) memcore.Usage {
+// estimateUsage is the token usage the LLM reports when the reply does not
+// carry its own (see [LLM]): a quarter of the runes, rounded up, of the
+// system prompt and the messages together (input) and of the reply
+// (output).
+func estimateUsage(req memcore.CompletionRequest, reply string) memcore.Usage {
 	in := utf8.RuneCountInString(req.System)
 	for _, m := range req.Messages {
 		in += utf8.RuneCountInString(m.Content)

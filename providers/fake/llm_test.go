@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,7 +56,7 @@ func TestLLMRepliesInOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := fake.NewLLM(tt.opts...)
+			l := newLLM(t, tt.opts...)
 			l.Enqueue(tt.enqueue...)
 			prompts := []string{"a", "b", "c"}[:len(tt.want)]
 			if got := replies(t, l, prompts...); !slices.Equal(got, tt.want) {
@@ -68,7 +70,7 @@ func TestLLMRepliesInOrder(t *testing.T) {
 }
 
 func TestLLMUnscriptedCallFails(t *testing.T) {
-	l := fake.NewLLM(fake.WithReplies("only"))
+	l := newLLM(t, fake.WithReplies("only"))
 	replies(t, l, "first")
 	resp, err := l.Complete(context.Background(), ask("second"))
 	if !errors.Is(err, memcore.ErrInvalidResponse) || resp != nil {
@@ -99,7 +101,7 @@ func TestLLMReplyFuncResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := fake.NewLLM(fake.WithReplyFunc(tt.fn)).Complete(context.Background(), ask("hi"))
+			_, err := newLLM(t, fake.WithReplyFunc(tt.fn)).Complete(context.Background(), ask("hi"))
 			for _, want := range tt.wantIs {
 				if !errors.Is(err, want) {
 					t.Errorf("err = %v, want it to match %v", err, want)
@@ -129,13 +131,13 @@ func TestLLMFillsModelAndUsage(t *testing.T) {
 		req  memcore.CompletionRequest
 		want memcore.CompletionResponse
 	}{
-		{"defaults", fake.NewLLM(fake.WithReplies("abcde")), req,
+		{"defaults", newLLM(t, fake.WithReplies("abcde")), req,
 			memcore.CompletionResponse{Text: "abcde", Model: "fake-llm", Usage: memcore.Usage{InputTokens: 4, OutputTokens: 2}}},
-		{"WithModel", fake.NewLLM(fake.WithReplies(""), fake.WithModel("m")), req,
+		{"WithModel", newLLM(t, fake.WithReplies(""), fake.WithModel("m")), req,
 			memcore.CompletionResponse{Text: "", Model: "m", Usage: memcore.Usage{InputTokens: 4}}},
-		{"request names the model", fake.NewLLM(fake.WithReplies("a")), named,
+		{"request names the model", newLLM(t, fake.WithReplies("a")), named,
 			memcore.CompletionResponse{Text: "a", Model: "asked-for", Usage: memcore.Usage{InputTokens: 4, OutputTokens: 1}}},
-		{"reply function's own values kept", fake.NewLLM(fake.WithReplyFunc(own)), req,
+		{"reply function's own values kept", newLLM(t, fake.WithReplyFunc(own)), req,
 			memcore.CompletionResponse{Text: "x", Model: "their-model", Usage: memcore.Usage{InputTokens: 7, OutputTokens: 9}}},
 	}
 	for _, tt := range tests {
@@ -151,26 +153,39 @@ func TestLLMFillsModelAndUsage(t *testing.T) {
 	}
 }
 
-func TestEstimateUsage(t *testing.T) {
+// TestLLMUsageRule checks the documented rule for the usage of a reply
+// that carries none: a quarter of the runes, rounded up, of the system
+// prompt and the messages together (input) and of the reply (output).
+func TestLLMUsageRule(t *testing.T) {
 	tests := []struct {
-		system, message, reply string
-		want                   memcore.Usage
+		system   string
+		messages []string
+		reply    string
+		want     memcore.Usage
 	}{
-		{"", "", "", memcore.Usage{}},
-		{"a", "", "b", memcore.Usage{InputTokens: 1, OutputTokens: 1}},
-		{"abcd", "efgh", "ijklm", memcore.Usage{InputTokens: 2, OutputTokens: 2}},
-		{"日本語", "", "🚀🚀🚀🚀", memcore.Usage{InputTokens: 1, OutputTokens: 1}},
+		{"", []string{""}, "", memcore.Usage{}},
+		{"a", nil, "b", memcore.Usage{InputTokens: 1, OutputTokens: 1}},
+		{"abcd", []string{"efgh"}, "ijklm", memcore.Usage{InputTokens: 2, OutputTokens: 2}},
+		{"ab", []string{"cd", "e"}, "", memcore.Usage{InputTokens: 2}}, // 5 runes over two messages and the system prompt
+		{"日本語", []string{""}, "🚀🚀🚀🚀", memcore.Usage{InputTokens: 1, OutputTokens: 1}},
 	}
 	for _, tt := range tests {
-		req := memcore.CompletionRequest{System: tt.system, Messages: []memcore.Message{{Role: memcore.RoleUser, Content: tt.message}}}
-		if got := fake.EstimateUsage(req, tt.reply); got != tt.want {
-			t.Errorf("EstimateUsage(%q, %q, %q) = %+v, want %+v", tt.system, tt.message, tt.reply, got, tt.want)
+		req := memcore.CompletionRequest{System: tt.system}
+		for _, m := range tt.messages {
+			req.Messages = append(req.Messages, memcore.Message{Role: memcore.RoleUser, Content: m})
+		}
+		resp, err := newLLM(t, fake.WithReplies(tt.reply)).Complete(context.Background(), req)
+		if err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		if resp.Usage != tt.want {
+			t.Errorf("usage of system %q, messages %q, reply %q = %+v, want %+v", tt.system, tt.messages, tt.reply, resp.Usage, tt.want)
 		}
 	}
 }
 
 func TestLLMRecordsCopiesOfRequests(t *testing.T) {
-	l := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	l := newLLM(t, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		req.Messages[0].Content = "changed by the reply function"
 		return &memcore.CompletionResponse{Text: "ok"}, nil
 	}))
@@ -221,8 +236,8 @@ func TestLLMFailNext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind.Error(), func(t *testing.T) {
-			l := fake.NewLLM(fake.WithReplies("recovered"))
-			l.FailNext(2, tt.kind)
+			l := newLLM(t, fake.WithReplies("recovered"))
+			failNext(t, l, 2, tt.kind)
 			for i := range 2 {
 				_, err := l.Complete(context.Background(), ask("hi"))
 				if !errors.Is(err, tt.kind) {
@@ -245,9 +260,9 @@ func TestLLMFailNext(t *testing.T) {
 
 func TestFailuresQueueInOrder(t *testing.T) {
 	boom := errors.New("boom")
-	l := fake.NewLLM(fake.WithFailNext(1, memcore.ErrRateLimited), fake.WithReplyFunc(echo))
-	l.FailNext(2, boom)
-	l.FailNext(0, memcore.ErrUnavailable) // no-op
+	l := newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited), fake.WithReplyFunc(echo))
+	failNext(t, l, 2, boom)
+	failNext(t, l, 0, memcore.ErrUnavailable) // no-op
 	want := []error{memcore.ErrRateLimited, boom, boom, nil}
 	for i, w := range want {
 		_, err := l.Complete(context.Background(), ask("hi"))
@@ -278,7 +293,7 @@ func TestLLMHonoursContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := fake.NewLLM(fake.WithReplies("never"))
+			l := newLLM(t, fake.WithReplies("never"))
 			if _, err := l.Complete(tt.ctx, ask("hi")); !errors.Is(err, tt.want) {
 				t.Errorf("err = %v, want %v", err, tt.want)
 			}
@@ -293,7 +308,7 @@ func TestLLMHonoursContext(t *testing.T) {
 }
 
 func TestLLMLatencyEndsWithContext(t *testing.T) {
-	l := fake.NewLLM(fake.WithReplies("late"), fake.WithLatency(time.Hour))
+	l := newLLM(t, fake.WithReplies("late"), fake.WithLatency(time.Hour))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -315,7 +330,7 @@ func TestLLMLatencyEndsWithContext(t *testing.T) {
 
 func TestLLMLatencyDelaysReply(t *testing.T) {
 	const latency = 20 * time.Millisecond
-	l := fake.NewLLM(fake.WithReplies("ok"), fake.WithLatency(latency))
+	l := newLLM(t, fake.WithReplies("ok"), fake.WithLatency(latency))
 	start := time.Now()
 	replies(t, l, "hi")
 	if elapsed := time.Since(start); elapsed < latency {
@@ -325,8 +340,8 @@ func TestLLMLatencyDelaysReply(t *testing.T) {
 
 func TestLLMConcurrentCalls(t *testing.T) {
 	const n = 64
-	l := fake.NewLLM(fake.WithReplyFunc(echo))
-	l.FailNext(n/4, memcore.ErrRateLimited)
+	l := newLLM(t, fake.WithReplyFunc(echo))
+	failNext(t, l, n/4, memcore.ErrRateLimited)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	texts := make([]string, n)
@@ -359,28 +374,134 @@ func TestLLMConcurrentCalls(t *testing.T) {
 	}
 }
 
-func TestInvalidOptionsPanic(t *testing.T) {
+func TestInvalidOptions(t *testing.T) {
 	tests := []struct {
 		name string
-		f    func()
+		make func(t testing.TB) error
+		// mention lists what the message must say: the option and the
+		// values it accepts.
+		mention []string
 	}{
-		{"negative latency", func() { fake.WithLatency(-time.Second) }},
-		{"negative fail count", func() { fake.WithFailNext(-1, memcore.ErrUnavailable) }},
-		{"nil failure", func() { fake.WithFailNext(1, nil) }},
-		{"LLM.FailNext nil", func() { fake.NewLLM().FailNext(1, nil) }},
-		{"Embedder.FailNext negative", func() { fake.NewEmbedder().FailNext(-2, memcore.ErrUnavailable) }},
-		{"zero dimension", func() { fake.WithDimension(0) }},
-		{"negative max batch", func() { fake.WithMaxBatch(-1) }},
+		{"negative latency", func(t testing.TB) error { _, err := fake.NewLLM(fake.WithLatency(-time.Second)); return err },
+			[]string{"WithLatency is -1s", "want at least 0"}},
+		{"negative latency, embedder", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithLatency(-1)); return err },
+			[]string{"WithLatency is -1ns", "want at least 0"}},
+		{"negative fail count", func(t testing.TB) error {
+			_, err := fake.NewLLM(fake.WithFailNext(-1, memcore.ErrUnavailable))
+			return err
+		},
+			[]string{"WithFailNext count is -1", "want at least 0"}},
+		{"nil failure", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithFailNext(1, nil)); return err },
+			[]string{"WithFailNext error is nil", "want an error"}},
+		{"empty model", func(t testing.TB) error { _, err := fake.NewLLM(fake.WithModel("")); return err },
+			[]string{`WithModel is ""`, "want a non-empty name"}},
+		{"zero dimension", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithDimension(0)); return err },
+			[]string{"WithDimension is 0", "want 1–65536"}},
+		{"huge dimension", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithDimension(math.MaxInt)); return err },
+			[]string{fmt.Sprintf("WithDimension is %d", math.MaxInt), "want 1–65536"}},
+		{"negative max batch", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithMaxBatch(-1)); return err },
+			[]string{"WithMaxBatch is -1", "want at least 0"}},
+		{"every bad option reported", func(t testing.TB) error {
+			_, err := fake.NewEmbedder(fake.WithDimension(-3), fake.WithLatency(-time.Minute), fake.WithMaxBatch(math.MinInt))
+			return err
+		}, []string{"WithDimension is -3", "WithLatency is -1m0s", fmt.Sprintf("WithMaxBatch is %d", math.MinInt)}},
+		{"LLM.FailNext nil", func(t testing.TB) error { return newLLM(t).FailNext(1, nil) },
+			[]string{"LLM.FailNext error is nil", "want an error"}},
+		{"LLM.FailNext negative and nil", func(t testing.TB) error { return newLLM(t).FailNext(math.MinInt, nil) },
+			[]string{fmt.Sprintf("LLM.FailNext count is %d", math.MinInt), "LLM.FailNext error is nil"}},
+		{"Embedder.FailNext negative", func(t testing.TB) error { return newEmbedder(t).FailNext(-2, memcore.ErrUnavailable) },
+			[]string{"Embedder.FailNext count is -2", "want at least 0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Error("did not panic")
+			err := tt.make(t)
+			if !errors.Is(err, fake.ErrInvalidConfig) {
+				t.Fatalf("err = %v, want an error wrapping fake.ErrInvalidConfig", err)
+			}
+			for _, m := range tt.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not say %q", err, m)
 				}
-			}()
-			tt.f()
+			}
 		})
+	}
+}
+
+// TestFailNextRejectedSchedulesNothing checks that a FailNext call that
+// returns an error leaves the failures scheduled before it, and adds none.
+func TestFailNextRejectedSchedulesNothing(t *testing.T) {
+	l := newLLM(t, fake.WithReplyFunc(echo))
+	failNext(t, l, 1, memcore.ErrRateLimited)
+	if err := l.FailNext(-1, memcore.ErrUnavailable); err == nil {
+		t.Fatal("FailNext(-1, …) returned no error")
+	}
+	if err := l.FailNext(3, nil); err == nil {
+		t.Fatal("FailNext(3, nil) returned no error")
+	}
+	if _, err := l.Complete(context.Background(), ask("a")); !errors.Is(err, memcore.ErrRateLimited) {
+		t.Errorf("first call: err = %v, want the failure scheduled before", err)
+	}
+	if got := replies(t, l, "b", "c"); !slices.Equal(got, []string{"echo: b", "echo: c"}) {
+		t.Errorf("replies after the rejected FailNext calls = %q, want them answered", got)
+	}
+}
+
+// TestNilOptionIgnored checks that a nil option changes nothing.
+func TestNilOptionIgnored(t *testing.T) {
+	l := newLLM(t, nil, fake.WithReplies("x"), nil)
+	if got := replies(t, l, "a"); got[0] != "x" {
+		t.Errorf("reply = %q, want %q", got[0], "x")
+	}
+	var o fake.Option
+	e := newEmbedder(t, o, fake.WithDimension(8))
+	if e.Dimension() != 8 {
+		t.Errorf("Dimension() = %d, want 8", e.Dimension())
+	}
+}
+
+// TestOptionsNeverPanic calls every option constructor, and the
+// constructors with each option, with extreme values.
+func TestOptionsNeverPanic(t *testing.T) {
+	durations := []time.Duration{math.MinInt64, -1, 0, 1, math.MaxInt64}
+	ints := []int{math.MinInt, -1, 0, 1, 1 << 16, 1<<16 + 1, math.MaxInt}
+	errs := []error{nil, memcore.ErrRateLimited, errors.New("other")}
+	var llmOpts []fake.LLMOption
+	var embOpts []fake.EmbedderOption
+	for _, d := range durations {
+		llmOpts = append(llmOpts, fake.WithLatency(d))
+		embOpts = append(embOpts, fake.WithLatency(d))
+	}
+	for _, n := range ints {
+		for _, e := range errs {
+			llmOpts = append(llmOpts, fake.WithFailNext(n, e))
+			embOpts = append(embOpts, fake.WithFailNext(n, e))
+		}
+		embOpts = append(embOpts, fake.WithDimension(n), fake.WithMaxBatch(n))
+	}
+	llmOpts = append(llmOpts, fake.WithModel(""), fake.WithModel(strings.Repeat("m", 1<<16)),
+		fake.WithReplies(), fake.WithReplies(""), fake.WithReplyFunc(nil))
+	noPanic := func(t *testing.T, what string, f func()) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("%s panicked: %v", what, r)
+			}
+		}()
+		f()
+	}
+	for i, o := range llmOpts {
+		noPanic(t, fmt.Sprintf("NewLLM with LLM option %d", i), func() { _, _ = fake.NewLLM(o) })
+	}
+	for i, o := range embOpts {
+		noPanic(t, fmt.Sprintf("NewEmbedder with embedder option %d", i), func() { _, _ = fake.NewEmbedder(o) })
+	}
+	noPanic(t, "NewLLM with every option", func() { _, _ = fake.NewLLM(llmOpts...) })
+	noPanic(t, "NewEmbedder with every option", func() { _, _ = fake.NewEmbedder(embOpts...) })
+	for _, n := range ints {
+		for _, e := range errs {
+			noPanic(t, fmt.Sprintf("LLM.FailNext(%d, %v)", n, e), func() { _ = newLLM(t).FailNext(n, e) })
+			noPanic(t, fmt.Sprintf("Embedder.FailNext(%d, %v)", n, e), func() { _ = newEmbedder(t).FailNext(n, e) })
+		}
 	}
 }
 

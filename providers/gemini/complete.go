@@ -16,7 +16,8 @@ import (
 // maxTemperature is the top of the Gemini API's temperature range.
 const maxTemperature = 2.0
 
-// Complete implements [memcore.LLMProvider] with one generateContent call.
+// Complete implements [memcore.LLMProvider] with one generateContent call
+// to req.Model or, when that is empty, the configured Model.
 //
 // req.System, and the content of any system message in req.Messages
 // (appended in order, separated by a blank line), become the system

@@ -10,7 +10,23 @@
 // configurable output dimensionality and task type. Returned vectors are
 // scaled to unit length.
 //
-// Nothing is read from the environment: the SDK's GEMINI_API_KEY,
+// # Default models
+//
+// An empty [Config.Model] means [DefaultModel] and an empty
+// [Config.EmbeddingModel] means [DefaultEmbeddingModel]. A
+// CompletionRequest whose Model is empty uses the configured Model; one
+// that names a model uses that model for the call. The defaults are
+// Gemini's names, also when [Config.BaseURL] points at another server: set
+// Model and EmbeddingModel to names that server serves. A server that does
+// not serve a name fails the first call that uses it with an error
+// wrapping [memcore.ErrInvalidRequest] (typically HTTP 404, model not
+// found); [New] cannot tell, as it makes no network call.
+//
+// # Configuration and errors
+//
+// [New] reports every bad field of a [Config] at once, in one error
+// wrapping [ErrInvalidConfig] that names each field and the values it
+// accepts. Nothing is read from the environment: the SDK's GEMINI_API_KEY,
 // GOOGLE_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GEMINI_BASE_URL and
 // GOOGLE_CLOUD_* variables have no effect on a Client.
 //

@@ -163,14 +163,14 @@ func slicesRepeat(v, n int) []int {
 	return out
 }
 
-// TestEmbedMaxBatchAboveLimit: the issue's "2,500 inputs with MaxBatch
-// 1,000 → three requests" cannot happen with Gemini, whose
-// batchEmbedContents takes at most 100 texts; such a config is refused
-// when the client is made, not by the API later.
+// TestEmbedMaxBatchAboveLimit: Gemini's batchEmbedContents takes at most
+// 100 texts, so a MaxBatch of 1,000 (which would send 2,500 inputs in three
+// requests to a server that allowed it) is refused when the client is made,
+// not by the API later.
 func TestEmbedMaxBatchAboveLimit(t *testing.T) {
 	_, err := New(Config{APIKey: testKey, MaxBatch: 1000})
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "MaxBatch") {
-		t.Errorf("New with MaxBatch 1000: %v, want ErrConfig naming MaxBatch", err)
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "MaxBatch is 1000, want 1–100") {
+		t.Errorf("New with MaxBatch 1000: %v, want ErrInvalidConfig naming MaxBatch and its range", err)
 	}
 }
 

@@ -172,8 +172,11 @@ func statusCode(e genai.APIError) int {
 	return 0
 }
 
-// classifyAPIError maps an error answer of the API to the taxonomy
-// (DESIGN.md section 4).
+// classifyAPIError maps an error answer of the API to memcore's error
+// taxonomy: 401 and 403, and a 400 reporting a wrong or expired key, are
+// ErrUnauthenticated; 429 is ErrRateLimited; 413, and a 400 naming a size
+// limit, ErrInputTooLarge; 408, 499 and 5xx ErrUnavailable; other 4xx
+// ErrInvalidRequest; an answer without a usable status ErrInvalidResponse.
 func classifyAPIError(e genai.APIError) error {
 	code := statusCode(e)
 	switch {

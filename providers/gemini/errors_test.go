@@ -37,8 +37,9 @@ func checkKind(t *testing.T, err, want error) {
 
 // TestErrorStatusMapping sends each documented error answer of the Gemini
 // API, and plain-text answers of the proxies in front of it, to both
-// operations, and checks the kind (DESIGN.md section 4) and that the
-// SDK's APIError stays reachable.
+// operations, and checks the kind of memcore's error taxonomy it maps to
+// (the README's table of errors) and that the SDK's APIError stays
+// reachable.
 func TestErrorStatusMapping(t *testing.T) {
 	tests := []struct {
 		fixture string

@@ -110,12 +110,15 @@ func ExampleClient_Embed() {
 	// my-embedder@2;task=RETRIEVAL_QUERY
 }
 
+// New names every bad field of a Config and the values it accepts; errors
+// of the calls match memcore's taxonomy.
 func ExampleNew_errors() {
 	srv := exampleServer()
 	defer srv.Close()
 
-	_, err := gemini.New(gemini.Config{})
-	fmt.Println(errors.Is(err, gemini.ErrConfig))
+	_, err := gemini.New(gemini.Config{APIKey: "my-api-key", Dimensions: 64, MaxBatch: 1000})
+	fmt.Println(errors.Is(err, gemini.ErrInvalidConfig))
+	fmt.Println(err)
 
 	client, err := gemini.New(gemini.Config{APIKey: "wrong-key", BaseURL: srv.URL})
 	if err != nil {
@@ -126,5 +129,6 @@ func ExampleNew_errors() {
 	fmt.Println(errors.Is(err, memcore.ErrUnauthenticated), memcore.IsTransient(err))
 	// Output:
 	// true
+	// gemini: invalid config: Dimensions is 64, want 0 or 128–3072 for gemini-embedding-001 (0 means the model's default); MaxBatch is 1000, want 1–100 (0 means 100, the Gemini API's limit per request)
 	// true false
 }

@@ -1,12 +1,15 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"google.golang.org/genai"
 
@@ -21,12 +24,17 @@ const (
 	// system instruction, JSON response schemas and batched embeddings used
 	// by this package are all part of it.
 	DefaultAPIVersion = "v1beta"
-	// DefaultModel is the completion model: Google's alias for its current
-	// flash-class model, which keeps working when a dated model is retired.
-	// Pin a versioned name (for example "gemini-2.5-flash") in
-	// [Config.Model] for reproducible behaviour.
+	// DefaultModel is the completion model of [Client.Complete]: Google's
+	// alias for its current flash-class model, which keeps working when a
+	// dated model is retired. Pin a versioned name (for example
+	// "gemini-2.5-flash") in [Config.Model] for reproducible behaviour. It
+	// is Gemini's name: another server (set through [Config.BaseURL])
+	// needs [Config.Model] set to a model it serves.
 	DefaultModel = "gemini-flash-latest"
-	// DefaultEmbeddingModel is the embedding model.
+	// DefaultEmbeddingModel is the embedding model of [Client.Embed]:
+	// 3072 dimensions natively, 128–3072 on request. It is Gemini's name:
+	// another server needs [Config.EmbeddingModel] set to a model it
+	// serves.
 	DefaultEmbeddingModel = "gemini-embedding-001"
 	// MaxBatchLimit is the most texts the Gemini API accepts in one
 	// batchEmbedContents request, and the default [Config.MaxBatch].
@@ -48,21 +56,26 @@ type Config struct {
 	// APIVersion is the path segment after BaseURL; empty means
 	// [DefaultAPIVersion].
 	APIVersion string
-	// Model is the completion model used when a request names none; empty
-	// means [DefaultModel]. See [New] for the names accepted.
+	// Model is the completion model Complete uses when the request's Model
+	// is empty; empty means [DefaultModel]. With BaseURL set to another
+	// server, set it to a model that server serves: the default is
+	// Gemini's name (see the package documentation). See [New] for the
+	// names accepted.
 	Model string
-	// EmbeddingModel is the embedding model; empty means
-	// [DefaultEmbeddingModel].
+	// EmbeddingModel is the model Embed uses; empty means
+	// [DefaultEmbeddingModel]. With BaseURL set to another server, set it
+	// to a model that server serves: the default is Gemini's name.
 	EmbeddingModel string
 	// Dimensions is the length of the vectors asked for (the API's
 	// outputDimensionality); 0 means the model's default (3072 for
 	// gemini-embedding-001). For known models it must lie in the model's
 	// range: 128–3072 for gemini-embedding-001, 1–768 for
-	// text-embedding-004; embedding-001 has a fixed 768.
+	// text-embedding-004; embedding-001 has a fixed 768. For other models
+	// it must be 0–65536.
 	Dimensions int
-	// MaxBatch is the most texts sent in one request; 0 means
-	// [MaxBatchLimit], which is also the largest value allowed. Larger
-	// inputs are split into several requests.
+	// MaxBatch is the most texts sent in one request, 1–[MaxBatchLimit];
+	// 0 means MaxBatchLimit. Larger inputs are split into several
+	// requests.
 	MaxBatch int
 	// TaskType tells the embedding model what the vectors are for; empty
 	// means [TaskRetrievalDocument], right for stored memories and for
@@ -96,8 +109,15 @@ var knownTaskTypes = []TaskType{
 	TaskClustering, TaskQuestionAnswering, TaskFactVerification, TaskCodeRetrievalQuery,
 }
 
-// ErrConfig is wrapped by every error [New] returns for a bad [Config].
-var ErrConfig = errors.New("gemini: invalid config")
+// ErrInvalidConfig is wrapped by the error [New] returns for a bad
+// [Config], so callers can tell a configuration mistake from other
+// failures, for example
+//
+//	gemini: invalid config: MaxBatch is 1000, want 1–100 (0 means 100)
+//
+// The message names every bad field, the value given (never the API key)
+// and the values allowed. Nothing is clamped.
+var ErrInvalidConfig = errors.New("invalid config")
 
 // Client is a Gemini API client implementing [memcore.LLMProvider] and
 // [memcore.Embedder]. It is safe for concurrent use.
@@ -119,10 +139,13 @@ var (
 
 // New checks cfg and returns a Client. It makes no network call.
 //
-// Errors wrap [ErrConfig] and name the field at fault: a missing API key,
-// a BaseURL that is not an absolute http(s) URL, a MaxBatch outside
-// 1–[MaxBatchLimit], an unknown task type, Dimensions outside the
-// embedding model's range, or a model name that cannot be right.
+// Every configuration mistake is reported at once, in one error wrapping
+// [ErrInvalidConfig] that names each bad field and the values it accepts:
+// a missing API key (or one with surrounding white space), a BaseURL that
+// is not an absolute http(s) URL without query or fragment, an APIVersion
+// that is not one path segment, a model name that cannot be right,
+// Dimensions outside the embedding model's range, a MaxBatch outside
+// 1–[MaxBatchLimit] (0 means the limit), or an unknown task type.
 //
 // Model names: against the Google endpoint (BaseURL empty or
 // generativelanguage.googleapis.com) completion models must start with
@@ -130,8 +153,10 @@ var (
 // "gemini-embedding-", "text-embedding-" or "embedding-", optionally after
 // a "models/" prefix ("tunedModels/<id>" is also accepted for
 // completions). With any other BaseURL (a proxy or gateway that may rename
-// models) any name is accepted that is not empty and holds no whitespace,
-// "?", "&", "#" or "..".
+// models) any name is accepted that holds no white space, "?", "&", "#",
+// "%", "\" or "..". Empty Model and EmbeddingModel mean [DefaultModel] and
+// [DefaultEmbeddingModel], Gemini's names, also for another server; see
+// "Default models" in the package documentation.
 //
 // The genai SDK would otherwise read GEMINI_API_KEY, GOOGLE_API_KEY,
 // GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GEMINI_BASE_URL and GOOGLE_CLOUD_*
@@ -139,54 +164,59 @@ var (
 // Developer API), the base URL and the API version explicitly, so none of
 // them has any effect.
 func New(cfg Config) (*Client, error) {
-	if strings.TrimSpace(cfg.APIKey) == "" {
-		return nil, fmt.Errorf("%w: APIKey is empty (get a key at https://aistudio.google.com/apikey; it is not read from the environment)", ErrConfig)
+	var bad problems
+	switch {
+	case strings.TrimSpace(cfg.APIKey) == "":
+		bad.add("APIKey", "empty", "a Gemini API key (get one at https://aistudio.google.com/apikey; it is not read from the environment)")
+	case cfg.APIKey != strings.TrimSpace(cfg.APIKey) || strings.ContainsFunc(cfg.APIKey, unicode.IsControl):
+		bad = append(bad, "APIKey has surrounding white space or control characters, want none")
 	}
-	baseURL, defaultHost, err := checkBaseURL(cfg.BaseURL)
-	if err != nil {
-		return nil, err
+	baseURL, defaultHost, baseOK := checkBaseURL(cfg.BaseURL)
+	if !baseOK {
+		bad.add("BaseURL", strconv.Quote(cfg.BaseURL), fmt.Sprintf("an absolute http or https URL without query or fragment, such as %q", DefaultBaseURL))
 	}
 	apiVersion := cfg.APIVersion
 	if apiVersion == "" {
 		apiVersion = DefaultAPIVersion
 	}
 	if !validPathSegment(apiVersion) {
-		return nil, fmt.Errorf("%w: APIVersion %q is not a single path segment", ErrConfig, apiVersion)
+		bad.add("APIVersion", strconv.Quote(cfg.APIVersion), fmt.Sprintf("a single path segment such as %q", DefaultAPIVersion))
 	}
 	c := &Client{
 		defaultHost: defaultHost,
-		model:       cfg.Model,
-		embedModel:  cfg.EmbeddingModel,
+		model:       cmp.Or(cfg.Model, DefaultModel),
+		embedModel:  cmp.Or(cfg.EmbeddingModel, DefaultEmbeddingModel),
 		dimensions:  cfg.Dimensions,
-		maxBatch:    cfg.MaxBatch,
-		taskType:    cfg.TaskType,
+		maxBatch:    cmp.Or(cfg.MaxBatch, MaxBatchLimit),
+		taskType:    cmp.Or(cfg.TaskType, TaskRetrievalDocument),
 	}
-	if c.model == "" {
-		c.model = DefaultModel
+	// The model names are checked against the Google endpoint's families
+	// only when BaseURL is usable and is that endpoint.
+	if want := modelWant(c.model, kindCompletion, defaultHost); want != "" {
+		bad.add("Model", strconv.Quote(c.model), want)
 	}
-	if err := checkModel(c.model, kindCompletion, defaultHost); err != nil {
-		return nil, fmt.Errorf("%w: Model: %w", ErrConfig, err)
+	modelOK := true
+	if want := modelWant(c.embedModel, kindEmbedding, defaultHost); want != "" {
+		bad.add("EmbeddingModel", strconv.Quote(c.embedModel), want)
+		modelOK = false
 	}
-	if c.embedModel == "" {
-		c.embedModel = DefaultEmbeddingModel
+	if want := dimensionsWant(c.embedModel, c.dimensions); modelOK && want != "" {
+		bad.add("Dimensions", c.dimensions, want)
+	} else if !modelOK && c.dimensions < 0 {
+		bad.add("Dimensions", c.dimensions, "at least 0 (0 means the model's default)")
 	}
-	if err := checkModel(c.embedModel, kindEmbedding, defaultHost); err != nil {
-		return nil, fmt.Errorf("%w: EmbeddingModel: %w", ErrConfig, err)
-	}
-	if err := checkDimensions(c.embedModel, c.dimensions); err != nil {
-		return nil, fmt.Errorf("%w: Dimensions: %w", ErrConfig, err)
-	}
-	switch {
-	case c.maxBatch == 0:
-		c.maxBatch = MaxBatchLimit
-	case c.maxBatch < 0 || c.maxBatch > MaxBatchLimit:
-		return nil, fmt.Errorf("%w: MaxBatch %d is outside 1–%d (the Gemini API's limit per request)", ErrConfig, cfg.MaxBatch, MaxBatchLimit)
-	}
-	if c.taskType == "" {
-		c.taskType = TaskRetrievalDocument
+	if c.maxBatch < 1 || c.maxBatch > MaxBatchLimit {
+		bad.add("MaxBatch", cfg.MaxBatch, fmt.Sprintf("1–%d (0 means %d, the Gemini API's limit per request)", MaxBatchLimit, MaxBatchLimit))
 	}
 	if !isKnownTaskType(c.taskType) {
-		return nil, fmt.Errorf("%w: TaskType %q is not one of %v", ErrConfig, c.taskType, knownTaskTypes)
+		names := make([]string, len(knownTaskTypes))
+		for i, k := range knownTaskTypes {
+			names[i] = string(k)
+		}
+		bad.add("TaskType", strconv.Quote(string(c.taskType)), "one of "+strings.Join(names, ", ")+" (empty means "+string(TaskRetrievalDocument)+")")
+	}
+	if err := bad.err(); err != nil {
+		return nil, err
 	}
 	c.embedIdentity = embedIdentity(c.embedModel, c.dimensions, c.taskType)
 
@@ -205,10 +235,26 @@ func New(cfg Config) (*Client, error) {
 	})
 	if err != nil {
 		// The SDK's message prints its whole config, key included.
-		return nil, fmt.Errorf("%w: the genai SDK refused it: %s", ErrConfig, strings.ReplaceAll(err.Error(), cfg.APIKey, "[redacted]"))
+		return nil, fmt.Errorf("gemini: %w: the genai SDK refused it: %s", ErrInvalidConfig, strings.ReplaceAll(err.Error(), cfg.APIKey, "[redacted]"))
 	}
 	c.genai = gc
 	return c, nil
+}
+
+// problems collects what is wrong with a Config, one message per bad field.
+type problems []string
+
+// add records a bad field: "<field> is <value>, want <allowed>".
+func (p *problems) add(field string, value any, want string) {
+	*p = append(*p, fmt.Sprintf("%s is %v, want %s", field, value, want))
+}
+
+// err returns one error wrapping ErrInvalidConfig that lists p, or nil.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return fmt.Errorf("gemini: %w: %s", ErrInvalidConfig, strings.Join(p, "; "))
 }
 
 // QueryEmbedder returns a Client that shares c's connection and settings
@@ -223,21 +269,18 @@ func (c *Client) QueryEmbedder() *Client {
 	return &q
 }
 
-func checkBaseURL(raw string) (baseURL string, defaultHost bool, err error) {
+// checkBaseURL returns the base URL to use (DefaultBaseURL for ""),
+// whether it is the Google endpoint, and whether raw is usable: an absolute
+// http(s) URL without query or fragment.
+func checkBaseURL(raw string) (baseURL string, defaultHost, ok bool) {
 	if raw == "" {
-		return DefaultBaseURL, true, nil
+		return DefaultBaseURL, true, true
 	}
 	u, err := url.Parse(raw)
-	if err != nil {
-		return "", false, fmt.Errorf("%w: BaseURL %q: %w", ErrConfig, raw, err)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", false, false
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", false, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL", ErrConfig, raw)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return "", false, fmt.Errorf("%w: BaseURL %q must not have a query or fragment", ErrConfig, raw)
-	}
-	return raw, strings.EqualFold(u.Hostname(), "generativelanguage.googleapis.com"), nil
+	return raw, strings.EqualFold(u.Hostname(), "generativelanguage.googleapis.com"), true
 }
 
 func validPathSegment(s string) bool {

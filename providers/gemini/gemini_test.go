@@ -3,7 +3,10 @@ package gemini
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,47 +39,104 @@ func setJunkEnvironment(t *testing.T, bothKeys bool) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	const proxy = "http://proxy.local"
 	tests := []struct {
-		name  string
-		cfg   Config
-		field string // the error must name it
+		name string
+		cfg  Config
+		// mention lists what the message must say: each bad field, the
+		// value given and the values allowed.
+		mention []string
 	}{
-		{"missing API key", Config{}, "APIKey"},
-		{"blank API key", Config{APIKey: "  "}, "APIKey"},
-		{"relative base URL", Config{APIKey: "k", BaseURL: "localhost:8080"}, "BaseURL"},
-		{"base URL of another scheme", Config{APIKey: "k", BaseURL: "ftp://example.com/"}, "BaseURL"},
-		{"base URL with a query", Config{APIKey: "k", BaseURL: "https://example.com/?key=x"}, "BaseURL"},
-		{"API version with a slash", Config{APIKey: "k", APIVersion: "v1/../v2"}, "APIVersion"},
-		{"unknown completion model", Config{APIKey: "k", Model: "gpt-4o"}, "Model"},
-		{"completion model of a bare prefix", Config{APIKey: "k", Model: "gemini-"}, "Model"},
-		{"completion model with a query", Config{APIKey: "k", BaseURL: "http://proxy.local", Model: "gemini-x?alt=sse"}, "Model"},
-		{"completion model with a dot-dot", Config{APIKey: "k", BaseURL: "http://proxy.local", Model: "../admin"}, "Model"},
-		{"completion model with a space", Config{APIKey: "k", BaseURL: "http://proxy.local", Model: "my model"}, "Model"},
-		{"unknown embedding model", Config{APIKey: "k", EmbeddingModel: "nomic-embed-text"}, "EmbeddingModel"},
-		{"embedding model with a path", Config{APIKey: "k", EmbeddingModel: "models/text-embedding-004/x"}, "EmbeddingModel"},
-		{"completion model as embedding model", Config{APIKey: "k", EmbeddingModel: "gemini-2.5-flash"}, "EmbeddingModel"},
-		{"negative dimensions", Config{APIKey: "k", Dimensions: -1}, "Dimensions"},
-		{"dimensions below the model's range", Config{APIKey: "k", Dimensions: 64}, "Dimensions"},
-		{"dimensions above the model's range", Config{APIKey: "k", Dimensions: 4096}, "Dimensions"},
-		{"dimensions above text-embedding-004's range", Config{APIKey: "k", EmbeddingModel: "text-embedding-004", Dimensions: 1024}, "Dimensions"},
-		{"dimensions of a fixed-size model", Config{APIKey: "k", EmbeddingModel: "models/embedding-001", Dimensions: 256}, "Dimensions"},
-		{"negative max batch", Config{APIKey: "k", MaxBatch: -1}, "MaxBatch"},
-		{"max batch above the API's limit", Config{APIKey: "k", MaxBatch: 1000}, "MaxBatch"},
-		{"unknown task type", Config{APIKey: "k", TaskType: "retrieval_document"}, "TaskType"},
+		{"missing API key", Config{}, []string{"APIKey is empty, want a Gemini API key"}},
+		{"blank API key", Config{APIKey: "  "}, []string{"APIKey is empty, want a Gemini API key"}},
+		{"API key with a newline", Config{APIKey: "k\n"}, []string{"APIKey has surrounding white space or control characters, want none"}},
+		{"relative base URL", Config{APIKey: "k", BaseURL: "localhost:8080"},
+			[]string{`BaseURL is "localhost:8080", want an absolute http or https URL without query or fragment`}},
+		{"base URL of another scheme", Config{APIKey: "k", BaseURL: "ftp://example.com/"},
+			[]string{`BaseURL is "ftp://example.com/", want an absolute http or https URL`}},
+		{"base URL with a query", Config{APIKey: "k", BaseURL: "https://example.com/?key=x"},
+			[]string{`BaseURL is "https://example.com/?key=x", want an absolute http or https URL without query or fragment`}},
+		{"unparsable base URL", Config{APIKey: "k", BaseURL: "http://[::1"}, []string{`BaseURL is "http://[::1", want`}},
+		{"API version with a slash", Config{APIKey: "k", APIVersion: "v1/../v2"},
+			[]string{`APIVersion is "v1/../v2", want a single path segment such as "v1beta"`}},
+		{"unknown completion model", Config{APIKey: "k", Model: "gpt-4o"},
+			[]string{`Model is "gpt-4o", want a Gemini API completion model: a name starting with "gemini-", "gemma-" or "learnlm-"`, "custom BaseURL"}},
+		{"completion model of a bare prefix", Config{APIKey: "k", Model: "gemini-"}, []string{`Model is "gemini-", want a Gemini API completion model`}},
+		{"completion model with a query", Config{APIKey: "k", BaseURL: proxy, Model: "gemini-x?alt=sse"},
+			[]string{`Model is "gemini-x?alt=sse", want a name without white space`}},
+		{"completion model with a dot-dot", Config{APIKey: "k", BaseURL: proxy, Model: "../admin"}, []string{`Model is "../admin", want a name without`}},
+		{"completion model with a space", Config{APIKey: "k", BaseURL: proxy, Model: "my model"}, []string{`Model is "my model", want a name without white space`}},
+		{"unknown embedding model", Config{APIKey: "k", EmbeddingModel: "nomic-embed-text"},
+			[]string{`EmbeddingModel is "nomic-embed-text", want a Gemini API embedding model: a name starting with "gemini-embedding-", "text-embedding-" or "embedding-"`}},
+		{"embedding model with a path", Config{APIKey: "k", EmbeddingModel: "models/text-embedding-004/x"},
+			[]string{`EmbeddingModel is "models/text-embedding-004/x", want a Gemini API embedding model`}},
+		{"completion model as embedding model", Config{APIKey: "k", EmbeddingModel: "gemini-2.5-flash"},
+			[]string{`EmbeddingModel is "gemini-2.5-flash", want a Gemini API embedding model`}},
+		{"negative dimensions", Config{APIKey: "k", Dimensions: -1}, []string{"Dimensions is -1, want 0 or 128–3072 for gemini-embedding-001"}},
+		{"negative dimensions of an unknown model", Config{APIKey: "k", BaseURL: proxy, EmbeddingModel: "bge-m3", Dimensions: -1},
+			[]string{"Dimensions is -1, want 0–65536"}},
+		{"dimensions of an unknown model, too many", Config{APIKey: "k", BaseURL: proxy, EmbeddingModel: "bge-m3", Dimensions: 1 << 20},
+			[]string{"Dimensions is 1048576, want 0–65536"}},
+		{"dimensions below the model's range", Config{APIKey: "k", Dimensions: 64}, []string{"Dimensions is 64, want 0 or 128–3072 for gemini-embedding-001"}},
+		{"dimensions above the model's range", Config{APIKey: "k", Dimensions: 4096}, []string{"Dimensions is 4096, want 0 or 128–3072"}},
+		{"dimensions above text-embedding-004's range", Config{APIKey: "k", EmbeddingModel: "text-embedding-004", Dimensions: 1024},
+			[]string{"Dimensions is 1024, want 0 or 1–768 for text-embedding-004"}},
+		{"dimensions of a fixed-size model", Config{APIKey: "k", EmbeddingModel: "models/embedding-001", Dimensions: 256},
+			[]string{"Dimensions is 256, want 0 or 768 for models/embedding-001"}},
+		{"negative max batch", Config{APIKey: "k", MaxBatch: -1}, []string{"MaxBatch is -1, want 1–100 (0 means 100"}},
+		{"max batch above the API's limit", Config{APIKey: "k", MaxBatch: 1000}, []string{"MaxBatch is 1000, want 1–100"}},
+		{"unknown task type", Config{APIKey: "k", TaskType: "retrieval_document"},
+			[]string{`TaskType is "retrieval_document", want one of RETRIEVAL_DOCUMENT, RETRIEVAL_QUERY`}},
+		{"every bad field reported", Config{BaseURL: "ftp://x", APIVersion: "a/b", Model: "a b", EmbeddingModel: "c\td", Dimensions: -3, MaxBatch: math.MaxInt, TaskType: "x"},
+			[]string{"APIKey is empty", `BaseURL is "ftp://x"`, `APIVersion is "a/b"`, `Model is "a b"`, `EmbeddingModel is "c\td"`,
+				"Dimensions is -3, want at least 0", fmt.Sprintf("MaxBatch is %d", math.MaxInt), `TaskType is "x"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := New(tt.cfg)
-			if err == nil {
-				t.Fatalf("New(%+v) = %v, nil; want an error", tt.cfg, c)
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("New(%+v) = %v, %v; want an error wrapping ErrInvalidConfig", tt.cfg, c, err)
 			}
-			if !errors.Is(err, ErrConfig) {
-				t.Errorf("error %q does not wrap ErrConfig", err)
+			if c != nil {
+				t.Errorf("New returned a client with its error")
 			}
-			if !strings.Contains(err.Error(), tt.field) {
-				t.Errorf("error %q does not name the field %s", err, tt.field)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "gemini: invalid config: ") {
+				t.Errorf("error %q does not start with %q", msg, "gemini: invalid config: ")
+			}
+			for _, m := range tt.mention {
+				if !strings.Contains(msg, m) {
+					t.Errorf("error %q does not say %q", msg, m)
+				}
 			}
 		})
+	}
+}
+
+// TestNewNeverPanics calls New with extreme values in every field.
+func TestNewNeverPanics(t *testing.T) {
+	strs := []string{"", " ", "\x00", "http://[::1", DefaultBaseURL, "http://h/", strings.Repeat("x", 1<<16), "日本語", "%zz", "models/", "tunedModels/"}
+	ints := []int{math.MinInt, -1, 0, 1, 100, 101, 3072, math.MaxInt}
+	for _, base := range strs {
+		for _, s := range strs {
+			for _, n := range ints {
+				cfg := Config{APIKey: s, BaseURL: base, APIVersion: s, Model: s, EmbeddingModel: s, Dimensions: n, MaxBatch: n, TaskType: TaskType(s)}
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("New(%+v) panicked: %v", cfg, r)
+						}
+					}()
+					c, err := New(cfg)
+					if (c == nil) == (err == nil) {
+						t.Errorf("New(%+v) = %v, %v; want exactly one of a client and an error", cfg, c, err)
+					}
+					if err != nil && !errors.Is(err, ErrInvalidConfig) {
+						t.Errorf("New(%+v): %v does not wrap ErrInvalidConfig", cfg, err)
+					}
+				}()
+			}
+		}
 	}
 }
 
@@ -186,8 +246,8 @@ func TestEnvironmentIsIgnored(t *testing.T) {
 	}
 
 	// And an empty key is refused even though the environment has two.
-	if _, err := New(Config{}); !errors.Is(err, ErrConfig) {
-		t.Errorf("New with no key and GEMINI_API_KEY set: %v, want ErrConfig", err)
+	if _, err := New(Config{}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New with no key and GEMINI_API_KEY set: %v, want ErrInvalidConfig", err)
 	}
 }
 
@@ -210,3 +270,42 @@ func TestHTTPClientIsUsed(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestDefaultModels checks what an empty Model and EmbeddingModel mean: the
+// default models, also for another server, where a name the server does
+// not serve fails the first call with ErrInvalidRequest.
+func TestDefaultModels(t *testing.T) {
+	srv := newFakeServer(t) // not the Google endpoint: a gateway
+	c := srv.client(t, Config{})
+	hello := memcore.CompletionRequest{Messages: []memcore.Message{{Role: memcore.RoleUser, Content: "hello"}}}
+	ctx := context.Background()
+
+	// A gateway that serves neither default answers them with a 404.
+	srv.failNext(2, fixtureError(t, "404_not_found.json"))
+	if _, err := c.Complete(ctx, hello); !errors.Is(err, memcore.ErrInvalidRequest) {
+		t.Errorf("Complete with the default model on a server without it: %v; want ErrInvalidRequest", err)
+	}
+	if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, memcore.ErrInvalidRequest) {
+		t.Errorf("Embed with the default model on a server without it: %v; want ErrInvalidRequest", err)
+	}
+	named := hello
+	named.Model = "gemini-2.5-flash"
+	if _, err := c.Complete(ctx, named); err != nil {
+		t.Errorf("Complete naming a model: %v", err)
+	}
+	var paths []string
+	for _, r := range srv.Requests() {
+		paths = append(paths, r.Path)
+	}
+	want := []string{
+		"/v1beta/models/" + DefaultModel + ":generateContent",
+		"/v1beta/models/" + DefaultEmbeddingModel + ":batchEmbedContents",
+		"/v1beta/models/gemini-2.5-flash:generateContent",
+	}
+	if !slices.Equal(paths, want) {
+		t.Errorf("request paths = %q, want %q", paths, want)
+	}
+	if got := c.Model(); got != DefaultEmbeddingModel+"@3072" {
+		t.Errorf("Model() = %q, want %q", got, DefaultEmbeddingModel+"@3072")
+	}
+}

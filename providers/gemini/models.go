@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,24 +47,26 @@ func baseModelName(name string) string {
 	return strings.TrimPrefix(name, "models/")
 }
 
-// checkModel reports why name cannot be a model of the given kind. Any
-// endpoint: not empty, no whitespace, nothing the SDK would refuse or that
-// could change the request path ("?", "&", "#", ".."). The Google
-// endpoint: additionally a known family prefix.
-func checkModel(name string, kind modelKind, defaultHost bool) error {
+// modelWant returns "" when name can be a model of the given kind, and
+// otherwise what a name must be, for messages ("<field> is <name>, want
+// <modelWant>"). Any endpoint: not empty, no whitespace, nothing the SDK
+// would refuse or that could change the request path ("?", "&", "#", "%",
+// "\", "..", a leading or trailing "/"). The Google endpoint: additionally
+// a known family prefix.
+func modelWant(name string, kind modelKind, defaultHost bool) string {
 	if name == "" {
-		return errors.New("model name is empty")
+		return "a model name"
 	}
 	if strings.ContainsAny(name, "?&#%\\") || strings.Contains(name, "..") ||
 		strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") ||
 		strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return fmt.Errorf("model name %q holds characters a model name cannot have", name)
+		return `a name without white space, control characters, "?", "&", "#", "%", "\", ".." or a leading or trailing "/"`
 	}
 	if !defaultHost {
-		return nil
+		return ""
 	}
 	if kind == kindCompletion && strings.HasPrefix(name, "tunedModels/") && len(name) > len("tunedModels/") && !strings.Contains(name[len("tunedModels/"):], "/") {
-		return nil
+		return ""
 	}
 	base := baseModelName(name)
 	prefixes := completionPrefixes
@@ -75,12 +76,32 @@ func checkModel(name string, kind modelKind, defaultHost bool) error {
 	if !strings.Contains(base, "/") {
 		for _, p := range prefixes {
 			if strings.HasPrefix(base, p) && len(base) > len(p) {
-				return nil
+				return ""
 			}
 		}
 	}
-	return fmt.Errorf("%q is not a Gemini API %s model (names start with %s, optionally after \"models/\"; any name is accepted with a custom BaseURL)",
-		name, kind, strings.Join(quoteAll(prefixes), " or "))
+	tuned := ""
+	if kind == kindCompletion {
+		tuned = `, or "tunedModels/<id>"`
+	}
+	return fmt.Sprintf("a Gemini API %s model: a name starting with %s, optionally after \"models/\"%s (any name is accepted with a custom BaseURL)",
+		kind, orList(quoteAll(prefixes)), tuned)
+}
+
+// checkModel reports why name cannot be a model of the given kind, or nil.
+func checkModel(name string, kind modelKind, defaultHost bool) error {
+	if want := modelWant(name, kind, defaultHost); want != "" {
+		return fmt.Errorf("model %q: want %s", name, want)
+	}
+	return nil
+}
+
+// orList joins items as English does: "a", "a or b", "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 func quoteAll(ss []string) []string {
@@ -91,29 +112,27 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-// checkDimensions reports why dims is not a valid output dimensionality
-// for the embedding model. 0 (the model's default) is always valid.
-func checkDimensions(model string, dims int) error {
+// maxUnknownDimensions bounds the Dimensions of an embedding model whose
+// range is not known: far above any model's, to catch a slip.
+const maxUnknownDimensions = 1 << 16
+
+// dimensionsWant returns "" when dims is a valid output dimensionality for
+// the embedding model, and otherwise the values allowed. 0 (the model's
+// default) is always valid.
+func dimensionsWant(model string, dims int) string {
 	if dims == 0 {
-		return nil
+		return ""
 	}
-	if dims < 0 {
-		return fmt.Errorf("%d is negative (0 means the model's default)", dims)
+	r, known := knownDimensions[baseModelName(model)]
+	switch {
+	case known && r.min == r.max && dims != r.min:
+		return fmt.Sprintf("0 or %d for %s, which has one size only (0 means the model's default)", r.min, model)
+	case known && (dims < r.min || dims > r.max):
+		return fmt.Sprintf("0 or %d–%d for %s (0 means the model's default)", r.min, r.max, model)
+	case !known && (dims < 0 || dims > maxUnknownDimensions):
+		return fmt.Sprintf("0–%d (0 means the model's default)", maxUnknownDimensions)
 	}
-	r, ok := knownDimensions[baseModelName(model)]
-	if !ok {
-		if dims > 1<<16 {
-			return fmt.Errorf("%d is implausibly large", dims)
-		}
-		return nil
-	}
-	if dims < r.min || dims > r.max {
-		if r.min == r.max {
-			return fmt.Errorf("%s produces %d-dimensional vectors only, not %d", model, r.min, dims)
-		}
-		return fmt.Errorf("%d is outside %s's range %d–%d", dims, model, r.min, r.max)
-	}
-	return nil
+	return ""
 }
 
 // embedIdentity is the value of [Client.Model]: the model without its

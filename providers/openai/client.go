@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/forgemem/forgemem/memcore"
 	goopenai "github.com/sashabaranov/go-openai"
@@ -27,14 +28,18 @@ var (
 	_ memcore.Embedder    = (*Client)(nil)
 )
 
-// New checks cfg and returns a Client. Every configuration mistake is an
-// error wrapping [ErrConfig], naming the field:
+// New checks cfg and returns a Client. It makes no network call. Every
+// configuration mistake is reported at once, in one error wrapping
+// [ErrInvalidConfig] that names each bad field and the values it accepts:
 //
-//   - BaseURL must be an absolute http(s) URL (default [DefaultBaseURL]).
-//   - APIKey is required for api.openai.com, optional elsewhere.
-//   - Model or EmbeddingModel (or both) must be set; names with white space
-//     are refused.
-//   - Dimensions ≥ 0; MaxBatch in 1..[MaxBatchLimit] (0 means the limit).
+//   - BaseURL must be an absolute http(s) URL without query or fragment
+//     (default [DefaultBaseURL]).
+//   - APIKey is required for api.openai.com, optional elsewhere, and must
+//     not have surrounding white space.
+//   - Model and EmbeddingModel must not contain white space.
+//   - Dimensions ≥ 0; MaxBatch in 1–[MaxBatchLimit] (0 means the limit).
+//   - Headers must not set Accept, Authorization, Content-Length,
+//     Content-Type or Host.
 //   - For api.openai.com, unless AllowUnknownModels is set: Model must be a
 //     chat model (gpt-*, chatgpt-*, o1*, o3*, o4*, ft:*, excluding
 //     instruct, embedding, audio, image and moderation models);
@@ -42,6 +47,10 @@ var (
 //     text-embedding-3-large (3072) or text-embedding-ada-002 (1536, no
 //     Dimensions), and Dimensions must not exceed the native length. For
 //     other servers any name is accepted.
+//
+// Empty Model and EmbeddingModel mean [DefaultModel] and
+// [DefaultEmbeddingModel], OpenAI's names, also for another server; see
+// "Default models" in the package documentation.
 func New(cfg Config) (*Client, error) {
 	s, err := validate(cfg)
 	if err != nil {
@@ -65,10 +74,10 @@ func New(cfg Config) (*Client, error) {
 	return &Client{api: goopenai.NewClientWithConfig(oc), cfg: s}, nil
 }
 
-// Model identifies the vectors Embed produces: the embedding model's name,
+// Model identifies the vectors Embed produces: the embedding model's name
+// (Config.EmbeddingModel, or [DefaultEmbeddingModel] when that is empty),
 // followed by "@<Dimensions>" when Dimensions is set (for example
-// "text-embedding-3-small@256"). It is empty for a Client configured
-// without an EmbeddingModel.
+// "text-embedding-3-small@256").
 func (c *Client) Model() string {
 	if c.cfg.Dimensions > 0 {
 		return c.cfg.EmbeddingModel + "@" + strconv.Itoa(c.cfg.Dimensions)
@@ -82,12 +91,13 @@ var schemaName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // defaultSchemaName names a response schema whose Name is empty.
 const defaultSchemaName = "response"
 
-// Complete sends req to the chat completions endpoint: the system prompt as
-// a leading system message, then req.Messages. With req.ResponseSchema the
-// request asks for a JSON reply through response_format "json_schema",
-// strict when the schema meets OpenAI's strict-mode rules (see
-// the package documentation). A Temperature of 0 is sent as 0. MaxTokens is sent
-// as max_completion_tokens to api.openai.com and as max_tokens to other
+// Complete sends req to the chat completions endpoint, for req.Model or,
+// when that is empty, the configured Model: the system prompt as a leading
+// system message, then req.Messages. With req.ResponseSchema the request
+// asks for a JSON reply through response_format "json_schema", strict when
+// the schema meets OpenAI's strict-mode rules (see the package
+// documentation). A Temperature of 0 is sent as 0. MaxTokens is sent as
+// max_completion_tokens to api.openai.com and as max_tokens to other
 // servers (which know it better), except for reasoning models.
 //
 // Errors match the memcore taxonomy; see the package documentation.
@@ -137,11 +147,8 @@ func (c *Client) chatRequest(req memcore.CompletionRequest) (goopenai.ChatComple
 	if model == "" {
 		model = c.cfg.Model
 	}
-	if model == "" {
-		return creq, false, invalidRequest(op, "no model: the request names none and Config.Model is empty (this Client was configured for embeddings only)")
-	}
-	if err := checkModelName(model); err != nil {
-		return creq, false, invalidRequest(op, "model %v", err)
+	if strings.ContainsFunc(model, isSpaceOrControl) {
+		return creq, false, invalidRequest(op, "model %q contains white space or control characters", model)
 	}
 	if req.Model != "" && c.cfg.official && !c.cfg.AllowUnknownModels && !isOpenAIChatModel(req.Model) {
 		return creq, false, invalidRequest(op, "model %q is not an OpenAI chat model", req.Model)
@@ -246,9 +253,6 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	}
 	if len(texts) == 0 {
 		return [][]float32{}, nil
-	}
-	if c.cfg.EmbeddingModel == "" {
-		return nil, invalidRequest(op, "Config.EmbeddingModel is empty (this Client was configured for completions only)")
 	}
 	want := c.cfg.Dimensions
 	if want == 0 {

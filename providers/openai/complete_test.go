@@ -300,21 +300,6 @@ func TestCompleteRejectsBadRequestsLocally(t *testing.T) {
 	}
 }
 
-func TestCompleteWithoutModel(t *testing.T) {
-	s, c := officialClient(t, func(cfg *openai.Config) { cfg.Model = "" })
-	_, err := c.Complete(t.Context(), memcore.CompletionRequest{Messages: []memcore.Message{{Role: memcore.RoleUser, Content: "hi"}}})
-	if !errors.Is(err, memcore.ErrInvalidRequest) {
-		t.Errorf("Complete on an embeddings-only client: %v; want ErrInvalidRequest", err)
-	}
-	if n := len(s.Requests()); n != 0 {
-		t.Errorf("%d requests sent", n)
-	}
-	// Naming the model in the request is enough.
-	if _, err := c.Complete(t.Context(), memcore.CompletionRequest{Model: "gpt-4o-mini", Messages: []memcore.Message{{Role: memcore.RoleUser, Content: "hi"}}}); err != nil {
-		t.Errorf("Complete with the model in the request: %v", err)
-	}
-}
-
 func TestHeaders(t *testing.T) {
 	s, c := officialClient(t, func(cfg *openai.Config) {
 		cfg.Organization = "org-abc"

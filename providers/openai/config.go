@@ -5,24 +5,44 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
 
-// DefaultBaseURL is the OpenAI API endpoint used when [Config.BaseURL] is
-// empty.
-const DefaultBaseURL = "https://api.openai.com/v1"
+// Defaults used when the corresponding [Config] field is left empty.
+const (
+	// DefaultBaseURL is the OpenAI API endpoint.
+	DefaultBaseURL = "https://api.openai.com/v1"
+	// DefaultModel is the chat model of [Client.Complete]: OpenAI's small,
+	// inexpensive chat model, with structured outputs. It is OpenAI's name:
+	// another server (set through [Config.BaseURL]) needs [Config.Model]
+	// set to a model it serves.
+	DefaultModel = "gpt-4o-mini"
+	// DefaultEmbeddingModel is the embedding model of [Client.Embed]:
+	// OpenAI's small embedding model, 1536 dimensions natively. It is
+	// OpenAI's name: another server needs [Config.EmbeddingModel] set to a
+	// model it serves.
+	DefaultEmbeddingModel = "text-embedding-3-small"
+	// MaxBatchLimit is the largest number of inputs OpenAI accepts in one
+	// embeddings request, and the default and upper bound of
+	// [Config.MaxBatch].
+	MaxBatchLimit = 2048
+)
 
-// MaxBatchLimit is the largest number of inputs OpenAI accepts in one
-// embeddings request, and the default and upper bound of [Config.MaxBatch].
-const MaxBatchLimit = 2048
+// ErrInvalidConfig is wrapped by the error [New] returns for an unusable
+// [Config], so callers can tell a configuration mistake from other
+// failures, for example
+//
+//	openai: invalid config: MaxBatch is 5000, want 1–2048 (0 means 2048)
+//
+// The message names every bad field, the value given (never the API key)
+// and the values allowed. Nothing is clamped.
+var ErrInvalidConfig = errors.New("invalid config")
 
-// ErrConfig is wrapped by every error [New] returns for an unusable
-// [Config], so callers can tell a configuration mistake from other failures.
-var ErrConfig = errors.New("openai: invalid config")
-
-// Config configures a [Client]. Only APIKey (for api.openai.com) and one of
-// Model or EmbeddingModel are required; everything else has a default.
+// Config configures a [Client]. Only APIKey is required, and only for
+// api.openai.com; everything else has a default.
 type Config struct {
 	// APIKey is sent as "Authorization: Bearer <APIKey>". It is required
 	// when the client talks to api.openai.com (BaseURL empty or pointing
@@ -48,14 +68,15 @@ type Config struct {
 	// Authorization or Content-Type headers.
 	Headers http.Header
 
-	// Model is the chat model used by Complete when the request names none,
-	// for example "gpt-4o-mini". Empty means the Client is used for
-	// embeddings only (and every completion request must name its model).
+	// Model is the chat model Complete uses when the request's Model is
+	// empty; empty means [DefaultModel]. With BaseURL set to another
+	// server, set it to a model that server serves: the default is
+	// OpenAI's name (see the package documentation).
 	Model string
 
-	// EmbeddingModel is the model used by Embed, for example
-	// "text-embedding-3-small". Empty means the Client is used for
-	// completions only.
+	// EmbeddingModel is the model Embed uses; empty means
+	// [DefaultEmbeddingModel]. With BaseURL set to another server, set it
+	// to a model that server serves: the default is OpenAI's name.
 	EmbeddingModel string
 
 	// Dimensions, when > 0, asks for vectors of that length (the
@@ -65,8 +86,8 @@ type Config struct {
 	Dimensions int
 
 	// MaxBatch is the largest number of inputs sent in one embeddings
-	// request; Embed splits larger inputs. 0 means [MaxBatchLimit]; it must
-	// be between 1 and MaxBatchLimit.
+	// request; Embed splits larger inputs. 0 means [MaxBatchLimit];
+	// otherwise 1–MaxBatchLimit.
 	MaxBatch int
 
 	// HTTPClient sends the requests; nil means a new &http.Client{}.
@@ -118,91 +139,114 @@ type settings struct {
 	nativeDims int
 }
 
-// validate checks cfg and applies the defaults. Every error wraps ErrConfig.
+// reservedHeaders are the headers Config.Headers may not set: the client
+// sets them itself.
+var reservedHeaders = []string{"Accept", "Authorization", "Content-Length", "Content-Type", "Host"}
+
+// problems collects what is wrong with a Config, one message per bad field.
+type problems []string
+
+// add records a bad field: "<field> is <value>, want <allowed>".
+func (p *problems) add(field string, value any, want string) {
+	*p = append(*p, fmt.Sprintf("%s is %v, want %s", field, value, want))
+}
+
+// err returns one error wrapping ErrInvalidConfig that lists p, or nil.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return fmt.Errorf("openai: %w: %s", ErrInvalidConfig, strings.Join(p, "; "))
+}
+
+// validate checks cfg and applies the defaults. It reports every bad field
+// at once, in one error wrapping ErrInvalidConfig. The checks that depend
+// on the server (the API key and the model names for api.openai.com) are
+// made only when BaseURL is usable.
 func validate(cfg Config) (settings, error) {
 	s := settings{Config: cfg}
+	var bad problems
 	if s.BaseURL == "" {
 		s.BaseURL = DefaultBaseURL
 	}
-	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
-	u, err := url.Parse(s.BaseURL)
-	if err != nil {
-		return s, fmt.Errorf("%w: BaseURL %q: %w", ErrConfig, cfg.BaseURL, err)
+	if s.Model == "" {
+		s.Model = DefaultModel
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return s, fmt.Errorf("%w: BaseURL %q: want an absolute http or https URL such as %q", ErrConfig, cfg.BaseURL, DefaultBaseURL)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return s, fmt.Errorf("%w: BaseURL %q: must not carry a query or fragment", ErrConfig, cfg.BaseURL)
-	}
-	s.official = strings.EqualFold(u.Hostname(), "api.openai.com")
-
-	if s.APIKey != strings.TrimSpace(s.APIKey) || strings.ContainsFunc(s.APIKey, unicode.IsControl) {
-		return s, fmt.Errorf("%w: APIKey has surrounding white space or control characters", ErrConfig)
-	}
-	if s.official && s.APIKey == "" {
-		return s, fmt.Errorf("%w: APIKey is required for %s (it may be empty only for other servers set through BaseURL)", ErrConfig, u.Host)
-	}
-
-	if s.Model == "" && s.EmbeddingModel == "" {
-		return s, fmt.Errorf("%w: set Model (completions), EmbeddingModel (embeddings) or both", ErrConfig)
-	}
-	if err := checkModelName(s.Model); err != nil {
-		return s, fmt.Errorf("%w: Model: %w", ErrConfig, err)
-	}
-	if err := checkModelName(s.EmbeddingModel); err != nil {
-		return s, fmt.Errorf("%w: EmbeddingModel: %w", ErrConfig, err)
-	}
-
-	if s.Dimensions < 0 {
-		return s, fmt.Errorf("%w: Dimensions %d is negative (0 means the model's native length)", ErrConfig, s.Dimensions)
-	}
-	if s.Dimensions > 0 && s.EmbeddingModel == "" {
-		return s, fmt.Errorf("%w: Dimensions is set but EmbeddingModel is empty", ErrConfig)
+	if s.EmbeddingModel == "" {
+		s.EmbeddingModel = DefaultEmbeddingModel
 	}
 	if s.MaxBatch == 0 {
 		s.MaxBatch = MaxBatchLimit
 	}
+
+	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
+	u, err := url.Parse(s.BaseURL)
+	baseOK := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" && u.Fragment == ""
+	if !baseOK {
+		bad.add("BaseURL", strconv.Quote(cfg.BaseURL), fmt.Sprintf("an absolute http or https URL without query or fragment, such as %q", DefaultBaseURL))
+	}
+	s.official = baseOK && strings.EqualFold(u.Hostname(), "api.openai.com")
+
+	if s.APIKey != strings.TrimSpace(s.APIKey) || strings.ContainsFunc(s.APIKey, unicode.IsControl) {
+		bad = append(bad, "APIKey has surrounding white space or control characters, want none")
+	}
+	if s.official && s.APIKey == "" {
+		bad.add("APIKey", "empty", fmt.Sprintf("the API key of %s (it may be empty only for another server, set through BaseURL)", u.Host))
+	}
+
+	// The model names are checked for api.openai.com only, unless
+	// AllowUnknownModels says a newer model is meant.
+	checkOpenAI := s.official && !s.AllowUnknownModels
+	const escape = "set AllowUnknownModels for a model newer than this package, or BaseURL for another server"
+	if checkModelName(&bad, "Model", s.Model) && checkOpenAI && !isOpenAIChatModel(s.Model) {
+		bad.add("Model", strconv.Quote(s.Model), "an OpenAI chat model: gpt-*, chatgpt-*, o1*, o3*, o4* or ft:*, not an instruct, embedding, audio, image or moderation model ("+escape+")")
+	}
+	info, known := knownEmbeddingModels[s.EmbeddingModel]
+	if checkModelName(&bad, "EmbeddingModel", s.EmbeddingModel) && checkOpenAI && !known {
+		bad.add("EmbeddingModel", strconv.Quote(s.EmbeddingModel), "text-embedding-3-small, text-embedding-3-large or text-embedding-ada-002 ("+escape+")")
+	}
+
+	switch {
+	case s.Dimensions < 0:
+		bad.add("Dimensions", s.Dimensions, "at least 0 (0 means the model's native length)")
+	case checkOpenAI && known && s.Dimensions > 0 && !info.dimensionable:
+		bad.add("Dimensions", s.Dimensions, fmt.Sprintf("0 for %s, which does not support it", s.EmbeddingModel))
+	case checkOpenAI && known && s.Dimensions > info.native:
+		bad.add("Dimensions", s.Dimensions, fmt.Sprintf("0–%d for %s", info.native, s.EmbeddingModel))
+	}
+	if checkOpenAI && known {
+		s.nativeDims = info.native
+	}
 	if s.MaxBatch < 1 || s.MaxBatch > MaxBatchLimit {
-		return s, fmt.Errorf("%w: MaxBatch %d out of range 1..%d (0 means %d)", ErrConfig, cfg.MaxBatch, MaxBatchLimit, MaxBatchLimit)
+		bad.add("MaxBatch", cfg.MaxBatch, fmt.Sprintf("1–%d (0 means %d)", MaxBatchLimit, MaxBatchLimit))
 	}
 
-	if s.official && !s.AllowUnknownModels {
-		if s.Model != "" && !isOpenAIChatModel(s.Model) {
-			return s, fmt.Errorf("%w: Model %q is not an OpenAI chat model (set AllowUnknownModels for a model newer than this package, or BaseURL for another server)", ErrConfig, s.Model)
-		}
-		if s.EmbeddingModel != "" {
-			info, ok := knownEmbeddingModels[s.EmbeddingModel]
-			if !ok {
-				return s, fmt.Errorf("%w: EmbeddingModel %q is not an OpenAI embedding model (known: text-embedding-3-small, text-embedding-3-large, text-embedding-ada-002; set AllowUnknownModels for a newer one)", ErrConfig, s.EmbeddingModel)
-			}
-			switch {
-			case s.Dimensions > 0 && !info.dimensionable:
-				return s, fmt.Errorf("%w: EmbeddingModel %q does not support Dimensions", ErrConfig, s.EmbeddingModel)
-			case s.Dimensions > info.native:
-				return s, fmt.Errorf("%w: Dimensions %d exceeds the %d of %q", ErrConfig, s.Dimensions, info.native, s.EmbeddingModel)
-			}
-			s.nativeDims = info.native
-		}
-	}
-
+	var reserved []string
 	for name := range s.Headers {
-		switch http.CanonicalHeaderKey(name) {
-		case "Authorization", "Content-Type", "Accept", "Content-Length", "Host":
-			return s, fmt.Errorf("%w: Headers may not set %s", ErrConfig, http.CanonicalHeaderKey(name))
+		if h := http.CanonicalHeaderKey(name); slices.Contains(reservedHeaders, h) && !slices.Contains(reserved, h) {
+			reserved = append(reserved, h)
 		}
 	}
-	return s, nil
+	if len(reserved) > 0 {
+		slices.Sort(reserved)
+		bad = append(bad, fmt.Sprintf("Headers sets %s, want none of %s (the client sets them)",
+			strings.Join(reserved, ", "), strings.Join(reservedHeaders, ", ")))
+	}
+	return s, bad.err()
 }
 
-// checkModelName rejects names no server accepts: white space or control
-// characters anywhere. The empty name is accepted (it means "not used").
-func checkModelName(name string) error {
-	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return fmt.Errorf("%q contains white space or control characters", name)
+// checkModelName records field as bad when name holds white space or
+// control characters, which no server accepts, and reports whether it is
+// usable.
+func checkModelName(bad *problems, field, name string) bool {
+	if strings.ContainsFunc(name, isSpaceOrControl) {
+		bad.add(field, strconv.Quote(name), "a name without white space or control characters")
+		return false
 	}
-	return nil
+	return true
 }
+
+func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
 // isOpenAIChatModel reports whether name belongs to a family of models that
 // api.openai.com serves on the chat completions endpoint.

@@ -4,6 +4,18 @@
 // wire format (Ollama, vLLM, the llama.cpp server, LiteLLM and other
 // gateways) by setting [Config.BaseURL].
 //
+// # Default models
+//
+// An empty [Config.Model] means [DefaultModel] and an empty
+// [Config.EmbeddingModel] means [DefaultEmbeddingModel]. A
+// CompletionRequest whose Model is empty uses the configured Model; one
+// that names a model uses that model for the call. The defaults are
+// OpenAI's names, also when [Config.BaseURL] points at another server: set
+// Model and EmbeddingModel to names that server serves. A server that does
+// not serve a name fails the first call that uses it with an error
+// wrapping [memcore.ErrInvalidRequest] (typically HTTP 404, model not
+// found); [New] cannot tell, as it makes no network call.
+//
 // # Completions
 //
 // [Client.Complete] sends one chat completion: the system prompt as a

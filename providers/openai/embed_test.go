@@ -220,17 +220,6 @@ func TestEmbedZeroInputsMakesNoRequest(t *testing.T) {
 	}
 }
 
-func TestEmbedWithoutEmbeddingModel(t *testing.T) {
-	s, c := ollamaClient(t, func(cfg *openai.Config) { cfg.EmbeddingModel = "" })
-	_, err := c.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, memcore.ErrInvalidRequest) {
-		t.Errorf("Embed on a completions-only client: %v; want ErrInvalidRequest", err)
-	}
-	if n := len(s.Requests()); n != 0 {
-		t.Errorf("%d requests sent", n)
-	}
-}
-
 func TestEmbedRejectsUnusableReplies(t *testing.T) {
 	item := func(index int, vec ...float32) map[string]any {
 		return map[string]any{"object": "embedding", "index": index, "embedding": vec}

@@ -71,9 +71,10 @@ func checkKind(t *testing.T, err, want error) {
 	}
 }
 
-// TestErrorMapping checks DESIGN.md section 4's mapping for every status the
-// API and the servers and proxies in front of it answer with, as JSON error
-// objects and as plain text, for both operations.
+// TestErrorMapping checks the mapping onto memcore's error taxonomy (the
+// README's table of errors) for every status the API and the servers and
+// proxies in front of it answer with, as JSON error objects and as plain
+// text, for both operations.
 func TestErrorMapping(t *testing.T) {
 	tests := []struct {
 		status int

@@ -128,12 +128,13 @@ func ExampleClient_Complete_errors() {
 	// true false
 }
 
-// New refuses an unusable configuration at once.
+// New refuses an unusable configuration at once, naming every bad field
+// and the values it accepts.
 func ExampleNew() {
-	_, err := openai.New(openai.Config{EmbeddingModel: "text-embedding-3-small", Dimensions: 4096, APIKey: "sk-..."})
-	fmt.Println(errors.Is(err, openai.ErrConfig))
+	_, err := openai.New(openai.Config{APIKey: "sk-...", Dimensions: 4096, MaxBatch: 5000})
+	fmt.Println(errors.Is(err, openai.ErrInvalidConfig))
 	fmt.Println(err)
 	// Output:
 	// true
-	// openai: invalid config: Dimensions 4096 exceeds the 1536 of "text-embedding-3-small"
+	// openai: invalid config: Dimensions is 4096, want 0–1536 for text-embedding-3-small; MaxBatch is 5000, want 1–2048 (0 means 2048)
 }

@@ -497,7 +497,11 @@ func embeddingsBody(t testing.TB, model string, vecs [][]float32, order []int, t
 // hashing embedder of providers/fake at the requested dimension, so texts
 // sharing words point in similar directions.
 func hashEmbed(text string, dims int) []float32 {
-	vecs, err := fake.NewEmbedder(fake.WithDimension(dims)).Embed(context.Background(), []string{text})
+	e, err := fake.NewEmbedder(fake.WithDimension(dims))
+	if err != nil {
+		panic(err) // dims outside the fake's range: a mistake in the test
+	}
+	vecs, err := e.Embed(context.Background(), []string{text})
 	if err != nil {
 		panic(err) // the fake embedder fails only when told to
 	}

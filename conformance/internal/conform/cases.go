@@ -19,6 +19,9 @@ type Config struct {
 	InFlightDelay time.Duration
 	// Concurrency is how many calls the concurrency case makes at once.
 	Concurrency int
+	// Bad lists the options given values out of range; Run must fail with
+	// it (see [Problems.FailNow]) before running any case.
+	Bad Problems
 }
 
 // DefaultConfig is the suites' default: a minute per call (live models are
@@ -138,27 +141,61 @@ func runFailureCase[P any](t *testing.T, s Subject[P], k Kind) {
 	})
 }
 
-// CallTimeout is the body of each suite's WithCallTimeout; suite names the
-// suite in the panic for a duration that is not positive.
-func CallTimeout(suite string, d time.Duration) func(*Config) {
-	if d <= 0 {
-		panic(fmt.Sprintf("%s: WithCallTimeout: duration must be positive, got %v", suite, d))
+// The ranges of the options the provider suites share. The durations are
+// bounded so that deadlines computed from them cannot overflow; the
+// concurrency so that a slip cannot start millions of goroutines.
+const (
+	// MaxDuration is the largest WithCallTimeout and WithCancelGrace.
+	MaxDuration = 24 * time.Hour
+	// MinConcurrency is the smallest WithConcurrency: one call alone is
+	// not concurrent.
+	MinConcurrency = 2
+	// MaxConcurrency is the largest WithConcurrency.
+	MaxConcurrency = 1000
+)
+
+// durationWant describes the durations the options accept.
+var durationWant = fmt.Sprintf("more than 0 and at most %v", MaxDuration)
+
+// CallTimeout is the body of each suite's WithCallTimeout: d must be more
+// than 0 and at most MaxDuration.
+func CallTimeout(d time.Duration) func(*Config) {
+	return func(c *Config) {
+		if c.Bad.Check(d > 0 && d <= MaxDuration, "WithCallTimeout", d, durationWant) {
+			c.CallTimeout = d
+		}
 	}
-	return func(c *Config) { c.CallTimeout = d }
 }
 
-// CancelGrace is the body of each suite's WithCancelGrace.
-func CancelGrace(suite string, d time.Duration) func(*Config) {
-	if d <= 0 {
-		panic(fmt.Sprintf("%s: WithCancelGrace: duration must be positive, got %v", suite, d))
+// CancelGrace is the body of each suite's WithCancelGrace: d must be more
+// than 0 and at most MaxDuration.
+func CancelGrace(d time.Duration) func(*Config) {
+	return func(c *Config) {
+		if c.Bad.Check(d > 0 && d <= MaxDuration, "WithCancelGrace", d, durationWant) {
+			c.CancelGrace = d
+		}
 	}
-	return func(c *Config) { c.CancelGrace = d }
 }
 
-// Concurrency is the body of each suite's WithConcurrency.
-func Concurrency(suite string, n int) func(*Config) {
-	if n < 2 {
-		panic(fmt.Sprintf("%s: WithConcurrency: need at least 2 calls, got %d", suite, n))
+// Concurrency is the body of each suite's WithConcurrency: n must be
+// MinConcurrency–MaxConcurrency.
+func Concurrency(n int) func(*Config) {
+	return func(c *Config) {
+		if c.Bad.Check(n >= MinConcurrency && n <= MaxConcurrency, "WithConcurrency", n, fmt.Sprintf("%d–%d", MinConcurrency, MaxConcurrency)) {
+			c.Concurrency = n
+		}
 	}
-	return func(c *Config) { c.Concurrency = n }
+}
+
+// NewConfig applies opts, skipping nil ones, to DefaultConfig. The options
+// given values out of range are listed in the result's Bad, and change
+// nothing else.
+func NewConfig[O ~func(*Config)](opts []O) Config {
+	c := DefaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -15,11 +16,17 @@ import (
 type recorder struct {
 	testing.TB
 	errors []string
+	fatals []string
 }
 
 func (r *recorder) Helper() {}
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+// Fatalf records the message; unlike testing's, it returns.
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.fatals = append(r.fatals, fmt.Sprintf(format, args...))
 }
 
 type nativeErr struct{}
@@ -117,5 +124,77 @@ FAIL
 	// only through their subtests.
 	if got, want := failedLeaves(failed), []string{"Errors/RateLimited/MatchesKind", "Errors/Unavailable"}; !slices.Equal(got, want) {
 		t.Errorf("failed leaves = %q, want %q", got, want)
+	}
+}
+
+func TestOptionsOutOfRange(t *testing.T) {
+	def := DefaultConfig()
+	tests := []struct {
+		name string
+		opt  func(*Config)
+		want string // the whole problem: option, value, allowed values
+	}{
+		{"call timeout zero", CallTimeout(0), "WithCallTimeout is 0s, want more than 0 and at most 24h0m0s"},
+		{"call timeout negative", CallTimeout(-time.Second), "WithCallTimeout is -1s, want more than 0 and at most 24h0m0s"},
+		{"call timeout too long", CallTimeout(MaxDuration + 1), "WithCallTimeout is 24h0m0.000000001s, want more than 0 and at most 24h0m0s"},
+		{"call timeout huge", CallTimeout(math.MaxInt64), fmt.Sprintf("WithCallTimeout is %v, want more than 0 and at most 24h0m0s", time.Duration(math.MaxInt64))},
+		{"cancel grace zero", CancelGrace(0), "WithCancelGrace is 0s, want more than 0 and at most 24h0m0s"},
+		{"cancel grace most negative", CancelGrace(math.MinInt64), fmt.Sprintf("WithCancelGrace is %v, want more than 0 and at most 24h0m0s", time.Duration(math.MinInt64))},
+		{"concurrency 1", Concurrency(1), "WithConcurrency is 1, want 2–1000"},
+		{"concurrency negative", Concurrency(math.MinInt), fmt.Sprintf("WithConcurrency is %d, want 2–1000", math.MinInt)},
+		{"concurrency too many", Concurrency(1001), "WithConcurrency is 1001, want 2–1000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewConfig([]func(*Config){tt.opt})
+			if !slices.Equal(c.Bad, Problems{tt.want}) {
+				t.Errorf("Bad = %q, want %q", c.Bad, []string{tt.want})
+			}
+			if c.CallTimeout != def.CallTimeout || c.CancelGrace != def.CancelGrace || c.InFlightDelay != def.InFlightDelay || c.Concurrency != def.Concurrency {
+				t.Errorf("an option out of range changed the config to %+v; want the defaults %+v", c, def)
+			}
+		})
+	}
+}
+
+func TestOptionsInRange(t *testing.T) {
+	c := NewConfig([]func(*Config){CallTimeout(time.Nanosecond), nil, CancelGrace(MaxDuration), Concurrency(MinConcurrency), Concurrency(MaxConcurrency)})
+	want := DefaultConfig()
+	want.CallTimeout, want.CancelGrace, want.Concurrency = time.Nanosecond, MaxDuration, MaxConcurrency
+	if len(c.Bad) != 0 || c.CallTimeout != want.CallTimeout || c.CancelGrace != want.CancelGrace || c.Concurrency != want.Concurrency {
+		t.Errorf("NewConfig = %+v, want %+v", c, want)
+	}
+}
+
+// TestOptionsNeverPanic makes and applies every option with extreme values.
+func TestOptionsNeverPanic(t *testing.T) {
+	var opts []func(*Config)
+	for _, d := range []time.Duration{math.MinInt64, -1, 0, 1, MaxDuration, MaxDuration + 1, math.MaxInt64} {
+		opts = append(opts, CallTimeout(d), CancelGrace(d))
+	}
+	for _, n := range []int{math.MinInt, -1, 0, 1, 2, 1000, 1001, math.MaxInt} {
+		opts = append(opts, Concurrency(n))
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("an option panicked: %v", r)
+		}
+	}()
+	c := NewConfig(opts)
+	if len(c.Bad) != 16 { // 5 durations out of range for each of two options, 6 concurrencies
+		t.Errorf("%d problems reported, want the 16 values out of range: %q", len(c.Bad), c.Bad)
+	}
+}
+
+func TestProblemsFailNow(t *testing.T) {
+	r := &recorder{TB: t}
+	Problems(nil).FailNow(r, "llmtest")
+	if len(r.fatals) != 0 {
+		t.Errorf("FailNow with no problems failed the test: %q", r.fatals)
+	}
+	Problems{"WithConcurrency is 1, want 2–1000", "WithCallTimeout is 0s, want more than 0 and at most 24h0m0s"}.FailNow(r, "llmtest")
+	want := "llmtest: options out of range, the suite did not run: WithConcurrency is 1, want 2–1000; WithCallTimeout is 0s, want more than 0 and at most 24h0m0s"
+	if !slices.Equal(r.fatals, []string{want}) {
+		t.Errorf("FailNow reported %q, want %q", r.fatals, want)
 	}
 }

@@ -21,8 +21,14 @@ const classifierModel = "scripted-classifier"
 // hashing embedder that retrieval and capture search with. It is the only
 // place the fakes are made.
 func newModels(sessions []session) (*fake.LLM, *fake.Embedder, error) {
-	llm := fake.NewLLM(fake.WithReplyFunc(newClassifier(sessions).reply))
-	emb := fake.NewEmbedder()
+	llm, err := fake.NewLLM(fake.WithReplyFunc(newClassifier(sessions).reply))
+	if err != nil {
+		return nil, nil, err
+	}
+	emb, err := fake.NewEmbedder()
+	if err != nil {
+		return nil, nil, err
+	}
 	return llm, emb, nil
 }
 

@@ -20,13 +20,16 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 	window := conversation(200, 1)
 
 	stuck := make(chan struct{})
-	blocked := fake.NewLLM(fake.WithReplyFunc(func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	blocked, err := fake.NewLLM(fake.WithReplyFunc(func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		select {
 		case <-stuck:
 		case <-ctx.Done():
 		}
 		return nil, errors.New("membench: the classifier is stuck on purpose")
 	}))
+	if err != nil {
+		return err
+	}
 	p, err := memcapture.NewPipeline(blocked, "", memcore.NewMemStore(), nil)
 	if err != nil {
 		return err
@@ -65,7 +68,10 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 		}
 		ids = append(ids, m.Meta.ID)
 	}
-	classifier := fake.NewLLM(fake.WithReplies(`{"memories": []}`))
+	classifier, err := fake.NewLLM(fake.WithReplies(`{"memories": []}`))
+	if err != nil {
+		return err
+	}
 	p, err = memcapture.NewPipeline(classifier, "", store, nil)
 	if err != nil {
 		return err

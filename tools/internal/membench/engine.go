@@ -27,7 +27,10 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 	if _, err := writeCorpus(store, cfg.Memories); err != nil {
 		return err
 	}
-	emb := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	emb, err := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	if err != nil {
+		return err
+	}
 	engineCfg := memretrieve.DefaultConfig()
 	// Warm the cache: a first engine embeds every memory and writes the
 	// vectors to the .cache folders.
@@ -55,7 +58,11 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 			if err != nil {
 				return err
 			}
-			engine, err = memretrieve.NewEngine(s, emb, scriptedHypotheses(), engineCfg)
+			llm, err := scriptedHypotheses()
+			if err != nil {
+				return err
+			}
+			engine, err = memretrieve.NewEngine(s, emb, llm, engineCfg)
 			if err != nil {
 				return err
 			}
@@ -116,9 +123,9 @@ func identity(c memretrieve.Config) memretrieve.Config {
 	return c
 }
 
-// scriptedHypotheses is a zero-latency hypothesis model: it answers every
+// scriptedHypotheses returns a zero-latency hypothesis model: it answers every
 // request with five hypotheses made from the last message of the window.
-func scriptedHypotheses() *fake.LLM {
+func scriptedHypotheses() (*fake.LLM, error) {
 	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		last := ""
 		if n := len(req.Messages); n > 0 {

@@ -103,7 +103,7 @@ func sessionTurns(n int) []memcore.Message {
 
 // sessionClassifier remembers the newest preference stated in the
 // conversation it is shown, if the existing memories do not list it.
-func sessionClassifier() *fake.LLM {
+func sessionClassifier() (*fake.LLM, error) {
 	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		items := []map[string]any{}
 		if len(req.Messages) > 0 {
@@ -127,7 +127,10 @@ func runSession(ctx context.Context, store memcore.MemoryStore, seeded, turns in
 	f := SessionFigures{Turns: turns, StoreMemories: seeded}
 	msgs := sessionTurns(turns)
 	f.ConversationTokens = memcore.WindowTokens(msgs)
-	llm := sessionClassifier()
+	llm, err := sessionClassifier()
+	if err != nil {
+		return f, err
+	}
 	p, err := memcapture.NewPipeline(llm, "", store, nil)
 	if err != nil {
 		return f, err
