@@ -69,17 +69,16 @@ func (x *flatIndex) search(queries [][]float32, k, par int) (hits [][]hit, degra
 	if x.quant != nil {
 		return x.searchQuant(queries, k, par)
 	}
-	return x.topRows(len(queries), k, par, func(lo, hi int, heaps []topK) {
-		x.scan(queries, lo, hi, heaps)
-	}), false
+	return x.topRows(queries, nil, k, par), false
 }
 
-// topRows returns the k best rows (at most the index's) of each of nq
-// queries, best first, as scored by scan, which offers the scores of rows
-// lo..hi-1 to the queries' heaps. Large indexes are scanned by up to par
-// goroutines, each over its own stretch of rows with its own heaps; the
-// heaps of each query are merged at the end.
-func (x *flatIndex) topRows(nq, k, par int, scan func(lo, hi int, heaps []topK)) [][]hit {
+// topRows returns the k best rows (at most the index's) of each query,
+// best first: scored by x.scan over the float32 rows, or, when codes (the
+// queries' int8 codes) is not nil, by x.scanInt8 over the int8 rows. Large
+// indexes are scanned by up to par goroutines, each over its own stretch of
+// rows with its own heaps; the heaps of each query are merged at the end.
+func (x *flatIndex) topRows(queries [][]float32, codes [][]int8, k, par int) [][]hit {
+	nq := len(queries)
 	n := x.len()
 	k = min(k, n)
 	workers := 1
@@ -89,7 +88,7 @@ func (x *flatIndex) topRows(nq, k, par int, scan func(lo, hi int, heaps []topK))
 	out := make([][]hit, nq)
 	if workers == 1 {
 		heaps := newHeaps(nq, k)
-		scan(0, n, heaps)
+		x.scanRows(queries, codes, 0, n, heaps)
 		for q, h := range heaps {
 			out[q] = h.sorted()
 		}
@@ -107,7 +106,7 @@ func (x *flatIndex) topRows(nq, k, par int, scan func(lo, hi int, heaps []topK))
 		wg.Add(1)
 		go func(heaps []topK) {
 			defer wg.Done()
-			scan(lo, hi, heaps)
+			x.scanRows(queries, codes, lo, hi, heaps)
 		}(parts[w])
 	}
 	wg.Wait()
@@ -120,6 +119,15 @@ func (x *flatIndex) topRows(nq, k, par int, scan func(lo, hi int, heaps []topK))
 		out[q] = all[:min(k, len(all))]
 	}
 	return out
+}
+
+// scanRows is scanInt8 with codes when it is not nil, else scan.
+func (x *flatIndex) scanRows(queries [][]float32, codes [][]int8, lo, hi int, heaps []topK) {
+	if codes != nil {
+		x.scanInt8(codes, lo, hi, heaps)
+	} else {
+		x.scan(queries, lo, hi, heaps)
+	}
 }
 
 // scan scores rows lo..hi-1 against every query, offering each score to

@@ -185,9 +185,7 @@ func (x *flatIndex) searchQuant(queries [][]float32, k, par int) (out [][]hit, d
 	for i, q := range queries {
 		codes[i] = quantizeQuery(q)
 	}
-	cands := x.topRows(len(queries), candidates(k, n), par, func(lo, hi int, heaps []topK) {
-		x.scanInt8(codes, lo, hi, heaps)
-	})
+	cands := x.topRows(queries, codes, candidates(k, n), par)
 	var rows []int
 	for _, hs := range cands {
 		for _, h := range hs {
