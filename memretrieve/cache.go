@@ -225,6 +225,9 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 	}
 	f.info = info
 	if info.Size() == f.off {
+		if reread && c.quantized {
+			c.forgetStale(f) // replaced by an empty file
+		}
 		return
 	}
 	data := make([]byte, info.Size()-f.off)

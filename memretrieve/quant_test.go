@@ -386,34 +386,48 @@ func TestQuantizedEngineAfterCompaction(t *testing.T) {
 }
 
 // TestQuantizedEngineAfterTheCacheIsDeleted: a person deletes the cache
-// folder; the quantised index cannot read its candidates any more, and the
-// next build embeds the memories again and answers exactly.
+// folder, or the file is replaced by an empty one; the quantised index
+// cannot read its candidates any more, and the next build embeds the
+// memories again and answers exactly.
 func TestQuantizedEngineAfterTheCacheIsDeleted(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "cache")
-	store := memcore.NewMemStore()
-	ms := genMemories(50, 27)
-	write(t, store, ms...)
-	exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
-	rebuild(t, exact)
-	emb := newEmbedder(t)
-	quant := newEngine(t, store, emb, nil, quantizedConfig(), WithCacheDir(dir))
-	rebuild(t, quant)
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	w := userWindow(ms[3].Content)
-	if res, _ := quant.Retrieve(context.Background(), "", w); len(res.Memories) == 0 || !quant.rereadCache.Load() {
-		t.Fatalf("search over a deleted cache: %d memories, reread asked %v; want memories and a reread", len(res.Memories), quant.rereadCache.Load())
-	}
-	before := emb.Inputs()
-	rebuild(t, quant)
-	if got := emb.Inputs() - before; got != len(ms) {
-		t.Errorf("the rebuild embedded %d texts, want all %d again", got, len(ms))
-	}
-	want, _ := exact.Retrieve(context.Background(), "", w)
-	got, _ := quant.Retrieve(context.Background(), "", w)
-	sameResults(t, "after the rebuild", got, want)
-	if quant.rereadCache.Load() {
-		t.Errorf("still degraded after the rebuild")
+	for _, how := range []string{"folder deleted", "file emptied"} {
+		t.Run(how, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cache")
+			store := memcore.NewMemStore()
+			ms := genMemories(50, 27)
+			write(t, store, ms...)
+			exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
+			rebuild(t, exact)
+			emb := newEmbedder(t)
+			quant := newEngine(t, store, emb, nil, quantizedConfig(), WithCacheDir(dir))
+			rebuild(t, quant)
+			var err error
+			if how == "folder deleted" {
+				err = os.RemoveAll(dir)
+			} else {
+				path := filepath.Join(dir, cacheFileName(emb.Model()))
+				if err = os.WriteFile(path+".new", nil, 0o600); err == nil {
+					err = os.Rename(path+".new", path)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := userWindow(ms[3].Content)
+			if res, _ := quant.Retrieve(context.Background(), "", w); len(res.Memories) == 0 || !quant.rereadCache.Load() {
+				t.Fatalf("search over a lost cache: %d memories, reread asked %v; want memories and a reread", len(res.Memories), quant.rereadCache.Load())
+			}
+			before := emb.Inputs()
+			rebuild(t, quant)
+			if got := emb.Inputs() - before; got != len(ms) {
+				t.Errorf("the rebuild embedded %d texts, want all %d again", got, len(ms))
+			}
+			want, _ := exact.Retrieve(context.Background(), "", w)
+			got, _ := quant.Retrieve(context.Background(), "", w)
+			sameResults(t, "after the rebuild", got, want)
+			if quant.rereadCache.Load() {
+				t.Errorf("still degraded after the rebuild")
+			}
+		})
 	}
 }
