@@ -66,7 +66,9 @@
 // model has one append-only file per folder of length-prefixed,
 // CRC-32C-checked records written with single O_APPEND writes, so several
 // processes can share it; damaged, truncated or foreign data is skipped and
-// re-embedded, never an error, and a file that mostly holds vectors of
+// re-embedded, never an error; a cache folder or file that is a symbolic
+// link or a special file is never followed or opened (the vectors of that
+// folder are then kept in memory); and a file that mostly holds vectors of
 // memories that no longer exist is compacted (rewritten and renamed into
 // place). See README.md for the byte layout.
 //
