@@ -91,8 +91,10 @@
 // for memories reached through an edge, and Links lists refines and
 // contradicts edges in both directions (relates-to ones only between shown
 // memories). When memories were dropped to fit the budget, a line says how
-// many. The host decides where the block goes: appended as a late message it
-// keeps the system prompt stable for prompt caching.
+// many. No memory text can close the block early or open another: every
+// piece of it is defused, whatever case or spacing it gives the tag. The
+// host decides where the block goes: appended as a late message it keeps
+// the system prompt stable for prompt caching.
 //
 // # Logging
 //
