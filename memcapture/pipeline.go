@@ -286,6 +286,7 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	existing, err := p.store.List(passCtx)
 	if err != nil {
 		p.stats.storeErrors.Add(1)
+		p.fail(FailureStore, err)
 		log.Warn().Err(err).Msg("memcapture: cannot list existing memories (pass skipped)")
 		return
 	}
@@ -300,10 +301,12 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	switch {
 	case errors.Is(err, errUnparseable):
 		p.stats.parseFailures.Add(1)
+		p.fail(FailureUnreadableReply, err)
 		log.Warn().Err(err).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
 		return
 	case err != nil:
 		p.stats.llmErrors.Add(1)
+		p.fail(FailureClassifier, err)
 		log.Warn().Err(err).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
 		return
 	}
@@ -338,6 +341,7 @@ func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, lo
 		if err := p.store.Write(ctx, m); err != nil {
 			failed[m.Meta.ID] = m
 			p.stats.storeErrors.Add(1)
+			p.fail(FailureStore, err)
 			log.Warn().Err(err).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
 			continue
 		}
@@ -365,6 +369,7 @@ func (p *Pipeline) rebuild(log zerolog.Logger) {
 func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
 	if r := recover(); r != nil {
 		p.stats.panics.Add(1)
+		p.fail(FailurePanic, fmt.Errorf("panic: %v", r))
 		log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg(msg)
 	}
 }
