@@ -32,9 +32,10 @@ type pending struct {
 // vector, and publishes a new snapshot when anything changed. Builds are
 // serialised. The error reports a failed list (nothing published) or
 // memories that could not be embedded (published without them).
-func (e *Engine) build(ctx context.Context) error {
+func (e *Engine) build(ctx context.Context) (err error) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
+	defer e.recordBuild(ctx, &err)
 	start := time.Now()
 	mems, err := e.store.List(ctx)
 	if err != nil {
@@ -338,4 +339,24 @@ func (f *fingerprinter) memory(m *memcore.MemoryFile) {
 		f.str(r.ID)
 		f.str(string(r.Relationship))
 	}
+}
+
+// buildOutcome is the error of a build that ran to its end, nil if none.
+type buildOutcome struct{ err error }
+
+// recordBuild, deferred by build, remembers *err as the outcome of the
+// latest build, unless ctx ended (the build was stopped, not failed).
+func (e *Engine) recordBuild(ctx context.Context, err *error) {
+	if ctx.Err() == nil {
+		e.lastBuild.Store(&buildOutcome{err: *err})
+	}
+}
+
+// lastBuildErr returns the error of the latest build that ran to its end,
+// nil if it succeeded or none has.
+func (e *Engine) lastBuildErr() error {
+	if o := e.lastBuild.Load(); o != nil {
+		return o.err
+	}
+	return nil
 }

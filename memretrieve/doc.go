@@ -28,11 +28,22 @@
 //     Config.InjectionTokenBudget by dropping whole memories, lowest score
 //     first.
 //
-// Any failure or timeout gives the turn no memories and a nil error (the
-// reason is logged at debug level): retrieval never stops the agent. A
-// provider that ignores its context is not waited for past the deadline.
-// Results are cached per turn id, so the several model calls of one turn
-// cost one retrieval.
+// Any failure or timeout gives the turn no memories and a nil error:
+// retrieval never stops the agent. [Result].Skipped says why ([SkipReason]:
+// no index yet, timeout, hypothesis model or embedder error, …) and
+// [Result].Err carries the cause, with memcore's provider taxonomy
+// reachable by errors.Is; the reason is also logged at debug level. A
+// provider that ignores its context, or floods its reply, is not waited for
+// past the deadline. Results are cached per turn id, so the several model
+// calls of one turn cost one retrieval.
+//
+// # Configuration mistakes and retrieval off
+//
+// [NewEngine] requires a store, an embedder and, in [ModeLLM], a
+// hypothesis provider; a missing one (typed nils included) is a
+// *[ConfigError] naming it. Retrieval is off when the host builds no
+// engine: a nil *Engine is safe to use, and its results are skipped as
+// [SkipDisabled].
 //
 // # The index
 //

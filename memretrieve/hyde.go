@@ -352,10 +352,11 @@ func (e *Engine) hypotheses(ctx context.Context, win []memcore.Message) ([]strin
 		return parseHypotheses(capReply(resp.Text), n), nil
 	})
 	if err != nil {
-		return nil, &skipped{reason: "the hypothesis model failed", err: err}
+		return nil, &skipped{kind: SkipHypothesisError, reason: "the hypothesis model failed", err: err}
 	}
 	if len(hs) == 0 {
-		return nil, &skipped{reason: "the hypothesis model's reply holds no hypotheses"}
+		return nil, &skipped{kind: SkipHypothesisError, reason: "the hypothesis model's reply holds no hypotheses",
+			err: fmt.Errorf("%w: the reply holds no hypotheses", memcore.ErrInvalidResponse)}
 	}
 	return hs, nil
 }
