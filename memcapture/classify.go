@@ -26,7 +26,7 @@ func (p *Pipeline) classify(ctx context.Context, req memcore.CompletionRequest, 
 	if perr == nil {
 		return els, nil
 	}
-	log.Debug().Err(perr).Msg("memcapture: classifier reply unreadable, asking once more")
+	log.Debug().Err(redactErr(perr)).Msg("memcapture: classifier reply unreadable, asking once more")
 	again := req
 	again.Messages = append(slices.Clone(req.Messages),
 		memcore.Message{Role: memcore.RoleAssistant, Content: clipRunes(reply, maxEchoRunes)},

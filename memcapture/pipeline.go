@@ -287,7 +287,7 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	if err != nil {
 		p.stats.storeErrors.Add(1)
 		p.fail(FailureStore, err)
-		log.Warn().Err(err).Msg("memcapture: cannot list existing memories (pass skipped)")
+		log.Warn().Err(redactErr(err)).Msg("memcapture: cannot list existing memories (pass skipped)")
 		return
 	}
 	// Retired (forgotten) chains are not offered to the classifier, nor
@@ -302,12 +302,12 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	case errors.Is(err, errUnparseable):
 		p.stats.parseFailures.Add(1)
 		p.fail(FailureUnreadableReply, err)
-		log.Warn().Err(err).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
+		log.Warn().Err(redactErr(err)).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
 		return
 	case err != nil:
 		p.stats.llmErrors.Add(1)
 		p.fail(FailureClassifier, err)
-		log.Warn().Err(err).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
+		log.Warn().Err(redactErr(err)).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
 		return
 	}
 	p.lastWindow, p.haveLast = sum, true
@@ -342,7 +342,7 @@ func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, lo
 			failed[m.Meta.ID] = m
 			p.stats.storeErrors.Add(1)
 			p.fail(FailureStore, err)
-			log.Warn().Err(err).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
+			log.Warn().Err(redactErr(err)).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
 			continue
 		}
 		written++
@@ -370,7 +370,7 @@ func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
 	if r := recover(); r != nil {
 		p.stats.panics.Add(1)
 		p.fail(FailurePanic, fmt.Errorf("panic: %v", r))
-		log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg(msg)
+		log.Error().Str("panic", redactStr(fmt.Sprint(r))).Str("stack", string(debug.Stack())).Msg(msg)
 	}
 }
 

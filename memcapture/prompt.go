@@ -177,7 +177,7 @@ func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, he
 	if p.cfg.embedder != nil {
 		if ranked, err := p.rank(ctx, window, ordered); err != nil {
 			p.fail(FailureEmbedder, err)
-			log.Warn().Err(err).Msg("memcapture: ranking existing memories failed (newest first this pass)")
+			log.Warn().Err(redactErr(err)).Msg("memcapture: ranking existing memories failed (newest first this pass)")
 		} else {
 			ordered = ranked
 		}

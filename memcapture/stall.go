@@ -61,27 +61,16 @@ func callWithin[T any](ctx context.Context, stalled *atomic.Uint64, f func(conte
 	return o.v, o.err
 }
 
-// redactedError is an error whose message has been redacted: it reads as
-// msg and wraps err, so errors.Is and errors.As still reach the cause.
-type redactedError struct {
-	msg string
-	err error
-}
+// redactErr returns err with its message redacted (see redact.Error): for
+// errors that may quote a conversation or a model's output, before they
+// are logged or kept in Stats.
+func redactErr(err error) error { return redact.Error(err) }
 
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-// redactErr returns err with its message redacted (see package
-// github.com/forgemem/forgemem/memcore/redact), nil for nil.
-func redactErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg, n := redact.Text(err.Error())
-	if n == 0 {
-		return err
-	}
-	return &redactedError{msg: msg, err: err}
+// redactStr returns s with its secrets redacted: for text that came from a
+// model or a conversation, before it is logged.
+func redactStr(s string) string {
+	out, _ := redact.Text(s)
+	return out
 }
 
 // fail records err, of kind, as the pipeline's latest failure.

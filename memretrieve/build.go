@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // buildCallLimit bounds one Embed call of an index build.
@@ -344,9 +345,11 @@ func (f *fingerprinter) memory(m *memcore.MemoryFile) {
 // buildOutcome is the error of a build that ran to its end, nil if none.
 type buildOutcome struct{ err error }
 
-// recordBuild, deferred by build, remembers *err as the outcome of the
-// latest build, unless ctx ended (the build was stopped, not failed).
+// recordBuild, deferred by build, redacts *err (an embedder's error may
+// quote memory text) and remembers it as the outcome of the latest build,
+// unless ctx ended (the build was stopped, not failed).
 func (e *Engine) recordBuild(ctx context.Context, err *error) {
+	*err = redact.Error(*err)
 	if ctx.Err() == nil {
 		e.lastBuild.Store(&buildOutcome{err: *err})
 	}

@@ -110,5 +110,8 @@
 // # Logging
 //
 // Nothing here prints: the engine logs through the zerolog.Logger given
-// with [WithLogger], and by default logs nothing.
+// with [WithLogger], and by default logs nothing. Provider errors, which may
+// quote the conversation or the memories, are redacted (package
+// github.com/forgemem/forgemem/memcore/redact) before they are logged or
+// returned in a Result.
 package memretrieve

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // compute runs the retrieval of one turn within ctx and returns its result
@@ -21,6 +22,9 @@ func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Me
 		if ctx.Err() != nil && (skip.kind == SkipHypothesisError || skip.kind == SkipEmbedderError) {
 			skip = &skipped{kind: SkipTimeout, reason: skip.reason + " (out of time)", err: fmt.Errorf("%s: %w", skip.reason, ctx.Err())}
 		}
+		// Provider errors may quote the conversation: redacted, the cause
+		// still reachable with errors.Is.
+		skip.err = redact.Error(skip.err)
 		res.Skipped, res.Err = skip.kind, skip.err
 		e.log.Debug().Err(skip.err).Str("turn", turnID).Stringer("skipped", skip.kind).Dur("elapsed", time.Since(start)).
 			Msg("memretrieve: no memories for this turn: " + skip.reason)

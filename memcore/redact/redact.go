@@ -145,3 +145,29 @@ func render(s string, segs []segment) string {
 	}
 	return b.String()
 }
+
+// Error returns err with its message redacted, for an error that may quote
+// a conversation or a model's output — a provider's error echoing its
+// request — before it is logged or shown. The result reads as Text of
+// err's message and wraps err, so errors.Is and errors.As still reach the
+// cause. It returns err itself when the message holds no secret, and nil
+// for nil.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg, n := Text(err.Error())
+	if n == 0 {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactedError is an error whose message was redacted.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
