@@ -47,10 +47,13 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	all := g.Memories()
 	e.prepareCache()
 	items := contentItems(all)
+	e.startPartial(g, all, items)
 	embedded, embedErr := e.embedAll(ctx, items)
+	e.partial = nil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	e.complete = true
 	fp, rows := e.fingerprintOf(all, items)
 	if e.snap.Load() != nil && fp == e.fingerprint {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
@@ -118,6 +121,7 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 		if len(missing) == 0 {
 			return embedded, nil
 		}
+		e.publishSoFar() // what is cached answers while the rest is embedded
 		n, reset, err := e.embedMissing(ctx, missing)
 		embedded += n
 		if err != nil || !reset {
@@ -151,6 +155,7 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 	e.gen++
 	e.fingerprint = fp
 	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx})
+	e.firstPublish.Do(func() { close(e.published) })
 }
 
 // missing lists the distinct texts of items that have no usable cached
@@ -188,6 +193,7 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 		}
 		e.cacheVectors(part, vecs)
 		n += len(part)
+		e.publishSoFar()
 	}
 	return n, false, nil
 }

@@ -54,7 +54,10 @@
 // the background; [Engine.TriggerRebuild] (the capture pipeline's rebuild
 // callback) asks for a new one, coalescing requests; a new index and its
 // memory graph are swapped in atomically, so searches never wait. The first
-// Retrieve after Start waits for the initial build within its own budget.
+// build publishes partial indexes — the memories whose vectors are cached,
+// then more as batches are embedded — so turns are answered from what is
+// embedded so far; the first Retrieve after Start waits, within its own
+// budget, only until the first of them exists.
 // [Index] offers the same exact search on its own, over any vectors.
 //
 // # Settings

@@ -44,10 +44,15 @@ type Engine struct {
 	// cacheDirs maps each scope to its embedding cache folder.
 	cacheDirs map[memcore.Scope]string
 
-	// snap is the current index and graph; nil until the first build.
+	// snap is the current index and graph; nil until the first build
+	// publishes one.
 	snap atomic.Pointer[snapshot]
 	// ready is closed when the first background build has ended.
 	ready chan struct{}
+	// published is closed when the first snapshot, complete or partial, is
+	// published.
+	published    chan struct{}
+	firstPublish sync.Once
 	// stopWaiting is set when a turn's budget ran out waiting for the
 	// first build; later turns do not wait.
 	stopWaiting atomic.Bool
@@ -67,7 +72,11 @@ type Engine struct {
 	kick    chan struct{} // a pending rebuild request
 
 	// buildMu serialises builds and guards what they own below.
-	buildMu     sync.Mutex
+	buildMu sync.Mutex
+	// complete is set once a build has run to its end; until then, builds
+	// publish partial snapshots (see publishSoFar).
+	complete    bool
+	partial     *partialBuild
 	cache       *vecCache
 	unusable    map[contentKey]struct{} // texts the embedder gives no usable vector for
 	fingerprint [32]byte
@@ -115,6 +124,7 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 		log:       o.log,
 		cacheDirs: cacheDirsFor(store, o.cacheDir),
 		ready:     make(chan struct{}),
+		published: make(chan struct{}),
 		done:      make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		unusable:  make(map[contentKey]struct{}),
@@ -180,11 +190,12 @@ func (e *Engine) Enabled() bool { return e != nil }
 
 // Start builds the index in the background and keeps rebuilding it when
 // [Engine.TriggerRebuild] asks, until ctx ends or [Engine.Close] is called.
-// The first Retrieve after Start waits for the initial build, within its own
-// time budget; if the budget runs out first (a cold cache of many memories,
-// a slow embedder), later turns do not wait and go without memories until
-// the build is done. Calls after the first, and calls after Close, do
-// nothing.
+// The initial build publishes partial indexes as it goes (the memories
+// whose vectors are cached, then more as batches are embedded), and the
+// first Retrieve after Start waits, within its own time budget, until the
+// first of them exists; if the budget runs out first (a cold cache, a slow
+// embedder), later turns do not wait and go without memories until one
+// does. Calls after the first, and calls after Close, do nothing.
 func (e *Engine) Start(ctx context.Context) {
 	if e == nil {
 		return

@@ -110,8 +110,10 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 }
 
 // snapshotWithin returns the current index and graph. If none is published
-// yet and the engine was started, it waits for the initial build while ctx
-// lasts — unless an earlier turn already waited in vain.
+// yet and the engine was started, it waits, while ctx lasts, for the first
+// snapshot the initial build publishes — what the cache holds, or its first
+// batch — or for the build to end, unless an earlier turn already waited in
+// vain.
 func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 	if s := e.snap.Load(); s != nil {
 		return s, nil
@@ -127,6 +129,8 @@ func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}
 	}
 	select {
+	case <-e.published:
+		return e.snap.Load(), nil
 	case <-e.ready:
 		if s := e.snap.Load(); s != nil {
 			return s, nil
