@@ -53,7 +53,10 @@
 //  5. Every item is validated (enums, links, version chains, size,
 //     duplicates), secrets in its content are replaced by "[REDACTED]"
 //     (package github.com/forgemem/forgemem/memcore/redact), and the
-//     memories are written; the rebuild callback is then called once.
+//     memories are written; the rebuild callback is then called once. A
+//     write refused because another session superseded the same memory
+//     first (memcore.ErrConflict) is re-pointed to the chain's new head and
+//     written after it, or dropped as a duplicate of it.
 //
 // Everything that goes wrong is logged through the zerolog.Logger given
 // with [WithLogger] (silent by default), counted in [Stats], and the latest

@@ -42,8 +42,17 @@ type Stats struct {
 	MemoriesWritten uint64
 	// Duplicates is the number of items skipped because their content
 	// equals (ignoring case and white space) an existing head in the same
-	// scope, or an earlier item of the same reply.
+	// scope, or an earlier item of the same reply, or, after a conflict
+	// (see Conflicts), the version another writer stored first.
 	Duplicates uint64
+	// Conflicts is the number of writes the store refused because another
+	// writer — a session in this or another process — had superseded the
+	// same version first (memcore.ErrConflict). Each time the memory is
+	// re-pointed to the chain's new head (a new version of it, with its
+	// edges carried forward) and written after it, or skipped as a duplicate
+	// if its content equals the head's; after three conflicts for one
+	// memory the write counts as a store error.
+	Conflicts uint64
 	// Invalid is the number of items skipped as unusable: unknown scope or
 	// category, empty or oversized content, not an object, beyond the
 	// per-pass limit, or failing memcore's validation.
@@ -112,7 +121,7 @@ type Failure struct {
 // counters is the live form of Stats.
 type counters struct {
 	triggers, coalesced, dropped, passes, skippedUnchanged, skippedEmpty,
-	llmErrors, parseFailures, storeErrors, written, duplicates, invalid,
+	llmErrors, parseFailures, storeErrors, written, duplicates, conflicts, invalid,
 	edgesDropped, redactions, rebuilds, panics, tokens, stalled atomic.Uint64
 	lastFailure atomic.Pointer[Failure]
 }
@@ -134,6 +143,7 @@ func (c *counters) snapshot() Stats {
 		StoreErrors:      c.storeErrors.Load(),
 		MemoriesWritten:  c.written.Load(),
 		Duplicates:       c.duplicates.Load(),
+		Conflicts:        c.conflicts.Load(),
 		Invalid:          c.invalid.Load(),
 		EdgesDropped:     c.edgesDropped.Load(),
 		Redactions:       c.redactions.Load(),

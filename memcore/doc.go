@@ -21,14 +21,20 @@
 // [FileStore] keeps memories in folders with atomic, never-overwriting
 // writes; its options ([WithLogger], [WithParallelism]) are checked, and
 // one out of range is an error wrapping [ErrInvalidConfig], never clamped.
-// [MemStore] keeps them in memory. Both pass the conformance suite
-// in github.com/forgemem/forgemem/conformance/storetest.
+// [MemStore] keeps them in memory. A version gets at most one successor: a
+// write that supersedes a version already superseded fails with a
+// [*ConflictError] ([ErrConflict]) naming the chain's head, and FileStore
+// makes that check exclusive across processes with a lock file in each
+// folder. Both pass the conformance suite in
+// github.com/forgemem/forgemem/conformance/storetest.
 //
 // # Graph
 //
 // [Graph] answers chain and neighbour questions over a list of memories —
-// the head of a chain, the whole chain, related memories within N hops —
-// and terminates on hand-made cycles, forks and dangling links.
+// the head of a chain, the line to it, its history with the branches of
+// forks, related memories within N hops — and terminates on hand-made
+// cycles, forks and dangling links, resolving a fork to one head the same
+// way for every reader.
 // [VersionChain] and [LatestVersion] do the same through a store.
 //
 // # Providers

@@ -1,6 +1,9 @@
 package memcore
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Storage errors. Functions wrap them with context; match with errors.Is.
 var (
@@ -24,7 +27,51 @@ var (
 	// outside a repository has no repo scope), so nothing can be written to
 	// or listed from it.
 	ErrScopeOff = errors.New("scope is off")
+	// ErrConflict: a memory supersedes a version that already has a
+	// successor, so writing it would fork the chain. Stores refuse such a
+	// write with a [*ConflictError], which wraps ErrConflict and names the
+	// chain's current head to supersede instead.
+	ErrConflict = errors.New("conflict")
 )
+
+// ConflictError is the error of a [MemoryStore.Write] refused because the
+// version the memory supersedes already has a successor: another session
+// changed the memory first. It wraps [ErrConflict]; reach it with
+// errors.As:
+//
+//	var ce *memcore.ConflictError
+//	if errors.As(err, &ce) {
+//		next := memcore.NewVersion(ce.Head, sessionID, trigger) // build on the winner's change
+//		…
+//	}
+//
+// The memories are copies, the caller's to change.
+type ConflictError struct {
+	// ID is the id of the memory that was not written.
+	ID string
+	// Predecessor is the id the memory's Supersedes names.
+	Predecessor string
+	// Successor is the stored version that already supersedes Predecessor
+	// (the best one, see [Graph], should a hand edit have made several).
+	Successor *MemoryFile
+	// Head is the head of the chain now (see [Graph.Head]): the version to
+	// supersede instead. It is Successor unless the chain grew further.
+	Head *MemoryFile
+}
+
+func (e *ConflictError) Error() string {
+	id := func(m *MemoryFile) string {
+		if m == nil {
+			return "an unknown version"
+		}
+		return m.Meta.ID
+	}
+	return fmt.Sprintf("%v: %s is already superseded by %s; the head of its chain is %s",
+		ErrConflict, e.Predecessor, id(e.Successor), id(e.Head))
+}
+
+// Unwrap returns [ErrConflict], so that errors.Is(err, ErrConflict) holds.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // ErrInvalidConfig is wrapped by the error of a constructor given an option
 // out of range, for example

@@ -44,6 +44,18 @@ const staleTmpAge = time.Hour
 // at once get one success and one ErrAlreadyExists. The folder's file
 // system must support hard links (every common local one does).
 //
+// Superseding is exclusive across processes: a Write whose memory
+// supersedes a version holds a lock file in each folder (an advisory flock
+// where the system has one, released when the process dies, however it
+// dies) while it checks that the version has no successor in either folder
+// and publishes the file, so of two sessions changing one memory at once
+// exactly one succeeds and the other gets a [*ConflictError]. The lock
+// files live in a .locks folder inside each memory folder, with a
+// .gitignore that keeps them out of git; every writer takes the folders'
+// locks in one order (their real paths) and never waits for one while
+// holding the other, so writers never deadlock. Such a write lists the
+// store under the lock, which costs little with the parse cache warm.
+//
 // Reads and lists are served from a cache of parsed files keyed by name,
 // size and modification time, so repeated lists of thousands of files parse
 // only what changed; files are parsed in parallel. A file that cannot be
@@ -55,9 +67,12 @@ const staleTmpAge = time.Hour
 // A FileStore is safe for concurrent use by many goroutines, and several
 // processes may use the same folders at once.
 type FileStore struct {
-	dirs    [2]string // indexed by scopeIndex
-	log     zerolog.Logger
-	workers int
+	dirs [2]string // indexed by scopeIndex
+	// lockOrder is, for each folder, its real path (symbolic links
+	// resolved): the folders' chain locks are taken in this order.
+	lockOrder [2]string
+	log       zerolog.Logger
+	workers   int
 
 	mu    sync.Mutex
 	cache [2]map[string]*cachedFile
@@ -68,7 +83,9 @@ type cachedFile struct {
 	size int64
 	mod  time.Time
 	m    *MemoryFile
-	gen  uint64 // the last List generation that saw the file
+	// repairs says what reading the file repaired (see parseLenient).
+	repairs []string
+	gen     uint64 // the last List generation that saw the file
 }
 
 func scopeIndex(s Scope) int {
@@ -128,9 +145,14 @@ func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 			}
 		}
 	}
-	for _, d := range s.dirs {
-		if d != "" {
-			s.removeStaleTemps(d)
+	for i, d := range s.dirs {
+		if d == "" {
+			continue
+		}
+		s.removeStaleTemps(d)
+		s.lockOrder[i] = d
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			s.lockOrder[i] = real
 		}
 	}
 	return s, nil
@@ -180,6 +202,19 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if m.Meta.Supersedes != nil {
+		// Superseding is exclusive across processes: with every folder's
+		// chain lock held, no other writer can publish a successor between
+		// the check and the link.
+		release, err := s.lockChains(ctx, scope)
+		if err != nil {
+			return fmt.Errorf("memcore: write %s: %w", id, err)
+		}
+		defer release()
+		if err := s.checkSuccessor(ctx, m); err != nil {
+			return fmt.Errorf("memcore: write %s: %w", id, err)
+		}
+	}
 	// The same id may not exist in the other scope's folder. Checking it and
 	// publishing are one step for every writer in this process; across
 	// processes, only a UUID collision could race here, while the same-folder
@@ -203,6 +238,22 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 		return fmt.Errorf("memcore: write %s: publish (the folder's file system must support hard links): %w", id, err)
 	}
 	return nil
+}
+
+// checkSuccessor returns an error wrapping ErrAlreadyExists if m's id is
+// stored, and a *ConflictError if the version m supersedes already has a
+// successor in either folder; the caller holds the chain locks. It lists the
+// store (from the parse cache, so only files changed since are read).
+func (s *FileStore) checkSuccessor(ctx context.Context, m *MemoryFile) error {
+	all, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	g := NewGraph(all)
+	if _, ok := g.Memory(m.Meta.ID); ok {
+		return ErrAlreadyExists
+	}
+	return conflictIn(g, m)
 }
 
 // idLocks serialise the cross-scope check and publication of writes of one
@@ -301,7 +352,8 @@ func (s *FileStore) readIn(scope Scope, id string) (*MemoryFile, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w: not a regular file (symbolic links are never followed)", path, ErrMalformed)
 	}
-	return s.load(scope, id+".md", 0)
+	m, _, err := s.load(scope, id+".md", 0)
+	return m, err
 }
 
 // onScopes returns the scopes the store has folders for.
@@ -316,49 +368,53 @@ func (s *FileStore) onScopes() []Scope {
 }
 
 // load returns the parsed file name of scope's folder, from the cache when
-// its size and modification time are unchanged. The result is shared with
-// the cache: callers clone it before handing it out.
-func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, error) {
+// its size and modification time are unchanged, and what reading it
+// repaired (see parseLenient). The result is shared with the cache: callers
+// clone it before handing it out.
+func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []string, error) {
 	si := scopeIndex(scope)
 	path := filepath.Join(s.dirs[si], name)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file", path, ErrMalformed)
+		return nil, nil, fmt.Errorf("%s: %w: not a regular file", path, ErrMalformed)
 	}
 	s.mu.Lock()
 	if c := s.cache[si][name]; c != nil && c.size == info.Size() && c.mod.Equal(info.ModTime()) {
 		c.gen = max(c.gen, gen)
 		s.mu.Unlock()
-		return c.m, nil
+		return c.m, c.repairs, nil
 	}
 	s.mu.Unlock()
 
 	data, err := readAll(f, info.Size())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	m, err := parse(data)
+	m, repairs, err := parseLenient(data, info.ModTime())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if want := strings.TrimSuffix(name, ".md"); m.Meta.ID != want {
-		return nil, fmt.Errorf("%s: %w: id %s does not match the file name", path, ErrInvalidMemory, m.Meta.ID)
+		return nil, nil, fmt.Errorf("%s: %w: id %s does not match the file name", path, ErrInvalidMemory, m.Meta.ID)
 	}
 	if m.Meta.Scope != scope {
-		return nil, fmt.Errorf("%s: %w: scope %s, but the file is in the %s folder", path, ErrInvalidMemory, m.Meta.Scope, scope)
+		return nil, nil, fmt.Errorf("%s: %w: scope %s, but the file is in the %s folder", path, ErrInvalidMemory, m.Meta.Scope, scope)
+	}
+	for _, r := range repairs {
+		s.log.Warn().Str("path", path).Str("repair", r).Msg("memcore: memory file read with a repair")
 	}
 	s.mu.Lock()
-	s.cache[si][name] = &cachedFile{size: info.Size(), mod: info.ModTime(), m: m, gen: gen}
+	s.cache[si][name] = &cachedFile{size: info.Size(), mod: info.ModTime(), m: m, repairs: repairs, gen: gen}
 	s.mu.Unlock()
-	return m, nil
+	return m, repairs, nil
 }
 
 // readAll reads f to its end; size, from its Stat, sizes the buffer so that
@@ -423,24 +479,37 @@ func (s *FileStore) ListByScope(ctx context.Context, scope Scope) ([]*MemoryFile
 }
 
 // Problem is something in a memory folder that a [FileStore] does not
-// serve: a file it skips, or a folder it cannot read.
+// serve as it is: a file it skips, a folder it cannot read, or a file it
+// serves repaired (Served).
 type Problem struct {
 	// Path is the file or the folder.
 	Path string
 	// Scope is the scope of the folder.
 	Scope Scope
 	// Err says why. It wraps [ErrMalformed] for a file that is not a memory
-	// file (a symbolic link or other file that is not regular included),
+	// file (a symbolic link or other file that is not regular included) and
+	// for a .locks that is not a folder (writes that supersede then fail),
 	// [ErrInvalidMemory] for one whose fields break the schema or whose id
 	// or scope does not match its name or folder, [ErrInvalidID] for a .md
 	// file whose name is not a memory id, and the file system's error for
-	// what cannot be read.
+	// what cannot be read. For a repair it wraps [ErrInvalidMemory] and
+	// says what was done, such as "created_at is missing: the file's
+	// modification time, 2025-01-15T10:30:00Z, is used".
 	Err error
+	// Served is true when the store serves the file anyway, repaired as Err
+	// says, and false when it skips it. A file is repaired when it lacks
+	// created_at (the file's modification time, in UTC and whole seconds,
+	// is used) or holds a related edge with an unknown relationship (the
+	// edge is dropped, the memory kept); one Problem is reported for each
+	// repair. Rewriting the file with what Read returns ends the problem.
+	Served bool
 }
 
 // Problems scans both folders afresh (it costs a List) and returns what
-// the store does not serve, ordered by path: the files List skips, and the
-// folders it cannot read. A missing folder is not a problem. It is what an
+// the store does not serve as it is, ordered by path: the files List skips,
+// the folders it cannot read, a .locks entry that is not a folder (see
+// [FileStore]), and the repairs of the files it serves repaired
+// (Problem.Served). A missing folder is not a problem. It is what an
 // audit shows a user, so that a hand edit never makes a memory vanish
 // without a word.
 func (s *FileStore) Problems(ctx context.Context) ([]Problem, error) {
@@ -454,8 +523,12 @@ func (s *FileStore) Problems(ctx context.Context) ([]Problem, error) {
 			out = append(out, Problem{Path: s.Dir(scope), Scope: scope, Err: err})
 		}
 		out = append(out, probs...)
+		ld := filepath.Join(s.Dir(scope), lockDirName)
+		if err := checkLockDir(ld); errors.Is(err, ErrMalformed) {
+			out = append(out, Problem{Path: ld, Scope: scope, Err: err})
+		}
 	}
-	slices.SortFunc(out, func(a, b Problem) int { return cmp.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(out, func(a, b Problem) int { return cmp.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
@@ -520,10 +593,12 @@ func (s *FileStore) memoryNames(scope Scope) ([]string, []Problem, error) {
 
 // loadAll loads the named files of scope's folder on up to s.workers
 // goroutines, marking their cache entries with gen, and returns copies of
-// the memories in no particular order, and the problems of the files that
-// cannot be loaded, each logged. It stops early when ctx ends.
+// the memories in no particular order, and the problems: of the files that
+// cannot be loaded, each logged, and the repairs of those served. It stops
+// early when ctx ends.
 func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, gen uint64) ([]*MemoryFile, []Problem) {
 	results := make([]*MemoryFile, len(names))
+	repairs := make([][]string, len(names))
 	errs := make([]error, len(names))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -536,12 +611,12 @@ func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, ge
 				if i >= len(names) || ctx.Err() != nil {
 					return
 				}
-				m, err := s.load(scope, names[i], gen)
+				m, rs, err := s.load(scope, names[i], gen)
 				if err != nil {
 					errs[i] = err
 					continue
 				}
-				results[i] = m.Clone()
+				results[i], repairs[i] = m.Clone(), rs
 			}
 		}()
 	}
@@ -552,6 +627,10 @@ func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, ge
 		switch err := errs[i]; {
 		case m != nil:
 			out = append(out, m)
+			for _, r := range repairs[i] {
+				probs = append(probs, Problem{Path: filepath.Join(s.dirs[scopeIndex(scope)], names[i]), Scope: scope,
+					Err: fmt.Errorf("%w: %s", ErrInvalidMemory, r), Served: true})
+			}
 		case err == nil, errors.Is(err, fs.ErrNotExist): // not reached, or deleted since ReadDir
 		default:
 			s.log.Warn().Err(err).Str("scope", string(scope)).Msg("memcore: skipping memory file")

@@ -55,6 +55,12 @@ const bom = "\ufeff"
 // Errors wrap [ErrMalformed] when the bytes are not a memory file, and
 // [ErrInvalidMemory] (see [MemoryFile.Validate]) when the fields break the
 // schema; the message names what is wrong.
+//
+// Parse is strict: a file without created_at, or with a related edge whose
+// relationship is unknown, is an error, since bytes alone do not say what
+// to do instead. A [FileStore] reads such a file leniently — the file's
+// modification time as created_at, the unknown edge dropped — and reports
+// the repair (see [FileStore.Problems]).
 func Parse(raw []byte) (*MemoryFile, error) {
 	m, err := parse(raw)
 	if err != nil {
@@ -66,6 +72,58 @@ func Parse(raw []byte) (*MemoryFile, error) {
 // parse is Parse without the package prefix on errors, for callers that
 // add their own context.
 func parse(raw []byte) (*MemoryFile, error) {
+	m, err := decodeFile(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// parseLenient is parse for a file of a memory folder last modified at
+// modTime, repairing what a hand edit commonly breaks, and returns what it
+// repaired, one sentence each:
+//
+//   - a missing (or empty) created_at is read as modTime, in UTC and whole
+//     seconds, as a new memory's would be;
+//   - a related edge whose relationship is not refines, contradicts or
+//     relates-to is dropped, and the memory kept.
+//
+// The result passes Validate, so it serializes to what was read. Anything
+// else wrong is an error, as with parse.
+func parseLenient(raw []byte, modTime time.Time) (*MemoryFile, []string, error) {
+	m, err := decodeFile(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var repairs []string
+	if m.Meta.CreatedAt.IsZero() {
+		m.Meta.CreatedAt = modTime.UTC().Truncate(time.Second)
+		repairs = append(repairs, fmt.Sprintf("created_at is missing: the file's modification time, %s, is used",
+			m.Meta.CreatedAt.Format(time.RFC3339)))
+	}
+	if slices.ContainsFunc(m.Meta.Related, func(r RelatedMemory) bool { return !r.Relationship.IsEdge() }) {
+		var kept []RelatedMemory
+		for i, r := range m.Meta.Related {
+			if r.Relationship.IsEdge() {
+				kept = append(kept, r)
+				continue
+			}
+			repairs = append(repairs, fmt.Sprintf("related[%d]: relationship %q is not one of refines, contradicts, relates-to: the edge to %s is dropped",
+				i, r.Relationship, r.ID))
+		}
+		m.Meta.Related = kept
+	}
+	if err := m.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return m, repairs, nil
+}
+
+// decodeFile decodes a memory file without validating its fields.
+func decodeFile(raw []byte) (*MemoryFile, error) {
 	s := string(raw)
 	s = strings.TrimPrefix(s, bom)
 	// Skip blank lines before the opening delimiter, counting them so that
@@ -119,11 +177,7 @@ func parse(raw []byte) (*MemoryFile, error) {
 
 	body = strings.TrimPrefix(body, "\n")
 	body = strings.TrimSuffix(body, "\n")
-	m := &MemoryFile{Meta: meta, Content: body}
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return &MemoryFile{Meta: meta, Content: body}, nil
 }
 
 // decodeFrontMatter decodes a front-matter block with the YAML decoder.

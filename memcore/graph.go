@@ -9,16 +9,41 @@ import (
 // of memories without further I/O. Build it once from a List; it is
 // read-only afterwards and safe for concurrent use.
 //
-// Hand-edited files can make any shape, and every method terminates on it:
-// supersedes cycles, forks (two memories superseding the same one; the
-// "best" successor — highest version, then newest, then greatest id — is the
-// one followed), links to ids that are not in the set (ignored), and
-// duplicate ids (the first one given wins).
+// A chain is every memory connected to another by supersedes links, in
+// either direction: a first version and the versions that supersede it,
+// one after the other. Its head is the version a reader takes as current,
+// and every member of the chain resolves to the same one, whoever asks.
+// Stores write at most one successor of a version, so chains written
+// through them are lines and the head is the newest version. Hand-edited
+// files and git merges can make any shape, and every method terminates on
+// it, resolving it the same way for every reader:
+//
+//   - a fork (two versions superseding the same one, such as a merge of two
+//     branches that each changed a memory): the head is the best of the
+//     chain's tips, the versions nothing supersedes — the highest version,
+//     then the newest created_at, then the greatest id. The versions of the
+//     other branches are not on the line to the head ([Graph.Chain]) but are
+//     in the chain's history, marked lost ([Graph.History]); [Graph.Forks]
+//     lists every fork;
+//   - versions superseding an id that is not in the set (deleted by hand)
+//     belong to one chain;
+//   - a supersedes cycle with no tip is headed by its best member by the same
+//     order;
+//   - links to ids that are not in the set are ignored, and of duplicate ids
+//     the first one given wins.
 type Graph struct {
 	all  []*MemoryFile
 	byID map[string]*MemoryFile
 	succ map[string][]*MemoryFile // predecessor id → its successors, best first
 	in   map[string][]inEdge      // id → related edges that point at it
+	// head maps each id to the head of its chain.
+	head map[string]*MemoryFile
+	// members maps a head's id to the members of its chain, in the order
+	// given to NewGraph.
+	members map[string][]*MemoryFile
+	// line holds the ids on the line from a chain's first version to its
+	// head (Chain); the other members are on branches that lost a fork.
+	line map[string]bool
 }
 
 type inEdge struct {
@@ -57,11 +82,96 @@ func NewGraph(memories []*MemoryFile) *Graph {
 	for _, s := range g.succ {
 		slices.SortStableFunc(s, betterSuccessor)
 	}
+	g.resolveChains()
 	return g
 }
 
-// betterSuccessor orders successors best first: highest version, then
-// newest, then greatest id.
+// resolveChains groups the memories into chains and finds each chain's
+// head and the line from its first version to the head.
+func (g *Graph) resolveChains() {
+	// Union-find over ids, a predecessor that is not in the graph included,
+	// so that versions superseding one missing id form one chain.
+	parent := make(map[string]string, len(g.all))
+	var find func(string) string
+	find = func(id string) string {
+		root := id
+		for {
+			p, ok := parent[root]
+			if !ok || p == root {
+				break
+			}
+			root = p
+		}
+		for id != root { // path compression
+			next := parent[id]
+			parent[id] = root
+			id = next
+		}
+		return root
+	}
+	for _, m := range g.all {
+		if p := m.Meta.Supersedes; p != nil && *p != m.Meta.ID {
+			a, b := find(m.Meta.ID), find(*p)
+			if a != b {
+				parent[a] = b
+			}
+		}
+	}
+	groups := make(map[string][]*MemoryFile)
+	var roots []string // in the order given to NewGraph
+	for _, m := range g.all {
+		r := find(m.Meta.ID)
+		if groups[r] == nil {
+			roots = append(roots, r)
+		}
+		groups[r] = append(groups[r], m)
+	}
+	g.head = make(map[string]*MemoryFile, len(g.all))
+	g.members = make(map[string][]*MemoryFile, len(roots))
+	g.line = make(map[string]bool, len(g.all))
+	for _, r := range roots {
+		ms := groups[r]
+		var head *MemoryFile
+		for _, m := range ms { // the best tip
+			if len(g.succ[m.Meta.ID]) == 0 && (head == nil || betterSuccessor(m, head) < 0) {
+				head = m
+			}
+		}
+		if head == nil { // a cycle without a tip: its best member
+			head = slices.MinFunc(ms, betterSuccessor)
+		}
+		for _, m := range ms {
+			g.head[m.Meta.ID] = head
+		}
+		g.members[head.Meta.ID] = ms
+		for _, m := range g.lineTo(head) {
+			g.line[m.Meta.ID] = true
+		}
+	}
+}
+
+// lineTo returns the line from the first version of head's chain to head,
+// oldest first: head and its predecessors, as far as they are in the graph,
+// each once.
+func (g *Graph) lineTo(head *MemoryFile) []*MemoryFile {
+	out := []*MemoryFile{head}
+	seen := map[string]bool{head.Meta.ID: true}
+	for cur := head; cur.Meta.Supersedes != nil; {
+		p, ok := g.byID[*cur.Meta.Supersedes]
+		if !ok || seen[p.Meta.ID] {
+			break
+		}
+		seen[p.Meta.ID] = true
+		out = append(out, p)
+		cur = p
+	}
+	reverse(out)
+	return out
+}
+
+// betterSuccessor orders versions best first: highest version, then
+// newest, then greatest id. It picks the head among a chain's tips and
+// orders the successors of a fork.
 func betterSuccessor(a, b *MemoryFile) int {
 	if c := cmp.Compare(b.Meta.Version, a.Meta.Version); c != 0 {
 		return c
@@ -85,15 +195,17 @@ func (g *Graph) Memory(id string) (*MemoryFile, bool) {
 	return m, ok
 }
 
-// IsSuperseded reports whether another memory in the graph supersedes id.
+// IsSuperseded reports whether another memory in the graph supersedes id
+// (id need not be in the graph). A version that is not superseded is not
+// necessarily a head: it may be the tip of a branch that lost a fork.
 func (g *Graph) IsSuperseded(id string) bool { return len(g.succ[id]) > 0 }
 
-// Heads returns the memories nothing supersedes, in the order given to
-// NewGraph. Members of a pure supersedes cycle have no head.
+// Heads returns the head of every chain (see [Graph.Head]), in the order
+// given to NewGraph: one memory per chain, the current text of each.
 func (g *Graph) Heads() []*MemoryFile {
 	var out []*MemoryFile
 	for _, m := range g.all {
-		if !g.IsSuperseded(m.Meta.ID) {
+		if g.head[m.Meta.ID] == m {
 			out = append(out, m)
 		}
 	}
@@ -123,73 +235,95 @@ func (g *Graph) IsRetired(id string) bool {
 	return ok && h.Meta.Retired
 }
 
-// Head returns the newest version of the chain id belongs to, following
-// supersedes links forward (the best successor at a fork) and stopping
-// before any memory already visited. It reports false if id is not in the
+// Head returns the head of the chain id belongs to: the chain's newest
+// version, or at a fork the best of its tips — highest version, then newest
+// created_at, then greatest id (see [Graph]). Every member of a chain, on
+// any branch, has the same head. It reports false if id is not in the
 // graph.
 func (g *Graph) Head(id string) (*MemoryFile, bool) {
-	m, ok := g.byID[id]
-	if !ok {
-		return nil, false
-	}
-	seen := map[string]bool{id: true}
-	for {
-		next := g.nextUnseen(m.Meta.ID, seen)
-		if next == nil {
-			return m, true
-		}
-		seen[next.Meta.ID] = true
-		m = next
-	}
+	h, ok := g.head[id]
+	return h, ok
 }
 
-func (g *Graph) nextUnseen(id string, seen map[string]bool) *MemoryFile {
-	for _, s := range g.succ[id] {
-		if !seen[s.Meta.ID] {
-			return s
-		}
-	}
-	return nil
-}
-
-// Chain returns the version chain through id, oldest first: its
-// predecessors as far as they are in the graph, id's memory, and its
-// successors up to the head (as [Graph.Head] walks, so the head is always
-// on the chain). Each memory appears once, even in a cycle. It returns nil
-// if id is not in the graph.
+// Chain returns the chain id belongs to as a line, oldest first: from its
+// first version (as far back as the graph holds it) to its head, following
+// supersedes links backward from the head, each memory once even in a
+// cycle. The head is always last. Every member of a chain gets the same
+// line; a version on a branch that lost a fork is not on it, and
+// [Graph.History] lists it. It returns nil if id is not in the graph.
 func (g *Graph) Chain(id string) []*MemoryFile {
-	m, ok := g.byID[id]
+	h, ok := g.head[id]
 	if !ok {
 		return nil
 	}
-	seen := map[string]bool{id: true}
-	var back []*MemoryFile
-	for cur := m; cur.Meta.Supersedes != nil; {
-		p, ok := g.byID[*cur.Meta.Supersedes]
-		if !ok || seen[p.Meta.ID] {
-			break
-		}
-		seen[p.Meta.ID] = true
-		back = append(back, p)
-		cur = p
+	return g.lineTo(h)
+}
+
+// PastVersion is a version of a chain other than its head, as
+// [Graph.History] lists it.
+type PastVersion struct {
+	Memory *MemoryFile
+	// Lost is true for a version on a branch of a fork that the chain did
+	// not continue from: it is not on the line to the head (see
+	// [Graph.Chain]), and its change was made alongside, not before, the
+	// head's.
+	Lost bool
+}
+
+// History returns every version of the chain id belongs to except its
+// head, oldest first (by created_at, then version, then id): the versions
+// on the line to the head and those on branches that lost a fork, marked
+// Lost. It returns nil if id is not in the graph or its chain has a single
+// version.
+func (g *Graph) History(id string) []PastVersion {
+	h, ok := g.head[id]
+	if !ok {
+		return nil
 	}
-	reverse(back)
-	chain := append(back, m)
-	// Walk forward exactly as Head does, so that the head is always on the
-	// chain; in a cycle the walk may pass predecessors already listed.
-	walked := map[string]bool{id: true}
-	for cur := m; ; {
-		next := g.nextUnseen(cur.Meta.ID, walked)
-		if next == nil {
-			return chain
+	var out []PastVersion
+	for _, m := range g.members[h.Meta.ID] {
+		if m != h {
+			out = append(out, PastVersion{Memory: m, Lost: !g.line[m.Meta.ID]})
 		}
-		walked[next.Meta.ID] = true
-		if !seen[next.Meta.ID] {
-			seen[next.Meta.ID] = true
-			chain = append(chain, next)
-		}
-		cur = next
 	}
+	slices.SortFunc(out, func(a, b PastVersion) int {
+		x, y := a.Memory.Meta, b.Memory.Meta
+		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), cmp.Compare(x.Version, y.Version), cmp.Compare(x.ID, y.ID))
+	})
+	return out
+}
+
+// Fork is a version that more than one memory supersedes.
+type Fork struct {
+	// ID is the id of the superseded version.
+	ID string
+	// Memory is that version, or nil when it is not in the graph (its file
+	// was deleted, say).
+	Memory *MemoryFile
+	// Successors are the memories that supersede it, best first (highest
+	// version, then newest, then greatest id); at least two.
+	Successors []*MemoryFile
+}
+
+// Forks returns every fork in the graph: each version with more than one
+// successor, those in the graph in the order given to NewGraph, then those
+// missing from it by id. An audit reports them; readers resolve them as
+// [Graph] says.
+func (g *Graph) Forks() []Fork {
+	var out []Fork
+	for _, m := range g.all {
+		if s := g.succ[m.Meta.ID]; len(s) > 1 {
+			out = append(out, Fork{ID: m.Meta.ID, Memory: m, Successors: slices.Clone(s)})
+		}
+	}
+	var missing []Fork
+	for id, s := range g.succ {
+		if _, ok := g.byID[id]; !ok && len(s) > 1 {
+			missing = append(missing, Fork{ID: id, Successors: slices.Clone(s)})
+		}
+	}
+	slices.SortFunc(missing, func(a, b Fork) int { return cmp.Compare(a.ID, b.ID) })
+	return append(out, missing...)
 }
 
 // Neighbor is a memory reached from another by related edges.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,8 @@ func TestGraphChains(t *testing.T) {
 		memories   []*MemoryFile
 		heads      map[string]string   // id → Head(id)
 		chains     map[string][]string // id → Chain(id)
+		history    []string            // History of the chain of the first memory; "*" marks Lost
+		forks      []string            // Forks(): "id>successor,successor"
 		superseded []string            // the ids IsSuperseded reports
 		allHeads   []string            // Heads()
 	}{
@@ -60,61 +63,92 @@ func TestGraphChains(t *testing.T) {
 			memories:   []*MemoryFile{node(gC, 3, 2, gB), node(gA, 1, 0, ""), node(gB, 2, 1, gA)},
 			heads:      map[string]string{gA: gC, gB: gC, gC: gC},
 			chains:     map[string][]string{gA: {gA, gB, gC}, gB: {gA, gB, gC}, gC: {gA, gB, gC}},
+			history:    []string{gA, gB},
 			superseded: []string{gA, gB},
 			allHeads:   []string{gC},
 		},
 		{
+			name:     "versions of one second keep their order",
+			memories: []*MemoryFile{node(gA, 1, 0, ""), node(gC, 3, 1, gB), node(gB, 2, 1, gA), node(gD, 4, 1, gC)},
+			heads:    map[string]string{gA: gD},
+			chains:   map[string][]string{gB: {gA, gB, gC, gD}},
+			history:  []string{gA, gB, gC},
+			allHeads: []string{gD}, superseded: []string{gA, gB, gC},
+		},
+		{
 			name:       "fork: highest version wins",
 			memories:   []*MemoryFile{node(gA, 1, 0, ""), node(gC, 3, 1, gA), node(gB, 2, 9, gA)},
-			heads:      map[string]string{gA: gC, gB: gB, gC: gC},
-			chains:     map[string][]string{gA: {gA, gC}, gB: {gA, gB}, gC: {gA, gC}},
+			heads:      map[string]string{gA: gC, gB: gC, gC: gC},
+			chains:     map[string][]string{gA: {gA, gC}, gB: {gA, gC}, gC: {gA, gC}},
+			history:    []string{gA, gB + "*"},
+			forks:      []string{"A>C,B"},
 			superseded: []string{gA},
-			allHeads:   []string{gC, gB},
+			allHeads:   []string{gC},
 		},
 		{
 			name:     "fork: same version, newest wins",
 			memories: []*MemoryFile{node(gA, 1, 0, ""), node(gB, 2, 5, gA), node(gC, 2, 9, gA)},
-			heads:    map[string]string{gA: gC},
-			chains:   map[string][]string{gA: {gA, gC}, gB: {gA, gB}},
-			allHeads: []string{gB, gC}, superseded: []string{gA},
+			heads:    map[string]string{gA: gC, gB: gC},
+			chains:   map[string][]string{gA: {gA, gC}, gB: {gA, gC}},
+			history:  []string{gA, gB + "*"},
+			forks:    []string{"A>C,B"},
+			allHeads: []string{gC}, superseded: []string{gA},
 		},
 		{
 			name:     "fork: same version and time, greatest id wins",
 			memories: []*MemoryFile{node(gA, 1, 0, ""), node(gC, 2, 5, gA), node(gB, 2, 5, gA)},
-			heads:    map[string]string{gA: gC},
+			heads:    map[string]string{gA: gC, gB: gC},
 			chains:   map[string][]string{gA: {gA, gC}},
-			allHeads: []string{gC, gB}, superseded: []string{gA},
+			history:  []string{gA, gB + "*"},
+			forks:    []string{"A>C,B"},
+			allHeads: []string{gC}, superseded: []string{gA},
 		},
 		{
-			name: "fork below the head: the best branch is followed to its end",
+			name: "fork below the head: the best tip heads the chain, the other branch is history",
 			memories: []*MemoryFile{
 				node(gA, 1, 0, ""), node(gB, 2, 1, gA), node(gC, 2, 2, gA), node(gD, 3, 3, gB),
 			},
-			heads:    map[string]string{gA: gC, gB: gD, gD: gD},
-			chains:   map[string][]string{gA: {gA, gC}, gD: {gA, gB, gD}, gB: {gA, gB, gD}},
-			allHeads: []string{gC, gD}, superseded: []string{gA, gB},
+			heads:    map[string]string{gA: gD, gB: gD, gC: gD, gD: gD},
+			chains:   map[string][]string{gA: {gA, gB, gD}, gC: {gA, gB, gD}, gD: {gA, gB, gD}},
+			history:  []string{gA, gB, gC + "*"},
+			forks:    []string{"A>C,B"},
+			allHeads: []string{gD}, superseded: []string{gA, gB},
 		},
 		{
-			name:     "2-cycle",
+			name: "fork with a branch of two versions",
+			memories: []*MemoryFile{
+				node(gA, 1, 0, ""), node(gB, 2, 1, gA), node(gC, 3, 2, gB), node(gD, 2, 3, gA), node(gE, 3, 4, gD),
+			},
+			heads:    map[string]string{gA: gE, gB: gE, gC: gE},
+			chains:   map[string][]string{gC: {gA, gD, gE}},
+			history:  []string{gA, gB + "*", gC + "*", gD},
+			forks:    []string{"A>D,B"},
+			allHeads: []string{gE}, superseded: []string{gA, gB, gD},
+		},
+		{
+			name:     "2-cycle: the best member heads it",
 			memories: []*MemoryFile{node(gA, 1, 0, gB), node(gB, 2, 1, gA)},
-			heads:    map[string]string{gA: gB, gB: gA},
-			chains:   map[string][]string{gA: {gB, gA}, gB: {gA, gB}},
-			allHeads: nil, superseded: []string{gA, gB},
+			heads:    map[string]string{gA: gB, gB: gB},
+			chains:   map[string][]string{gA: {gA, gB}, gB: {gA, gB}},
+			history:  []string{gA},
+			allHeads: []string{gB}, superseded: []string{gA, gB},
 		},
 		{
 			name:     "3-cycle",
 			memories: []*MemoryFile{node(gA, 1, 0, gC), node(gB, 2, 1, gA), node(gC, 3, 2, gB)},
-			heads:    map[string]string{gA: gC, gB: gA, gC: gB},
-			chains:   map[string][]string{gA: {gB, gC, gA}, gB: {gC, gA, gB}, gC: {gA, gB, gC}},
-			allHeads: nil, superseded: []string{gA, gB, gC},
+			heads:    map[string]string{gA: gC, gB: gC, gC: gC},
+			chains:   map[string][]string{gA: {gA, gB, gC}, gB: {gA, gB, gC}, gC: {gA, gB, gC}},
+			history:  []string{gA, gB},
+			allHeads: []string{gC}, superseded: []string{gA, gB, gC},
 		},
 		{
 			name:     "cycle with a tail",
 			memories: []*MemoryFile{node(gA, 1, 0, gB), node(gB, 2, 1, gA), node(gC, 3, 2, gB)},
-			// B's successors: C (version 3) before A (version 1).
-			heads: map[string]string{gA: gC, gB: gC, gC: gC},
-			// From A the walk passes B (A's predecessor too) on its way to C.
-			chains:   map[string][]string{gA: {gB, gA, gC}, gB: {gA, gB, gC}, gC: {gA, gB, gC}},
+			// C is the only tip.
+			heads:    map[string]string{gA: gC, gB: gC, gC: gC},
+			chains:   map[string][]string{gA: {gA, gB, gC}, gB: {gA, gB, gC}, gC: {gA, gB, gC}},
+			history:  []string{gA, gB},
+			forks:    []string{"B>C,A"},
 			allHeads: []string{gC}, superseded: []string{gA, gB},
 		},
 		{
@@ -122,6 +156,7 @@ func TestGraphChains(t *testing.T) {
 			memories: []*MemoryFile{node(gA, 1, 0, gA), node(gB, 2, 1, gA)},
 			heads:    map[string]string{gA: gB, gB: gB},
 			chains:   map[string][]string{gA: {gA, gB}, gB: {gA, gB}},
+			history:  []string{gA},
 			allHeads: []string{gB}, superseded: []string{gA},
 		},
 		{
@@ -129,13 +164,24 @@ func TestGraphChains(t *testing.T) {
 			memories: []*MemoryFile{node(gB, 2, 1, gX), node(gC, 3, 2, gB)},
 			heads:    map[string]string{gB: gC, gC: gC, gX: ""},
 			chains:   map[string][]string{gB: {gB, gC}, gC: {gB, gC}, gX: nil},
+			history:  []string{gB},
 			allHeads: []string{gC}, superseded: []string{gB, gX},
+		},
+		{
+			name:     "two versions superseding one missing id are one chain",
+			memories: []*MemoryFile{node(gB, 2, 1, gX), node(gC, 2, 2, gX)},
+			heads:    map[string]string{gB: gC, gC: gC},
+			chains:   map[string][]string{gB: {gC}},
+			history:  []string{gB + "*"},
+			forks:    []string{"X>C,B"},
+			allHeads: []string{gC}, superseded: []string{gX},
 		},
 		{
 			name:     "duplicate ids: the first wins",
 			memories: []*MemoryFile{node(gA, 1, 0, ""), node(gB, 2, 1, gA), node(gA, 7, 5, gB), nil},
 			heads:    map[string]string{gA: gB, gB: gB},
 			chains:   map[string][]string{gA: {gA, gB}},
+			history:  []string{gA},
 			allHeads: []string{gB}, superseded: []string{gA},
 		},
 	}
@@ -159,6 +205,19 @@ func TestGraphChains(t *testing.T) {
 					t.Errorf("Chain(%s) = %v, want %v", id, got, want)
 				}
 			}
+			if got := historyIDs(g.History(tt.memories[0].Meta.ID)); !slices.Equal(got, tt.history) {
+				t.Errorf("History(%s) = %v, want %v", tt.memories[0].Meta.ID, got, tt.history)
+			}
+			var forks []string
+			for _, f := range g.Forks() {
+				forks = append(forks, f.ID+">"+strings.Join(ids(f.Successors), ","))
+				if m, _ := g.Memory(f.ID); m != f.Memory {
+					t.Errorf("Fork %s: Memory = %v, want the graph's", f.ID, f.Memory)
+				}
+			}
+			if !slices.Equal(forks, tt.forks) {
+				t.Errorf("Forks() = %v, want %v", forks, tt.forks)
+			}
 			for _, id := range []string{gA, gB, gC, gD, gX} {
 				if got, want := g.IsSuperseded(id), slices.Contains(tt.superseded, id); got != want {
 					t.Errorf("IsSuperseded(%s) = %v, want %v", id, got, want)
@@ -169,6 +228,19 @@ func TestGraphChains(t *testing.T) {
 			}
 		})
 	}
+}
+
+// historyIDs renders a History as ids, "*" marking the lost versions.
+func historyIDs(h []PastVersion) []string {
+	var out []string
+	for _, v := range h {
+		id := v.Memory.Meta.ID
+		if v.Lost {
+			id += "*"
+		}
+		out = append(out, id)
+	}
+	return out
 }
 
 func TestGraphDuplicatesAndLookup(t *testing.T) {
@@ -315,14 +387,33 @@ func checkGraphAnswers(t *testing.T, g *Graph, id, where string) {
 		}
 		return
 	}
-	if got := ids(chain); len(got) > g.Len() || !slices.Contains(got, id) || len(compactSorted(got)) != len(got) {
-		t.Errorf("%s: Chain(%s) = %v: want each memory once, id included", where, id, got)
+	// The chain's members are its head and its history, each once; the
+	// chain is the line among them to the head, the other versions are
+	// marked lost; id is one of them, and all have id's head.
+	hist := g.History(id)
+	members := []string{head.Meta.ID}
+	for _, v := range hist {
+		members = append(members, v.Memory.Meta.ID)
+		if slices.Contains(ids(chain), v.Memory.Meta.ID) == v.Lost {
+			t.Errorf("%s: History(%s) marks %s lost = %v, chain %v", where, id, v.Memory.Meta.ID, v.Lost, ids(chain))
+		}
 	}
-	if !slices.Contains(ids(chain), head.Meta.ID) {
-		t.Errorf("%s: Head(%s) = %s is not on its chain %v", where, id, head.Meta.ID, ids(chain))
+	if len(members) > g.Len() || len(compactSorted(members)) != len(members) || !slices.Contains(members, id) {
+		t.Errorf("%s: Head(%s) = %s and History %v: want each member once, %s among them", where, id, head.Meta.ID, historyIDs(hist), id)
 	}
-	if !g.IsSuperseded(head.Meta.ID) && chain[len(chain)-1] != head {
+	if got := ids(chain); len(compactSorted(got)) != len(got) || slices.ContainsFunc(got, func(c string) bool { return !slices.Contains(members, c) }) {
+		t.Errorf("%s: Chain(%s) = %v: want each memory once, all members of the chain %v", where, id, got, members)
+	}
+	if chain[len(chain)-1] != head {
 		t.Errorf("%s: Chain(%s) = %v does not end at its head %s", where, id, ids(chain), head.Meta.ID)
+	}
+	for _, m := range members {
+		if h, _ := g.Head(m); h != head {
+			t.Errorf("%s: Head(%s) = %s, but Head(%s) = %s: one chain, two heads", where, m, h.Meta.ID, id, head.Meta.ID)
+		}
+	}
+	if !slices.ContainsFunc(g.Heads(), func(m *MemoryFile) bool { return m == head }) {
+		t.Errorf("%s: Head(%s) = %s is not among Heads()", where, id, head.Meta.ID)
 	}
 	seen := map[string]bool{}
 	last := 0
@@ -415,5 +506,40 @@ func TestGraphLive(t *testing.T) {
 	live := NewGraph(g.Live())
 	if nb := live.Neighbors(gC, 1); len(nb) != 0 {
 		t.Errorf("a live memory still reaches the retired chain: %+v", nb)
+	}
+}
+
+// Every reader resolves a forked chain the same way, in whatever order it
+// listed the memories: the same head, line and history.
+func TestGraphForkResolutionIgnoresOrder(t *testing.T) {
+	ms := []*MemoryFile{
+		node(gA, 1, 0, ""), node(gB, 2, 1, gA), node(gC, 2, 1, gA), node(gD, 3, 2, gC),
+		node(gE, 3, 2, gB), node(gF, 2, 3, gA),
+	}
+	want := NewGraph(ms)
+	wantHead, _ := want.Head(gA)
+	if wantHead.Meta.ID != gE { // D and E tie on version and time: the greater id
+		t.Fatalf("Head = %s, want %s", wantHead.Meta.ID, gE)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 50; i++ {
+		shuffled := slices.Clone(ms)
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		g := NewGraph(shuffled)
+		for _, m := range ms {
+			id := m.Meta.ID
+			if h, _ := g.Head(id); h != wantHead {
+				t.Fatalf("order %v: Head(%s) = %s, want %s", ids(shuffled), id, h.Meta.ID, wantHead.Meta.ID)
+			}
+			if got, w := ids(g.Chain(id)), ids(want.Chain(id)); !slices.Equal(got, w) {
+				t.Fatalf("order %v: Chain(%s) = %v, want %v", ids(shuffled), id, got, w)
+			}
+			if got, w := historyIDs(g.History(id)), historyIDs(want.History(id)); !slices.Equal(got, w) {
+				t.Fatalf("order %v: History(%s) = %v, want %v", ids(shuffled), id, got, w)
+			}
+		}
+	}
+	if got := historyIDs(want.History(gA)); !slices.Equal(got, []string{gA, gB, gC + "*", gD + "*", gF + "*"}) {
+		t.Errorf("History = %v", got)
 	}
 }

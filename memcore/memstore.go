@@ -10,16 +10,20 @@ import (
 // keep memories elsewhere. It behaves like a [FileStore] — same validation,
 // same errors, memories normalised as a file round trip would (times in UTC
 // with no monotonic reading, no related edges as nil) — and passes the same
-// conformance suite. It hands out copies, so callers cannot change what it
-// holds. The zero value is not ready for use; call [NewMemStore].
+// conformance suite. A version gets at most one successor: a Write
+// superseding a version already superseded fails with a [*ConflictError].
+// It hands out copies, so callers cannot change what it holds. The zero
+// value is not ready for use; call [NewMemStore].
 type MemStore struct {
 	mu   sync.RWMutex
 	byID map[string]*MemoryFile
+	// superseded holds the ids that a stored memory supersedes.
+	superseded map[string]bool
 }
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
-	return &MemStore{byID: make(map[string]*MemoryFile)}
+	return &MemStore{byID: make(map[string]*MemoryFile), superseded: make(map[string]bool)}
 }
 
 // Write implements [MemoryStore].
@@ -37,8 +41,24 @@ func (s *MemStore) Write(ctx context.Context, m *MemoryFile) error {
 	if _, ok := s.byID[c.Meta.ID]; ok {
 		return fmt.Errorf("memcore: write %s: %w", c.Meta.ID, ErrAlreadyExists)
 	}
+	if p := c.Meta.Supersedes; p != nil && s.superseded[*p] {
+		return fmt.Errorf("memcore: write %s: %w", c.Meta.ID, conflictIn(NewGraph(s.all()), c))
+	}
 	s.byID[c.Meta.ID] = c
+	if p := c.Meta.Supersedes; p != nil {
+		s.superseded[*p] = true
+	}
 	return nil
+}
+
+// all returns the stored memories, shared; the caller holds s.mu.
+func (s *MemStore) all() []*MemoryFile {
+	out := make([]*MemoryFile, 0, len(s.byID))
+	for _, m := range s.byID {
+		out = append(out, m)
+	}
+	sortMemories(out)
+	return out
 }
 
 // Read implements [MemoryStore].

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,8 @@ const (
 	helperCount = "MEMCORE_TEST_COUNT"
 	helperID    = "MEMCORE_TEST_SHARED_ID"
 	helperName  = "MEMCORE_TEST_NAME"
+	helperScope = "MEMCORE_TEST_SCOPE"
+	helperLock  = "MEMCORE_TEST_LOCK" // "exclusive": the lock of systems without flock
 )
 
 // childDeadline bounds every wait for a child: it proves nothing hangs, it
@@ -90,8 +93,58 @@ func TestHelperProcess(t *testing.T) {
 		}
 		fmt.Println("done")
 		os.Exit(0)
+	case "supersede":
+		if os.Getenv(helperLock) == "exclusive" {
+			lockFolder = tryLockExclusive
+		}
+		superseder(ctx, s, name, Scope(os.Getenv(helperScope)))
+		os.Exit(0)
 	}
 	os.Exit(3)
+}
+
+// superseder is the child of TestFileStoreTwoProcessesSupersede. For each
+// "prepare <id>" line on stdin it finds the head of id's chain and makes the
+// next version of it (in scope), answering "prepared <head id>"; on the
+// "go" line that follows it writes that version and answers "won <new id>",
+// or "conflict <predecessor> <successor> <head>" for a *ConflictError. It
+// ends at the end of stdin.
+func superseder(ctx context.Context, s *FileStore, name string, scope Scope) {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		root, ok := strings.CutPrefix(in.Text(), "prepare ")
+		if !ok {
+			fmt.Println("error", "want prepare, got", in.Text())
+			return
+		}
+		headID, err := LatestVersion(ctx, s, root)
+		if err != nil {
+			fmt.Println("error", err)
+			return
+		}
+		head, err := s.Read(ctx, headID)
+		if err != nil {
+			fmt.Println("error", err)
+			return
+		}
+		next := NewVersion(head, name, TriggerManual)
+		next.Meta.Scope = scope
+		next.Content = fmt.Sprintf("version %d, written by %s", next.Meta.Version, name)
+		fmt.Println("prepared", headID)
+		if !in.Scan() || in.Text() != "go" {
+			fmt.Println("error", "want go")
+			return
+		}
+		var ce *ConflictError
+		switch err := s.Write(ctx, next); {
+		case err == nil:
+			fmt.Println("won", next.Meta.ID)
+		case errors.As(err, &ce) && errors.Is(err, ErrConflict) && ce.Successor != nil && ce.Head != nil:
+			fmt.Println("conflict", ce.Predecessor, ce.Successor.Meta.ID, ce.Head.Meta.ID)
+		default:
+			fmt.Println("error", err)
+		}
+	}
 }
 
 // childMemory is the memory a child writes; its content says who wrote it,
@@ -411,4 +464,112 @@ func TestFileStoreTwoProcesses(t *testing.T) {
 			t.Errorf("temporary files left behind by finished writers: %v", temps)
 		}
 	}
+}
+
+// Two processes supersede the same version at the same moment, round after
+// round (both read the head, make its next version, and write it when the
+// parent releases them together): exactly one succeeds and the other gets a
+// *ConflictError naming the winner, so the chain never forks — with both
+// successors in one folder, with one in each scope's folder, and with the
+// lock of systems without flock.
+func TestFileStoreTwoProcessesSupersede(t *testing.T) {
+	skipProcessTests(t)
+	const rounds = 50
+	for _, tt := range []struct {
+		name   string
+		scopes [2]Scope // the scope each child writes
+		lock   string   // helperLock
+	}{
+		{"same folder", [2]Scope{ScopeRepo, ScopeRepo}, ""},
+		{"across scopes", [2]Scope{ScopeRepo, ScopeUser}, ""},
+		{"across scopes, exclusive-create lock", [2]Scope{ScopeUser, ScopeRepo}, "exclusive"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			repo, user := filepath.Join(root, "repo"), filepath.Join(root, "user")
+			first := writeSome(t, repo, user, 1)[0]
+			var children [2]*child
+			for i := range children {
+				children[i] = startChild(t, "supersede", repo, user,
+					helperName+"="+strconv.Itoa(i), helperScope+"="+string(tt.scopes[i]), helperLock+"="+tt.lock)
+			}
+			head := first.Meta.ID
+			wins, conflicts := 0, 0
+			for r := 0; r < rounds; r++ {
+				for _, c := range children {
+					if _, err := io.WriteString(c.stdin, "prepare "+first.Meta.ID+"\n"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, c := range children {
+					if line := c.next(t); line != "prepared "+head {
+						t.Fatalf("round %d: child said %q, want prepared %s", r, line, head)
+					}
+				}
+				// The barrier: both are blocked reading stdin until now.
+				for _, c := range children {
+					if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var won []string
+				var lost [][]string
+				for _, c := range children {
+					f := strings.Fields(c.next(t))
+					switch {
+					case len(f) == 2 && f[0] == "won":
+						won = append(won, f[1])
+					case len(f) == 4 && f[0] == "conflict":
+						lost = append(lost, f[1:])
+					default:
+						t.Fatalf("round %d: child said %q", r, strings.Join(f, " "))
+					}
+				}
+				if len(won) != 1 || len(lost) != 1 {
+					t.Fatalf("round %d: %d writes won and %d got a conflict, want exactly one of each (both superseded %s)", r, len(won), len(lost), head)
+				}
+				if want := []string{head, won[0], won[0]}; !slices.Equal(lost[0], want) {
+					t.Errorf("round %d: conflict names predecessor, successor, head %v, want %v", r, lost[0], want)
+				}
+				wins++
+				conflicts++
+				head = won[0]
+			}
+			for _, c := range children {
+				c.stdin.Close()
+				if err := c.cmd.Wait(); err != nil {
+					t.Errorf("child: %v", err)
+				}
+			}
+
+			s, err := NewFileStore(repo, user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := NewGraph(mustList(t, s))
+			if forks := g.Forks(); len(forks) != 0 {
+				t.Errorf("%d forks after %d rounds: %+v", len(forks), rounds, forks)
+			}
+			chain := g.Chain(first.Meta.ID)
+			if len(chain) != rounds+1 || g.Len() != rounds+1 || chain[len(chain)-1].Meta.ID != head {
+				t.Errorf("chain of %d versions among %d memories, ending at %s; want a line of %d ending at %s",
+					len(chain), g.Len(), chain[len(chain)-1].Meta.ID, rounds+1, head)
+			}
+			for i, m := range chain {
+				if m.Meta.Version != i+1 {
+					t.Errorf("version %d of the chain is numbered %d", i+1, m.Meta.Version)
+				}
+			}
+			t.Logf("%d rounds of two processes superseding one version: %d forks, %d conflicts, %d successful writes", rounds, len(g.Forks()), conflicts, wins)
+		})
+	}
+}
+
+func mustList(t *testing.T, s MemoryStore) []*MemoryFile {
+	t.Helper()
+	ms, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }

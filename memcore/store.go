@@ -15,6 +15,16 @@ type MemoryStore interface {
 	// wrapping ErrInvalidID or ErrInvalidMemory if m does not pass
 	// Validate, and ErrAlreadyExists if a memory with m's id is stored in
 	// either scope; in both cases nothing stored changes.
+	//
+	// A version has at most one successor written through a store: if m
+	// supersedes a version that a stored memory of either scope already
+	// supersedes, Write fails with a *ConflictError (wrapping ErrConflict)
+	// naming that successor and the chain's current head, and stores
+	// nothing. Checking for a successor and storing m are one atomic step
+	// for every writer of the storage — goroutines, and for storage that
+	// processes share, processes — so of concurrent writes superseding one
+	// version exactly one succeeds. The loser re-reads the head and writes
+	// after it (see NewVersion), or gives up.
 	Write(ctx context.Context, m *MemoryFile) error
 	// Read returns the memory with the given id from either scope, an
 	// error wrapping ErrNotFound if there is none, or ErrInvalidID if id is

@@ -11,9 +11,10 @@ import (
 // related edges carried forward (copied). The caller sets Content, and may
 // change anything else, before writing it.
 //
-// NewVersion does not check that predecessor is the head of its chain;
-// writing a second successor of one memory forks the chain, which the
-// capture pipeline avoids by re-pointing to the head (see [Graph.Head]).
+// NewVersion does not check that predecessor is the head of its chain. A
+// store refuses to write a second successor of one version with a
+// [*ConflictError], whose Head is the version to build on instead: another
+// session got there first.
 func NewVersion(predecessor *MemoryFile, sessionID string, trigger Trigger) *MemoryFile {
 	t := now()
 	id := predecessor.Meta.ID
@@ -64,14 +65,30 @@ func VersionChain(ctx context.Context, store MemoryStore, id string, maxDepth in
 	return chain, nil
 }
 
+// conflictIn returns the *ConflictError of writing m, which supersedes a
+// version, among the stored memories of g, or nil if that version has no
+// successor in g.
+func conflictIn(g *Graph, m *MemoryFile) error {
+	pred := *m.Meta.Supersedes
+	succ := g.succ[pred]
+	if len(succ) == 0 {
+		return nil
+	}
+	head, ok := g.Head(pred)
+	if !ok { // the predecessor is not stored: its successors' chain
+		head, _ = g.Head(succ[0].Meta.ID)
+	}
+	return &ConflictError{ID: m.Meta.ID, Predecessor: pred, Successor: succ[0].Clone(), Head: head.Clone()}
+}
+
 func reverse(ms []*MemoryFile) {
 	for i, j := 0, len(ms)-1; i < j; i, j = i+1, j-1 {
 		ms[i], ms[j] = ms[j], ms[i]
 	}
 }
 
-// LatestVersion returns the id of the head of the chain that id belongs to:
-// the newest memory reached by following supersedes links forward. It lists
+// LatestVersion returns the id of the head of the chain that id belongs to
+// (see [Graph.Head]): its newest version, or at a fork the best tip. It lists
 // the whole store, so it suits commands and audits rather than hot paths;
 // build a [Graph] once for repeated questions. An id with no successor is
 // its own head; an id that is not stored is an error wrapping ErrNotFound,

@@ -109,7 +109,7 @@ func (e *Engine) ranked(g *memcore.Graph, best map[string]*Recalled) []Recalled 
 		out = out[:e.cfg.MaxMemories]
 	}
 	for i := range out {
-		out[i].History = history(g.Chain(out[i].Memory.Meta.ID), out[i].Memory.Meta.ID)
+		out[i].History = history(g, out[i].Memory.Meta.ID)
 	}
 	return out
 }
@@ -126,15 +126,18 @@ func compareRecalled(a, b *Recalled) int {
 	return cmp.Compare(a.Memory.Meta.ID, b.Memory.Meta.ID)
 }
 
-// history returns the members of chain before the one with id headID.
-func history(chain []*memcore.MemoryFile, headID string) []*memcore.MemoryFile {
-	for i, m := range chain {
-		if m.Meta.ID == headID {
-			if i == 0 {
-				return nil
-			}
-			return chain[:i:i]
-		}
+// history returns the versions of the chain headed by headID other than
+// the head, oldest first: the line that led to it and the versions of any
+// fork branch the chain did not continue from (memcore.Graph.History), so
+// that a change made on a merged branch is shown, not lost.
+func history(g *memcore.Graph, headID string) []*memcore.MemoryFile {
+	past := g.History(headID)
+	if len(past) == 0 {
+		return nil
 	}
-	return nil
+	out := make([]*memcore.MemoryFile, len(past))
+	for i, v := range past {
+		out[i] = v.Memory
+	}
+	return out
 }

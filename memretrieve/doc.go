@@ -84,7 +84,10 @@
 // link or a special file is never followed or opened (the vectors of that
 // folder are then kept in memory); and a file that mostly holds vectors of
 // memories that no longer exist is compacted (rewritten and renamed into
-// place). See README.md for the byte layout.
+// place). See README.md for the byte layout. [WithBuildProgress] reports
+// how far a build that embeds many memories has got. [RemoveCachedVectors]
+// deletes the vectors of given contents from a cache folder, for memories
+// that must leave no trace.
 //
 // # The injection block
 //
@@ -101,7 +104,9 @@
 //	Links:
 //	  - contradicts mem_… "<title>" (see [2])
 //
-// where History appears for changed memories, the "Recalled because" line
+// where History appears for changed memories (a version on the branch of a
+// fork that the chain did not continue from is marked "a parallel change
+// the current text does not include"), the "Recalled because" line
 // for memories reached through an edge, and Links lists refines and
 // contradicts edges in both directions (relates-to ones only between shown
 // memories). When memories were dropped to fit the budget, a line says how

@@ -129,8 +129,13 @@ func (r *renderer) block(i, shown int) string {
 			plural = ""
 		}
 		fmt.Fprintf(&b, "History, oldest first (changed %d time%s):\n", changes, plural)
+		lost := r.lostVersions(m)
 		for _, h := range rc.History {
-			fmt.Fprintf(&b, "  - version %d, %s: %s", h.Meta.Version, date(h), indentBody(h.Content, "    "))
+			note := ""
+			if lost[h.Meta.ID] {
+				note = ", " + lostNote
+			}
+			fmt.Fprintf(&b, "  - version %d, %s%s: %s", h.Meta.Version, date(h), note, indentBody(h.Content, "    "))
 		}
 		fmt.Fprintf(&b, "  - version %d, %s: the current text above.\n", m.Meta.Version, date(m))
 	}
@@ -144,6 +149,32 @@ func (r *renderer) block(i, shown int) string {
 		}
 	}
 	return b.String()
+}
+
+// lostNote marks, in a history, a version on a branch of a fork that the
+// chain did not continue from: two sessions (or two merged git branches)
+// changed the memory at once, and the current text is the other change.
+const lostNote = "a parallel change the current text does not include"
+
+// lostVersions returns the ids of the versions of head's chain that are on
+// a branch of a fork the chain did not continue from.
+func (r *renderer) lostVersions(head *memcore.MemoryFile) map[string]bool {
+	var lost map[string]bool
+	for _, v := range r.graph.History(head.Meta.ID) {
+		if v.Lost {
+			if lost == nil {
+				lost = make(map[string]bool)
+			}
+			lost[v.Memory.Meta.ID] = true
+		}
+	}
+	return lost
+}
+
+// isHead reports whether m is the head of its chain in the graph.
+func (r *renderer) isHead(m *memcore.MemoryFile) bool {
+	h, ok := r.graph.Head(m.Meta.ID)
+	return ok && h == m
 }
 
 // viaLine says why note i, reached through the graph, is shown. Notes it
@@ -166,7 +197,7 @@ func (r *renderer) viaLine(i int, rc Recalled) string {
 // links lists the memory's refines and contradicts edges in both
 // directions, and its relates-to edges with shown notes, in words. The edge
 // the memory was reached by is not repeated, and incoming edges recorded on
-// superseded memories are left out.
+// versions that are not a head are left out.
 func (r *renderer) links(rc Recalled, shown int) []string {
 	id := rc.Memory.Meta.ID
 	var out []string
@@ -198,9 +229,10 @@ func (r *renderer) links(rc Recalled, shown int) []string {
 		}
 	}
 	for _, nb := range r.graph.Neighbors(id, 1) {
-		// Edges recorded on superseded versions are history; their heads
+		// Edges recorded on versions other than a head (superseded ones,
+		// and those on a branch that lost a fork) are history; the heads
 		// carry the current ones.
-		if nb.Incoming && !r.graph.IsSuperseded(nb.Memory.Meta.ID) {
+		if nb.Incoming && r.isHead(nb.Memory) {
 			add(nb.Relationship, true, nb.Memory.Meta.ID)
 		}
 	}

@@ -99,8 +99,12 @@ type Recalled struct {
 	Score float64
 	// Via says how the memory was reached.
 	Via Via
-	// History holds the earlier versions of Memory, oldest first; empty
-	// for a memory that was never changed.
+	// History holds the other versions of Memory's chain, oldest first (by
+	// created_at): the versions it replaced and, should the chain have
+	// forked (two branches merged in git, each of which changed the memory),
+	// the versions of the branch it did not continue from, which the
+	// injection marks as parallel changes (see memcore.Graph.History).
+	// Empty for a memory that was never changed.
 	History []*memcore.MemoryFile
 }
 

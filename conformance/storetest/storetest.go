@@ -166,6 +166,8 @@ var rules = []rule{
 	{"PersistsAcrossOpen", testPersistence},
 	{"ContextCancellation", testCancellation},
 	{"VersionChains", testVersionChains},
+	{"SecondSuccessorIsConflict", testSecondSuccessor},
+	{"ConcurrentSupersedes", testConcurrentSupersedes},
 }
 
 var baseTime = time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC)

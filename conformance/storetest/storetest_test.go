@@ -50,6 +50,7 @@ func TestBrokenStoresFail(t *testing.T) {
 		{"shares-memory", []string{"ReturnsCopies"}},
 		{"forgets-on-open", []string{"PersistsAcrossOpen"}},
 		{"leaks-scopes", []string{"ListByScopeIsolation"}},
+		{"forks", []string{"SecondSuccessorIsConflict", "ConcurrentSupersedes"}},
 	}
 	for _, c := range cases {
 		t.Run(c.broken, func(t *testing.T) {
@@ -110,7 +111,7 @@ func newBroken(kind string) *broken {
 
 // usesRaw reports whether the kind bypasses MemStore.
 func (b *broken) usesRaw() bool {
-	return b.kind == "overwrites" || b.kind == "no-id-check" || b.kind == "shares-memory"
+	return b.kind == "overwrites" || b.kind == "no-id-check" || b.kind == "shares-memory" || b.kind == "forks"
 }
 
 func (b *broken) flatten(err error) error {
@@ -148,6 +149,9 @@ func (b *broken) Write(ctx context.Context, m *memcore.MemoryFile) error {
 	defer b.mu.Unlock()
 	if _, ok := b.raw[m.Meta.ID]; ok && b.kind != "overwrites" {
 		return memcore.ErrAlreadyExists
+	}
+	if err := b.conflict(m); err != nil && b.kind != "forks" {
+		return err
 	}
 	if b.kind != "shares-memory" {
 		m = m.Clone()
@@ -217,4 +221,24 @@ func (b *broken) rawList(ctx context.Context, scope memcore.Scope) ([]*memcore.M
 		}
 	}
 	return out, nil
+}
+
+// conflict returns the *memcore.ConflictError of writing m into the raw
+// map, or nil; the caller holds b.mu.
+func (b *broken) conflict(m *memcore.MemoryFile) error {
+	if m.Meta.Supersedes == nil {
+		return nil
+	}
+	all := make([]*memcore.MemoryFile, 0, len(b.raw))
+	for _, o := range b.raw {
+		all = append(all, o)
+	}
+	g := memcore.NewGraph(all)
+	for _, o := range all {
+		if o.Meta.Supersedes != nil && *o.Meta.Supersedes == *m.Meta.Supersedes {
+			head, _ := g.Head(o.Meta.ID)
+			return &memcore.ConflictError{ID: m.Meta.ID, Predecessor: *m.Meta.Supersedes, Successor: o.Clone(), Head: head.Clone()}
+		}
+	}
+	return nil
 }
