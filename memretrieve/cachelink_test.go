@@ -99,11 +99,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 			}
 			// Unblock whatever opened it for reading once the test ends,
 			// so a failing run does not leave a goroutine stuck.
-			t.Cleanup(func() {
-				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-					f.Close()
-				}
-			})
+			t.Cleanup(func() { unblockFIFO(fifo) })
 			return fifo, ""
 		}},
 		{"cache folder is a FIFO", func(t *testing.T, repo string) (string, string) {
@@ -207,4 +203,12 @@ func snapshotTree(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// unblockFIFO opens the FIFO at path for writing and closes it, which lets
+// a reader blocked opening it go on.
+func unblockFIFO(path string) {
+	if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
 }
