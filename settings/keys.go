@@ -38,6 +38,7 @@ var table = []key{
 	intKey("injection_token_budget", 2000, 1, unbounded, func(s *Settings) *int { return &s.InjectionTokenBudget }, "Token budget of the recalled-memories block.", "`memretrieve.Config.InjectionTokenBudget`"),
 	durationKey("retrieval_timeout", 2*time.Second, func(s *Settings) *time.Duration { return &s.RetrievalTimeout }, "Time budget of retrieval per turn; past it the turn gets no memories.", "`memretrieve.Config.Timeout`"),
 	floatKey("retrieval_min_score", 0, -1, 1, func(s *Settings) *float64 { return &s.RetrievalMinScore }, "Search hits with a lower cosine similarity are dropped; −1 keeps all.", "`memretrieve.Config.MinScore`"),
+	boolKey("retrieval_quantized", false, func(s *Settings) *bool { return &s.RetrievalQuantized }, "Keeps the vector index as int8 values (a quarter of the memory) and re-ranks the best candidates with their float32 vectors from the on-disk cache.", "`memretrieve.Config.Quantized`"),
 }
 
 // Key describes one setting, for help texts, flag definitions and the

@@ -134,6 +134,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"injection_token_budget", "1500", func(s *settings.Settings) any { return s.RetrieveConfig().InjectionTokenBudget }, 1500},
 		{"retrieval_timeout", "1m30s", func(s *settings.Settings) any { return s.RetrieveConfig().Timeout }, 90 * time.Second},
 		{"retrieval_min_score", "-0.25", func(s *settings.Settings) any { return s.RetrieveConfig().MinScore }, -0.25},
+		{"retrieval_quantized", "true", func(s *settings.Settings) any { return s.RetrieveConfig().Quantized }, true},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

@@ -96,6 +96,8 @@ type Settings struct {
 	RetrievalTimeout time.Duration
 	// RetrievalMinScore is memory.retrieval_min_score.
 	RetrievalMinScore float64
+	// RetrievalQuantized is memory.retrieval_quantized.
+	RetrievalQuantized bool
 
 	// Paths are the memory folders and settings files.
 	Paths Paths
@@ -282,6 +284,7 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.TopK = s.RetrievalTopK
 	c.HopDepth = s.RetrievalHopDepth
 	c.MinScore = s.RetrievalMinScore
+	c.Quantized = s.RetrievalQuantized
 	c.InjectionTokenBudget = s.InjectionTokenBudget
 	c.Timeout = s.RetrievalTimeout
 	return c
