@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -68,6 +69,9 @@ type Pipeline struct {
 	lastWindow [sha256.Size]byte
 	haveLast   bool
 	vectors    map[vectorKey][]float32
+	pins       []*pin // the existing-memories lists pinned (see lists)
+	pinClock   uint64 // counts the passes that chose lists, to age pins
+	pinSeed    maphash.Seed
 }
 
 // NewPipeline returns a Pipeline that asks classifier (with classifierModel,
@@ -106,6 +110,7 @@ func NewPipeline(classifier memcore.LLMProvider, classifierModel string, store m
 		done:       make(chan struct{}),
 		progress:   make(chan struct{}),
 		vectors:    make(map[vectorKey][]float32),
+		pinSeed:    maphash.MakeSeed(),
 	}, nil
 }
 
@@ -402,25 +407,28 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	existing, err := p.store.List(passCtx)
 	if err != nil {
 		p.stats.storeErrors.Add(1)
-		log.Warn().Err(err).Msg("memcapture: cannot list existing memories (pass skipped)")
+		p.fail(FailureStore, err)
+		log.Warn().Err(redactErr(err)).Msg("memcapture: cannot list existing memories (pass skipped)")
 		return
 	}
 	// Retired (forgotten) chains are not offered to the classifier, nor
 	// linked to, superseded or counted as duplicates.
 	g := memcore.NewGraph(memcore.NewGraph(existing).Live())
 	heads := g.Heads()
-	listed := p.selectHeads(passCtx, window, heads, log)
-	req := p.request(window, listed)
+	pinned, since := p.lists(passCtx, ev.SessionID, window, existing, heads, log)
+	req := p.request(pinned, window, since)
 
 	elems, err := p.classify(passCtx, req, log)
 	switch {
 	case errors.Is(err, errUnparseable):
 		p.stats.parseFailures.Add(1)
-		log.Warn().Err(err).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
+		p.fail(FailureUnreadableReply, err)
+		log.Warn().Err(redactErr(err)).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
 		return
 	case err != nil:
 		p.stats.llmErrors.Add(1)
-		log.Warn().Err(err).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
+		p.fail(FailureClassifier, err)
+		log.Warn().Err(redactErr(err)).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
 		return
 	}
 	p.lastWindow, p.haveLast = sum, true
@@ -458,7 +466,8 @@ func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, lo
 		case err != nil:
 			failed[m.Meta.ID] = m
 			p.stats.storeErrors.Add(1)
-			log.Warn().Err(err).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
+			p.fail(FailureStore, err)
+			log.Warn().Err(redactErr(err)).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
 		default:
 			written++
 			p.stats.written.Add(1)
@@ -555,7 +564,8 @@ func (p *Pipeline) rebuild(log zerolog.Logger) {
 func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
 	if r := recover(); r != nil {
 		p.stats.panics.Add(1)
-		log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg(msg)
+		p.fail(FailurePanic, fmt.Errorf("panic: %v", r))
+		log.Error().Str("panic", redactStr(fmt.Sprint(r))).Str("stack", string(debug.Stack())).Msg(msg)
 	}
 }
 

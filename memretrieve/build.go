@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // buildCallLimit bounds one Embed call of an index build.
@@ -32,9 +33,10 @@ type pending struct {
 // vector, and publishes a new snapshot when anything changed. Builds are
 // serialised. The error reports a failed list (nothing published) or
 // memories that could not be embedded (published without them).
-func (e *Engine) build(ctx context.Context) error {
+func (e *Engine) build(ctx context.Context) (err error) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
+	defer e.recordBuild(ctx, &err)
 	start := time.Now()
 	mems, err := e.store.List(ctx)
 	if err != nil {
@@ -52,10 +54,17 @@ func (e *Engine) build(ctx context.Context) error {
 		e.cache.refresh()
 	}
 	items := contentItems(all)
+	e.startPartial(g, all, items)
 	embedded, embedErr := e.embedAll(ctx, items)
+	e.partial = nil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Recorded before the index is published: a turn the publication wakes
+	// sees why the index lacks the memories that could not be embedded.
+	embedErr = redact.Error(embedErr)
+	e.lastBuild.Store(&buildOutcome{err: embedErr})
+	e.complete = true
 	fp, rows := e.fingerprintOf(all, items)
 	if e.snap.Load() != nil && fp == e.fingerprint && !reread {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
@@ -123,6 +132,7 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 		if len(missing) == 0 {
 			return embedded, nil
 		}
+		e.publishSoFar() // what is cached answers while the rest is embedded
 		n, reset, err := e.embedMissing(ctx, missing)
 		embedded += n
 		if err != nil || !reset {
@@ -161,6 +171,7 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 	e.gen++
 	e.fingerprint = fp
 	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx})
+	e.firstPublish.Do(func() { close(e.published) })
 }
 
 // quantIndex builds the quantised index of the items at rows from a
@@ -244,6 +255,7 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 		e.cacheVectors(part, vecs)
 		n += len(part)
 		e.reportProgress(n, len(missing))
+		e.publishSoFar()
 	}
 	return n, false, nil
 }
@@ -401,4 +413,26 @@ func (f *fingerprinter) memory(m *memcore.MemoryFile) {
 		f.str(r.ID)
 		f.str(string(r.Relationship))
 	}
+}
+
+// buildOutcome is the error of a build that ran to its end, nil if none.
+type buildOutcome struct{ err error }
+
+// recordBuild, deferred by build, redacts *err (an embedder's error may
+// quote memory text) and remembers it as the outcome of the latest build,
+// unless ctx ended (the build was stopped, not failed).
+func (e *Engine) recordBuild(ctx context.Context, err *error) {
+	*err = redact.Error(*err)
+	if ctx.Err() == nil {
+		e.lastBuild.Store(&buildOutcome{err: *err})
+	}
+}
+
+// lastBuildErr returns the error of the latest build that ran to its end,
+// nil if it succeeded or none has.
+func (e *Engine) lastBuildErr() error {
+	if o := e.lastBuild.Load(); o != nil {
+		return o.err
+	}
+	return nil
 }

@@ -669,69 +669,6 @@ func TestTurnCacheSharesConcurrentComputation(t *testing.T) {
 	}
 }
 
-func TestDisabledEngine(t *testing.T) {
-	tests := []struct {
-		name    string
-		emb     memcore.Embedder
-		llm     memcore.LLMProvider
-		mode    HypothesisMode
-		enabled bool
-		says    []string
-	}{
-		{"no embedder", nil, newLLM(t), ModeLLM, false, []string{"embedding model"}},
-		{"no hypothesis model", newEmbedder(t), nil, ModeLLM, false, []string{"hypothesis model", "identity"}},
-		{"neither", nil, nil, ModeLLM, false, []string{"embedding model", "hypothesis model"}},
-		{"identity without hypothesis model", newEmbedder(t), nil, ModeIdentity, true, nil},
-		{"identity without embedder", nil, nil, ModeIdentity, false, []string{"embedding model"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			store := &countingStore{MemoryStore: memcore.NewMemStore()}
-			write(t, store, threeMemories()...)
-			var logs logBuffer
-			cfg := DefaultConfig()
-			cfg.Mode = tt.mode
-			e := newEngine(t, store, tt.emb, tt.llm, cfg, WithLogger(logs.logger()))
-			if e.Enabled() != tt.enabled {
-				t.Fatalf("Enabled() = %v, want %v", e.Enabled(), tt.enabled)
-			}
-			warns := logs.lines("warn")
-			if tt.enabled {
-				if len(warns) != 0 {
-					t.Errorf("an enabled engine warned: %v", warns)
-				}
-				return
-			}
-			if len(warns) != 1 {
-				t.Fatalf("%d warnings, want exactly 1: %v", len(warns), warns)
-			}
-			for _, s := range tt.says {
-				if !strings.Contains(warns[0], s) {
-					t.Errorf("warning %s does not mention %q", warns[0], s)
-				}
-			}
-			e.Start(context.Background())
-			e.TriggerRebuild()
-			if err := e.Rebuild(context.Background()); err != nil {
-				t.Errorf("Rebuild = %v, want nil", err)
-			}
-			res, err := e.Retrieve(context.Background(), "t", userWindow(locking.Content))
-			if err != nil || res == nil || len(res.Memories) != 0 || res.Injection != "" {
-				t.Errorf("Retrieve = %+v, %v; want an empty result and nil", res, err)
-			}
-			if err := e.Close(context.Background()); err != nil {
-				t.Errorf("Close = %v", err)
-			}
-			if store.lists.Load() != 0 {
-				t.Errorf("a disabled engine listed the store %d times", store.lists.Load())
-			}
-			if len(logs.lines("warn")) != 1 {
-				t.Errorf("more warnings after use: %v", logs.lines("warn"))
-			}
-		})
-	}
-}
-
 func TestRetrieveBeforeStartIsEmpty(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)

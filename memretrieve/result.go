@@ -1,6 +1,8 @@
 package memretrieve
 
 import (
+	"fmt"
+
 	"github.com/forgemem/forgemem/memcore"
 )
 
@@ -19,6 +21,71 @@ type Result struct {
 	// Omitted counts the memories that were found but left out of the
 	// injection (and of Memories) to fit Config.InjectionTokenBudget.
 	Omitted int
+	// Skipped says why the turn got nothing, or is SkipNone when the turn
+	// ran (it may still have found nothing relevant). The host decides
+	// what, if anything, to show; the engine never prints.
+	Skipped SkipReason
+	// Err is the cause of a skip, when there is one: the provider's error
+	// (errors.Is matches memcore's taxonomy: memcore.ErrRateLimited,
+	// memcore.ErrUnauthenticated, memcore.ErrUnavailable,
+	// memcore.ErrInvalidResponse, …), context.DeadlineExceeded for a turn
+	// that ran out of time, the caller's context error, or the error of the
+	// failed index build. Nil when the turn ran.
+	Err error
+}
+
+// SkipReason says why a turn got no memories (see [Result.Skipped]).
+type SkipReason int
+
+// The reasons a turn gets no memories.
+const (
+	// SkipNone: the turn ran.
+	SkipNone SkipReason = iota
+	// SkipDisabled: retrieval is off — the engine is a nil *Engine (a host
+	// turns retrieval off by not building one).
+	SkipDisabled
+	// SkipEmptyWindow: nothing was left of the window once tool content
+	// was stripped.
+	SkipEmptyWindow
+	// SkipNoIndex: there is no index yet: Start was not called, the first
+	// build is still running (a later turn gets what it has embedded so
+	// far), or it failed (Err is the build's error).
+	SkipNoIndex
+	// SkipTimeout: Config.Timeout ran out; Err wraps
+	// context.DeadlineExceeded and says which step was running.
+	SkipTimeout
+	// SkipCancelled: the caller's context ended; Retrieve returns its
+	// error too.
+	SkipCancelled
+	// SkipHypothesisError: the hypothesis model failed, or its reply held
+	// no hypotheses (Err wraps memcore.ErrInvalidResponse).
+	SkipHypothesisError
+	// SkipEmbedderError: the embedder failed, returned no usable vectors,
+	// or changed its vectors' dimension (a rebuild is under way).
+	SkipEmbedderError
+)
+
+// String returns the reason's name, "" for SkipNone.
+func (r SkipReason) String() string {
+	switch r {
+	case SkipNone:
+		return ""
+	case SkipDisabled:
+		return "disabled"
+	case SkipEmptyWindow:
+		return "empty window"
+	case SkipNoIndex:
+		return "no index yet"
+	case SkipTimeout:
+		return "timeout"
+	case SkipCancelled:
+		return "cancelled"
+	case SkipHypothesisError:
+		return "hypothesis model error"
+	case SkipEmbedderError:
+		return "embedder error"
+	}
+	return fmt.Sprintf("SkipReason(%d)", int(r))
 }
 
 // Recalled is one memory of a [Result].

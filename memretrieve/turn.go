@@ -7,25 +7,35 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // compute runs the retrieval of one turn within ctx and returns its result
 // with the generation of the index it stands for (see retrieveTurn). When
-// the turn gets no memories because a step failed, the reason is logged at
-// debug level.
+// the turn gets no memories because a step failed, the Result says why
+// (Skipped, Err) and the reason is logged at debug level. A provider step
+// that failed because ctx ran out is a timeout.
 func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Message) (*Result, uint64) {
 	start := time.Now()
 	res, gen, skip := e.retrieveTurn(ctx, window)
 	if skip != nil {
-		e.log.Debug().Err(skip.err).Str("turn", turnID).Dur("elapsed", time.Since(start)).
+		if ctx.Err() != nil && (skip.kind == SkipHypothesisError || skip.kind == SkipEmbedderError) {
+			skip = &skipped{kind: SkipTimeout, reason: skip.reason + " (out of time)", err: fmt.Errorf("%s: %w", skip.reason, ctx.Err())}
+		}
+		// Provider errors may quote the conversation: redacted, the cause
+		// still reachable with errors.Is.
+		skip.err = redact.Error(skip.err)
+		res.Skipped, res.Err = skip.kind, skip.err
+		e.log.Debug().Err(skip.err).Str("turn", turnID).Stringer("skipped", skip.kind).Dur("elapsed", time.Since(start)).
 			Msg("memretrieve: no memories for this turn: " + skip.reason)
 	}
 	return res, gen
 }
 
 // skipped says why a turn gets no memories: a step failed, or found nothing
-// to go on. It is logged, never returned to the caller.
+// to go on. It becomes the Result's Skipped and Err, and is logged.
 type skipped struct {
+	kind   SkipReason
 	reason string
 	err    error // the underlying error, if any
 }
@@ -41,7 +51,7 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (*R
 	gen := e.currentGen()
 	win := e.window(window)
 	if len(win) == 0 {
-		return &Result{}, gen, nil
+		return &Result{}, gen, &skipped{kind: SkipEmptyWindow, reason: "nothing is left of the window without tool content"}
 	}
 	queries, skip := e.queries(ctx, win)
 	if skip != nil {
@@ -82,7 +92,7 @@ func (e *Engine) queries(ctx context.Context, win []memcore.Message) ([]string, 
 func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float32, *skipped) {
 	vecs, err := embedWithin(ctx, e.embedder, queries)
 	if err != nil {
-		return nil, &skipped{reason: "the embedder failed", err: err}
+		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder failed", err: err}
 	}
 	qs := make([][]float32, 0, len(vecs))
 	for _, v := range vecs {
@@ -92,15 +102,18 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 		}
 	}
 	if len(qs) == 0 {
-		return nil, &skipped{reason: "the embedder returned no usable vectors"}
+		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder returned no usable vectors",
+			err: fmt.Errorf("%w: zero or non-finite query vectors", memcore.ErrInvalidResponse)}
 	}
 	e.dimSeen.Store(int64(len(qs[0])))
 	return qs, nil
 }
 
 // snapshotWithin returns the current index and graph. If none is published
-// yet and the engine was started, it waits for the initial build while ctx
-// lasts — unless an earlier turn already waited in vain.
+// yet and the engine was started, it waits, while ctx lasts, for the first
+// snapshot the initial build publishes — what the cache holds, or its first
+// batch — or for the build to end, unless an earlier turn already waited in
+// vain.
 func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 	if s := e.snap.Load(); s != nil {
 		return s, nil
@@ -108,33 +121,40 @@ func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
-	noIndex := &skipped{reason: "there is no index (Start was not called, or the first build failed)"}
+	noIndex := &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}
 	if !started {
 		return nil, noIndex
 	}
 	if e.stopWaiting.Load() {
-		return nil, &skipped{reason: "the first index build is still running"}
+		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}
 	}
 	select {
+	case <-e.published:
+		return e.snap.Load(), nil
 	case <-e.ready:
 		if s := e.snap.Load(); s != nil {
 			return s, nil
 		}
+		noIndex.err = e.lastBuildErr()
 		return nil, noIndex
 	case <-ctx.Done():
 		// The build takes longer than a turn's budget (a cold cache, a slow
 		// embedder): later turns go without memories at once rather than
 		// each waiting out its budget.
 		e.stopWaiting.Store(true)
-		return nil, &skipped{reason: "the index is not built yet", err: ctx.Err()}
+		return nil, &skipped{kind: SkipNoIndex, reason: "the index is not built yet", err: ctx.Err()}
 	}
 }
 
 // search returns each query's Config.TopK best rows of the snapshot's
-// index, best first. Query vectors of another dimension than the index's
+// index, best first. An empty index because the last build failed is no
+// index. Query vectors of another dimension than the index's
 // mean the embedder changed: the turn is skipped and a rebuild requested.
 func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([][]hit, *skipped) {
 	if snap.idx.len() == 0 {
+		if err := e.lastBuildErr(); err != nil {
+			return nil, &skipped{kind: SkipNoIndex, reason: "the index is empty: the last build could not embed the memories", err: err}
+		}
 		return nil, nil
 	}
 	for _, q := range qs {
@@ -142,11 +162,12 @@ func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([]
 			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.dim).
 				Msg("memretrieve: the embedder's vectors changed dimension; rebuilding the index")
 			e.TriggerRebuild()
-			return nil, &skipped{reason: "query and index dimensions differ"}
+			return nil, &skipped{kind: SkipEmbedderError, reason: "query and index dimensions differ",
+				err: fmt.Errorf("%w: query vectors of dimension %d, an index of %d (rebuilding)", memcore.ErrInvalidResponse, len(q), snap.idx.dim)}
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &skipped{reason: "out of time before the search", err: err}
+		return nil, &skipped{kind: SkipTimeout, reason: "out of time before the search", err: err}
 	}
 	hits, degraded := snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism)
 	if degraded {
