@@ -107,6 +107,13 @@ func Run(ctx context.Context, env Env) int {
 	if err == nil {
 		return a.code
 	}
+	if a.hookCC != nil && cmd == a.hookCC {
+		// A hook's command line is in the agent's settings: a flag this
+		// binary does not know (written by another version of it) must not
+		// block the agent's turn, as exit 2 would in Claude Code.
+		a.hookFailed("%v", err)
+		return ExitOK
+	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		fmt.Fprintf(env.Stderr, "%s: interrupted\n", cmd.CommandPath())
 		return ExitFailure
@@ -146,6 +153,9 @@ type app struct {
 	// root is the command tree, whose persistent flags hold the settings
 	// flags.
 	root *cobra.Command
+	// hookCC is the hook claude-code command: whatever fails in it, even
+	// its command line, exits 0.
+	hookCC *cobra.Command
 
 	settings *settings.Settings
 	ws       *workspace.Workspace

@@ -75,6 +75,7 @@ blocked by memory.`,
 	}
 	cmd.Flags().DurationVar(&workerIdle, "worker-idle", defaultWorkerIdle, "how long a worker the hook starts waits for more captures before it exits")
 	_ = cmd.Flags().MarkHidden("worker-idle")
+	a.hookCC = cmd
 	return cmd
 }
 

@@ -103,3 +103,29 @@ func TestHookInstallInProcess(t *testing.T) {
 		t.Errorf("hook install cursor: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// The hook's command line lives in the agent's settings, written perhaps
+// by another version of forgemem: a flag or an argument this binary does
+// not take still exits 0 with one line on stderr, since Claude Code takes
+// exit 2 from a UserPromptSubmit hook as "block the prompt" and from a
+// Stop hook as "do not stop".
+func TestHookCommandLineErrorsNeverBreakTheTurn(t *testing.T) {
+	f := newFixture(t)
+	for _, args := range [][]string{
+		{"hook", "claude-code", "--from-a-newer-version"},
+		{"hook", "claude-code", "extra"},
+		{"--provider", "nope", "hook", "claude-code"},
+		{"hook", "claude-code", "--worker-idle", "soon"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{"prompt": "How should user updates lock rows?"}), args...)
+			if r.code != 0 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "forgemem hook claude-code: ") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 0, nothing and one line", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	// Other commands keep their usage errors.
+	if r := f.run("hook", "install", "claude-code", "--from-a-newer-version"); r.code != 2 {
+		t.Errorf("hook install with an unknown flag: exit %d, want 2", r.code)
+	}
+}
