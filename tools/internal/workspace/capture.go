@@ -58,7 +58,6 @@ func (w *Workspace) Capture(ctx context.Context, window []memcore.Message, sessi
 	if err != nil {
 		return nil, err
 	}
-	mark := w.failures.mark()
 	p.Enqueue(memcapture.TriggerEvent{Kind: memcore.TriggerCadence, Messages: window, SessionID: sessionID})
 	// Close processes the waiting trigger and returns when the pass is over.
 	if err := p.Close(ctx); err != nil {
@@ -67,7 +66,7 @@ func (w *Workspace) Capture(ctx context.Context, window []memcore.Message, sessi
 	st := p.Stats()
 	switch {
 	case st.LLMErrors > 0:
-		return nil, fmt.Errorf("%w: the classifier (model %s): %w", ErrProvider, model, w.failureSince(mark))
+		return nil, fmt.Errorf("%w: the classifier (model %s): %w", ErrProvider, model, failureOf(st))
 	case st.ParseFailures > 0:
 		return nil, fmt.Errorf("%w: the classifier (model %s) replied twice with something that is not the JSON asked for", ErrProvider, model)
 	case st.StoreErrors > 0:
@@ -96,11 +95,11 @@ func (w *Workspace) Capture(ctx context.Context, window []memcore.Message, sessi
 	return res, nil
 }
 
-// failureSince is the provider failure recorded after mark, or a generic
-// one when none was (the library gave up for its own reasons).
-func (w *Workspace) failureSince(mark uint64) error {
-	if f := w.failures.since(mark); f != nil {
-		return f
+// failureOf is the pipeline's latest failure (its message redacted), or a
+// generic one when none was recorded.
+func failureOf(st memcapture.Stats) error {
+	if st.LastFailure.Err != nil {
+		return st.LastFailure.Err
 	}
 	return errors.New("it did not answer usably")
 }

@@ -1,11 +1,9 @@
 package workspace
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/providers/fake"
@@ -161,65 +159,4 @@ func (m *Models) NeedEmbedder() (memcore.Embedder, error) {
 		return nil, m.embedErr
 	}
 	return m.Embedder, nil
-}
-
-// failures records the last error of the provider calls made through
-// llmRecorder and embedRecorder, so that an operation whose library call
-// fails closed (retrieval gives an empty result, capture counts a failed
-// pass) can still say why.
-type failures struct {
-	mu   sync.Mutex
-	seq  uint64
-	last error
-}
-
-func (f *failures) record(err error) {
-	if err == nil {
-		return
-	}
-	f.mu.Lock()
-	f.seq++
-	f.last = err
-	f.mu.Unlock()
-}
-
-// mark returns the count of failures so far, for since.
-func (f *failures) mark() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.seq
-}
-
-// since returns the last failure recorded after mark, or nil.
-func (f *failures) since(mark uint64) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.seq == mark {
-		return nil
-	}
-	return f.last
-}
-
-// llmRecorder is an LLM whose failures are recorded.
-type llmRecorder struct {
-	memcore.LLMProvider
-	f *failures
-}
-
-func (l llmRecorder) Complete(ctx context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
-	resp, err := l.LLMProvider.Complete(ctx, req)
-	l.f.record(err)
-	return resp, err
-}
-
-// embedRecorder is an Embedder whose failures are recorded.
-type embedRecorder struct {
-	memcore.Embedder
-	f *failures
-}
-
-func (e embedRecorder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	vecs, err := e.Embedder.Embed(ctx, texts)
-	e.f.record(err)
-	return vecs, err
 }

@@ -227,7 +227,6 @@ func (w *Workspace) runEntry(ctx context.Context, sp *spool.Spool, p *memcapture
 		return ent
 	}
 	before := p.Stats()
-	mark := w.failures.mark()
 	p.Enqueue(memcapture.TriggerEvent{Kind: e.Kind, Messages: e.Window(), SessionID: e.SessionID})
 	if err := p.Flush(ctx); err != nil {
 		ent.Err = err.Error()
@@ -236,8 +235,10 @@ func (w *Workspace) runEntry(ctx context.Context, sp *spool.Spool, p *memcapture
 	after := p.Stats()
 	ent.Written = int(after.MemoriesWritten - before.MemoriesWritten)
 	if reason := passFailure(before, after); reason != "" {
-		if f := w.failures.since(mark); f != nil {
-			reason += ": " + f.Error()
+		// One pass runs at a time, and each failure it counts is recorded
+		// as the pipeline's latest: this pass's, its message redacted.
+		if f := after.LastFailure; f.Err != nil {
+			reason += ": " + f.Err.Error()
 		}
 		ent.Err = reason
 		e.Attempts++

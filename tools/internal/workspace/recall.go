@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memretrieve"
@@ -46,18 +47,39 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 	if err != nil {
 		return nil, err
 	}
-	mark := w.failures.mark()
 	res, err := e.Retrieve(ctx, "", window)
 	if err != nil {
 		return nil, err
 	}
-	if res.Injection == "" {
-		if f := w.failures.since(mark); f != nil {
-			if errors.Is(f, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("%w: no answer within memory.retrieval_timeout (%s): %w", ErrProvider, cfg.Timeout, f)
-			}
-			return nil, fmt.Errorf("%w: %w", ErrProvider, f)
-		}
+	if err := skipError(res, cfg.Timeout); err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// skipError is the error of a retrieval that got nothing because something
+// failed (res.Skipped and res.Err, which belong to this call only, however
+// many run at once), or nil when it ran, or got nothing for a reason that
+// is no failure (an empty window).
+func skipError(res *memretrieve.Result, timeout time.Duration) error {
+	switch res.Skipped {
+	case memretrieve.SkipNone, memretrieve.SkipDisabled, memretrieve.SkipEmptyWindow:
+		return nil
+	case memretrieve.SkipCancelled:
+		return res.Err
+	case memretrieve.SkipTimeout:
+		return fmt.Errorf("%w: no answer within memory.retrieval_timeout (%s): %w", ErrProvider, timeout, res.Err)
+	case memretrieve.SkipNoIndex:
+		return fmt.Errorf("%w: indexing the memories: %w", ErrProvider, orReason(res))
+	}
+	return fmt.Errorf("%w: %s: %w", ErrProvider, res.Skipped, orReason(res))
+}
+
+// orReason is res.Err, or an error naming the skip reason when there is
+// none.
+func orReason(res *memretrieve.Result) error {
+	if res.Err != nil {
+		return res.Err
+	}
+	return errors.New(res.Skipped.String())
 }

@@ -70,15 +70,15 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	if err != nil {
 		return nil, err
 	}
-	mark := w.failures.mark()
 	res, err := e.Retrieve(ctx, "", []memcore.Message{{Role: memcore.RoleUser, Content: text}})
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Memories) == 0 {
-		if f := w.failures.since(mark); f != nil {
-			return nil, fmt.Errorf("%w: embedding the search text: %w", ErrProvider, f)
-		}
+	if res.Skipped == memretrieve.SkipEmbedderError {
+		return nil, fmt.Errorf("%w: embedding the search text: %w", ErrProvider, orReason(res))
+	}
+	if err := skipError(res, cfg.Timeout); err != nil {
+		return nil, err
 	}
 	snap, err := w.load(ctx)
 	if err != nil {

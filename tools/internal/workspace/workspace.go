@@ -38,7 +38,6 @@ type Workspace struct {
 	settings *settings.Settings
 	store    *memcore.FileStore
 	opts     Options
-	failures failures
 
 	mu     sync.Mutex
 	models *Models
@@ -89,8 +88,7 @@ func (w *Workspace) Close(ctx context.Context) error {
 }
 
 // Models returns the provider's clients, made on first use (see
-// [NewModels]). Their calls are recorded, so that an operation can report
-// why a provider failed.
+// [NewModels]).
 func (w *Workspace) Models() (*Models, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -100,12 +98,6 @@ func (w *Workspace) Models() (*Models, error) {
 	m, err := NewModels(w.settings, w.opts.HTTPClient)
 	if err != nil {
 		return nil, err
-	}
-	if m.LLM != nil {
-		m.LLM = llmRecorder{LLMProvider: m.LLM, f: &w.failures}
-	}
-	if m.Embedder != nil {
-		m.Embedder = embedRecorder{Embedder: m.Embedder, f: &w.failures}
 	}
 	w.models = m
 	return m, nil
