@@ -12,6 +12,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/forgemem/forgemem/tools/internal/claudecode"
 	"github.com/forgemem/forgemem/tools/internal/spool"
 	"github.com/forgemem/forgemem/tools/internal/workspace"
@@ -79,9 +80,11 @@ blocked by memory.`,
 	return cmd
 }
 
-// hookFailed writes the one line a hook that could not do its work says.
+// hookFailed writes the one line a hook that could not do its work says,
+// its secrets redacted: a provider's error may quote the API key, and the
+// agent may show the line or keep it in its transcript.
 func (a *app) hookFailed(format string, args ...any) {
-	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
+	msg, _ := redact.Text(strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " "))
 	fmt.Fprintf(a.env.Stderr, "forgemem hook claude-code: %s\n", msg)
 }
 

@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +129,26 @@ func TestHookCommandLineErrorsNeverBreakTheTurn(t *testing.T) {
 	// Other commands keep their usage errors.
 	if r := f.run("hook", "install", "claude-code", "--from-a-newer-version"); r.code != 2 {
 		t.Errorf("hook install with an unknown flag: exit %d, want 2", r.code)
+	}
+}
+
+// The hook's line on stderr never holds a secret, even when the provider
+// quotes the API key in its error.
+func TestHookFailureLineIsRedacted(t *testing.T) {
+	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + key + `","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	f := newFixture(t)
+	f.writeFile(filepath.Join(f.home, ".forge", "config.yaml"), "memory:\n  provider: openai\n  base_url: "+srv.URL+"/v1\n"+
+		"  classifier_model: c\n  embedding_model: e\n  retrieval_mode: identity\n")
+	f.env = append(f.env, "OPENAI_API_KEY="+key)
+	r := f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{"prompt": "How should user updates lock rows?"}), "hook", "claude-code")
+	if r.code != 0 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, key) ||
+		!strings.Contains(r.stderr, "[REDACTED]") || !strings.Contains(r.stderr, "401") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, nothing and one line with the key redacted", r.code, r.stdout, r.stderr)
 	}
 }

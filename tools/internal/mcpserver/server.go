@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/forgemem/forgemem/tools/internal/workspace"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -185,6 +186,8 @@ func (t tool) failure(err error) *mcp.CallToolResult {
 	case errors.Is(err, workspace.ErrInvalidInput), errors.Is(err, workspace.ErrDuplicate):
 		msg = fmt.Sprintf("%s: %v", t.def.Name, err)
 	}
+	// A provider's error may quote the API key: the model never sees it.
+	msg, _ = redact.Text(msg)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,6 +33,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureEnv(t)
+}
+
+// newFixtureEnv is newFixture with the settings' environment variables env
+// (FORGEMEM_*, API keys).
+func newFixtureEnv(t *testing.T, env ...string) *fixture {
+	t.Helper()
 	root := t.TempDir()
 	repo, home := filepath.Join(root, "repo"), filepath.Join(root, "home")
 	for _, d := range []string{filepath.Join(repo, ".git"), home} {
@@ -38,8 +47,9 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	// The fake provider: offline, the hashing embedder, identity retrieval.
-	s, err := settings.Load(settings.Options{WorkDir: repo, Home: home})
+	// Without env, the fake provider: offline, the hashing embedder,
+	// identity retrieval.
+	s, err := settings.Load(settings.Options{WorkDir: repo, Home: home, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,4 +327,24 @@ func TestSeesWhatOtherProcessesWrite(t *testing.T) {
 	contains(t, "memory_recall after another process wrote", text, "CHANGELOG.md")
 	text, _ = f.ok("memory_list", map[string]any{"scope": "repo"})
 	contains(t, "memory_list", text, m.Meta.ID)
+}
+
+// A provider failure is a tool result that says so, and an API key the
+// provider quotes in its error never reaches the model.
+func TestProviderFailureIsRedacted(t *testing.T) {
+	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + key + `","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	f := newFixtureEnv(t, "FORGEMEM_PROVIDER=openai", "FORGEMEM_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+key,
+		"FORGEMEM_CLASSIFIER_MODEL=classifier", "FORGEMEM_EMBEDDING_MODEL=embedder", "FORGEMEM_RETRIEVAL_MODE=identity")
+	for _, tool := range []string{"memory_search", "memory_recall"} {
+		text, isErr, _ := f.call(tool, map[string]any{"query": "how are migrations numbered?"})
+		if !isErr || strings.Contains(text, key) || !strings.Contains(text, "[REDACTED]") || !strings.Contains(text, "401") {
+			t.Errorf("%s with the provider refusing the key: error %v, %q; want an error result with the key redacted", tool, isErr, text)
+		}
+	}
 }
