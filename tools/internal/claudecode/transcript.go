@@ -25,12 +25,12 @@ import (
 
 // line is the part of a transcript line the window needs.
 type line struct {
-	Type             string           `json:"type"`
-	Subtype          string           `json:"subtype"`
-	IsSidechain      bool             `json:"isSidechain"`
-	IsMeta           bool             `json:"isMeta"`
-	IsCompactSummary bool             `json:"isCompactSummary"`
-	Message          *json.RawMessage `json:"message"`
+	Type             string   `json:"type"`
+	Subtype          string   `json:"subtype"`
+	IsSidechain      bool     `json:"isSidechain"`
+	IsMeta           bool     `json:"isMeta"`
+	IsCompactSummary bool     `json:"isCompactSummary"`
+	Message          *message `json:"message"`
 }
 
 // message is a user or assistant line's message.
@@ -139,15 +139,11 @@ func appendLine(msgs []memcore.Message, raw []byte) []memcore.Message {
 	if (l.Type != "user" && l.Type != "assistant") || l.IsMeta || l.IsSidechain || l.IsCompactSummary || l.Message == nil {
 		return msgs
 	}
-	var m message
-	if err := json.Unmarshal(*l.Message, &m); err != nil {
-		return msgs
-	}
 	role := memcore.RoleUser
 	if l.Type == "assistant" {
 		role = memcore.RoleAssistant
 	}
-	text := strings.TrimSpace(contentText(m.Content))
+	text := strings.TrimSpace(contentText(l.Message.Content))
 	if text == "" || role == memcore.RoleUser && isCommandText(text) {
 		return msgs
 	}
@@ -161,8 +157,12 @@ func appendLine(msgs []memcore.Message, raw []byte) []memcore.Message {
 // contentText is the text of a message's content: the string, or the text
 // blocks of the array joined by blank lines.
 func contentText(raw json.RawMessage) string {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return ""
+		}
 		return s
 	}
 	var blocks []block
