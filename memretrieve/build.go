@@ -29,9 +29,12 @@ type pending struct {
 }
 
 // build lists every memory, embeds those whose content has no cached
-// vector, and publishes a new snapshot when anything changed. Builds are
-// serialised. The error reports a failed list (nothing published) or
-// memories that could not be embedded (published without them).
+// vector, and publishes a new snapshot when anything changed. When some
+// texts must be embedded and the lexical index is on, the lexical index of
+// every memory and the vectors the cache holds are published first, so
+// turns are answered while the embedder works (or fails). Builds are serialised. The error reports a
+// failed list (nothing published) or memories that could not be embedded
+// (published without them).
 func (e *Engine) build(ctx context.Context) error {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
@@ -45,17 +48,29 @@ func (e *Engine) build(ctx context.Context) error {
 	all := g.Memories()
 	e.prepareCache()
 	items := contentItems(all)
-	embedded, embedErr := e.embedAll(ctx, items)
+	publish := func(early bool) bool {
+		fp, rows := e.fingerprintOf(all, items)
+		if e.snap.Load() != nil && fp == e.fingerprint {
+			return false
+		}
+		e.publish(g, items, rows, fp, early)
+		return true
+	}
+	var early func()
+	if e.cfg.LexicalWeight > 0 {
+		// The lexical index needs no vectors: publish it, with the vectors
+		// the cache has, before waiting for the embedder.
+		early = func() { publish(true) }
+	}
+	embedded, embedErr := e.embedAll(ctx, items, early)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	fp, rows := e.fingerprintOf(all, items)
-	if e.snap.Load() != nil && fp == e.fingerprint {
+	if !publish(false) {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
 		return embedErr
 	}
-	e.publish(g, items, rows, fp)
-	e.log.Debug().Int("memories", len(all)).Int("indexed", len(rows)).Int("embedded", embedded).
+	e.log.Debug().Int("memories", len(all)).Int("indexed", len(e.snap.Load().idx.ids)).Int("embedded", embedded).
 		Uint64("generation", e.gen).Dur("elapsed", time.Since(start)).Msg("memretrieve: index built")
 	return embedErr
 }
@@ -99,11 +114,11 @@ func contentItems(all []*memcore.MemoryFile) []item {
 }
 
 // embedAll embeds the texts of items that have no cached vector, after
-// reading what other processes appended to the cache files meanwhile. When
-// the embedder's dimension turns out to have changed, the cache is emptied
-// and everything is embedded once more. It returns how many texts were
-// embedded.
-func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
+// reading what other processes appended to the cache files meanwhile;
+// before it embeds anything it calls early, once. When the embedder's
+// dimension turns out to have changed, the cache is emptied and everything
+// is embedded once more. It returns how many texts were embedded.
+func (e *Engine) embedAll(ctx context.Context, items []item, early func()) (int, error) {
 	embedded := 0
 	refreshed := false
 	for range 2 {
@@ -116,6 +131,10 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 		if len(missing) == 0 {
 			return embedded, nil
 		}
+		if early != nil {
+			early()
+			early = nil
+		}
 		n, reset, err := e.embedMissing(ctx, missing)
 		embedded += n
 		if err != nil || !reset {
@@ -125,11 +144,12 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 	return embedded, nil
 }
 
-// publish swaps in a snapshot of graph g and a new index of the items at
-// rows (those with cached vectors), fingerprinted fp. The cache then
-// shares the index's block, so each vector is held once, and forgets the
-// vectors no memory has any more.
-func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte) {
+// publish swaps in a snapshot of graph g, a new vector index of the items
+// at rows (those with cached vectors) and a new lexical index of every
+// item, fingerprinted fp; early marks one published before the build's
+// embedding. The cache then shares the vector index's block, so each vector
+// is held once, and forgets the vectors no memory has any more.
+func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte, early bool) {
 	c := e.cache
 	dim := c.dim
 	idx := &flatIndex{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
@@ -148,7 +168,7 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 	c.retain(live)
 	e.gen++
 	e.fingerprint = fp
-	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx})
+	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: e.lexicalIndex(items, live), early: early})
 }
 
 // missing lists the distinct texts of items that have no usable cached

@@ -58,9 +58,12 @@ type Engine struct {
 	kick    chan struct{} // a pending rebuild request
 
 	// buildMu serialises builds and guards what they own below.
-	buildMu     sync.Mutex
-	cache       *vecCache
-	unusable    map[contentKey]struct{} // texts the embedder gives no usable vector for
+	buildMu  sync.Mutex
+	cache    *vecCache
+	unusable map[contentKey]struct{} // texts the embedder gives no usable vector for
+	// lexDocs holds the tokenised text of every indexed content, so a
+	// build tokenises only new texts.
+	lexDocs     map[contentKey]*lexDoc
 	fingerprint [32]byte
 	gen         uint64
 }
@@ -71,6 +74,12 @@ type snapshot struct {
 	gen   uint64
 	graph *memcore.Graph
 	idx   *flatIndex
+	// lex is the lexical index of every memory with content, with or
+	// without a vector; nil when Config.LexicalWeight is 0.
+	lex *lexIndex
+	// early marks a snapshot published before the build embedded the
+	// texts the cache lacked.
+	early bool
 }
 
 // NewEngine returns an engine over store that embeds with embedder and asks
@@ -111,6 +120,7 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 		done:      make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		unusable:  make(map[contentKey]struct{}),
+		lexDocs:   make(map[contentKey]*lexDoc),
 	}
 	if o.turnCacheSize > 0 {
 		e.turns = newTurnCache(o.turnCacheSize)

@@ -141,6 +141,25 @@ func identityConfig() Config {
 	return c
 }
 
+// vectorOnly turns the lexical index off, for tests of the vector search
+// alone: scores are then cosine similarities, and a failed model call
+// leaves the turn without memories.
+func vectorOnly(c Config) Config {
+	c.LexicalWeight = 0
+	return c
+}
+
+// noVectorHits reports whether the vector search took no part in res: it
+// says why, and nothing in its ranking came from the vector search.
+func noVectorHits(res *Result) bool {
+	for _, c := range res.Ranked {
+		if c.VectorRank != 0 {
+			return false
+		}
+	}
+	return res.VectorSkipped != ""
+}
+
 // newEngine builds an engine or fails the test.
 func newEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, llm memcore.LLMProvider, cfg Config, opts ...EngineOption) *Engine {
 	t.Helper()

@@ -327,7 +327,7 @@ func (e *Engine) hypotheses(ctx context.Context, win []memcore.Message) ([]strin
 		err = fmt.Errorf("%w: nil response", memcore.ErrInvalidResponse)
 	}
 	if err != nil {
-		return nil, &skipped{reason: "the hypothesis model failed", err: err}
+		return nil, &skipped{reason: failed("the hypothesis model", err), err: err}
 	}
 	hs := parseHypotheses(resp.Text, e.cfg.HypothesisCount)
 	if len(hs) == 0 {

@@ -19,16 +19,32 @@ type Result struct {
 	// Omitted counts the memories that were found but left out of the
 	// injection (and of Memories) to fit Config.InjectionTokenBudget.
 	Omitted int
+	// Ranked is the turn's search ranking, best first: every chain head the
+	// vector or the lexical search found, with its place in each, before
+	// graph expansion, the MaxMemories cap and the injection budget. A host
+	// or an evaluation reads the ranking here without rendering the block.
+	Ranked []Candidate
+	// VectorSkipped says why the vector ranking took no part in the turn
+	// — the embedder or the hypothesis model failed or ran out of time, no
+	// memory has a vector yet, the embedder's dimension changed — when the
+	// turn went on with the lexical ranking alone; "" when the vector
+	// search ran (or when the lexical index is off, since a turn then ends
+	// with nothing).
+	VectorSkipped string
 }
 
 // Recalled is one memory of a [Result].
 type Recalled struct {
 	// Memory is the head of the memory's version chain: its current text.
 	Memory *memcore.MemoryFile
-	// Score is the cosine similarity of the best query with the memory
-	// (or with an earlier version of it), or, for a memory reached through
-	// a related edge, a score derived from the memory it was reached from:
-	// that score times 0.9 per hop for a positive score, never higher.
+	// Score is, for a search hit, the memory's score in the fused ranking:
+	// its reciprocal-rank fusion of the vector and lexical rankings scaled
+	// so that first place in both scores 1 (see Config.LexicalWeight), or,
+	// with the lexical index off, the cosine similarity of the best query
+	// with the memory (or with an earlier version of it). For a memory
+	// reached through a related edge it is derived from the memory it was
+	// reached from: that score times 0.9 per hop for a positive score,
+	// never higher.
 	Score float64
 	// Via says how the memory was reached.
 	Via Via
@@ -41,14 +57,16 @@ type Recalled struct {
 	History []*memcore.MemoryFile
 }
 
-// Via says how a recalled memory was reached: by the vector search (Hops
-// 0) or through related edges from a memory the search found.
+// Via says how a recalled memory was reached: by the search (Hops 0;
+// [Result.Ranked] says which ranking found it) or through related edges
+// from a memory the search found.
 type Via struct {
 	// Hops is 0 for a search hit, else the number of related edges
 	// followed (1 to Config.HopDepth).
 	Hops int
 	// Matched is, for a search hit, the id of the version whose vector
-	// matched best: the head's own id, or an earlier version's.
+	// matched best (or, for a hit of the lexical search alone, whose text
+	// did): the head's own id, or an earlier version's.
 	Matched string
 	// Relationship is the type of the last edge followed.
 	Relationship memcore.Relationship
@@ -63,5 +81,5 @@ type Via struct {
 	Source string
 }
 
-// Search reports whether the memory was found by the vector search itself.
+// Search reports whether the memory was found by the search itself.
 func (v Via) Search() bool { return v.Hops == 0 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -31,35 +32,64 @@ type skipped struct {
 }
 
 // retrieveTurn runs the steps of one turn in order: the window, the queries
-// (hypotheses, or the window itself), their vectors, the index, the search,
-// the choice of memories and their injection block. Besides the result it
-// returns the index generation the result stands for — the index searched,
-// the current one when the turn ended before it needed an index, or 0 when
-// there was no index, so that the turn is computed again once there is one
-// — and, when a step failed, why the turn got no memories.
+// (hypotheses, or focused parts of the window), their vectors, the index,
+// the vector and lexical searches, their fusion, the choice of memories and
+// their injection block. Besides the result it returns the index
+// generation the result stands for — the index searched, the current one
+// when the turn ended before it needed an index, or 0 when there was no
+// index, so that the turn is computed again once there is one — and, when
+// a step failed, why the turn got no memories. With the lexical index on,
+// a failed model call or vector search leaves the lexical ranking: the
+// turn goes on, and the Result says why the vector side is missing.
 func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (*Result, uint64, *skipped) {
 	gen := e.currentGen()
 	win := e.window(window)
 	if len(win) == 0 {
 		return &Result{}, gen, nil
 	}
-	queries, skip := e.queries(ctx, win)
-	if skip != nil {
-		return &Result{}, gen, skip
+	lexical := e.cfg.LexicalWeight > 0
+	focused := focusedQueries(win, e.cfg.QueryTokenLimit)
+	mctx, cancel := e.modelContext(ctx)
+	defer cancel()
+	queries, vskip := e.queries(mctx, win, focused)
+	var qvecs [][]float32
+	if vskip == nil {
+		qvecs, vskip = e.embedQueries(mctx, queries)
 	}
-	qvecs, skip := e.embedQueries(ctx, queries)
-	if skip != nil {
-		return &Result{}, gen, skip
+	if vskip != nil && !lexical {
+		return &Result{}, gen, vskip
 	}
 	snap, skip := e.snapshotWithin(ctx)
 	if skip != nil {
 		return &Result{}, 0, skip
 	}
-	hits, skip := e.search(ctx, snap, qvecs)
-	if skip != nil {
-		return &Result{}, snap.gen, skip
+	var vhits [][]hit
+	if vskip == nil {
+		vhits, vskip = e.search(ctx, snap, qvecs)
+		if vskip != nil && !lexical {
+			return &Result{}, snap.gen, vskip
+		}
 	}
-	return e.render(snap.graph, e.choose(snap, hits)), snap.gen, nil
+	var lhits []hit
+	if lexical {
+		if vskip == nil && snap.idx.len() == 0 && snap.lex.len() > 0 {
+			vskip = &skipped{reason: "no memory has a vector yet"}
+		}
+		texts := focused
+		if e.cfg.Mode == ModeLLM && qvecs != nil {
+			texts = append(slices.Clone(focused), queries...)
+		}
+		lhits = snap.lex.search(lexicalQuery(texts), e.cfg.TopK)
+	}
+	ranked := e.fuse(snap, vhits, lhits)
+	res := e.render(snap.graph, e.choose(snap, ranked))
+	res.Ranked = ranked
+	if vskip != nil {
+		res.VectorSkipped = vskip.String()
+		e.log.Debug().Err(vskip.err).Int("ranked", len(ranked)).
+			Msg("memretrieve: this turn has the lexical ranking only: " + vskip.reason)
+	}
+	return res, snap.gen, nil
 }
 
 // window is the part of a turn's conversation retrieval works from: without
@@ -68,13 +98,24 @@ func (e *Engine) window(msgs []memcore.Message) []memcore.Message {
 	return memcore.CapWindow(memcore.StripToolContent(msgs), e.cfg.WindowTokenBudget)
 }
 
-// queries returns the texts the turn searches with: the hypothesis model's
-// sentences in ModeLLM, the window's text itself in ModeIdentity.
-func (e *Engine) queries(ctx context.Context, win []memcore.Message) ([]string, *skipped) {
+// queries returns the texts the turn embeds: the hypothesis model's
+// sentences in ModeLLM, the focused parts of the window in ModeIdentity;
+// each within Config.QueryTokenLimit.
+func (e *Engine) queries(ctx context.Context, win []memcore.Message, focused []string) ([]string, *skipped) {
 	if e.cfg.Mode == ModeIdentity {
-		return []string{windowText(win)}, nil
+		return focused, nil
 	}
-	return e.hypotheses(ctx, win)
+	hs, skip := e.hypotheses(ctx, win)
+	out := hs[:0]
+	for _, h := range hs {
+		if h = capText(h, e.cfg.QueryTokenLimit); h != "" {
+			out = append(out, h)
+		}
+	}
+	if skip == nil && len(out) == 0 {
+		skip = &skipped{reason: "no hypothesis fits in QueryTokenLimit"}
+	}
+	return out, skip
 }
 
 // embedQueries embeds the queries in one call and returns their vectors
@@ -82,7 +123,7 @@ func (e *Engine) queries(ctx context.Context, win []memcore.Message) ([]string, 
 func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float32, *skipped) {
 	vecs, err := embedWithin(ctx, e.embedder, queries)
 	if err != nil {
-		return nil, &skipped{reason: "the embedder failed", err: err}
+		return nil, &skipped{reason: failed("the embedder", err), err: err}
 	}
 	qs := make([][]float32, 0, len(vecs))
 	for _, v := range vecs {
@@ -98,35 +139,54 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 	return qs, nil
 }
 
-// snapshotWithin returns the current index and graph. If none is published
-// yet and the engine was started, it waits for the initial build while ctx
-// lasts — unless an earlier turn already waited in vain.
+// snapshotWithin returns the current index and graph. While the initial
+// build of a started engine runs and has published nothing, or only what it
+// publishes before embedding, it waits for that build while ctx lasts —
+// unless an earlier turn already waited in vain — and, with the lexical
+// index on, only until the model calls' deadline (see modelContext): if the
+// build is still running then, the turn goes on with the snapshot the build
+// published before embedding (the lexical index and any cached vectors).
 func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
-	if s := e.snap.Load(); s != nil {
-		return s, nil
-	}
+	s := e.snap.Load()
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
-	noIndex := &skipped{reason: "there is no index (Start was not called, or the first build failed)"}
-	if !started {
-		return nil, noIndex
+	if !started || (s != nil && !s.early) || e.firstBuildDone() {
+		if s == nil {
+			return nil, &skipped{reason: "there is no index (Start was not called, or the first build failed)"}
+		}
+		return s, nil
 	}
 	if e.stopWaiting.Load() {
+		if s != nil {
+			return s, nil
+		}
 		return nil, &skipped{reason: "the first index build is still running"}
 	}
+	wctx, cancel := e.modelContext(ctx)
+	defer cancel()
 	select {
 	case <-e.ready:
+		return e.snapshotWithin(ctx)
+	case <-wctx.Done():
+		// The build takes longer than a turn's budget (a cold cache, a slow
+		// embedder): later turns do not wait, and go with what has been
+		// published or without memories.
+		e.stopWaiting.Store(true)
 		if s := e.snap.Load(); s != nil {
 			return s, nil
 		}
-		return nil, noIndex
-	case <-ctx.Done():
-		// The build takes longer than a turn's budget (a cold cache, a slow
-		// embedder): later turns go without memories at once rather than
-		// each waiting out its budget.
-		e.stopWaiting.Store(true)
-		return nil, &skipped{reason: "the index is not built yet", err: ctx.Err()}
+		return nil, &skipped{reason: "the index is not built yet", err: wctx.Err()}
+	}
+}
+
+// firstBuildDone reports whether the initial background build has ended.
+func (e *Engine) firstBuildDone() bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
 	}
 }
 

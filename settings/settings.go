@@ -96,6 +96,12 @@ type Settings struct {
 	RetrievalTimeout time.Duration
 	// RetrievalMinScore is memory.retrieval_min_score.
 	RetrievalMinScore float64
+	// RetrievalQueryTokenLimit is memory.retrieval_query_token_limit.
+	RetrievalQueryTokenLimit int
+	// RetrievalLexicalWeight is memory.retrieval_lexical_weight.
+	RetrievalLexicalWeight float64
+	// RetrievalFusionK is memory.retrieval_fusion_k.
+	RetrievalFusionK int
 
 	// Paths are the memory folders and settings files.
 	Paths Paths
@@ -284,6 +290,9 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.MinScore = s.RetrievalMinScore
 	c.InjectionTokenBudget = s.InjectionTokenBudget
 	c.Timeout = s.RetrievalTimeout
+	c.QueryTokenLimit = s.RetrievalQueryTokenLimit
+	c.LexicalWeight = s.RetrievalLexicalWeight
+	c.FusionK = s.RetrievalFusionK
 	return c
 }
 
