@@ -194,6 +194,7 @@ func (e *Engine) missing(items []item) []pending {
 // dimension turned out to differ from the cached vectors', which were then
 // dropped (the caller embeds again).
 func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, reset bool, err error) {
+	e.reportProgress(0, len(missing))
 	for start := 0; start < len(missing); start += e.opt.embedBatch {
 		part := missing[start:min(start+e.opt.embedBatch, len(missing))]
 		vecs, err := e.embedBatch(ctx, part)
@@ -206,8 +207,17 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 		}
 		e.cacheVectors(part, vecs)
 		n += len(part)
+		e.reportProgress(n, len(missing))
 	}
 	return n, false, nil
+}
+
+// reportProgress passes a build's embedding progress to the
+// WithBuildProgress function, if any.
+func (e *Engine) reportProgress(done, total int) {
+	if e.opt.progress != nil {
+		e.opt.progress(done, total)
+	}
 }
 
 // embedBatch embeds the texts of part in one Embed call, retrying

@@ -68,7 +68,10 @@
 // processes can share it; damaged, truncated or foreign data is skipped and
 // re-embedded, never an error, and a file that mostly holds vectors of
 // memories that no longer exist is compacted (rewritten and renamed into
-// place). See README.md for the byte layout.
+// place). See README.md for the byte layout. [WithBuildProgress] reports
+// how far a build that embeds many memories has got. [RemoveCachedVectors]
+// deletes the vectors of given contents from a cache folder, for memories
+// that must leave no trace.
 //
 // # The injection block
 //

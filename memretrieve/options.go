@@ -45,6 +45,7 @@ type engineOptions struct {
 	embedBatch    int
 	turnCacheSize int
 	retryDelay    time.Duration
+	progress      func(done, total int)
 }
 
 func defaultEngineOptions() engineOptions {
@@ -118,6 +119,20 @@ func WithParallelism(n int) Option {
 			o.parallelism = n
 		}
 	})
+}
+
+// WithBuildProgress has an index build report its embedding progress to
+// fn, so that a command can show a progress bar while a first run or a new
+// embedding model embeds many memories. When a build has texts to embed,
+// fn is called with (0, total) before the first Embed call and with (done,
+// total) after each batch, done reaching total when every batch succeeded;
+// a build that embeds nothing (a warm cache) does not call it. If the
+// embedder's vectors turn out to have changed dimension, the cache is
+// emptied and the count starts over with the new total. fn is called on the
+// goroutine of the build, never concurrently with itself, and must return
+// quickly. A nil fn reports nothing (the default).
+func WithBuildProgress(fn func(done, total int)) EngineOption {
+	return engineOption(func(o *engineOptions) { o.progress = fn })
 }
 
 // WithRetryDelay sets how long the engine waits before rebuilding again

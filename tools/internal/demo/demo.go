@@ -441,7 +441,7 @@ func (r *runner) summary(ctx context.Context) error {
 		"memory.provider (openai or gemini), memory.classifier_model, memory.retrieval_model, " +
 		"memory.embedding_model — and put the API key in OPENAI_API_KEY or GEMINI_API_KEY.")
 	if r.temp {
-		r.out.para("The temporary folder is removed now; give the demo a folder to keep the files.")
+		r.out.para("The temporary folder is removed now; run forgemem demo --dir DIR to keep the files.")
 	} else {
 		r.out.para("The files stay in " + r.dir + ": read them, edit them, or delete the folder.")
 	}

@@ -1,0 +1,67 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The errors of the operations, wrapped with what to do; match them with
+// errors.Is.
+var (
+	// ErrDisabled: memory.enabled is false where the command runs, so
+	// capture and retrieval are off there. Management operations still work.
+	ErrDisabled = errors.New("memory is turned off here")
+	// ErrRetrievalOff: the settings leave retrieval off (no embedding
+	// model, or no hypothesis model in llm mode); the message says which
+	// key to set.
+	ErrRetrievalOff = errors.New("retrieval is off")
+	// ErrNeedsModel: the operation needs a real language model, and the
+	// configured provider is the offline fake, which has none.
+	ErrNeedsModel = errors.New("a real model is needed")
+	// ErrProviderSetup: the provider cannot be made from the settings: an
+	// API key or a model is missing, or a value is refused. The message
+	// names the variable or key to set.
+	ErrProviderSetup = errors.New("the model provider is not set up")
+	// ErrProvider: the model provider failed while the operation ran (down,
+	// rate limited, refusing the key, replying nonsense).
+	ErrProvider = errors.New("the model provider failed")
+	// ErrAmbiguous: an id prefix matches several memories; see
+	// [AmbiguousError] for them.
+	ErrAmbiguous = errors.New("ambiguous memory id")
+	// ErrInvalidInput: an argument is unusable: blank text, an unknown
+	// scope or category, a link that would break the file format's rules.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrBadConversation: a conversation given as JSON Lines cannot be
+	// read; the message names the line.
+	ErrBadConversation = errors.New("unreadable conversation")
+	// ErrDuplicate: the text to remember is already the current text of a
+	// memory; nothing is written.
+	ErrDuplicate = errors.New("already remembered")
+)
+
+// AmbiguousError is the error of an id prefix that matches several
+// memories. It wraps [ErrAmbiguous].
+type AmbiguousError struct {
+	// Prefix is the id prefix as given.
+	Prefix string
+	// Candidates are the memories it matches, oldest first.
+	Candidates []Memory
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: %s matches %d memories; give more of the id:", ErrAmbiguous, e.Prefix, len(e.Candidates))
+	for _, c := range e.Candidates {
+		fmt.Fprintf(&b, "\n  %s  %s", c.ID, clip(c.Title, 60))
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrAmbiguous].
+func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
+
+// invalidf returns an error wrapping ErrInvalidInput.
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
+}

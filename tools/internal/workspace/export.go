@@ -1,0 +1,55 @@
+package workspace
+
+import (
+	"context"
+
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// Export is every chain, grouped by scope and category, as
+// [Workspace.Export] returns it for a document.
+type Export struct {
+	Sections []Section `json:"sections"`
+}
+
+// Section is the chains of one scope and category.
+type Section struct {
+	Scope    memcore.Scope    `json:"scope"`
+	Category memcore.Category `json:"category"`
+	Chains   []Chain          `json:"chains"`
+}
+
+// Chain is one memory's current version with its earlier ones.
+type Chain struct {
+	Head Memory `json:"head"`
+	// History holds the earlier versions, oldest first.
+	History []Memory `json:"history"`
+}
+
+// Export returns every chain that is not forgotten (and the forgotten ones
+// too with retired), by scope (repo, then user) and category (in the
+// order of memcore.Categories), oldest chain first; empty sections are left
+// out.
+func (w *Workspace) Export(ctx context.Context, retired bool) (*Export, error) {
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &Export{Sections: []Section{}}
+	for _, scope := range memcore.Scopes() {
+		for _, cat := range memcore.Categories() {
+			sec := Section{Scope: scope, Category: cat}
+			for _, h := range snap.g.Heads() {
+				if h.Meta.Scope != scope || h.Meta.Category != cat || h.Meta.Retired && !retired {
+					continue
+				}
+				chain := snap.g.Chain(h.Meta.ID)
+				sec.Chains = append(sec.Chains, Chain{Head: view(w.store, snap.g, h), History: views(w.store, snap.g, chain[:len(chain)-1])})
+			}
+			if len(sec.Chains) > 0 {
+				out.Sections = append(out.Sections, sec)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
+)
+
+// ForgetResult says what [Workspace.Forget] did.
+type ForgetResult struct {
+	// Memory is the retired version written, or, when the chain was
+	// already forgotten, its retired head.
+	Memory Memory `json:"memory"`
+	// Retired is the id of the version the retired one supersedes: the
+	// chain's head until now.
+	Retired string `json:"retired,omitempty"`
+	// Already is true when the chain was forgotten before; nothing was
+	// written.
+	Already bool `json:"already,omitempty"`
+}
+
+// Forget retires the chain of the memory ref names: it writes a new
+// version with the head's content and category, trigger manual, marked
+// retired with the reason (redacted). The chain keeps its history on disk
+// but is no longer recalled, searched, offered to the classifier or listed
+// by default; Remember with Supersedes revives it, and Purge deletes it.
+// When another session changes the memory meanwhile (memcore.ErrConflict),
+// its version is retired instead.
+func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.resolveIn(ctx, snap, ref)
+	if err != nil {
+		return nil, err
+	}
+	head, _ := snap.g.Head(t.Meta.ID)
+	if head.Meta.Retired {
+		return &ForgetResult{Memory: view(w.store, snap.g, head), Already: true}, nil
+	}
+	if err := w.requireScope(head.Meta.Scope); err != nil {
+		return nil, err
+	}
+	reason, _ = redact.Text(strings.TrimSpace(reason))
+	m := w.retiredVersion(head, reason)
+	err = w.write(ctx, m)
+	var ce *memcore.ConflictError
+	if errors.As(err, &ce) && ce.Head != nil {
+		// Another session changed the memory since it was read: retire its
+		// version instead, once.
+		if ce.Head.Meta.Retired {
+			after, err := w.load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &ForgetResult{Memory: view(w.store, after.g, ce.Head), Already: true}, nil
+		}
+		head = ce.Head
+		m = w.retiredVersion(head, reason)
+		err = w.write(ctx, m)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing the retired version: %w", err)
+	}
+	after, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ForgetResult{Memory: view(w.store, after.g, m), Retired: head.Meta.ID}, nil
+}
+
+// retiredVersion is the version that retires head's chain.
+func (w *Workspace) retiredVersion(head *memcore.MemoryFile, reason string) *memcore.MemoryFile {
+	m := w.newVersion(head, "")
+	m.Meta.Retired = true
+	m.Meta.RetiredReason = reason
+	return m
+}

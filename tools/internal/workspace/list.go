@@ -1,0 +1,94 @@
+package workspace
+
+import (
+	"context"
+	"strings"
+
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// ListOptions choose what [Workspace.List] returns.
+type ListOptions struct {
+	// Scope keeps the memories of one scope; "" keeps both. A scope that is
+	// off (the repo scope outside a repository) is an error.
+	Scope memcore.Scope
+	// Category keeps the memories of one category; "" keeps all.
+	Category memcore.Category
+	// AllVersions lists every version of every chain, not only the heads.
+	AllVersions bool
+	// Retired adds the forgotten chains, which are left out by default.
+	Retired bool
+}
+
+// ListResult is what [Workspace.List] found.
+type ListResult struct {
+	// Memories are the memories listed, oldest first.
+	Memories []Memory `json:"memories"`
+	// Hidden counts the forgotten chains left out (when Retired is false)
+	// that the filters would otherwise have kept.
+	Hidden int `json:"hidden_forgotten"`
+}
+
+// List returns the current version of every chain that is not forgotten,
+// or what opts ask for.
+func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, error) {
+	if err := checkScope(opts.Scope); err != nil {
+		return nil, err
+	}
+	if opts.Scope != "" {
+		if err := w.requireScope(opts.Scope); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkCategory(opts.Category); err != nil {
+		return nil, err
+	}
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &ListResult{Memories: []Memory{}}
+	hidden := map[string]bool{}
+	for _, m := range snap.all {
+		if opts.Scope != "" && m.Meta.Scope != opts.Scope || opts.Category != "" && m.Meta.Category != opts.Category {
+			continue
+		}
+		if !opts.AllVersions && snap.g.IsSuperseded(m.Meta.ID) {
+			continue
+		}
+		if !opts.Retired && snap.g.IsRetired(m.Meta.ID) {
+			if h, ok := snap.g.Head(m.Meta.ID); ok {
+				hidden[h.Meta.ID] = true
+			}
+			continue
+		}
+		res.Memories = append(res.Memories, view(w.store, snap.g, m))
+	}
+	res.Hidden = len(hidden)
+	return res, nil
+}
+
+// checkScope refuses a scope other than "", repo and user.
+func checkScope(s memcore.Scope) error {
+	if s != "" && !s.Valid() {
+		return invalidf("scope %q is not one of repo, user", s)
+	}
+	return nil
+}
+
+// checkCategory refuses a category that is neither "" nor known.
+func checkCategory(c memcore.Category) error {
+	if c != "" && !c.Valid() {
+		return invalidf("category %q is not one of %s", c, categoryList())
+	}
+	return nil
+}
+
+// categoryList names every category, for messages.
+func categoryList() string {
+	var names []string
+	for _, c := range memcore.Categories() {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,111 @@
+package workspace
+
+import (
+	"path/filepath"
+	"time"
+	"unicode/utf8"
+
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// Memory is one memory file as the operations report it: its metadata and
+// content, where it is, and its place in its version chain. It encodes as
+// the JSON object of the command's --json output.
+type Memory struct {
+	ID        string           `json:"id"`
+	Scope     memcore.Scope    `json:"scope"`
+	Category  memcore.Category `json:"category"`
+	Version   int              `json:"version"`
+	CreatedAt time.Time        `json:"created_at"`
+	// UpdatedAt is nil when the file has no updated_at.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	// Supersedes is the id of the predecessor, "" for a first version.
+	Supersedes string `json:"supersedes,omitempty"`
+	Related    []Link `json:"related,omitempty"`
+	SessionID  string `json:"session_id,omitempty"`
+	Trigger    string `json:"trigger,omitempty"`
+	// Retired marks a version that retires (forgets) its chain.
+	Retired       bool   `json:"retired,omitempty"`
+	RetiredReason string `json:"retired_reason,omitempty"`
+	// Title is the first non-blank line of the content.
+	Title   string `json:"title"`
+	Content string `json:"content"`
+	// Path is the memory's file.
+	Path string `json:"path"`
+	// Head is true when no other memory supersedes this one: it is the
+	// current version of its chain.
+	Head bool `json:"head"`
+	// Forgotten is true when the memory's chain is retired (its head is a
+	// retired version): it is neither recalled, searched nor listed by
+	// default.
+	Forgotten bool `json:"forgotten"`
+
+	// File is the memory as memcore reads it.
+	File *memcore.MemoryFile `json:"-"`
+}
+
+// Link is a typed edge of a memory's related list.
+type Link struct {
+	ID           string               `json:"id"`
+	Relationship memcore.Relationship `json:"relationship"`
+}
+
+// view describes m, a member of g, stored in store.
+func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Memory {
+	mt := m.Meta
+	v := Memory{
+		ID:            mt.ID,
+		Scope:         mt.Scope,
+		Category:      mt.Category,
+		Version:       mt.Version,
+		CreatedAt:     mt.CreatedAt,
+		SessionID:     mt.SessionID,
+		Trigger:       string(mt.Trigger),
+		Retired:       mt.Retired,
+		RetiredReason: mt.RetiredReason,
+		Title:         m.Title(),
+		Content:       m.Content,
+		Path:          filePath(store, m),
+		Head:          !g.IsSuperseded(mt.ID),
+		Forgotten:     g.IsRetired(mt.ID),
+		File:          m,
+	}
+	if !mt.UpdatedAt.IsZero() {
+		t := mt.UpdatedAt
+		v.UpdatedAt = &t
+	}
+	if mt.Supersedes != nil {
+		v.Supersedes = *mt.Supersedes
+	}
+	for _, r := range mt.Related {
+		v.Related = append(v.Related, Link{ID: r.ID, Relationship: r.Relationship})
+	}
+	return v
+}
+
+// views describes each of ms.
+func views(store *memcore.FileStore, g *memcore.Graph, ms []*memcore.MemoryFile) []Memory {
+	out := make([]Memory, len(ms))
+	for i, m := range ms {
+		out[i] = view(store, g, m)
+	}
+	return out
+}
+
+// filePath is the file of m in store.
+func filePath(store *memcore.FileStore, m *memcore.MemoryFile) string {
+	dir := store.Dir(m.Meta.Scope)
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, m.Meta.ID+".md")
+}
+
+// clip shortens s to at most n runes, ending it with "…" when cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,96 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+)
+
+// MaxSearchLimit is the most results [Workspace.Search] returns
+// (memretrieve's largest TopK).
+const MaxSearchLimit = 100
+
+// searchTimeout bounds one search: the query's embedding call, which a
+// remote provider may take a while to answer.
+const searchTimeout = 30 * time.Second
+
+// Hit is one result of [Workspace.Search].
+type Hit struct {
+	// Memory is the current version of the chain found.
+	Memory Memory `json:"memory"`
+	// Score is the cosine similarity of the query with the best-matching
+	// version of the chain.
+	Score float64 `json:"score"`
+	// Matched is the id of that version when it is an earlier one than
+	// Memory.
+	Matched string `json:"matched,omitempty"`
+}
+
+// SearchResult is what [Workspace.Search] found.
+type SearchResult struct {
+	Query string `json:"query"`
+	// Hits are the best chains first.
+	Hits []Hit `json:"hits"`
+}
+
+// Search ranks the memories by similarity to text exactly as retrieval
+// does — the retrieval engine in identity mode, with the text as the one
+// query, no graph expansion and the settings' minimum score — and returns
+// the best limit chains (1 to [MaxSearchLimit]). Forgotten chains are not
+// searched; a hit on an old version counts for its chain's current one.
+// Search works when memory is off (memory.enabled: false).
+func (w *Workspace) Search(ctx context.Context, text string, limit int) (*SearchResult, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, invalidf("the search text is empty")
+	}
+	if limit < 1 || limit > MaxSearchLimit {
+		return nil, invalidf("the limit is %d, want 1–%d", limit, MaxSearchLimit)
+	}
+	models, err := w.Models()
+	if err != nil {
+		return nil, err
+	}
+	emb, err := models.NeedEmbedder()
+	if err != nil {
+		return nil, err
+	}
+	cfg := w.settings.RetrieveConfig()
+	cfg.Mode = memretrieve.ModeIdentity
+	cfg.HopDepth = 0
+	cfg.TopK = MaxSearchLimit
+	cfg.MaxMemories = MaxSearchLimit
+	cfg.InjectionTokenBudget = 1 << 30
+	cfg.Timeout = max(cfg.Timeout, searchTimeout)
+	e, err := w.engine(ctx, "search", cfg, nil, emb)
+	if err != nil {
+		return nil, err
+	}
+	mark := w.failures.mark()
+	res, err := e.Retrieve(ctx, "", []memcore.Message{{Role: memcore.RoleUser, Content: text}})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Memories) == 0 {
+		if f := w.failures.since(mark); f != nil {
+			return nil, fmt.Errorf("%w: embedding the search text: %w", ErrProvider, f)
+		}
+	}
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &SearchResult{Query: text, Hits: []Hit{}}
+	for _, r := range res.Memories[:min(limit, len(res.Memories))] {
+		h := Hit{Memory: view(w.store, snap.g, r.Memory), Score: r.Score}
+		if r.Via.Matched != r.Memory.Meta.ID {
+			h.Matched = r.Via.Matched
+		}
+		out.Hits = append(out.Hits, h)
+	}
+	return out, nil
+}

@@ -1,0 +1,122 @@
+package workspace
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+)
+
+// Stats counts what the memory folders hold, as [Workspace.Stats] returns
+// it.
+type Stats struct {
+	// Scopes has one entry per scope that is on.
+	Scopes []ScopeStats `json:"scopes"`
+	// Chains counts the memories that are not forgotten (one per chain);
+	// Forgotten the retired chains; Versions every memory file served.
+	Chains    int `json:"chains"`
+	Forgotten int `json:"forgotten"`
+	Versions  int `json:"versions"`
+	// Categories counts the chains that are not forgotten by category, in
+	// the order of memcore.Categories.
+	Categories []Count `json:"categories"`
+	// Triggers counts the memory files by what wrote them: cadence and
+	// compaction (capture), manual (a person), and "" when unrecorded.
+	Triggers []Count `json:"triggers"`
+	// Problems counts what `forgemem validate` would report about files
+	// the store does not serve.
+	Problems int `json:"unreadable_files"`
+	// Oldest and Newest are the creation times of the oldest and newest
+	// memory files; nil when there is none.
+	Oldest *time.Time `json:"oldest,omitempty"`
+	Newest *time.Time `json:"newest,omitempty"`
+}
+
+// ScopeStats counts one scope's folder.
+type ScopeStats struct {
+	Scope     memcore.Scope `json:"scope"`
+	Dir       string        `json:"dir"`
+	Chains    int           `json:"chains"`
+	Forgotten int           `json:"forgotten"`
+	Versions  int           `json:"versions"`
+	// CacheBytes is the size of the scope's embedding cache files.
+	CacheBytes int64 `json:"cache_bytes"`
+}
+
+// Count is a number of things of one name.
+type Count struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// Stats counts the memories of both scopes.
+func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	probs, err := w.store.Problems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stats{Scopes: []ScopeStats{}, Versions: len(snap.all), Problems: len(probs)}
+	byScope := map[memcore.Scope]*ScopeStats{}
+	for _, s := range memcore.Scopes() {
+		if dir := w.store.Dir(s); dir != "" {
+			st.Scopes = append(st.Scopes, ScopeStats{Scope: s, Dir: dir, CacheBytes: cacheBytes(filepath.Join(dir, memretrieve.CacheDirName))})
+		}
+	}
+	for i := range st.Scopes {
+		byScope[st.Scopes[i].Scope] = &st.Scopes[i]
+	}
+	cats := map[memcore.Category]int{}
+	triggers := map[memcore.Trigger]int{}
+	for _, m := range snap.all {
+		sc := byScope[m.Meta.Scope]
+		sc.Versions++
+		triggers[m.Meta.Trigger]++
+		if st.Oldest == nil || m.Meta.CreatedAt.Before(*st.Oldest) {
+			t := m.Meta.CreatedAt
+			st.Oldest = &t
+		}
+		if st.Newest == nil || m.Meta.CreatedAt.After(*st.Newest) {
+			t := m.Meta.CreatedAt
+			st.Newest = &t
+		}
+		if snap.g.IsSuperseded(m.Meta.ID) {
+			continue
+		}
+		if m.Meta.Retired {
+			sc.Forgotten++
+			st.Forgotten++
+			continue
+		}
+		sc.Chains++
+		st.Chains++
+		cats[m.Meta.Category]++
+	}
+	for _, c := range memcore.Categories() {
+		st.Categories = append(st.Categories, Count{Name: string(c), Count: cats[c]})
+	}
+	for _, t := range []memcore.Trigger{memcore.TriggerCadence, memcore.TriggerCompaction, memcore.TriggerManual, ""} {
+		if n := triggers[t]; n > 0 || t != "" {
+			st.Triggers = append(st.Triggers, Count{Name: string(t), Count: n})
+		}
+	}
+	return st, nil
+}
+
+// cacheBytes is the size of the embedding cache files in dir.
+func cacheBytes(dir string) int64 {
+	names, _ := filepath.Glob(filepath.Join(dir, "vectors-*.fmv"))
+	var n int64
+	for _, name := range names {
+		if info, err := os.Lstat(name); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
+}

@@ -1,0 +1,281 @@
+package workspace
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
+)
+
+// ProblemKind names a kind of [Problem].
+type ProblemKind string
+
+// The kinds of problem [Workspace.Validate] reports.
+const (
+	// ProblemUnreadable: a folder or file that cannot be read.
+	ProblemUnreadable ProblemKind = "unreadable"
+	// ProblemMalformed: a file that is not a memory file (no front matter,
+	// bad YAML, a symbolic link or other file that is not regular).
+	ProblemMalformed ProblemKind = "malformed"
+	// ProblemInvalid: a memory file whose fields break the schema.
+	ProblemInvalid ProblemKind = "invalid"
+	// ProblemIDMismatch: a memory file whose id differs from its name.
+	ProblemIDMismatch ProblemKind = "id-mismatch"
+	// ProblemScopeMismatch: a memory file whose scope differs from its
+	// folder.
+	ProblemScopeMismatch ProblemKind = "scope-mismatch"
+	// ProblemNotAMemory: a .md file whose name is not a memory id, so it is
+	// not read as a memory.
+	ProblemNotAMemory ProblemKind = "not-a-memory"
+	// ProblemRepaired: a hand-edited memory file the store serves repaired
+	// (a missing created_at, an edge with an unknown relationship) until it
+	// is rewritten.
+	ProblemRepaired ProblemKind = "repaired"
+	// ProblemDanglingSupersedes: supersedes names a memory that is not
+	// stored.
+	ProblemDanglingSupersedes ProblemKind = "dangling-supersedes"
+	// ProblemDanglingLink: a related link names a memory that is not
+	// stored.
+	ProblemDanglingLink ProblemKind = "dangling-link"
+	// ProblemCycle: versions that supersede each other in a circle.
+	ProblemCycle ProblemKind = "cycle"
+	// ProblemFork: a version that more than one memory supersedes.
+	ProblemFork ProblemKind = "fork"
+	// ProblemCrossScope: a repo memory that points at a user-scope one,
+	// which teammates do not have.
+	ProblemCrossScope ProblemKind = "cross-scope-link"
+	// ProblemSecret: a secret (API key, token, password, e-mail address…)
+	// in a file on disk.
+	ProblemSecret ProblemKind = "secret"
+)
+
+// Problem is one thing [Workspace.Validate] found. It encodes as the JSON
+// object of `forgemem validate --json`.
+type Problem struct {
+	// Path is the file (or folder) concerned.
+	Path  string        `json:"path"`
+	Scope memcore.Scope `json:"scope"`
+	// ID is the memory's id, when the file has one.
+	ID   string      `json:"id,omitempty"`
+	Kind ProblemKind `json:"kind"`
+	// Message says what is wrong and what to do; it never shows a secret.
+	Message string `json:"message"`
+}
+
+// Validate audits both memory folders and returns every problem found,
+// ordered by path: files the store does not serve and why (so a hand edit
+// never makes a memory vanish without a word), files it serves repaired,
+// ids that differ from their
+// file names, dangling supersedes and related links, supersedes cycles and
+// forks, repo memories pointing at user-scope ids, and secrets in files on
+// disk. No problem is an empty list.
+func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
+	probs, err := w.store.Problems(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scanning the memory folders: %w", err)
+	}
+	out := []Problem{}
+	for _, p := range probs {
+		out = append(out, w.fileProblem(p))
+		// A file served repaired is scanned for secrets with the others.
+		if info, err := os.Lstat(p.Path); err == nil && info.Mode().IsRegular() && !p.Served {
+			out = append(out, secretProblems(p.Path, p.Scope, idOfFile(p.Path))...)
+		}
+	}
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range snap.all {
+		out = append(out, w.linkProblems(snap, m)...)
+		out = append(out, secretProblems(filePath(w.store, m), m.Meta.Scope, m.Meta.ID)...)
+	}
+	out = append(out, w.cycleProblems(snap)...)
+	out = append(out, w.forkProblems(snap)...)
+	slices.SortStableFunc(out, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Message, b.Message))
+	})
+	return out, nil
+}
+
+// fileProblem describes a file or folder the store does not serve.
+func (w *Workspace) fileProblem(p memcore.Problem) Problem {
+	out := Problem{Path: p.Path, Scope: p.Scope, ID: idOfFile(p.Path), Message: strings.TrimPrefix(p.Err.Error(), p.Path+": ")}
+	switch {
+	case p.Served:
+		out.Kind = ProblemRepaired
+		out.Message = strings.TrimPrefix(out.Message, memcore.ErrInvalidMemory.Error()+": ") +
+			"; the memory is used as repaired: fix the file to make it so on disk"
+	case errors.Is(p.Err, memcore.ErrInvalidID):
+		out.Kind = ProblemNotAMemory
+		out.Message = "the file name is not <memory id>.md, so it is not read as a memory; rename or move it"
+	case errors.Is(p.Err, memcore.ErrMalformed):
+		out.Kind = ProblemMalformed
+		out.Message = strings.TrimPrefix(out.Message, memcore.ErrMalformed.Error()+": ") +
+			"; fix the file (see the file format in forgemem's README) or remove it"
+	case errors.Is(p.Err, memcore.ErrInvalidMemory):
+		out.Kind = ProblemInvalid
+		out.Message = strings.TrimPrefix(out.Message, memcore.ErrInvalidMemory.Error()+": ") + "; fix the file"
+		if m := parseFile(p.Path); m != nil {
+			name := strings.TrimSuffix(filepath.Base(p.Path), ".md")
+			switch {
+			case m.Meta.ID != name:
+				out.Kind = ProblemIDMismatch
+				out.ID = m.Meta.ID
+				out.Message = fmt.Sprintf("the file's id is %s but its name is %s.md; rename the file to %s.md or correct its id", m.Meta.ID, name, m.Meta.ID)
+			case m.Meta.Scope != p.Scope:
+				out.Kind = ProblemScopeMismatch
+				out.Message = fmt.Sprintf("the file says scope %s but is in the %s folder; move it to the %s folder or correct its scope", m.Meta.Scope, p.Scope, m.Meta.Scope)
+			}
+		}
+	default:
+		out.Kind = ProblemUnreadable
+		out.Message += "; check the permissions"
+	}
+	return out
+}
+
+// parseFile returns the valid memory in the regular file at path, or nil.
+func parseFile(path string) *memcore.MemoryFile {
+	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	m, err := memcore.Parse(data)
+	if err != nil || m.Validate() != nil {
+		return nil
+	}
+	return m
+}
+
+// idOfFile is the memory id a file is named by, or "".
+func idOfFile(path string) string {
+	id := strings.TrimSuffix(filepath.Base(path), ".md")
+	if memcore.ValidateID(id) != nil {
+		return ""
+	}
+	return id
+}
+
+// linkProblems reports m's supersedes and related links that dangle or
+// cross from the repo scope to the user scope.
+func (w *Workspace) linkProblems(snap *snapshot, m *memcore.MemoryFile) []Problem {
+	var out []Problem
+	add := func(kind ProblemKind, format string, args ...any) {
+		out = append(out, Problem{Path: filePath(w.store, m), Scope: m.Meta.Scope, ID: m.Meta.ID, Kind: kind, Message: fmt.Sprintf(format, args...)})
+	}
+	crosses := func(target string) bool {
+		t, ok := snap.g.Memory(target)
+		return ok && m.Meta.Scope == memcore.ScopeRepo && t.Meta.Scope == memcore.ScopeUser
+	}
+	if p := m.Meta.Supersedes; p != nil {
+		if _, ok := snap.g.Memory(*p); !ok {
+			add(ProblemDanglingSupersedes, "supersedes %s, which is not stored: its history is lost; remove the supersedes line if the memory is now a first version", *p)
+		} else if crosses(*p) {
+			add(ProblemCrossScope, "supersedes %s, a user-scope memory that teammates do not have; a repo memory's chain must stay in the repo scope", *p)
+		}
+	}
+	for _, r := range m.Meta.Related {
+		if _, ok := snap.g.Memory(r.ID); !ok {
+			add(ProblemDanglingLink, "%s %s, which is not stored; remove the link", r.Relationship, r.ID)
+		} else if crosses(r.ID) {
+			add(ProblemCrossScope, "%s %s, a user-scope memory that teammates do not have; remove the link", r.Relationship, r.ID)
+		}
+	}
+	return out
+}
+
+// cycleProblems reports each supersedes cycle once, at its member with the
+// smallest id.
+func (w *Workspace) cycleProblems(snap *snapshot) []Problem {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var out []Problem
+	for _, m := range snap.all {
+		var path []*memcore.MemoryFile
+		cur := m
+		for cur != nil && state[cur.Meta.ID] == unseen {
+			state[cur.Meta.ID] = onPath
+			path = append(path, cur)
+			var next *memcore.MemoryFile
+			if p := cur.Meta.Supersedes; p != nil {
+				next, _ = snap.g.Memory(*p)
+			}
+			cur = next
+		}
+		if cur != nil && state[cur.Meta.ID] == onPath {
+			start := slices.Index(path, cur)
+			cycle := path[start:]
+			first := slices.MinFunc(cycle, func(a, b *memcore.MemoryFile) int { return cmp.Compare(a.Meta.ID, b.Meta.ID) })
+			i := slices.Index(cycle, first)
+			ordered := append(slices.Clone(cycle[i:]), cycle[:i]...)
+			ids := make([]string, 0, len(ordered)+1)
+			for _, c := range ordered {
+				ids = append(ids, c.Meta.ID)
+			}
+			ids = append(ids, first.Meta.ID)
+			out = append(out, Problem{Path: filePath(w.store, first), Scope: first.Meta.Scope, ID: first.Meta.ID, Kind: ProblemCycle,
+				Message: fmt.Sprintf("versions supersede each other in a circle, %s, so the chain has no first version; remove the supersedes line of its oldest version", strings.Join(ids, " → "))})
+		}
+		for _, p := range path {
+			state[p.Meta.ID] = done
+		}
+	}
+	return out
+}
+
+// forkProblems reports each version that several memories supersede.
+func (w *Workspace) forkProblems(snap *snapshot) []Problem {
+	var out []Problem
+	for _, f := range snap.g.Forks() {
+		var succ []string
+		for _, s := range f.Successors {
+			succ = append(succ, fmt.Sprintf("%s (version %d)", s.Meta.ID, s.Meta.Version))
+		}
+		p := Problem{ID: f.ID, Kind: ProblemFork,
+			Message: fmt.Sprintf("%s is superseded by %s; readers follow %s, so make the other supersede it instead, or forget one branch",
+				f.ID, strings.Join(succ, " and "), f.Successors[0].Meta.ID)}
+		at := f.Memory
+		if at == nil {
+			at = f.Successors[0]
+		}
+		p.Path, p.Scope = filePath(w.store, at), at.Meta.Scope
+		out = append(out, p)
+	}
+	return out
+}
+
+// secretProblems reports the secrets redact.Find sees in the file at
+// path, one per secret, by line; never the secret itself.
+func secretProblems(path string, scope memcore.Scope, id string) []Problem {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []Problem
+	for _, m := range redact.Find(string(data)) {
+		line := 1 + bytes.Count(data[:m.Start], []byte("\n"))
+		fix := "edit the file to remove it"
+		if id != "" {
+			fix = "forgemem purge " + id + " deletes the memory with its history, or edit the file"
+		}
+		out = append(out, Problem{Path: path, Scope: scope, ID: id, Kind: ProblemSecret,
+			Message: fmt.Sprintf("line %d holds a secret (%s, not shown): rotate it if it is real; %s", line, m.Rule, fix)})
+	}
+	return out
+}

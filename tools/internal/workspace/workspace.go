@@ -1,0 +1,171 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/forgemem/forgemem/settings"
+	"github.com/rs/zerolog"
+)
+
+// Options configure [Open]. The zero value is ready to use.
+type Options struct {
+	// Logger receives the libraries' logs; the zero Logger logs nothing.
+	Logger zerolog.Logger
+	// Progress, when set, is told how far an index build that embeds
+	// memories has got (see memretrieve.WithBuildProgress).
+	Progress func(done, total int)
+	// HTTPClient sends the requests of the openai and gemini providers;
+	// nil means a default client.
+	HTTPClient *http.Client
+	// Now is the clock of the memories Remember and Forget write; nil
+	// means time.Now.
+	Now func() time.Time
+}
+
+// Workspace is the memory folders of one place — a repository's and the
+// user's, as the settings locate them — with the model providers and the
+// retrieval engines made on first use. Its methods are safe for concurrent
+// use.
+type Workspace struct {
+	settings *settings.Settings
+	store    *memcore.FileStore
+	opts     Options
+	failures failures
+
+	mu     sync.Mutex
+	models *Models
+	// engines by purpose: recall (the settings' retrieval) and search.
+	engines map[string]*memretrieve.Engine
+}
+
+// Open opens the memory folders s locates (s.Paths): the repository's,
+// unless the command runs outside a repository (the repository scope is
+// then off), and the user's. It fails when neither folder is known (no
+// home folder and no repository) or a folder cannot be created.
+func Open(s *settings.Settings, opts Options) (*Workspace, error) {
+	if s == nil {
+		return nil, errors.New("workspace: no settings")
+	}
+	if s.Paths.RepoDir == "" && s.Paths.UserDir == "" {
+		return nil, fmt.Errorf("no memory folder: there is no home folder and %w", s.Paths.RequireRepo())
+	}
+	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.WithLogger(opts.Logger))
+	if err != nil {
+		return nil, fmt.Errorf("opening the memory folders: %w", err)
+	}
+	return &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}}, nil
+}
+
+// Settings returns the settings the workspace was opened with.
+func (w *Workspace) Settings() *settings.Settings { return w.settings }
+
+// Store returns the memory folders' store.
+func (w *Workspace) Store() *memcore.FileStore { return w.store }
+
+// Close stops the retrieval engines made so far, waiting until ctx ends
+// for a build in progress.
+func (w *Workspace) Close(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var errs []error
+	for name, e := range w.engines {
+		errs = append(errs, e.Close(ctx))
+		delete(w.engines, name)
+	}
+	return errors.Join(errs...)
+}
+
+// Models returns the provider's clients, made on first use (see
+// [NewModels]). Their calls are recorded, so that an operation can report
+// why a provider failed.
+func (w *Workspace) Models() (*Models, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.models != nil {
+		return w.models, nil
+	}
+	m, err := NewModels(w.settings, w.opts.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	if m.LLM != nil {
+		m.LLM = llmRecorder{LLMProvider: m.LLM, f: &w.failures}
+	}
+	if m.Embedder != nil {
+		m.Embedder = embedRecorder{Embedder: m.Embedder, f: &w.failures}
+	}
+	w.models = m
+	return m, nil
+}
+
+// requireScope checks that scope's folder is on.
+func (w *Workspace) requireScope(scope memcore.Scope) error {
+	if w.store.Dir(scope) != "" {
+		return nil
+	}
+	if scope == memcore.ScopeRepo {
+		return fmt.Errorf("the repo scope is off: %w", w.settings.Paths.RequireRepo())
+	}
+	return fmt.Errorf("the user scope is off: there is no home folder; pass --user-dir")
+}
+
+// snapshot is the store's memories with their graph.
+type snapshot struct {
+	all []*memcore.MemoryFile
+	g   *memcore.Graph
+}
+
+// load lists every memory of both scopes.
+func (w *Workspace) load(ctx context.Context) (*snapshot, error) {
+	all, err := w.store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the memories: %w", err)
+	}
+	return &snapshot{all: all, g: memcore.NewGraph(all)}, nil
+}
+
+// engine returns the engine named purpose, made with cfg on first use,
+// with its index rebuilt to reflect the store now. A build that could not
+// embed every memory is an error wrapping ErrProvider.
+func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
+	w.mu.Lock()
+	e := w.engines[purpose]
+	if e == nil {
+		opts := []memretrieve.EngineOption{memretrieve.WithLogger(w.opts.Logger)}
+		if w.opts.Progress != nil {
+			opts = append(opts, memretrieve.WithBuildProgress(w.opts.Progress))
+		}
+		var err error
+		e, err = memretrieve.NewEngine(w.store, emb, llm, cfg, opts...)
+		if err != nil {
+			w.mu.Unlock()
+			return nil, fmt.Errorf("making the retrieval engine: %w", err)
+		}
+		w.engines[purpose] = e
+	}
+	w.mu.Unlock()
+	if err := e.Rebuild(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: indexing the memories: %w", ErrProvider, err)
+	}
+	return e, nil
+}
+
+// now is the clock of written memories: UTC, whole seconds, as memcore
+// writes times.
+func (w *Workspace) now() time.Time {
+	t := time.Now()
+	if w.opts.Now != nil {
+		t = w.opts.Now()
+	}
+	return t.UTC().Truncate(time.Second)
+}
