@@ -18,7 +18,8 @@ import (
 // It fails with [ErrDisabled] when memory.enabled is false here, with
 // [ErrRetrievalOff] when the settings leave retrieval off, and with
 // [ErrProvider] when a provider call failed (an agent's turn would then
-// simply get no memories; a person asking wants to know why).
+// get only what the lexical index finds, or no memories; a person asking
+// wants to know why).
 func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memretrieve.Result, error) {
 	s := w.settings
 	if !s.Enabled {
@@ -51,7 +52,8 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 	if err != nil {
 		return nil, err
 	}
-	if res.Injection == "" {
+	// A failed provider leaves nothing, or the lexical ranking alone.
+	if res.Injection == "" || res.VectorSkipped != "" {
 		if f := w.failures.since(mark); f != nil {
 			if errors.Is(f, context.DeadlineExceeded) {
 				return nil, fmt.Errorf("%w: no answer within memory.retrieval_timeout (%s): %w", ErrProvider, cfg.Timeout, f)

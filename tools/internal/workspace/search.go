@@ -22,8 +22,10 @@ const searchTimeout = 30 * time.Second
 type Hit struct {
 	// Memory is the current version of the chain found.
 	Memory Memory `json:"memory"`
-	// Score is the cosine similarity of the query with the best-matching
-	// version of the chain.
+	// Score is the chain's score in retrieval's ranking
+	// (memretrieve.Recalled.Score): the fusion of its vector and lexical
+	// ranks, or, with memory.retrieval_lexical_weight 0, the cosine
+	// similarity of the query with the best-matching version of the chain.
 	Score float64 `json:"score"`
 	// Matched is the id of that version when it is an earlier one than
 	// Memory.
@@ -75,7 +77,8 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Memories) == 0 {
+	// A failed embedder leaves nothing, or the lexical ranking alone.
+	if len(res.Memories) == 0 || res.VectorSkipped != "" {
 		if f := w.failures.since(mark); f != nil {
 			return nil, fmt.Errorf("%w: embedding the search text: %w", ErrProvider, f)
 		}
