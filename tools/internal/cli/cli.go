@@ -287,7 +287,7 @@ forgemem config shows each with where it came from.`,
 	add("see", a.listCommand(), a.showCommand(), a.searchCommand(), a.graphCommand(), a.exportCommand(), a.statsCommand(), a.validateCommand())
 	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
-	add("other", a.demoCommand(), a.configCommand())
+	add("other", a.demoCommand(), a.evalCommand(), a.configCommand())
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
 	return root
