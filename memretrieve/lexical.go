@@ -32,18 +32,26 @@ type lexDoc struct {
 	length int32
 }
 
-// newLexDoc tokenises text.
-func newLexDoc(text string) *lexDoc {
-	all := appendTerms(nil, text)
-	slices.Sort(all)
-	d := &lexDoc{length: int32(len(all))}
-	for i, t := range all {
-		if i > 0 && all[i-1] == t {
-			d.counts[len(d.counts)-1]++
-			continue
+// newLexDoc tokenises text with tok.
+func newLexDoc(tok *tokenizer, text string) *lexDoc {
+	all := tok.terms(tok.buf[:0], text)
+	tok.buf = all
+	if tok.count == nil {
+		tok.count = make(map[string]int32)
+	}
+	clear(tok.count)
+	for _, t := range all {
+		tok.count[t]++
+	}
+	d := &lexDoc{length: int32(len(all)), terms: make([]string, 0, len(tok.count)), counts: make([]int32, 0, len(tok.count))}
+	// In order of first appearance, so that a document is the same every
+	// time.
+	for _, t := range all {
+		if n := tok.count[t]; n > 0 {
+			d.terms = append(d.terms, t)
+			d.counts = append(d.counts, n)
+			tok.count[t] = 0
 		}
-		d.terms = append(d.terms, t)
-		d.counts = append(d.counts, 1)
 	}
 	return d
 }
@@ -53,8 +61,12 @@ func newLexDoc(text string) *lexDoc {
 // document frequency times its saturated, length-normalised count), so a
 // query adds up precomputed weights. Row i belongs to ids[i] (a memory id).
 type lexIndex struct {
-	ids      []string
-	postings map[string][]lexPosting
+	ids []string
+	// terms maps a term to its number t; its postings are
+	// postings[starts[t]:starts[t+1]].
+	terms    map[string]int32
+	starts   []int32
+	postings []lexPosting
 }
 
 // lexPosting is one row holding a term, with the term's weight there.
@@ -65,34 +77,52 @@ type lexPosting struct {
 
 // newLexIndex indexes docs; docs[i] is the text of ids[i].
 func newLexIndex(ids []string, docs []*lexDoc) *lexIndex {
-	x := &lexIndex{ids: ids, postings: make(map[string][]lexPosting)}
-	if len(docs) == 0 {
-		return x
-	}
-	var total float64
+	x := &lexIndex{ids: ids, terms: make(map[string]int32)}
+	// First number the terms and count the rows holding each, then lay
+	// the postings out in one block, term after term.
+	var df []int32
+	total := 0
+	termOf := make([]int32, 0, len(docs)*16)
+	var length float64
 	for _, d := range docs {
-		total += float64(d.length)
-	}
-	avg := total / float64(len(docs))
-	if avg == 0 {
-		avg = 1
-	}
-	// First the counts, then — once each term's document frequency is
-	// known — the weights.
-	for row, d := range docs {
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(d.length)/avg)
-		for i, t := range d.terms {
-			tf := float64(d.counts[i])
-			x.postings[t] = append(x.postings[t], lexPosting{row: int32(row), w: float32(tf * (bm25K1 + 1) / (tf + norm))})
+		length += float64(d.length)
+		for _, t := range d.terms {
+			n, ok := x.terms[t]
+			if !ok {
+				n = int32(len(df))
+				x.terms[t] = n
+				df = append(df, 0)
+			}
+			df[n]++
+			termOf = append(termOf, n)
+			total++
 		}
 	}
+	x.starts = make([]int32, len(df)+1)
+	for t, n := range df {
+		x.starts[t+1] = x.starts[t] + n
+	}
+	x.postings = make([]lexPosting, total)
+	next := slices.Clone(x.starts[:len(df)])
+	avg := 1.0
+	if len(docs) > 0 && length > 0 {
+		avg = length / float64(len(docs))
+	}
+	// Lucene's form of the inverse document frequency, never negative.
 	n := float64(len(docs))
-	for _, ps := range x.postings {
-		df := float64(len(ps))
-		// Lucene's form of the inverse document frequency, never negative.
-		idf := float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
-		for i := range ps {
-			ps[i].w *= idf
+	idf := make([]float64, len(df))
+	for t, f := range df {
+		idf[t] = math.Log(1 + (n-float64(f)+0.5)/(float64(f)+0.5))
+	}
+	k := 0
+	for row, d := range docs {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(d.length)/avg)
+		for i := range d.terms {
+			t := termOf[k]
+			k++
+			tf := float64(d.counts[i])
+			x.postings[next[t]] = lexPosting{row: int32(row), w: float32(idf[t] * tf * (bm25K1 + 1) / (tf + norm))}
+			next[t]++
 		}
 	}
 	return x
@@ -154,7 +184,11 @@ func (x *lexIndex) search(q []lexTerm, k int) []hit {
 	scores := make([]float32, n)
 	var touched []int32
 	for _, t := range q {
-		for _, p := range x.postings[t.term] {
+		n, ok := x.terms[t.term]
+		if !ok {
+			continue
+		}
+		for _, p := range x.postings[x.starts[n]:x.starts[n+1]] {
 			if scores[p.row] == 0 {
 				touched = append(touched, p.row)
 			}
@@ -185,30 +219,85 @@ func (x *lexIndex) search(q []lexTerm, k int) []hit {
 // dropped and other apostrophes are removed ("don't" is "dont"). Each Han,
 // kana or Hangul character is a term of its own.
 func appendTerms(dst []string, text string) []string {
+	var tok tokenizer
+	return tok.terms(dst, text)
+}
+
+// tokenizer computes the terms of texts (see appendTerms). When known is
+// not nil it remembers the term of each plain word it met (or "" for
+// none): the words of a store's memories repeat, and a map look-up is
+// cheaper than lower-casing, checking and stemming a word again.
+type tokenizer struct {
+	known map[string]string
+	buf   []string         // the terms of the latest text, reused
+	count map[string]int32 // the counts of the latest text's terms, reused
+}
+
+// newTokenizer returns a tokenizer that remembers words.
+func newTokenizer() *tokenizer {
+	return &tokenizer{known: make(map[string]string), count: make(map[string]int32)}
+}
+
+// maxKnownWords bounds the words a tokenizer remembers.
+const maxKnownWords = 1 << 16
+
+// terms appends the terms of text to dst (see appendTerms). A run of
+// ASCII letters and digits, capitalised at most, is a plain word; any
+// other run goes through word.
+func (t *tokenizer) terms(dst []string, text string) []string {
 	start := -1
-	for i, r := range text {
-		if isIdeograph(r) {
-			if start >= 0 {
-				dst = appendWord(dst, text[start:i])
-				start = -1
+	simple := true
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		if simple {
+			dst = t.plain(dst, text[start:end])
+		} else {
+			dst = t.word(dst, text[start:end])
+		}
+		start = -1
+	}
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+				if start < 0 {
+					start, simple = i, true
+				}
+			case 'A' <= c && c <= 'Z':
+				if start < 0 {
+					start, simple = i, true
+				} else {
+					simple = false
+				}
+			case isJoiner(rune(c)) || c == '\'':
+				if start < 0 {
+					start = i
+				}
+				simple = false
+			default:
+				flush(i)
 			}
-			dst = append(dst, string(r))
+			i++
 			continue
 		}
-		if isWordRune(r) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case isIdeograph(r):
+			flush(i)
+			dst = append(dst, text[i:i+size])
+		case isWordRune(r):
 			if start < 0 {
 				start = i
 			}
-			continue
+			simple = false
+		default:
+			flush(i)
 		}
-		if start >= 0 {
-			dst = appendWord(dst, text[start:i])
-			start = -1
-		}
+		i += size
 	}
-	if start >= 0 {
-		dst = appendWord(dst, text[start:])
-	}
+	flush(len(text))
 	return dst
 }
 
@@ -241,13 +330,16 @@ func isApostrophe(r rune) bool { return r == '\'' || r == '’' }
 
 func isWordRune(r rune) bool { return isAlnum(r) || isJoiner(r) || isApostrophe(r) }
 
-// appendWord appends the terms of one run of word runes (see appendTerms).
-func appendWord(dst []string, w string) []string {
+// word appends the terms of one run of word runes (see appendTerms).
+func (t *tokenizer) word(dst []string, w string) []string {
 	w = strings.TrimFunc(w, func(r rune) bool { return !isAlnum(r) })
 	if w == "" {
 		return dst
 	}
 	w = dropApostrophes(w)
+	if !compound(w) {
+		return t.plain(dst, w)
+	}
 	var parts []string
 	joined := false
 	for seg := range strings.FieldsFuncSeq(w, isJoiner) {
@@ -256,7 +348,7 @@ func appendWord(dst []string, w string) []string {
 		joined = joined || n > 0
 	}
 	if len(parts) == 1 && !joined {
-		return appendPlain(dst, parts[0])
+		return t.plain(dst, parts[0])
 	}
 	// An identifier: the whole of it (with its joiners, never stemmed),
 	// then its parts as plain words.
@@ -264,21 +356,55 @@ func appendWord(dst []string, w string) []string {
 		dst = append(dst, whole)
 	}
 	for _, p := range parts {
-		dst = appendPlain(dst, p)
+		dst = t.plain(dst, p)
 	}
 	return dst
 }
 
-// appendPlain appends the term of one plain word, if it is one.
-func appendPlain(dst []string, w string) []string {
+// compound reports whether w has parts: a joiner, or a change of case
+// within it (see appendCamelParts).
+func compound(w string) bool {
+	var prev rune
+	for i, r := range w {
+		if isJoiner(r) {
+			return true
+		}
+		if i > 0 && unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsUpper(prev)) {
+			// camelCase, or a capital run that may end in a new part
+			// (HTTPServer); the split decides.
+			return true
+		}
+		prev = r
+	}
+	return false
+}
+
+// plain appends the term of one plain word, if it is one.
+func (t *tokenizer) plain(dst []string, w string) []string {
+	term, ok := t.known[w]
+	if !ok {
+		term = plainTerm(w)
+		if t.known != nil && len(t.known) < maxKnownWords {
+			t.known[w] = term
+		}
+	}
+	if term == "" {
+		return dst
+	}
+	return append(dst, term)
+}
+
+// plainTerm returns the term of a plain word: lower-cased and stemmed; ""
+// for a common word or a single character.
+func plainTerm(w string) string {
 	w = strings.ToLower(w)
 	if utf8.RuneCountInString(w) < 2 {
-		return dst
+		return ""
 	}
 	if _, stop := stopWords[w]; stop {
-		return dst
+		return ""
 	}
-	return append(dst, stem(w))
+	return stem(w)
 }
 
 // dropApostrophes removes a possessive 's or ’s ending the word or one of
@@ -366,10 +492,11 @@ func (e *Engine) lexicalIndex(items []item, live map[contentKey]struct{}) *lexIn
 	}
 	ids := make([]string, len(items))
 	docs := make([]*lexDoc, len(items))
+	tok := newTokenizer()
 	for i, it := range items {
 		d := e.lexDocs[it.key]
 		if d == nil {
-			d = newLexDoc(it.m.Content)
+			d = newLexDoc(tok, it.m.Content)
 			e.lexDocs[it.key] = d
 		}
 		ids[i], docs[i] = it.m.Meta.ID, d

@@ -95,7 +95,7 @@ func FuzzAppendTerms(f *testing.F) {
 		}
 		// Every text with a term finds itself.
 		if len(terms) > 0 {
-			x := newLexIndex([]string{"a", "b"}, []*lexDoc{newLexDoc(b), newLexDoc(a)})
+			x := newLexIndex([]string{"a", "b"}, []*lexDoc{newLexDoc(newTokenizer(), b), newLexDoc(newTokenizer(), a)})
 			hits := x.search(lexicalQuery([]string{a}), 2)
 			if len(hits) == 0 || !slices.ContainsFunc(hits, func(h hit) bool { return h.row == 1 }) {
 				t.Fatalf("%q does not find itself: %v", a, hits)
@@ -112,7 +112,7 @@ func TestBM25Scores(t *testing.T) {
 	}
 	lex := make([]*lexDoc, len(docs))
 	for i, d := range docs {
-		lex[i] = newLexDoc(d)
+		lex[i] = newLexDoc(newTokenizer(), d)
 	}
 	x := newLexIndex([]string{"0", "1", "2"}, lex)
 	// By hand: lengths 3, 5 and 3 terms (avg 11/3); "lock" is in 2 of 3
@@ -157,5 +157,30 @@ func TestLexicalQueryWeights(t *testing.T) {
 	want := map[string]float32{"errors.as": 2, "error": 2, "check": 2, "now": 1, "build": 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("weights = %v, want %v", got, want)
+	}
+}
+
+func TestLexicalIndex(t *testing.T) {
+	if _, err := NewLexicalIndex([]string{"a"}, nil); err == nil {
+		t.Error("NewLexicalIndex with 1 id and 0 texts: no error")
+	}
+	ix, err := NewLexicalIndex([]string{"a", "b", "c"}, []string{"kestrel nightly builds", "kestrel", "other words"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Len() != 3 {
+		t.Errorf("Len = %d, want 3", ix.Len())
+	}
+	got := ix.Search([]string{"kestrel"}, 5)
+	// The shorter text holding the word ranks first (BM25's length
+	// normalisation); the third shares nothing and is left out.
+	if len(got) != 2 || got[0].ID != "b" || got[1].ID != "a" || !(got[0].Score > got[1].Score) || got[1].Score <= 0 {
+		t.Errorf("Search = %+v, want b then a, scores above 0", got)
+	}
+	if got := ix.Search([]string{"kestrel"}, 1); len(got) != 1 || got[0].ID != "b" {
+		t.Errorf("Search k=1 = %+v, want b", got)
+	}
+	if got := ix.Search(nil, 5); len(got) != 0 {
+		t.Errorf("Search without queries = %+v, want nothing", got)
 	}
 }

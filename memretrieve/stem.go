@@ -15,7 +15,8 @@ func stem(w string) string {
 			return w
 		}
 	}
-	s := stemmer{b: []byte(w)}
+	var buf [32]byte
+	s := stemmer{b: append(buf[:0], w...)}
 	s.step1ab()
 	if len(s.b) > 1 {
 		s.step1c()
@@ -23,6 +24,10 @@ func stem(w string) string {
 		s.step3()
 		s.step4()
 		s.step5()
+	}
+	// Most stems are the word cut short: share its bytes.
+	if len(s.b) <= len(w) && string(s.b) == w[:len(s.b)] {
+		return w[:len(s.b)]
 	}
 	return string(s.b)
 }
