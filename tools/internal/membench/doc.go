@@ -10,7 +10,9 @@
 //   - incremental cost: the rebuild after one new memory;
 //   - capture overhead: OnTurnComplete's cost on the agent, and the size of
 //     the classifier prompt against its budget with many memories;
-//   - retrieval overhead: Retrieve latency with zero-latency fake providers.
+//   - retrieval overhead: Retrieve latency with zero-latency fake providers,
+//     with the lexical index and without it;
+//   - the lexical (BM25) index: its build and one turn's search.
 //
 // Every figure of one report comes from one run on one machine.
 package membench

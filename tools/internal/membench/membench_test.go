@@ -70,6 +70,9 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		{"OnTurnComplete measured", r.CaptureTurnNs > 0 && r.CaptureTurnAllocs <= 1},
 		{"retrieval percentiles ordered", r.RetrieveP50Ms > 0 && r.RetrieveP50Ms <= r.RetrieveP99Ms},
 		{"identity retrieval measured", r.RetrieveIdentityP50Ms > 0 && r.RetrieveIdentityP50Ms <= r.RetrieveIdentityP99Ms},
+		{"vector-only retrieval measured", r.Lexical.RetrieveVectorOnlyP50Ms > 0 && r.Lexical.RetrieveVectorOnlyP50Ms <= r.Lexical.RetrieveVectorOnlyP99Ms &&
+			r.Lexical.RetrieveIdentityVectorOnlyP50Ms > 0 && r.Lexical.RetrieveIdentityVectorOnlyP50Ms <= r.Lexical.RetrieveIdentityVectorOnlyP99Ms},
+		{"lexical index measured", r.Lexical.Memories == cfg.Memories && r.Lexical.BuildMs > 0 && r.Lexical.QueryP50Ms > 0 && r.Lexical.QueryP50Ms <= r.Lexical.QueryP99Ms},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -81,7 +84,7 @@ func TestRunReportsEveryFigure(t *testing.T) {
 	if err := WriteMarkdown(&md, r, "go run ./tools/cmd/membench -test"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Performance", "go run ./tools/cmd/membench -test", "| 1000 |", "cold start / read floor", "OnTurnComplete", "p99"} {
+	for _, want := range []string{"# Performance", "go run ./tools/cmd/membench -test", "| 1000 |", "cold start / read floor", "OnTurnComplete", "p99", "## Lexical index", "`identity`, vector only"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the performance page lacks %q", want)
 		}
