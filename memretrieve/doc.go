@@ -10,25 +10,34 @@
 //
 //  1. strips tool content and caps the window to Config.WindowTokenBudget,
 //     newest text kept (memcore.StripToolContent, memcore.CapWindow);
-//  2. asks the hypothesis model, in one call, for Config.HypothesisCount
+//  2. takes the focused queries of the window, each within
+//     Config.QueryTokenLimit: the latest user message, the latest exchange
+//     and the whole window;
+//  3. asks the hypothesis model, in one call, for Config.HypothesisCount
 //     short declarative sentences written the way a stored memory would be
 //     (HyDE), and parses the reply tolerantly — or, in [ModeIdentity],
-//     uses the window text itself as the one query, with no LLM call. The
-//     request's response schema is named [HypothesisSchemaName], so that a
-//     scripted LLM in tests can tell the hypothesis call from other model
-//     calls;
-//  3. embeds all queries in one Embed call and takes the Config.TopK best
+//     uses the focused queries themselves, with no LLM call. The request's
+//     response schema is named [HypothesisSchemaName], so that a scripted
+//     LLM in tests can tell the hypothesis call from other model calls;
+//  4. embeds those queries in one Embed call and takes the Config.TopK best
 //     memories per query from the vector index, keeping each memory's best
 //     score over all queries and dropping those below Config.MinScore;
-//  4. credits hits on superseded versions to the head of their chain;
-//  5. adds related memories within Config.HopDepth edges, in both
+//  5. takes the Config.TopK best memories of the lexical (BM25) index for
+//     the focused queries (and the hypotheses) together;
+//  6. credits hits on superseded versions to the head of their chain, ranks
+//     the heads in each ranking, and fuses the two rankings by reciprocal
+//     rank (Config.LexicalWeight, Config.FusionK) into [Result.Ranked];
+//  7. adds related memories within Config.HopDepth edges, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  6. renders the injection block (below), cut to
+//  8. renders the injection block (below), cut to
 //     Config.InjectionTokenBudget by dropping whole memories, lowest score
 //     first.
 //
-// Any failure or timeout gives the turn no memories and a nil error (the
+// A failed or late model call — the hypothesis model or the embedder —
+// leaves the turn the lexical ranking, and [Result.VectorSkipped] says why;
+// with the lexical index off (Config.LexicalWeight 0), any failure or
+// timeout gives the turn no memories. Either way the error is nil (the
 // reason is logged at debug level): retrieval never stops the agent. A
 // provider that ignores its context is not waited for past the deadline.
 // Results are cached per turn id, so the several model calls of one turn
@@ -41,10 +50,22 @@
 // product per row and a bounded heap per query, all queries in one pass,
 // split across goroutines for large indexes. [Engine.Start] builds it in
 // the background; [Engine.TriggerRebuild] (the capture pipeline's rebuild
-// callback) asks for a new one, coalescing requests; a new index and its
-// memory graph are swapped in atomically, so searches never wait. The first
-// Retrieve after Start waits for the initial build within its own budget.
-// [Index] offers the same exact search on its own, over any vectors.
+// callback) asks for a new one, coalescing requests; a new index, the
+// lexical index of the same memories and their memory graph are swapped in
+// atomically, so searches never wait. The first Retrieve after Start waits
+// for the initial build within its own budget; a build that must embed
+// texts first publishes the lexical index (and the vectors the cache
+// holds), so a turn that cannot wait is answered from it. [Index] offers
+// the same exact search on its own, over any vectors.
+//
+// # The lexical index
+//
+// The lexical index ranks the same memories by Okapi BM25 over their
+// terms: words lower-cased, English words reduced to their Porter stem,
+// common English words left out, and code identifiers indexed whole and by
+// their parts (errors.As, snake_case, CamelCase, db/migrations). It finds
+// what an embedding blurs — an identifier, a path, a rare name — and needs
+// no model. [LexicalIndex] offers it on its own.
 //
 // # Settings
 //

@@ -357,6 +357,10 @@ func TestRunKnownAnswers(t *testing.T) {
 	if r.Queries != 3 || r.Memories != 3 || r.Collections != 1 || !slices.Equal(r.Ks, []int{1, 2}) {
 		t.Errorf("report counts %+v", r)
 	}
+	if len(r.PerQuery) != 3 || r.PerQuery[1].ID != "q2" || !slices.Equal(r.PerQuery[1].Ranking, []string{"a", "c", "b"}) ||
+		r.PerQuery[1].Scores.MRR != 0.5 || r.PerQuery[2].Collection != "c" || !slices.Equal(r.PerQuery[2].Ranking, []string{"c"}) {
+		t.Errorf("per query %+v, want q2 ranked a, c, b (MRR 1/2) and q3 ranked c", r.PerQuery)
+	}
 	if r.TextsEmbedded != 6 || r.QueryTextsEmbedded != 3 {
 		t.Errorf("embedded %d texts, %d for queries; want 6 and 3", r.TextsEmbedded, r.QueryTextsEmbedded)
 	}

@@ -65,6 +65,18 @@ type Report struct {
 	Candidates float64
 	// PerCollection holds each collection's own figures, in dataset order.
 	PerCollection []CollectionReport
+	// PerQuery holds each query's figures and ranking, in dataset order:
+	// for looking into what a ranking missed, and for the spread of the
+	// means.
+	PerQuery []QueryReport
+}
+
+// QueryReport holds the figures of one query.
+type QueryReport struct {
+	Collection, ID string
+	Scores         Scores
+	// Ranking lists the dataset ids of the memories ranked, best first.
+	Ranking []string
 }
 
 // CollectionReport holds the figures of one collection.
@@ -192,7 +204,9 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 			ranking[i] = toDataset[cand.ID]
 		}
 		*candidates += len(ranking)
-		scores = append(scores, Score(ranking, q.Relevant, ks))
+		qs := Score(ranking, q.Relevant, ks)
+		scores = append(scores, qs)
+		r.PerQuery = append(r.PerQuery, QueryReport{Collection: c.Name, ID: q.ID, Scores: qs, Ranking: ranking})
 		lat = append(lat, float64(elapsed)/float64(time.Millisecond))
 		queryDone()
 	}
