@@ -19,9 +19,10 @@ var ErrNoStore = errors.New("memory store is nil")
 
 // Engine recalls the memories relevant to a conversation turn: it asks the
 // hypothesis model what a relevant memory might say (HyDE), embeds those
-// sentences in one call, searches an in-memory vector index of every memory,
-// credits hits on old versions to the current one, follows related edges,
-// and renders an injection block within a token budget.
+// sentences in one call, searches an in-memory vector index of every memory
+// and a lexical index of the same memories, credits hits on old versions to
+// the current one, fuses the two rankings, follows related edges, and
+// renders an injection block within a token budget.
 //
 // Create it with [NewEngine], call [Engine.Start] once to build the index
 // in the background, [Engine.TriggerRebuild] whenever memories were
@@ -320,18 +321,21 @@ func (e *Engine) background(ctx context.Context) bool {
 // conversation since the last summarisation is window, and the injection
 // block that presents them.
 //
-// It spends at most Config.Timeout in total. Any failure — the hypothesis
-// model or the embedder slow, down or replying nonsense, no index yet — gives
-// an empty Result and a nil error: the reason is logged at debug level and
-// the agent carries on without memories. The only error is the caller's own:
-// when ctx is cancelled or its deadline passes, Retrieve returns an empty
-// Result and ctx.Err(). The Result is never nil.
+// It spends at most Config.Timeout in total. When the hypothesis model or
+// the embedder is slow, down or replies nonsense, or no memory has a vector
+// yet, the turn gets what the lexical index finds, and Result.VectorSkipped
+// says why; with the lexical index off (Config.LexicalWeight 0), and on any
+// other failure — no index yet — it gets an empty Result. Either way the
+// error is nil: the reason is logged at debug level and the agent carries
+// on. The only error is the caller's own: when ctx is cancelled or its
+// deadline passes, Retrieve returns an empty Result and ctx.Err(). The
+// Result is never nil.
 //
 // Results are cached per turnID, so the several model calls of one turn cost
 // one retrieval; concurrent calls for the same turnID share one computation.
-// A turn that got nothing because a provider failed stays that way (the
-// turn is skipped, not retried on every call), except that a result made
-// before any index existed, or abandoned by its caller, is not kept. A
+// A turn whose provider failed keeps the result it got (the turn is not
+// retried on every call), except that a result made before any index
+// existed, or abandoned by its caller, is not kept. A
 // rebuild that changed the index invalidates the cache. An empty turnID
 // disables caching for the call.
 func (e *Engine) Retrieve(ctx context.Context, turnID string, window []memcore.Message) (*Result, error) {
