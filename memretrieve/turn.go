@@ -76,7 +76,7 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (*R
 			vskip = &skipped{reason: "no memory has a vector yet"}
 		}
 		texts := focused
-		if e.cfg.Mode == ModeLLM && qvecs != nil {
+		if e.cfg.Mode == ModeLLM && len(queries) > 0 {
 			texts = append(slices.Clone(focused), queries...)
 		}
 		lhits = snap.lex.search(lexicalQuery(texts), e.cfg.TopK)
