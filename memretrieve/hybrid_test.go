@@ -415,3 +415,23 @@ func TestIdentityQueriesFitTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestLexicalSearchesTheHypotheses: in LLM mode the lexical search takes
+// the hypotheses' words too, so a turn whose embedder fails still finds a
+// memory only a hypothesis names.
+func TestLexicalSearchesTheHypotheses(t *testing.T) {
+	store := memcore.NewMemStore()
+	write(t, store, threeMemories()...)
+	emb := newEmbedder(t)
+	llm := hypothesisLLM(t, "Database migrations are numbered sequentially.")
+	e := newEngine(t, store, emb, llm, DefaultConfig())
+	rebuild(t, e)
+	failNext(t, emb, 1, memcore.ErrUnavailable)
+	res, err := e.Retrieve(context.Background(), "", userWindow("What comes next for the schema change?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res); len(got) == 0 || got[0] != migrations.Meta.ID || !noVectorHits(res) {
+		t.Errorf("memories %v (ranked %+v, VectorSkipped %q), want %s found by the hypothesis' words", got, res.Ranked, res.VectorSkipped, migrations.Meta.ID)
+	}
+}
