@@ -38,13 +38,17 @@
 //
 //  1. Tool messages and tool blocks are stripped
 //     ([memcore.StripToolContent]) and the window is capped to a token
-//     budget, keeping the newest text.
+//     budget in steps: past the budget, whole oldest messages are dropped
+//     half a budget at a time, so that the window's beginning — and the
+//     prompt's, for a provider's prompt cache — stays the same from one
+//     pass to the next (see [WithWindowTokens]).
 //  2. A window identical to the last classified one is skipped.
 //  3. The existing memories' chain heads are listed for the classifier as
 //     "- [id] (scope/category) first line", as many as fit a token budget,
 //     most similar to the window first when an embedder is configured,
 //     newest first otherwise.
-//  4. The classifier gets its instructions, the window and that list, and
+//  4. The classifier gets its instructions (the system prompt, never
+//     changed), the window oldest first, and that list last, and
 //     is asked for the JSON object {"memories": [...]} through a response
 //     schema named [ClassifierSchemaName]. Its reply is read tolerantly
 //     (code fences, wrapping objects, surrounding prose) and asked for once

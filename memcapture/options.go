@@ -135,8 +135,12 @@ func WithEmbedder(e memcore.Embedder) Option {
 
 // WithWindowTokens sets the budget, in estimated tokens (see
 // [memcore.WindowTokens]), of the conversation window sent to the
-// classifier; the newest text is kept. It must be at least 1; the default is
-// [DefaultWindowTokens].
+// classifier. A longer conversation loses whole oldest messages in steps of
+// half the budget, so the window holds between about n/2 and n tokens and
+// its beginning stays the same from one pass to the next until the
+// conversation has grown by another n/2 (consecutive prompts then share
+// that prefix, which providers' prompt caches bill for less). It must be at
+// least 1; the default is [DefaultWindowTokens].
 func WithWindowTokens(n int) Option {
 	return func(c *config) error { return setAtLeast(&c.windowTokens, "WithWindowTokens", n, 1) }
 }

@@ -49,6 +49,10 @@ type Pipeline struct {
 	stopped     bool // the goroutine has ended
 	cancel      context.CancelFunc
 
+	// capWindow, when set (by tests measuring other ways to cap the
+	// window), replaces capInSteps.
+	capWindow func(msgs []memcore.Message, budget int) []memcore.Message
+
 	// State of the pipeline goroutine only.
 	lastWindow [sha256.Size]byte
 	haveLast   bool
@@ -445,9 +449,14 @@ func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
 }
 
 // window is what the classifier sees of a trigger's messages: tool content
-// stripped, capped to the window budget keeping the newest text.
+// stripped, capped to the window budget in steps that keep the window's
+// beginning stable from one pass to the next (capInSteps).
 func (p *Pipeline) window(msgs []memcore.Message) []memcore.Message {
-	return memcore.CapWindow(memcore.StripToolContent(msgs), p.cfg.windowTokens)
+	stripped := memcore.StripToolContent(msgs)
+	if p.capWindow != nil {
+		return p.capWindow(stripped, p.cfg.windowTokens)
+	}
+	return capInSteps(stripped, p.cfg.windowTokens)
 }
 
 // windowHash identifies a window's content.

@@ -2,14 +2,18 @@ package memretrieve
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 	"github.com/forgemem/forgemem/providers/fake"
+	"github.com/rs/zerolog"
 )
 
 const benchDim = 1536
@@ -70,6 +74,77 @@ func BenchmarkSearchFiveQueries(b *testing.B) {
 	}
 }
 
+// benchQuantIndexes caches the quantised indexes across benchmarks.
+var benchQuantIndexes sync.Map
+
+// benchQuantIndex is benchFlatIndex(n) quantised, its float32 vectors
+// resident (as an Index made WithQuantized holds them) or, with onDisk, in
+// a cache file the re-rank reads, as an engine with a disk cache does.
+func benchQuantIndex(b *testing.B, n int, onDisk bool) *flatIndex {
+	key := fmt.Sprint(n, onDisk)
+	if x, ok := benchQuantIndexes.Load(key); ok {
+		return x.(*flatIndex)
+	}
+	src := benchFlatIndex(n)
+	codes, scales := quantizeBlock(src.vecs, benchDim)
+	x := &flatIndex{dim: benchDim, ids: src.ids, quant: &quantRows{codes: codes, scales: scales}}
+	if !onDisk {
+		x.quant.block = src.vecs
+		benchQuantIndexes.Store(key, x)
+		return x
+	}
+	dir, err := os.MkdirTemp("", "memretrieve-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	c := newVecCache("bench", map[memcore.Scope]string{memcore.ScopeRepo: dir}, true, zerolog.Nop())
+	c.setDim(benchDim)
+	keys := make([]contentKey, n)
+	for lo := 0; lo < n; lo += 1000 {
+		hi := min(lo+1000, n)
+		vecs := make([][]float32, 0, hi-lo)
+		for r := lo; r < hi; r++ {
+			binary.LittleEndian.PutUint64(keys[r][:], uint64(r))
+			vecs = append(vecs, src.vecs[r*benchDim:(r+1)*benchDim])
+		}
+		c.put(memcore.ScopeRepo, keys[lo:hi], vecs)
+	}
+	x.quant.locs = make([]diskLoc, n)
+	for r, k := range keys {
+		if x.quant.locs[r] = c.codes[k].loc; x.quant.locs[r].file == nil {
+			b.Fatal("a vector was not written to the cache file")
+		}
+	}
+	benchQuantIndexes.Store(key, x)
+	return x
+}
+
+// BenchmarkSearchQuantized is BenchmarkSearch over the quantised index: the
+// int8 scan, then the re-rank of 40 candidates with their float32 vectors,
+// resident ("mem", an Index made WithQuantized) or read from a cache file
+// ("disk", the engine with Config.Quantized; the file is in the page
+// cache). SetBytes is the int8 block's size.
+func BenchmarkSearchQuantized(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		q := randomUnit(rand.New(rand.NewPCG(1, 1)), benchDim)
+		for _, where := range []string{"mem", "disk"} {
+			x := benchQuantIndex(b, n, where == "disk")
+			for _, par := range []int{runtime.GOMAXPROCS(0), 1} {
+				b.Run(fmt.Sprintf("n=%d/rerank=%s/par=%d", n, where, par), func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetBytes(int64(n * benchDim))
+					for b.Loop() {
+						if _, degraded := x.search([][]float32{q}, 10, par); degraded {
+							b.Fatal("degraded search")
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
 // naiveDot is the plain loop a reader would write first.
 func naiveDot(a, b []float32) float32 {
 	var s float32
@@ -81,9 +156,13 @@ func naiveDot(a, b []float32) float32 {
 
 var sink float32
 
-// BenchmarkScanFloor is the floor the search is measured against: one
-// dot product per row over the same vectors, no heap, one goroutine —
-// with the plain loop and with the unrolled one the index uses.
+// BenchmarkScanFloor scores one query against every row of the index's
+// block on one goroutine, with no heap: with the plain loop ("naive") and
+// with vecmath.Dot, the kernel the index uses ("vecmath", named by
+// vecmath.Kernel in the sub-benchmark). Against BenchmarkSearch's par=1 it
+// shows what the heap and the bookkeeping cost; the memory-bandwidth floor
+// (every core streaming the block) is vecmath's BenchmarkStreamFloor and
+// membench's stream floor.
 func BenchmarkScanFloor(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		x := benchFlatIndex(n)
@@ -91,7 +170,7 @@ func BenchmarkScanFloor(b *testing.B) {
 		for _, f := range []struct {
 			name string
 			dot  func(a, b []float32) float32
-		}{{"naive", naiveDot}, {"unrolled", dot}} {
+		}{{"naive", naiveDot}, {"vecmath-" + vecmath.Kernel(), vecmath.Dot}} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, f.name), func(b *testing.B) {
 				b.SetBytes(int64(n * benchDim * 4))
 				for b.Loop() {

@@ -32,9 +32,9 @@ type pending struct {
 // vector, and publishes a new snapshot when anything changed. When some
 // texts must be embedded and the lexical index is on, the lexical index of
 // every memory and the vectors the cache holds are published first, so
-// turns are answered while the embedder works (or fails). Builds are serialised. The error reports a
-// failed list (nothing published) or memories that could not be embedded
-// (published without them).
+// turns are answered while the embedder works (or fails). Builds are
+// serialised. The error reports a failed list (nothing published) or
+// memories that could not be embedded (published without them).
 func (e *Engine) build(ctx context.Context) error {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
@@ -47,10 +47,17 @@ func (e *Engine) build(ctx context.Context) error {
 	g := memcore.NewGraph(memcore.NewGraph(mems).Live())
 	all := g.Memories()
 	e.prepareCache()
+	// A search could not read some vectors back from the cache files (a
+	// quantised index after another process compacted one): read them
+	// again, and publish even if nothing else changed.
+	reread := e.rereadCache.Swap(false)
+	if reread {
+		e.cache.refresh()
+	}
 	items := contentItems(all)
-	publish := func(early bool) bool {
+	publish := func(early, force bool) bool {
 		fp, rows := e.fingerprintOf(all, items)
-		if e.snap.Load() != nil && fp == e.fingerprint {
+		if e.snap.Load() != nil && fp == e.fingerprint && !force {
 			return false
 		}
 		e.publish(g, items, rows, fp, early)
@@ -60,13 +67,13 @@ func (e *Engine) build(ctx context.Context) error {
 	if e.cfg.LexicalWeight > 0 {
 		// The lexical index needs no vectors: publish it, with the vectors
 		// the cache has, before waiting for the embedder.
-		early = func() { publish(true) }
+		early = func() { publish(true, false) }
 	}
 	embedded, embedErr := e.embedAll(ctx, items, early)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !publish(false) {
+	if !publish(false, reread) {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
 		return embedErr
 	}
@@ -84,7 +91,7 @@ func (e *Engine) prepareCache() {
 		if e.cache != nil {
 			e.log.Info().Str("old", e.cache.model).Str("new", model).Msg("memretrieve: the embedding model changed; memories are embedded again")
 		}
-		e.cache = newVecCache(model, e.cacheDirs, e.log)
+		e.cache = newVecCache(model, e.cacheDirs, e.cfg.Quantized, e.log)
 		clear(e.unusable)
 		e.cache.refresh()
 	}
@@ -147,28 +154,77 @@ func (e *Engine) embedAll(ctx context.Context, items []item, early func()) (int,
 // publish swaps in a snapshot of graph g, a new vector index of the items
 // at rows (those with cached vectors) and a new lexical index of every
 // item, fingerprinted fp; early marks one published before the build's
-// embedding. The cache then shares the vector index's block, so each vector
-// is held once, and forgets the vectors no memory has any more.
+// embedding. The cache first forgets the vectors no memory has any more
+// (compacting its files if they mostly hold such vectors), then shares the
+// vector index's block, so each vector is held once.
 func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte, early bool) {
 	c := e.cache
-	dim := c.dim
-	idx := &flatIndex{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
 	live := make(map[contentKey]struct{}, len(items))
 	for _, it := range items {
 		live[it.key] = struct{}{}
 	}
-	for j, i := range rows {
-		it := items[i]
-		v, _ := c.get(it.key)
-		row := idx.vecs[j*dim : (j+1)*dim : (j+1)*dim]
-		copy(row, v)
-		idx.ids[j] = it.m.Meta.ID
-		c.vecs[it.key] = row
-	}
 	c.retain(live)
+	var idx *flatIndex
+	if c.quantized {
+		idx = e.quantIndex(items, rows)
+	} else {
+		dim := c.dim
+		idx = &flatIndex{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
+		for j, i := range rows {
+			it := items[i]
+			row := idx.vecs[j*dim : (j+1)*dim : (j+1)*dim]
+			copy(row, c.vecs[it.key])
+			idx.ids[j] = it.m.Meta.ID
+			c.vecs[it.key] = row
+		}
+	}
 	e.gen++
 	e.fingerprint = fp
 	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: e.lexicalIndex(items, live), early: early})
+}
+
+// quantIndex builds the quantised index of the items at rows from a
+// quantised cache: the int8 codes in one block (shared with the cache), and
+// for each row the place of its vector on disk — or, for vectors with no
+// copy on disk, the vector itself, in memory.
+func (e *Engine) quantIndex(items []item, rows []int) *flatIndex {
+	c := e.cache
+	dim := c.dim
+	q := &quantRows{codes: make([]int8, len(rows)*dim), scales: make([]float32, len(rows))}
+	idx := &flatIndex{dim: dim, ids: make([]string, len(rows)), quant: q}
+	onDisk := 0
+	for _, i := range rows {
+		if c.codes[items[i].key].loc.file != nil {
+			onDisk++
+		}
+	}
+	if onDisk > 0 {
+		q.locs = make([]diskLoc, len(rows))
+		q.resident = make(map[int][]float32, len(rows)-onDisk)
+	} else {
+		q.block = make([]float32, len(rows)*dim)
+	}
+	for j, i := range rows {
+		it := items[i]
+		ent := c.codes[it.key]
+		code := q.codes[j*dim : (j+1)*dim : (j+1)*dim]
+		copy(code, ent.q)
+		ent.q = code
+		c.codes[it.key] = ent
+		q.scales[j] = ent.scale
+		idx.ids[j] = it.m.Meta.ID
+		switch {
+		case ent.loc.file != nil:
+			q.locs[j] = ent.loc
+		case q.block != nil:
+			row := q.block[j*dim : (j+1)*dim : (j+1)*dim]
+			copy(row, c.vecs[it.key])
+			c.vecs[it.key] = row
+		default:
+			q.resident[j] = c.vecs[it.key]
+		}
+	}
+	return idx
 }
 
 // missing lists the distinct texts of items that have no usable cached
@@ -319,10 +375,7 @@ func (e *Engine) fingerprintOf(all []*memcore.MemoryFile, items []item) ([32]byt
 
 // cached reports whether the cache holds a vector of the current dimension
 // for key.
-func (e *Engine) cached(key contentKey) bool {
-	v, ok := e.cache.get(key)
-	return ok && len(v) == e.cache.dim
-}
+func (e *Engine) cached(key contentKey) bool { return e.cache.has(key) }
 
 // fingerprinter writes values to a hash so that different sequences of
 // values never write the same bytes: integers in 8 bytes, strings after

@@ -76,6 +76,9 @@ type cacheFile struct {
 	// keys holds the content keys of the vectors read from or written to
 	// the file, for compaction.
 	keys map[contentKey]struct{}
+	// ver is the file as last read or written, for the locations of its
+	// records that a quantised cache remembers.
+	ver *fileVersion
 }
 
 // usable reports whether vectors may be appended to the file as it is.
@@ -87,6 +90,11 @@ func (f *cacheFile) usable(dim int) bool {
 // by append-only files (one per cache folder) when there are folders. It is
 // not safe for concurrent use: only index builds use it, and the engine runs
 // one build at a time (Engine.buildMu).
+//
+// A quantised cache (for Config.Quantized) keeps every vector's int8 code
+// and the place of its record on disk, and keeps the float32 vector itself
+// in memory only when there is no copy on disk: a quantised index reads its
+// re-rank candidates' vectors from the files.
 type vecCache struct {
 	model string
 	log   zerolog.Logger
@@ -94,13 +102,28 @@ type vecCache struct {
 	// scopes may share one. Empty for a memory-only cache.
 	files map[memcore.Scope]*cacheFile
 	dim   int
-	vecs  map[contentKey][]float32
+	// vecs holds the float32 vectors: all of them, or, in a quantised
+	// cache, those with no copy on disk.
+	vecs map[contentKey][]float32
+	// quantized: codes holds every vector's code and record location.
+	quantized bool
+	codes     map[contentKey]codeEntry
 }
 
-// newVecCache returns the cache of model. dirs gives the cache folder of
-// each scope ("" or absent: memory only for that scope).
-func newVecCache(model string, dirs map[memcore.Scope]string, log zerolog.Logger) *vecCache {
-	c := &vecCache{model: model, log: log, files: make(map[memcore.Scope]*cacheFile), vecs: make(map[contentKey][]float32)}
+// codeEntry is a vector in a quantised cache: its int8 code and scale, and
+// where its record is on disk (loc.file nil: nowhere, the vector is in
+// vecs).
+type codeEntry struct {
+	q     []int8
+	scale float32
+	loc   diskLoc
+}
+
+// newVecCache returns the cache of model, quantised or not. dirs gives the
+// cache folder of each scope ("" or absent: memory only for that scope).
+func newVecCache(model string, dirs map[memcore.Scope]string, quantized bool, log zerolog.Logger) *vecCache {
+	c := &vecCache{model: model, log: log, files: make(map[memcore.Scope]*cacheFile), vecs: make(map[contentKey][]float32),
+		quantized: quantized, codes: make(map[contentKey]codeEntry)}
 	byDir := make(map[string]*cacheFile)
 	for scope, dir := range dirs {
 		if dir == "" {
@@ -129,10 +152,37 @@ func (c *vecCache) distinctFiles() []*cacheFile {
 	return out
 }
 
-// get returns the cached vector of key.
-func (c *vecCache) get(key contentKey) ([]float32, bool) {
+// has reports whether the cache holds a vector of its dimension for key.
+func (c *vecCache) has(key contentKey) bool {
+	if c.quantized {
+		e, ok := c.codes[key]
+		return ok && len(e.q) == c.dim
+	}
 	v, ok := c.vecs[key]
-	return v, ok
+	return ok && len(v) == c.dim
+}
+
+// putCode records, in a quantised cache, the vector v of key found at loc
+// (file nil: not on disk, v is kept in memory). A key already cached only
+// takes the new location: v is the same vector.
+func (c *vecCache) putCode(key contentKey, v []float32, loc diskLoc) {
+	e, ok := c.codes[key]
+	if !ok || len(e.q) != len(v) {
+		e = codeEntry{q: make([]int8, len(v))}
+		e.scale = quantize(v, e.q)
+	} else if loc.file == nil {
+		// Already cached; keep its location, if it has one.
+		if e.loc.file != nil {
+			return
+		}
+	}
+	e.loc = loc
+	c.codes[key] = e
+	if loc.file != nil {
+		delete(c.vecs, key)
+	} else {
+		c.vecs[key] = v
+	}
 }
 
 // refresh reads what was appended to the cache files since the last
@@ -148,6 +198,13 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 	fh, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.info, f.off, f.st = nil, 0, decodeState{}
+		if f.ver != nil {
+			// Deleted: what a quantised cache had there is missing now.
+			f.ver = nil
+			if c.quantized {
+				c.forgetStale(f)
+			}
+		}
 		return
 	}
 	if err != nil {
@@ -160,12 +217,17 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
 		return
 	}
-	if f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.off {
+	reread := f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.off
+	if reread {
 		f.off, f.st = 0, decodeState{}
 		clear(f.keys)
+		f.ver = &fileVersion{path: f.path, info: info}
 	}
 	f.info = info
 	if info.Size() == f.off {
+		if reread && c.quantized {
+			c.forgetStale(f) // replaced by an empty file
+		}
 		return
 	}
 	data := make([]byte, info.Size()-f.off)
@@ -175,15 +237,23 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 		return
 	}
 	data = data[:n]
-	settled := decodeRecords(data, c.model, c.dim, &f.st, func(k contentKey, v []float32) {
+	base := f.off
+	settled := decodeRecordsAt(data, c.model, c.dim, &f.st, c.quantized, func(k contentKey, v []float32, at int) {
 		if c.dim != 0 && len(v) != c.dim {
 			return // written before the dimension changed
 		}
 		f.keys[k] = struct{}{}
+		if c.quantized {
+			c.putCode(k, v, diskLoc{file: f.ver, off: base + int64(at)})
+			return
+		}
 		if _, ok := c.vecs[k]; !ok {
 			c.vecs[k] = v
 		}
 	})
+	if reread && c.quantized {
+		c.forgetStale(f)
+	}
 	if f.st.header && !f.st.foreign && c.dim == 0 {
 		c.dim = f.st.dim
 	}
@@ -196,39 +266,67 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 	f.off += int64(settled)
 }
 
-// put adds vectors (unit length, all of c.dim) computed for memories of
-// scope, and appends them to that scope's cache file in one write.
-func (c *vecCache) put(scope memcore.Scope, keys []contentKey, vecs [][]float32) {
-	for i, k := range keys {
-		c.vecs[k] = vecs[i]
-	}
-	f := c.files[scope]
-	if f == nil || len(keys) == 0 {
-		return
-	}
-	if err := c.appendTo(f, keys, vecs); err != nil {
-		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot write the embedding cache; the vectors are kept in memory only")
+// forgetStale drops, from a quantised cache, the vectors whose records
+// were in an earlier version of f and are not in the version just read
+// (another process compacted the file without them), or in any version
+// when the file is gone (f.ver nil): they count as missing, and are
+// embedded again.
+func (c *vecCache) forgetStale(f *cacheFile) {
+	for k, e := range c.codes {
+		if e.loc.file != nil && e.loc.file != f.ver && e.loc.file.path == f.path {
+			delete(c.codes, k)
+		}
 	}
 }
 
-func (c *vecCache) appendTo(f *cacheFile, keys []contentKey, vecs [][]float32) error {
+// put adds vectors (unit length, all of c.dim) computed for memories of
+// scope, and appends them to that scope's cache file in one write.
+func (c *vecCache) put(scope memcore.Scope, keys []contentKey, vecs [][]float32) {
+	if !c.quantized {
+		for i, k := range keys {
+			c.vecs[k] = vecs[i]
+		}
+	}
+	f := c.files[scope]
+	var locs []diskLoc
+	if f != nil && len(keys) > 0 {
+		var err error
+		if locs, err = c.appendTo(f, keys, vecs); err != nil {
+			c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot write the embedding cache; the vectors are kept in memory only")
+		}
+	}
+	if c.quantized {
+		for i, k := range keys {
+			var loc diskLoc
+			if locs != nil {
+				loc = locs[i]
+			}
+			c.putCode(k, vecs[i], loc)
+		}
+	}
+}
+
+// appendTo appends the records of keys' vectors to f in one write and
+// returns where each record went, or nil locations when that is not known
+// (the file's position could not be read).
+func (c *vecCache) appendTo(f *cacheFile, keys []contentKey, vecs [][]float32) ([]diskLoc, error) {
 	if err := c.prepareDir(f); err != nil {
-		return err
+		return nil, err
 	}
 	if !f.usable(c.dim) {
 		// Foreign, headerless or of another dimension: start it afresh.
 		if err := c.rewrite(f, nil); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	fh, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, cacheFilePerm)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	info, err := fh.Stat()
 	if err != nil {
 		fh.Close()
-		return err
+		return nil, err
 	}
 	buf := make([]byte, 0, recHeaderLen*(len(keys)+1)+len(keys)*(33+4*c.dim)+64+len(c.model))
 	header := info.Size() == 0
@@ -236,47 +334,63 @@ func (c *vecCache) appendTo(f *cacheFile, keys []contentKey, vecs [][]float32) e
 		buf = appendHeaderRecord(buf, c.model, c.dim)
 	}
 	var scratch []byte
+	at := make([]int, len(keys)) // each record's offset in buf
 	for i, k := range keys {
+		at[i] = len(buf)
 		buf, scratch = appendVectorRecord(buf, scratch, k, vecs[i])
 		f.keys[k] = struct{}{}
 	}
 	// One write call under O_APPEND: concurrent appenders never interleave
 	// inside it, and a writer killed part-way leaves a damaged tail that
 	// readers skip.
+	var locs []diskLoc
 	_, err = fh.Write(buf)
 	if err == nil {
-		c.advancePast(f, fh, info, len(buf), header, len(keys))
+		locs = c.advancePast(f, fh, info, len(buf), header, len(keys), at)
 	}
 	if cerr := fh.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return locs, nil
 }
 
 // advancePast moves f's read position past the records just written when
 // they directly follow what was already read (no other process appended in
 // between), so they are not read back, and counts them for compaction.
-// Otherwise the next refresh reads them with the others' records.
-func (c *vecCache) advancePast(f *cacheFile, fh *os.File, before fs.FileInfo, n int, header bool, records int) {
+// Otherwise the next refresh reads them with the others' records. It
+// returns where the records went (at: their offsets in the n bytes
+// written), or nil when the file's position cannot be read.
+func (c *vecCache) advancePast(f *cacheFile, fh *os.File, before fs.FileInfo, n int, header bool, records int, at []int) []diskLoc {
 	end, err := fh.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return
+		return nil
+	}
+	info, err := fh.Stat()
+	if err != nil {
+		return nil
 	}
 	start := end - int64(n)
+	if f.ver == nil || !os.SameFile(f.ver.info, info) {
+		f.ver = &fileVersion{path: f.path, info: info}
+	}
+	locs := make([]diskLoc, len(at))
+	for i, a := range at {
+		locs[i] = diskLoc{file: f.ver, off: start + int64(a)}
+	}
 	switch {
 	case header && start == 0:
 		// This write created the file's content.
 		f.st = decodeState{header: true, dim: c.dim}
 	case f.info != nil && os.SameFile(f.info, before) && start == f.off && f.st.header:
 	default:
-		return
-	}
-	info, err := fh.Stat()
-	if err != nil {
-		return
+		return locs
 	}
 	f.info, f.off = info, end
 	f.st.records += records
+	return locs
 }
 
 // prepareDir creates the cache folder and its .gitignore on first use.
@@ -337,9 +451,12 @@ func (c *vecCache) rewrite(f *cacheFile, keep map[contentKey]struct{}) error {
 	}
 	buf := appendHeaderRecord(nil, c.model, c.dim)
 	keys := make(map[contentKey]struct{}, len(keep))
+	at := make(map[contentKey]int64, len(keep))
 	var scratch []byte
+	vecs := c.vectorsOf(keep)
 	for k := range keep {
-		if v, ok := c.vecs[k]; ok && len(v) == c.dim {
+		if v, ok := vecs[k]; ok && len(v) == c.dim {
+			at[k] = int64(len(buf))
 			buf, scratch = appendVectorRecord(buf, scratch, k, v)
 			keys[k] = struct{}{}
 		}
@@ -359,7 +476,61 @@ func (c *vecCache) rewrite(f *cacheFile, keep map[contentKey]struct{}) error {
 	}
 	f.info, f.off, f.keys = info, int64(len(buf)), keys
 	f.st = decodeState{header: true, dim: c.dim, records: len(keys)}
+	f.ver = &fileVersion{path: f.path, info: info}
+	if c.quantized {
+		for k, off := range at {
+			if e, ok := c.codes[k]; ok {
+				e.loc = diskLoc{file: f.ver, off: off}
+				c.codes[k] = e
+				delete(c.vecs, k)
+			}
+		}
+		// What was in the old file and could not be read back is missing
+		// now, and embedded again.
+		c.forgetStale(f)
+	}
 	return nil
+}
+
+// vectorsOf returns the float32 vectors of keys that the cache holds: from
+// memory, and, in a quantised cache, read back from their records on disk
+// (those that cannot be read are left out).
+func (c *vecCache) vectorsOf(keys map[contentKey]struct{}) map[contentKey][]float32 {
+	out := make(map[contentKey][]float32, len(keys))
+	if !c.quantized {
+		for k := range keys {
+			if v, ok := c.vecs[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	// Read the records on disk through a quantRows of the keys' codes.
+	var ks []contentKey
+	q := &quantRows{resident: make(map[int][]float32)}
+	for k := range keys {
+		e, ok := c.codes[k]
+		if !ok || len(e.q) != c.dim {
+			continue
+		}
+		r := len(ks)
+		ks = append(ks, k)
+		q.codes = append(q.codes, e.q...)
+		q.scales = append(q.scales, e.scale)
+		q.locs = append(q.locs, e.loc)
+		if v, ok := c.vecs[k]; ok && e.loc.file == nil {
+			q.resident[r] = v
+		}
+	}
+	rows := make([]int, len(ks))
+	for i := range rows {
+		rows[i] = i
+	}
+	vecs, _ := q.floats(rows, c.dim, make([]float32, len(rows)*c.dim))
+	for r, v := range vecs {
+		out[ks[r]] = v
+	}
+	return out
 }
 
 // retain forgets, in memory, the vectors whose keys are not in live (their
@@ -369,6 +540,11 @@ func (c *vecCache) retain(live map[contentKey]struct{}) {
 	for k := range c.vecs {
 		if _, ok := live[k]; !ok {
 			delete(c.vecs, k)
+		}
+	}
+	for k := range c.codes {
+		if _, ok := live[k]; !ok {
+			delete(c.codes, k)
 		}
 	}
 	for _, f := range c.distinctFiles() {
@@ -397,6 +573,7 @@ func (c *vecCache) retain(live map[contentKey]struct{}) {
 // The files are replaced when next written to.
 func (c *vecCache) reset(dim int) {
 	clear(c.vecs)
+	clear(c.codes)
 	c.dim = dim
 }
 

@@ -98,9 +98,18 @@ type decodeState struct {
 // The vectors passed to use are owned by the callee; they are carved out of
 // a few large allocations rather than one each.
 func decodeRecords(data []byte, model string, wantDim int, st *decodeState, use func(contentKey, []float32)) int {
+	return decodeRecordsAt(data, model, wantDim, st, false, func(k contentKey, v []float32, _ int) { use(k, v) })
+}
+
+// decodeRecordsAt is decodeRecords that also passes use the offset in data
+// of each vector's record (its first byte). With scratch set, every vector
+// is decoded into the same slice, which use must not keep (a quantised
+// cache keeps only each vector's int8 code).
+func decodeRecordsAt(data []byte, model string, wantDim int, st *decodeState, scratch bool, use func(contentKey, []float32, int)) int {
 	settled, pos := 0, 0
 	var arena []float32
 	for pos < len(data) {
+		start := pos
 		payload, n := frameAt(data[pos:])
 		if n == 0 {
 			next := bytes.Index(data[pos+1:], []byte(recMagic))
@@ -130,17 +139,23 @@ func decodeRecords(data []byte, model string, wantDim int, st *decodeState, use 
 			var key contentKey
 			copy(key[:], payload[1:33])
 			if len(arena) < st.dim {
-				// Room for the vectors the rest of data can hold, at most 1024.
+				// Room for the vectors the rest of data can hold, at most
+				// 1024; one when every vector is decoded into the same.
 				n := min(1024, max(1, (len(data)-pos)/(4*st.dim)+1))
+				if scratch {
+					n = 1
+				}
 				arena = make([]float32, n*st.dim)
 			}
 			v := arena[:st.dim:st.dim]
-			arena = arena[st.dim:]
+			if !scratch {
+				arena = arena[st.dim:]
+			}
 			for i := range v {
 				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(body[4*i:]))
 			}
 			if normalize(v) {
-				use(key, v)
+				use(key, v, start)
 			}
 		}
 	}

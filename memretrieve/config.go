@@ -66,6 +66,19 @@ type Config struct {
 	// Timeout bounds a whole Retrieve call (memory.retrieval_timeout):
 	// default 2s, more than 0. On expiry the turn gets no memories.
 	Timeout time.Duration
+	// Quantized makes the index quantised (memory.retrieval_quantized):
+	// default false. The index then holds each vector as int8 values with
+	// one scale per vector — a quarter of the memory of the float32
+	// vectors — scans them with SIMD integer dot products, and re-ranks the
+	// best candidates (4 per result, at least 40) with their float32
+	// vectors, so scores stay exact cosine similarities and the results are
+	// the exact search's whenever the best memories are among the
+	// candidates (membench measures how often: quantized_recall_at_10). The
+	// candidates' float32 vectors are read from the on-disk embedding
+	// cache, so they are not kept in memory — except where there is no
+	// cache on disk (a store without folders such as memcore.MemStore, and
+	// no WithCacheDir), where they stay in memory beside the int8 copy.
+	Quantized bool
 	// QueryTokenLimit bounds each text the turn sends to the embedder as a
 	// query, in memcore.EstimateTokens tokens (four characters each), newest
 	// text kept (memory.retrieval_query_token_limit): default 512, range

@@ -67,6 +67,12 @@
 // what an embedding blurs — an identifier, a path, a rare name — and needs
 // no model. [LexicalIndex] offers it on its own.
 //
+// With Config.Quantized the index holds each vector as int8 values with one
+// scale per vector, scans them with SIMD integer dot products and re-ranks
+// the best candidates with their float32 vectors, read from the on-disk
+// embedding cache: a quarter of the memory, and the exact scores (see
+// [Config.Quantized]).
+//
 // # Settings
 //
 // [NewEngine] takes a [Config] (start from [DefaultConfig]) and options of

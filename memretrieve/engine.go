@@ -49,7 +49,11 @@ type Engine struct {
 	// dimSeen is the dimension of the latest query vectors, so a build
 	// notices an embedder whose vectors changed size under the same Model.
 	dimSeen atomic.Int64
-	turns   *turnCache
+	// rereadCache is set when a search could not read some candidates'
+	// vectors back from the cache files: the next build reads the files
+	// again and publishes a new index.
+	rereadCache atomic.Bool
+	turns       *turnCache
 
 	mu      sync.Mutex // guards started, closed, cancel
 	started bool

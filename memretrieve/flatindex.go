@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 )
 
 // flatIndex is an exact nearest-neighbour index with no structure beyond a
@@ -16,6 +18,10 @@ type flatIndex struct {
 	dim  int
 	ids  []string
 	vecs []float32
+	// quant, when set, makes this a quantised index: the rows are searched
+	// in their int8 form, and vecs is nil (quant says where the float32
+	// vectors are).
+	quant *quantRows
 }
 
 // hit is one search result: a row of the index and its cosine similarity
@@ -45,56 +51,66 @@ func (x *flatIndex) len() int {
 	return len(x.ids)
 }
 
-// search returns, for each query (unit vectors of length x.dim), its k best
-// rows, best first. All queries are scored in one pass over the block, so
-// each row is read from memory once however many queries there are. Large
-// indexes are scanned by up to par goroutines, each over its own stretch of
-// rows with its own heaps, merged at the end.
-func (x *flatIndex) search(queries [][]float32, k, par int) [][]hit {
-	n := x.len()
-	out := make([][]hit, len(queries))
-	if n == 0 || k < 1 || len(queries) == 0 {
-		return out
+// search returns, for each query, its k best rows, best first. Queries are
+// unit vectors of exactly x.dim values: the callers (Index.SearchBatch,
+// Engine.search) check the length, as vecmath.Dot panics on a mismatch.
+// All queries are scored in one pass over the block, so each row is read
+// from memory once however many queries there are. Large indexes are
+// scanned by up to par goroutines, each over its own stretch of rows with
+// its own heaps, merged at the end.
+//
+// A quantised index (quant set) scans its int8 rows and re-ranks the best
+// candidates exactly (see searchQuant); degraded then reports candidates
+// whose float32 vector could not be read back from disk.
+func (x *flatIndex) search(queries [][]float32, k, par int) (hits [][]hit, degraded bool) {
+	if x.len() == 0 || k < 1 || len(queries) == 0 {
+		return make([][]hit, len(queries)), false
 	}
+	if x.quant != nil {
+		return x.searchQuant(queries, k, par)
+	}
+	return x.topRows(queries, nil, k, par), false
+}
+
+// topRows returns the k best rows (at most the index's) of each query,
+// best first: scored by x.scan over the float32 rows, or, when codes (the
+// queries' int8 codes) is not nil, by x.scanInt8 over the int8 rows. Large
+// indexes are scanned by up to par goroutines, each over its own stretch of
+// rows with its own heaps; the heaps of each query are merged at the end.
+func (x *flatIndex) topRows(queries [][]float32, codes [][]int8, k, par int) [][]hit {
+	nq := len(queries)
+	n := x.len()
 	k = min(k, n)
 	workers := 1
 	if n*x.dim >= parallelMinFloats && par > 1 {
 		workers = min(par, n/64+1)
 	}
-	if workers > 1 {
-		return x.searchSplit(queries, k, workers)
+	out := make([][]hit, nq)
+	if workers == 1 {
+		heaps := newHeaps(nq, k)
+		x.scanRows(queries, codes, 0, n, heaps)
+		for q, h := range heaps {
+			out[q] = h.sorted()
+		}
+		return out
 	}
-	heaps := newHeaps(len(queries), k)
-	x.scan(queries, 0, n, heaps)
-	for q, h := range heaps {
-		out[q] = h.sorted()
-	}
-	return out
-}
-
-// searchSplit is search on workers goroutines, each scanning its own
-// stretch of rows into its own heaps; the heaps of each query are merged at
-// the end.
-func (x *flatIndex) searchSplit(queries [][]float32, k, workers int) [][]hit {
-	n := x.len()
 	parts := make([][]topK, workers)
 	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
 	for w := range workers {
 		lo, hi := w*chunk, min((w+1)*chunk, n)
-		parts[w] = newHeaps(len(queries), k)
+		parts[w] = newHeaps(nq, k)
 		if lo >= hi {
 			continue
 		}
 		wg.Add(1)
 		go func(heaps []topK) {
 			defer wg.Done()
-			x.scan(queries, lo, hi, heaps)
+			x.scanRows(queries, codes, lo, hi, heaps)
 		}(parts[w])
 	}
 	wg.Wait()
-	out := make([][]hit, len(queries))
-	for q := range queries {
+	for q := range nq {
 		var all []hit
 		for w := range parts {
 			all = append(all, parts[w][q].h...)
@@ -105,14 +121,27 @@ func (x *flatIndex) searchSplit(queries [][]float32, k, workers int) [][]hit {
 	return out
 }
 
+// scanRows is scanInt8 with codes when it is not nil, else scan.
+func (x *flatIndex) scanRows(queries [][]float32, codes [][]int8, lo, hi int, heaps []topK) {
+	if codes != nil {
+		x.scanInt8(codes, lo, hi, heaps)
+	} else {
+		x.scan(queries, lo, hi, heaps)
+	}
+}
+
 // scan scores rows lo..hi-1 against every query, offering each score to
-// that query's heap.
+// that query's heap. Rows are taken one at a time and scored against every
+// query before the next row, so a row is read from memory once however many
+// queries there are (the others find it in the cache). Each dot product is
+// vecmath.Dot: SIMD where the CPU has it, within the bound its package
+// documents of the exact value.
 func (x *flatIndex) scan(queries [][]float32, lo, hi int, heaps []topK) {
 	dim := x.dim
 	if len(queries) == 1 {
-		q, h := queries[0][:dim], &heaps[0]
+		q, h := queries[0], &heaps[0]
 		for r := lo; r < hi; r++ {
-			s := dot(x.vecs[r*dim:(r+1)*dim], q)
+			s := vecmath.Dot(x.vecs[r*dim:(r+1)*dim:(r+1)*dim], q)
 			if s >= h.floor {
 				h.offer(hit{row: r, score: s})
 			}
@@ -120,9 +149,9 @@ func (x *flatIndex) scan(queries [][]float32, lo, hi int, heaps []topK) {
 		return
 	}
 	for r := lo; r < hi; r++ {
-		row := x.vecs[r*dim : (r+1)*dim]
+		row := x.vecs[r*dim : (r+1)*dim : (r+1)*dim]
 		for qi, q := range queries {
-			s := dot(row, q)
+			s := vecmath.Dot(row, q)
 			if h := &heaps[qi]; s >= h.floor {
 				h.offer(hit{row: r, score: s})
 			}
@@ -210,33 +239,20 @@ func (t *topK) sorted() []hit {
 	return out
 }
 
-// dot returns the dot product of a and b, which must have the same length.
-// Eight independent accumulators keep the floating-point units busy, and the
-// loop is written so that the compiler proves every index in bounds (no
-// bounds checks in the loop body).
-func dot(a, b []float32) float32 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	for len(a) >= 8 && len(b) >= 8 {
-		x := a[:8:8]
-		y := b[:8:8]
-		s0 += x[0] * y[0]
-		s1 += x[1] * y[1]
-		s2 += x[2] * y[2]
-		s3 += x[3] * y[3]
-		s4 += x[4] * y[4]
-		s5 += x[5] * y[5]
-		s6 += x[6] * y[6]
-		s7 += x[7] * y[7]
-		a, b = a[8:], b[8:]
-	}
-	for i := range min(len(a), len(b)) {
-		s0 += a[i] * b[i]
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-}
+// unitTolerance is how far from 1 the squared length of a vector scaled to
+// unit length in float32 can be: each value is within a relative 2⁻²⁴ of
+// its exact value, so the sum of squares is within 2⁻²³ of 1, far below
+// this bound; the cosine similarities of a vector left as it is are off by
+// at most half of it.
+const unitTolerance = 1e-6
 
 // normalize scales v to unit length in place. It reports false, leaving v
 // unusable, when v is empty, all zero, or holds a NaN or an infinity.
+//
+// A vector already of unit length, to within the rounding of float32 values
+// (its squared length within unitTolerance of 1), is left as it is, so that
+// normalising is idempotent: a vector normalised, written to the cache file
+// and read back is the same, bit for bit, and scores the same.
 func normalize(v []float32) bool {
 	var sum float64
 	for _, f := range v {
@@ -244,6 +260,9 @@ func normalize(v []float32) bool {
 	}
 	if len(v) == 0 || sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
 		return false
+	}
+	if math.Abs(sum-1) <= unitTolerance {
+		return true
 	}
 	inv := 1 / math.Sqrt(sum)
 	for i, f := range v {

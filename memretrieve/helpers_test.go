@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 	"github.com/forgemem/forgemem/providers/fake"
 	"github.com/rs/zerolog"
 )
@@ -160,9 +161,16 @@ func noVectorHits(res *Result) bool {
 	return res.VectorSkipped != ""
 }
 
+// quantizedTests, set by TestQuantizedCacheSuite while it runs other tests,
+// makes newEngine build every engine with the quantised index.
+var quantizedTests bool
+
 // newEngine builds an engine or fails the test.
 func newEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, llm memcore.LLMProvider, cfg Config, opts ...EngineOption) *Engine {
 	t.Helper()
+	if quantizedTests {
+		cfg.Quantized = true
+	}
 	e, err := NewEngine(store, emb, llm, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +233,7 @@ func cosine(t testing.TB, emb memcore.Embedder, a, b string) float64 {
 	x, y := append([]float32(nil), v[0]...), append([]float32(nil), v[1]...)
 	normalize(x)
 	normalize(y)
-	return float64(dot(x, y))
+	return float64(vecmath.Dot(x, y))
 }
 
 // waitFor polls cond until it holds or the deadline passes.

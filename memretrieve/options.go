@@ -28,6 +28,9 @@ type Option interface {
 // index searches the same way.
 type indexOptions struct {
 	parallelism int
+	// quantized is set by WithQuantized, for an Index only: the engine
+	// takes Config.Quantized.
+	quantized bool
 	// bad lists the options given values out of range, in the order they
 	// were applied; the constructor returns them as a *ConfigError.
 	bad fieldErrors
@@ -119,6 +122,24 @@ func WithParallelism(n int) Option {
 			o.parallelism = n
 		}
 	})
+}
+
+// indexOnlyOption is an option only an index takes.
+type indexOnlyOption func(*indexOptions)
+
+func (f indexOnlyOption) applyIndex(o *indexOptions) { f(o) }
+
+// WithQuantized makes [NewIndex] build a quantised index when on is true:
+// an int8 copy of each vector (one scale per vector) is scanned with SIMD
+// integer dot products — a quarter of the bytes of the float32 vectors —
+// and the best candidates (4 per result wanted, at least 40) are re-ranked
+// with their float32 vectors, so scores are exact cosine similarities and
+// the results are the exact search's whenever the true best vectors are
+// among the candidates (the recall is measured by membench). The Index
+// keeps the float32 vectors in memory for the re-rank. The engine's
+// quantised mode is [Config.Quantized].
+func WithQuantized(on bool) IndexOption {
+	return indexOnlyOption(func(o *indexOptions) { o.quantized = on })
 }
 
 // WithBuildProgress has an index build report its embedding progress to

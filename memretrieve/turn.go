@@ -208,7 +208,17 @@ func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([]
 	if err := ctx.Err(); err != nil {
 		return nil, &skipped{reason: "out of time before the search", err: err}
 	}
-	return snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism), nil
+	hits, degraded := snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism)
+	if degraded {
+		// A cache file the quantised index reads its candidates' vectors
+		// from was replaced (another process compacted it) or damaged: the
+		// hits are still usable, ranked in part by their int8 scores, and
+		// the next build reads the files again.
+		e.log.Debug().Msg("memretrieve: some candidates' vectors could not be read from the embedding cache; rebuilding the index")
+		e.rereadCache.Store(true)
+		e.TriggerRebuild()
+	}
+	return hits, nil
 }
 
 // embedWithin embeds texts with emb within ctx (see callWithin) and checks

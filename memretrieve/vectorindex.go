@@ -14,6 +14,13 @@ var ErrDimension = errors.New("vector dimension mismatch")
 // benchmarks): unit vectors in one contiguous block, scored by dot product
 // — cosine similarity — with a bounded heap per query, large indexes split
 // across goroutines. It is immutable and safe for concurrent use.
+//
+// With [WithQuantized] it is the engine's quantised index instead: an int8
+// copy of every vector is scanned, and the best candidates are re-ranked
+// with their float32 vectors (see [Config.Quantized]). An Index keeps those
+// float32 vectors in memory beside the int8 copy, so it is faster but not
+// smaller than the exact one; the engine's quantised index reads them from
+// its on-disk cache instead.
 type Index struct {
 	flat *flatIndex
 	par  int
@@ -31,8 +38,9 @@ type Match struct {
 // names vectors[i]. Every vector must have the same, non-zero length (an
 // error wrapping [ErrDimension] otherwise) and be finite and not all zero.
 // [WithParallelism] sets how many goroutines one search may use (default
-// runtime.GOMAXPROCS(0)); an option out of range is a *[ConfigError]
-// wrapping [ErrInvalidConfig]. Nil options are ignored.
+// runtime.GOMAXPROCS(0)), and [WithQuantized] makes a quantised index; an
+// option out of range is a *[ConfigError] wrapping [ErrInvalidConfig]. Nil
+// options are ignored.
 func NewIndex(ids []string, vectors [][]float32, opts ...IndexOption) (*Index, error) {
 	o := defaultIndexOptions()
 	for _, opt := range opts {
@@ -63,6 +71,11 @@ func NewIndex(ids []string, vectors [][]float32, opts ...IndexOption) (*Index, e
 		if !normalize(row) {
 			return nil, fmt.Errorf("memretrieve: new index: vector %d (%s) is zero or not finite", i, ids[i])
 		}
+	}
+	if o.quantized {
+		codes, scales := quantizeBlock(flat.vecs, dim)
+		flat.quant = &quantRows{codes: codes, scales: scales, block: flat.vecs}
+		flat.vecs = nil
 	}
 	return &Index{flat: flat, par: o.parallelism}, nil
 }
@@ -98,7 +111,7 @@ func (ix *Index) SearchBatch(queries [][]float32, k int) ([][]Match, error) {
 			return nil, fmt.Errorf("memretrieve: search: query %d is zero or not finite", i)
 		}
 	}
-	hits := ix.flat.search(qs, k, ix.par)
+	hits, _ := ix.flat.search(qs, k, ix.par) // an Index's vectors are all in memory: never degraded
 	out := make([][]Match, len(hits))
 	for i, hs := range hits {
 		out[i] = make([]Match, len(hs))

@@ -135,6 +135,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"injection_token_budget", "1500", func(s *settings.Settings) any { return s.RetrieveConfig().InjectionTokenBudget }, 1500},
 		{"retrieval_timeout", "1m30s", func(s *settings.Settings) any { return s.RetrieveConfig().Timeout }, 90 * time.Second},
 		{"retrieval_min_score", "-0.25", func(s *settings.Settings) any { return s.RetrieveConfig().MinScore }, -0.25},
+		{"retrieval_quantized", "true", func(s *settings.Settings) any { return s.RetrieveConfig().Quantized }, true},
 		{"retrieval_query_token_limit", "8000", func(s *settings.Settings) any { return s.RetrieveConfig().QueryTokenLimit }, 8000},
 		{"retrieval_lexical_weight", "0.5", func(s *settings.Settings) any { return s.RetrieveConfig().LexicalWeight }, 0.5},
 		{"retrieval_fusion_k", "20", func(s *settings.Settings) any { return s.RetrieveConfig().FusionK }, 20},

@@ -96,6 +96,8 @@ type Settings struct {
 	RetrievalTimeout time.Duration
 	// RetrievalMinScore is memory.retrieval_min_score.
 	RetrievalMinScore float64
+	// RetrievalQuantized is memory.retrieval_quantized.
+	RetrievalQuantized bool
 	// RetrievalQueryTokenLimit is memory.retrieval_query_token_limit.
 	RetrievalQueryTokenLimit int
 	// RetrievalLexicalWeight is memory.retrieval_lexical_weight.
@@ -288,6 +290,7 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.TopK = s.RetrievalTopK
 	c.HopDepth = s.RetrievalHopDepth
 	c.MinScore = s.RetrievalMinScore
+	c.Quantized = s.RetrievalQuantized
 	c.InjectionTokenBudget = s.InjectionTokenBudget
 	c.Timeout = s.RetrievalTimeout
 	c.QueryTokenLimit = s.RetrievalQueryTokenLimit

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -39,6 +40,10 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 	}
 	if err := warm.Rebuild(ctx); err != nil {
 		return fmt.Errorf("warming the cache: %w", err)
+	}
+
+	if err := measureIndexBytes(ctx, repo, user, emb, engineCfg, cfg.Memories, r); err != nil {
+		return fmt.Errorf("index memory: %w", err)
 	}
 
 	// Cold start: what a new process does — a new FileStore (nothing
@@ -180,5 +185,80 @@ func readFloor(dirs ...string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// IndexBytes is the memory the index takes per memory, measured as the
+// live heap an engine holds after a build over the FileStore, less the
+// live heap of the same store's memories and graph alone (which the engine
+// holds too): the vectors, their ids and the embedding cache's entries.
+type IndexBytes struct {
+	Float32   float64 `json:"float32"`
+	Quantized float64 `json:"quantized"`
+	// Ratio is Quantized over Float32.
+	Ratio float64 `json:"ratio"`
+	// Float32Vector is 4 × the dimension: the float32 vector alone.
+	Float32Vector int `json:"float32_vector"`
+}
+
+// measureIndexBytes fills r.IndexBytesPerMemory: engines over a new
+// FileStore of the folders, whose cache is warm, exact and quantised.
+func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embedder, engineCfg memretrieve.Config, memories int, r *Report) error {
+	liveHeap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	// The memories and their graph, as the engine's build holds them.
+	base := liveHeap()
+	s, err := memcore.NewFileStore(repo, user)
+	if err != nil {
+		return err
+	}
+	mems, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	g := memcore.NewGraph(memcore.NewGraph(mems).Live())
+	mems = nil
+	graphBytes := float64(liveHeap() - base)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(g)
+	s, g = nil, nil
+
+	engineBytes := func(quantized bool) (float64, error) {
+		c := identity(engineCfg)
+		c.Quantized = quantized
+		base := liveHeap()
+		s, err := memcore.NewFileStore(repo, user)
+		if err != nil {
+			return 0, err
+		}
+		e, err := memretrieve.NewEngine(s, emb, nil, c)
+		if err != nil {
+			return 0, err
+		}
+		if err := e.Rebuild(ctx); err != nil {
+			return 0, err
+		}
+		n := float64(liveHeap() - base)
+		runtime.KeepAlive(e)
+		return n, nil
+	}
+	f, err := engineBytes(false)
+	if err != nil {
+		return err
+	}
+	q, err := engineBytes(true)
+	if err != nil {
+		return err
+	}
+	b := &r.IndexBytesPerMemory
+	b.Float32 = (f - graphBytes) / float64(memories)
+	b.Quantized = (q - graphBytes) / float64(memories)
+	b.Ratio = b.Quantized / b.Float32
+	b.Float32Vector = 4 * r.Config.Dim
 	return nil
 }

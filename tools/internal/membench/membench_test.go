@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/forgemem/forgemem/tools/internal/embedserver"
 )
 
 // tiny is a run small enough for the race detector.
 func tiny() Config {
-	return Config{SearchSizes: []int{300, 1_000}, Dim: 32, K: 5, Queries: 3, Memories: 150, Trials: 1, Retrieves: 5}
+	return Config{SearchSizes: []int{300, 1_000}, Dim: 32, K: 5, Queries: 3, Memories: 150, Trials: 1, Retrieves: 5,
+		RecallDocs: 500, RecallQueries: 20, SessionTurns: 60}
 }
 
 // TestRunReportsEveryFigure runs the whole harness at tiny sizes and checks
@@ -35,7 +39,8 @@ func TestRunReportsEveryFigure(t *testing.T) {
 	}
 	for _, key := range []string{
 		"search_1000_ratio_vs_chromem", "search_10000_ratio_vs_chromem", "search_100000_ratio_vs_chromem",
-		"search_10000_ratio_vs_floor", "search_100000_ratio_vs_floor", "search_topk_matches_exact",
+		"search_10000_ratio_vs_stream_floor", "search_100000_ratio_vs_stream_floor", "search_topk_matches_exact",
+		"quantized_recall_at_10", "index_bytes_per_memory", "capture_new_tokens_per_turn", "capture_prefix_shared_ratio",
 		"coldstart_10000_embed_inputs", "coldstart_10000_ratio_vs_read_floor", "rebuild_one_new_embed_inputs",
 		"capture_prompt_tokens_10000", "capture_prompt_budget_tokens", "retrieve_10000_p99_ms", "targets_missed",
 	} {
@@ -53,7 +58,7 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		t.Fatalf("%d search results, want 2", len(r.Search))
 	}
 	for _, s := range r.Search {
-		if s.OursNs <= 0 || s.ChromemNs <= 0 || s.FloorNs <= 0 || s.RatioVsChromem <= 0 || s.RatioVsFloor <= 0 {
+		if s.OursNs <= 0 || s.ChromemNs <= 0 || s.StreamFloorNs <= 0 || s.QuantizedNs <= 0 || s.RatioVsChromem <= 0 || s.RatioVsStreamFloor <= 0 || s.QuantizedRatioVsStreamFloor <= 0 {
 			t.Errorf("search at %d: a time or ratio is not positive: %+v", s.Docs, s)
 		}
 	}
@@ -70,6 +75,13 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		{"OnTurnComplete measured", r.CaptureTurnNs > 0 && r.CaptureTurnAllocs <= 1},
 		{"retrieval percentiles ordered", r.RetrieveP50Ms > 0 && r.RetrieveP50Ms <= r.RetrieveP99Ms},
 		{"identity retrieval measured", r.RetrieveIdentityP50Ms > 0 && r.RetrieveIdentityP50Ms <= r.RetrieveIdentityP99Ms},
+		{"quantised recall measured", r.QuantizedRecallAt10 > 0.9 && r.QuantizedRecallAt10 <= 1 && r.QuantizedRecallAt10Real == nil},
+		{"a quantised index smaller than the float32 one", r.IndexBytesPerMemory.Quantized > 0 && r.IndexBytesPerMemory.Quantized < r.IndexBytesPerMemory.Float32},
+		{"a float32 index holds at least its vectors", r.IndexBytesPerMemory.Float32 >= float64(r.IndexBytesPerMemory.Float32Vector)},
+		{"the capture session has a pass per turn", r.Session.Passes == r.Session.Turns && r.SessionFreshStore.Passes == r.Session.Turns},
+		{"the capture session's prompts share a prefix", r.CapturePrefixSharedRatio > 0 && r.CapturePrefixSharedRatio < 1 && r.CaptureNewTokensPerTurn > 0},
+		{"the window stepped forward in the session", r.Session.WindowSteps > 0},
+		{"the session wrote memories", r.Session.MemoriesWritten > 0 && r.SessionFreshStore.MemoriesWritten > 0},
 		{"vector-only retrieval measured", r.Lexical.RetrieveVectorOnlyP50Ms > 0 && r.Lexical.RetrieveVectorOnlyP50Ms <= r.Lexical.RetrieveVectorOnlyP99Ms &&
 			r.Lexical.RetrieveIdentityVectorOnlyP50Ms > 0 && r.Lexical.RetrieveIdentityVectorOnlyP50Ms <= r.Lexical.RetrieveIdentityVectorOnlyP99Ms},
 		{"lexical index measured", r.Lexical.Memories == cfg.Memories && r.Lexical.BuildMs > 0 && r.Lexical.QueryP50Ms > 0 && r.Lexical.QueryP50Ms <= r.Lexical.QueryP99Ms},
@@ -84,7 +96,8 @@ func TestRunReportsEveryFigure(t *testing.T) {
 	if err := WriteMarkdown(&md, r, "go run ./tools/cmd/membench -test"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Performance", "go run ./tools/cmd/membench -test", "| 1000 |", "cold start / read floor", "OnTurnComplete", "p99", "## Lexical index", "`identity`, vector only"} {
+	for _, want := range []string{"# Performance", "go run ./tools/cmd/membench -test", "| 1000 |", "cold start / read floor", "OnTurnComplete", "p99",
+		"stream floor", "recall@5 of the quantised index", "bytes per memory", "new tokens per turn", "## Lexical index", "`identity`, vector only"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the performance page lacks %q", want)
 		}
@@ -93,18 +106,22 @@ func TestRunReportsEveryFigure(t *testing.T) {
 
 func TestMissesNamesEachMissedTarget(t *testing.T) {
 	r := &Report{
-		Search:                    []SearchResult{{Docs: 10_000, RatioVsChromem: 0.7, RatioVsFloor: 1.2}, {Docs: 1_000, RatioVsChromem: 0.9}},
+		Search:                    []SearchResult{{Docs: 10_000, RatioVsChromem: 0.7, RatioVsStreamFloor: 1.2}, {Docs: 100_000, RatioVsChromem: 0.3, RatioVsStreamFloor: 1.4}, {Docs: 1_000, RatioVsChromem: 0.9}},
 		SearchTopKMatchesExact:    true,
 		ColdStartRatioVsReadFloor: 6,
 		RebuildOneNewEmbedInputs:  1,
+		QuantizedRecallAt10:       0.98,
+		CaptureNewTokensPerTurn:   2400,
+		CapturePrefixSharedRatio:  0.7,
 	}
 	got := strings.Join(misses(r), "\n")
-	for _, want := range []string{"search at 10000: 0.70 × chromem-go", "cold start: 6.00 × the read floor"} {
+	for _, want := range []string{"search at 10000: 0.70 × chromem-go", "cold start: 6.00 × the read floor", "search at 100000: 1.40 × the stream floor",
+		"recall@10 0.9800", "0.70 of the prompt tokens shared"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("misses lacks %q; got:\n%s", want, got)
 		}
 	}
-	for _, unwanted := range []string{"search at 1000:", "floor (target ≤ 1.5)", "embedded"} {
+	for _, unwanted := range []string{"search at 1000:", "search at 10000: 1.20", "embedded", "new prompt tokens"} {
 		if strings.Contains(got, unwanted) {
 			t.Errorf("misses reports %q, which was met or is not a target; got:\n%s", unwanted, got)
 		}
@@ -120,5 +137,56 @@ func TestPercentile(t *testing.T) {
 	}
 	if median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 3, 2}) != 2.5 {
 		t.Errorf("median is wrong")
+	}
+}
+
+// TestMADialTexts: every memory's event and every dialogue line are
+// documents; the dialogues up to their test turn and the lines are the
+// queries.
+func TestMADialTexts(t *testing.T) {
+	docs, queries, err := madialTexts(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 160+1439 || len(queries) != 1439+160 {
+		t.Fatalf("%d documents and %d queries, want 1599 and 1599", len(docs), len(queries))
+	}
+	for _, d := range docs {
+		if strings.TrimSpace(d) == "" || strings.Contains(d, "<BOD>") || strings.Contains(d, "<EOD>") {
+			t.Fatalf("document %q", d)
+		}
+	}
+	if docs[0] != "Bart danced at the Christmas party and felt very happy." {
+		t.Errorf("first document %q", docs[0])
+	}
+}
+
+// TestRecallOnRealEmbeddings measures the quantised index's recall over
+// some MADial-Bench texts embedded by tools/embedserver; it skips without
+// node, unless embedserver.RequireEnv is set.
+func TestRecallOnRealEmbeddings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts tools/embedserver")
+	}
+	cfg := tiny()
+	cfg.RealTexts = 160
+	r := &Report{}
+	if err := measureRecall(context.Background(), cfg, r, func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	if r.QuantizedRecallAt10Real == nil {
+		if os.Getenv(embedserver.RequireEnv) == "" {
+			t.Skipf("no real embeddings: %s", r.Recall.RealSkipped)
+		}
+		t.Fatalf("no real embeddings: %s", r.Recall.RealSkipped)
+	}
+	if got := *r.QuantizedRecallAt10Real; got < 0.95 || got > 1 {
+		t.Errorf("recall@%d on real embeddings = %v, want at least 0.95", cfg.K, got)
+	}
+	if r.Recall.RealDocs != 160 || r.Recall.RealDim != embedserver.Dimension || r.Recall.RealCandidates["8"] < r.Recall.RealCandidates["1"] {
+		t.Errorf("recall details: %+v", r.Recall)
+	}
+	if r.QuantizedRecallAt10 > *r.QuantizedRecallAt10Real || r.QuantizedRecallAt10 > r.QuantizedRecallAt10Clustered {
+		t.Errorf("quantized_recall_at_10 = %v is not the lower of %v and %v", r.QuantizedRecallAt10, *r.QuantizedRecallAt10Real, r.QuantizedRecallAt10Clustered)
 	}
 }

@@ -34,28 +34,58 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 			continue
 		}
 		p("| search at %d documents vs chromem-go | ≤ %.1f× | %.3f× | %s |\n", s.Docs, Targets.SearchVsChromem, s.RatioVsChromem, yes(s.RatioVsChromem <= Targets.SearchVsChromem))
-		p("| search at %d documents vs the floor | ≤ %.1f× | %.3f× | %s |\n", s.Docs, Targets.SearchVsFloor, s.RatioVsFloor, yes(s.RatioVsFloor <= Targets.SearchVsFloor))
+		p("| search at %d documents vs the stream floor | ≤ %.1f× | %.3f× | %s |\n", s.Docs, Targets.SearchVsStreamFloor, s.RatioVsStreamFloor, yes(s.RatioVsStreamFloor <= Targets.SearchVsStreamFloor))
 	}
 	p("| top-%d equals an exact search | always | %s | %s |\n", r.Config.K, yes(r.SearchTopKMatchesExact), yes(r.SearchTopKMatchesExact))
+	p("| recall@%d of the quantised index | ≥ %.2f | %.4f | %s |\n", r.Config.K, Targets.QuantizedRecall, r.QuantizedRecallAt10, yes(r.QuantizedRecallAt10 >= Targets.QuantizedRecall))
 	p("| cold start at %d memories vs reading the files | < %.0f× | %.2f× | %s |\n", r.Config.Memories, Targets.ColdStartVsFloor, r.ColdStartRatioVsReadFloor, yes(r.ColdStartRatioVsReadFloor < Targets.ColdStartVsFloor))
 	p("| texts embedded at cold start | 0 | %d | %s |\n", r.ColdStartEmbedInputs, yes(r.ColdStartEmbedInputs == 0))
 	p("| texts embedded after one new memory | 1 | %d | %s |\n", r.RebuildOneNewEmbedInputs, yes(r.RebuildOneNewEmbedInputs == 1))
 	p("| classifier's existing-memories list at %d memories | ≤ %d tokens | %d tokens | %s |\n", r.Config.Memories, r.CapturePromptBudgetTokens, r.CapturePromptTokens, yes(r.CapturePromptTokens <= r.CapturePromptBudgetTokens))
+	p("| new prompt tokens per turn, %d-turn capture session | ≤ %.0f | %.0f | %s |\n", r.Session.Turns, Targets.CaptureNewTokens, r.CaptureNewTokensPerTurn, yes(r.CaptureNewTokensPerTurn <= Targets.CaptureNewTokens))
+	p("| prompt tokens shared with the previous pass, same session | ≥ %.1f | %.3f | %s |\n", Targets.CaptureSharedRatio, r.CapturePrefixSharedRatio, yes(r.CapturePrefixSharedRatio >= Targets.CaptureSharedRatio))
 	addedLLM, addedID := r.RetrieveP99Ms-r.Lexical.RetrieveVectorOnlyP99Ms, r.RetrieveIdentityP99Ms-r.Lexical.RetrieveIdentityVectorOnlyP99Ms
 	p("| Retrieve p99 added by the lexical index (HyDE) | ≤ %.0f ms | %.2f ms | %s |\n", LexicalMaxAddedP99Ms, addedLLM, yes(addedLLM <= LexicalMaxAddedP99Ms))
 	p("| Retrieve p99 added by the lexical index (`identity`) | ≤ %.0f ms | %.2f ms | %s |\n\n", LexicalMaxAddedP99Ms, addedID, yes(addedID <= LexicalMaxAddedP99Ms))
 
-	p("## Vector search: memretrieve vs chromem-go vs the floor\n\n")
+	p("## Vector search: memretrieve vs chromem-go vs the stream floor\n\n")
 	p("Random unit vectors of %d dimensions, top-%d, median over %d queries. *ours* is\n", r.Config.Dim, r.Config.K, r.Config.Queries)
 	p("`memretrieve.Index.Search` (the engine's index) with all goroutines, *ours, 1 goroutine* the same\n")
-	p("on one; *chromem-go* is github.com/philippgille/chromem-go's `QueryEmbedding` over the same\n")
-	p("vectors (it also uses every CPU); the *floor* is one plain loop computing the dot product of the\n")
-	p("query with every vector of the same contiguous block on one goroutine, with no top-k.\n\n")
-	p("| documents | ours | ours, 1 goroutine | chromem-go | floor | ours / chromem-go | ours / floor | ours, 1 goroutine / floor | top-k exact |\n")
-	p("|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	p("on one, *quantised* the same made `WithQuantized(true)` (int8 scan, float32 re-rank of 40\n")
+	p("candidates from memory); *chromem-go* is github.com/philippgille/chromem-go's `QueryEmbedding` over\n")
+	p("the same vectors (it also uses every CPU); the *stream floor* is the least any search must do: the\n")
+	p("same contiguous block of float32 vectors read once, split between all %d cores, each summing its\n", r.Machine.GOMAXPROCS)
+	p("stripe with vector loads (no arithmetic to speak of, no top-k). The ratios to the floor are medians\n")
+	p("of each query's time over the floor's measured right beside it.\n\n")
+	p("| documents | ours | ours, 1 goroutine | quantised | chromem-go | stream floor | ours / chromem-go | ours / floor | 1 goroutine / floor | quantised / floor | top-k exact |\n")
+	p("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, s := range r.Search {
-		p("| %d | %s | %s | %s | %s | %.3f | %.3f | %.3f | %s |\n", s.Docs, dur(s.OursNs), dur(s.OursSerialNs), dur(s.ChromemNs), dur(s.FloorNs),
-			s.RatioVsChromem, s.RatioVsFloor, s.SerialRatioVsFloor, yes(s.TopKMatchesExact))
+		p("| %d | %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s |\n", s.Docs, dur(s.OursNs), dur(s.OursSerialNs), dur(s.QuantizedNs), dur(s.ChromemNs), dur(s.StreamFloorNs),
+			s.RatioVsChromem, s.RatioVsStreamFloor, s.SerialRatioVsStreamFloor, s.QuantizedRatioVsStreamFloor, yes(s.TopKMatchesExact))
+	}
+
+	p("\n## The quantised index\n\n")
+	ib := r.IndexBytesPerMemory
+	p("Resident memory per memory of the engine's index over a FileStore of %d memories (%d-dimensional\n", r.Config.Memories, r.Config.Dim)
+	p("vectors), measured as the live heap of an engine after its build less that of the same memories\n")
+	p("and graph alone: the vectors, their ids and the embedding cache's bookkeeping. The quantised index\n")
+	p("keeps int8 vectors and reads its re-rank candidates' float32 vectors from the cache file.\n\n")
+	p("| index | bytes per memory | vs float32 |\n|---|---:|---:|\n")
+	p("| float32 (default) | %.0f | 1 |\n", ib.Float32)
+	p("| quantised (`memory.retrieval_quantized`) | %.0f | %.3f |\n", ib.Quantized, ib.Ratio)
+	p("| *the float32 vector alone* | %d | |\n\n", ib.Float32Vector)
+	rc := r.Recall
+	p("Recall@%d of the quantised index: the share of the exact index's top-%d that it returns.\n", rc.K, rc.K)
+	p("*int8 top f·k* is the share of the exact top-%d among the best f·k rows by the int8 score alone,\n", rc.K)
+	p("before the re-rank (the index re-ranks 4·k, at least 40).\n\n")
+	p("| vectors | documents | queries | recall@%d | int8 top k | top 2k | top 4k | top 8k |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", rc.K)
+	p("| clustered synthetic, %d dimensions, %d clusters | %d | %d | %.4f | %s |\n", rc.ClusteredDim, rc.ClusteredClusters, rc.ClusteredDocs, rc.ClusteredQueries,
+		r.QuantizedRecallAt10Clustered, factors(rc.ClusteredCandidates))
+	if r.QuantizedRecallAt10Real != nil {
+		p("| MADial-Bench texts, %s (%d dimensions, tools/embedserver) | %d | %d | %.4f | %s |\n", rc.RealModel, rc.RealDim, rc.RealDocs, rc.RealQueries,
+			*r.QuantizedRecallAt10Real, factors(rc.RealCandidates))
+	} else {
+		p("| real sentence embeddings | | | not measured: %s | | | | |\n", rc.RealSkipped)
 	}
 	p("\n## Start-up and rebuilds\n\n")
 	p("A FileStore of %d memory files with a warm embedding cache (%d-dimensional vectors from the\n", r.Config.Memories, r.Config.Dim)
@@ -73,6 +103,25 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| `OnTurnComplete`, 200-message window, classifier stuck | %s/op, %d allocs/op |\n", dur(r.CaptureTurnNs), r.CaptureTurnAllocs)
 	p("| existing-memories list in the classifier prompt, %d memories | %d tokens (%d memories listed), budget %d |\n", r.Config.Memories, r.CapturePromptTokens, r.CaptureListedMemories, r.CapturePromptBudgetTokens)
 	p("| whole classifier prompt (instructions, window, list) | %d tokens |\n\n", r.CaptureWholePromptTokens)
+
+	p("## Capture prompts over a session\n\n")
+	ss, fs := r.Session, r.SessionFreshStore
+	p("A scripted session of %d turns (%d conversation tokens; a user message of 20–80 words and a reply\n", ss.Turns, ss.ConversationTokens)
+	p("of 40–200 a turn) through the real capture pipeline, a pass after every turn (cadence 1), the\n")
+	p("default budgets, and a scripted classifier that records its requests and remembers the preferences\n")
+	p("stated. Tokens are `memcore.EstimateTokens` of each request as a provider's prompt cache sees it\n")
+	p("(system prompt, then the messages); *shared* is the longest common prefix with the previous pass's\n")
+	p("prompt, *new* the rest. The figures of the targets are the first column's: a store of %d memories,\n", ss.StoreMemories)
+	p("whose existing-memories list (after the conversation, as it changes at every pass) is full.\n\n")
+	p("| per session | store of %d memories | store starting empty |\n|---|---:|---:|\n", ss.StoreMemories)
+	p("| passes | %d | %d |\n", ss.Passes, fs.Passes)
+	p("| prompt tokens per pass | %.0f | %.0f |\n", ss.PromptTokensPerPass, fs.PromptTokensPerPass)
+	p("| shared with the previous prompt, per pass | %.0f | %.0f |\n", ss.SharedTokensPerPass, fs.SharedTokensPerPass)
+	p("| **new tokens per turn** | **%.0f** | **%.0f** |\n", ss.NewTokensPerTurn, fs.NewTokensPerTurn)
+	p("| **shared ratio** | **%.3f** | **%.3f** |\n", ss.SharedRatio, fs.SharedRatio)
+	p("| existing-memories list per pass | %.0f | %.0f |\n", ss.ListTokensPerPass, fs.ListTokensPerPass)
+	p("| passes where the window stepped forward | %d | %d |\n", ss.WindowSteps, fs.WindowSteps)
+	p("| memories written | %d | %d |\n\n", ss.MemoriesWritten, fs.MemoriesWritten)
 
 	p("## Retrieval overhead\n\n")
 	p("`Retrieve` over %d memories with zero-latency fake providers and distinct turns (no per-turn\n", r.Config.Memories)
@@ -121,4 +170,14 @@ func dur(ns float64) string {
 		return fmt.Sprintf("%.1f µs", ns/1e3)
 	}
 	return fmt.Sprintf("%.0f ns", ns)
+}
+
+// factors renders the int8 candidate recalls for f = 1, 2, 4, 8 as table
+// cells.
+func factors(m map[string]float64) string {
+	cells := make([]string, len(candidateFactors))
+	for i, f := range candidateFactors {
+		cells[i] = fmt.Sprintf("%.4f", m[fmt.Sprint(f)])
+	}
+	return strings.Join(cells, " | ")
 }
