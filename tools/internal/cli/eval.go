@@ -49,7 +49,7 @@ or a clone of its repository) into such a dataset and writes it to stdout.
 --embedserver starts tools/embedserver (an offline neural embedder, the Universal Sentence
 Encoder lite; needs Node.js and, in tools/embedserver, npm ci) and evaluates with it through
 the openai provider. docs/EVALUATION.md has the published figures and how to reproduce them.`,
-		Example: `  forgemem eval --madial tools/internal/eval/testdata/madial-bench > madial.jsonl
+		Example: `  forgemem eval --madial tools/internal/madialbench > madial.jsonl
   forgemem eval --dataset madial.jsonl                       # the offline default: fake provider
   forgemem eval --dataset madial.jsonl --embedserver --json
   forgemem eval --dataset madial.jsonl --provider openai --model text-embedding-3-small

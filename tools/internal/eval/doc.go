@@ -23,7 +23,7 @@
 // rank of the first relevant memory), the latency of Retrieve (p50, p95)
 // and the number of texts embedded.
 //
-// [MADial] converts the MADial-Bench benchmark (testdata/madial-bench, MIT
-// licence) into a dataset, one collection per user, each dialogue up to
-// its test turn a query.
+// [MADial] converts the MADial-Bench benchmark (package madialbench holds
+// it, MIT licence) into a dataset, one collection per user, each dialogue
+// up to its test turn a query.
 package eval

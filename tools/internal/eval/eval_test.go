@@ -17,6 +17,7 @@ import (
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memretrieve"
 	"github.com/forgemem/forgemem/providers/fake"
+	"github.com/forgemem/forgemem/tools/internal/madialbench"
 )
 
 func TestScore(t *testing.T) {
@@ -82,7 +83,7 @@ func TestPublishedBaselines(t *testing.T) {
 	}
 	ks := []int{5, 10}
 	for file, want := range published {
-		f, err := os.Open("testdata/madial-bench/" + file)
+		f, err := os.Open("../madialbench/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +229,7 @@ func TestMADialSample(t *testing.T) {
 }
 
 func TestMADialFull(t *testing.T) {
-	cols, err := MADial(os.DirFS("testdata/madial-bench"))
+	cols, err := MADial(madialbench.FS())
 	if err != nil {
 		t.Fatal(err)
 	}
