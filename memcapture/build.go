@@ -96,7 +96,7 @@ func (b *passBuilder) item(i int, raw json.RawMessage) *memcore.MemoryFile {
 	var it replyItem
 	if err := json.Unmarshal(raw, &it); err != nil {
 		b.p.stats.invalid.Add(1)
-		b.log.Debug().Err(err).Int("item", i).Msg("memcapture: item is not a memory object (skipped)")
+		b.log.Debug().Err(redactErr(err)).Int("item", i).Msg("memcapture: item is not a memory object (skipped)")
 		return nil
 	}
 	f, ok := b.fields(i, it)
@@ -115,7 +115,7 @@ func (b *passBuilder) item(i int, raw json.RawMessage) *memcore.MemoryFile {
 	m.Meta.Related = b.edges(m, pred, it)
 	if err := m.Validate(); err != nil {
 		b.p.stats.invalid.Add(1)
-		b.log.Warn().Err(err).Int("item", i).Msg("memcapture: memory fails validation (skipped)")
+		b.log.Warn().Err(redactErr(err)).Int("item", i).Msg("memcapture: memory fails validation (skipped)")
 		return nil
 	}
 	if redactions > 0 {
@@ -155,7 +155,7 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 		return f, true
 	}
 	b.p.stats.invalid.Add(1)
-	b.log.Debug().Int("item", i).Str("value", clipRunes(value, 80)).Msg("memcapture: item skipped: " + why)
+	b.log.Debug().Int("item", i).Str("value", redactStr(clipRunes(value, 80))).Msg("memcapture: item skipped: " + why)
 	return f, false
 }
 
@@ -172,7 +172,7 @@ func (b *passBuilder) predecessor(supersedes string) *memcore.MemoryFile {
 	old, ok := b.g.Memory(id)
 	if !ok {
 		b.p.stats.edgesDropped.Add(1)
-		b.log.Debug().Str("supersedes", clipRunes(supersedes, 80)).Msg("memcapture: supersedes names no stored memory (cleared)")
+		b.log.Debug().Str("supersedes", redactStr(clipRunes(supersedes, 80))).Msg("memcapture: supersedes names no stored memory (cleared)")
 		return nil
 	}
 	pred, _ := b.g.Head(old.Meta.ID)
@@ -239,7 +239,8 @@ func (b *passBuilder) edges(m, pred *memcore.MemoryFile, it replyItem) []memcore
 		}
 		if !carried {
 			b.p.stats.edgesDropped.Add(1)
-			b.log.Debug().Str("id", clipRunes(e.ID, 80)).Str("relationship", clipRunes(string(e.Relationship), 40)).Msg("memcapture: related edge dropped")
+			b.log.Debug().Str("id", redactStr(clipRunes(e.ID, 80))).Str("relationship", redactStr(clipRunes(string(e.Relationship), 40))).
+				Msg("memcapture: related edge dropped")
 		}
 	}
 	for _, e := range m.Meta.Related {

@@ -26,7 +26,7 @@ func (p *Pipeline) classify(ctx context.Context, req memcore.CompletionRequest, 
 	if perr == nil {
 		return els, nil
 	}
-	log.Debug().Err(perr).Msg("memcapture: classifier reply unreadable, asking once more")
+	log.Debug().Err(redactErr(perr)).Msg("memcapture: classifier reply unreadable, asking once more")
 	again := req
 	again.Messages = append(slices.Clone(req.Messages),
 		memcore.Message{Role: memcore.RoleAssistant, Content: clipRunes(reply, maxEchoRunes)},
@@ -43,11 +43,14 @@ func (p *Pipeline) classify(ctx context.Context, req memcore.CompletionRequest, 
 }
 
 // complete makes one classifier call, retrying transient errors within ctx,
-// and counts the tokens it used.
+// and counts the tokens it used. A call still running when ctx ends is
+// abandoned (see callWithin).
 func (p *Pipeline) complete(ctx context.Context, req memcore.CompletionRequest) (string, error) {
 	var text string
 	err := memcore.Retry(ctx, p.cfg.retry, func(ctx context.Context) error {
-		resp, err := p.classifier.Complete(ctx, req)
+		resp, err := callWithin(ctx, &p.stats.stalled, func(ctx context.Context) (*memcore.CompletionResponse, error) {
+			return p.classifier.Complete(ctx, req)
+		})
 		if err != nil {
 			return err
 		}

@@ -63,6 +63,8 @@
 //     written after it, or dropped as a duplicate of it.
 //
 // Everything that goes wrong is logged through the zerolog.Logger given
-// with [WithLogger] (silent by default) and counted in [Stats]; nothing is
-// passed back to the agent, and nothing here can crash it.
+// with [WithLogger] (silent by default), counted in [Stats], and the latest
+// failure kept in [Stats].LastFailure with its cause; nothing is passed back
+// to the agent, and nothing here can crash it. A provider that ignores its
+// context is abandoned at the pass deadline ([ErrStalled]).
 package memcapture

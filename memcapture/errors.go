@@ -17,4 +17,9 @@ var (
 	ErrClosed = errors.New("capture pipeline closed")
 	// ErrAlreadyStarted: Start was called a second time.
 	ErrAlreadyStarted = errors.New("capture pipeline already started")
+	// ErrStalled: a provider call was abandoned because it had not
+	// returned when its pass's deadline passed (the provider ignores its
+	// context). Reported in Stats.LastFailure, wrapped together with the
+	// context's error; whatever the call returns later is dropped.
+	ErrStalled = errors.New("provider call abandoned: it did not return by the deadline")
 )

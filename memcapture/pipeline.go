@@ -291,7 +291,8 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	existing, err := p.store.List(passCtx)
 	if err != nil {
 		p.stats.storeErrors.Add(1)
-		log.Warn().Err(err).Msg("memcapture: cannot list existing memories (pass skipped)")
+		p.fail(FailureStore, err)
+		log.Warn().Err(redactErr(err)).Msg("memcapture: cannot list existing memories (pass skipped)")
 		return
 	}
 	// Retired (forgotten) chains are not offered to the classifier, nor
@@ -305,11 +306,13 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	switch {
 	case errors.Is(err, errUnparseable):
 		p.stats.parseFailures.Add(1)
-		log.Warn().Err(err).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
+		p.fail(FailureUnreadableReply, err)
+		log.Warn().Err(redactErr(err)).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
 		return
 	case err != nil:
 		p.stats.llmErrors.Add(1)
-		log.Warn().Err(err).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
+		p.fail(FailureClassifier, err)
+		log.Warn().Err(redactErr(err)).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
 		return
 	}
 	p.lastWindow, p.haveLast = sum, true
@@ -347,7 +350,8 @@ func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, lo
 		case err != nil:
 			failed[m.Meta.ID] = m
 			p.stats.storeErrors.Add(1)
-			log.Warn().Err(err).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
+			p.fail(FailureStore, err)
+			log.Warn().Err(redactErr(err)).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
 		default:
 			written++
 			p.stats.written.Add(1)
@@ -444,7 +448,8 @@ func (p *Pipeline) rebuild(log zerolog.Logger) {
 func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
 	if r := recover(); r != nil {
 		p.stats.panics.Add(1)
-		log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg(msg)
+		p.fail(FailurePanic, fmt.Errorf("panic: %v", r))
+		log.Error().Str("panic", redactStr(fmt.Sprint(r))).Str("stack", string(debug.Stack())).Msg(msg)
 	}
 }
 

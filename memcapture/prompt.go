@@ -176,7 +176,8 @@ func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, he
 	})
 	if p.cfg.embedder != nil {
 		if ranked, err := p.rank(ctx, window, ordered); err != nil {
-			log.Warn().Err(err).Msg("memcapture: ranking existing memories failed (newest first this pass)")
+			p.fail(FailureEmbedder, err)
+			log.Warn().Err(redactErr(err)).Msg("memcapture: ranking existing memories failed (newest first this pass)")
 		} else {
 			ordered = ranked
 		}
@@ -247,13 +248,16 @@ func (p *Pipeline) rank(ctx context.Context, window []memcore.Message, heads []*
 }
 
 // embed embeds texts with the configured embedder, retrying transient
-// errors, and checks that it returned one vector per text, all of one
+// errors and abandoning a call still running when ctx ends (see
+// callWithin), and checks that it returned one vector per text, all of one
 // dimension.
 func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	var vecs [][]float32
 	err := memcore.Retry(ctx, p.cfg.retry, func(ctx context.Context) error {
 		var err error
-		vecs, err = p.cfg.embedder.Embed(ctx, texts)
+		vecs, err = callWithin(ctx, &p.stats.stalled, func(ctx context.Context) ([][]float32, error) {
+			return p.cfg.embedder.Embed(ctx, texts)
+		})
 		return err
 	})
 	if err != nil {

@@ -1,6 +1,9 @@
 package memcapture
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats are the pipeline's counters since it was made (see [Pipeline.Stats]).
 type Stats struct {
@@ -70,16 +73,64 @@ type Stats struct {
 	Panics uint64
 	// TokensUsed is the sum of the token usage the classifier reported.
 	TokensUsed uint64
+	// StalledCalls is the number of provider calls (the classifier, or
+	// the embedder ranking existing memories) abandoned because they had
+	// not returned when their pass's deadline passed: the provider ignores
+	// its context. Whatever such a call returns later is dropped.
+	StalledCalls uint64
+	// LastFailure is the latest failure of a pass — why passes fail — or
+	// the zero Failure when none has failed.
+	LastFailure Failure
+}
+
+// FailureKind says which step of a capture pass failed.
+type FailureKind string
+
+// The kinds of failure a pass reports in [Stats.LastFailure].
+const (
+	// FailureStore: listing the store, or writing a memory, failed.
+	FailureStore FailureKind = "store"
+	// FailureClassifier: the classifier call failed, ran out of time, or
+	// was abandoned because it ignored its context (ErrStalled).
+	FailureClassifier FailureKind = "classifier"
+	// FailureUnreadableReply: the classifier's reply could not be read,
+	// twice.
+	FailureUnreadableReply FailureKind = "unreadable-reply"
+	// FailureEmbedder: ranking the existing memories with the embedder
+	// failed; the pass listed them newest first instead.
+	FailureEmbedder FailureKind = "embedder"
+	// FailurePanic: a provider, the store or the rebuild callback
+	// panicked.
+	FailurePanic FailureKind = "panic"
+)
+
+// Failure is one failure of a capture pass.
+type Failure struct {
+	// Kind is the step that failed; "" for no failure.
+	Kind FailureKind
+	// Err is the error. Its message is redacted (secrets replaced, see
+	// github.com/forgemem/forgemem/memcore/redact), and it wraps the cause:
+	// errors.Is matches memcore's provider taxonomy (memcore.ErrRateLimited,
+	// memcore.ErrUnauthenticated, …), context.DeadlineExceeded and
+	// [ErrStalled].
+	Err error
+	// At is when it happened, by the pipeline's clock (see WithClock).
+	At time.Time
 }
 
 // counters is the live form of Stats.
 type counters struct {
 	triggers, coalesced, dropped, passes, skippedUnchanged, skippedEmpty,
 	llmErrors, parseFailures, storeErrors, written, duplicates, conflicts, invalid,
-	edgesDropped, redactions, rebuilds, panics, tokens atomic.Uint64
+	edgesDropped, redactions, rebuilds, panics, tokens, stalled atomic.Uint64
+	lastFailure atomic.Pointer[Failure]
 }
 
 func (c *counters) snapshot() Stats {
+	var last Failure
+	if f := c.lastFailure.Load(); f != nil {
+		last = *f
+	}
 	return Stats{
 		Triggers:         c.triggers.Load(),
 		Coalesced:        c.coalesced.Load(),
@@ -99,5 +150,7 @@ func (c *counters) snapshot() Stats {
 		Rebuilds:         c.rebuilds.Load(),
 		Panics:           c.panics.Load(),
 		TokensUsed:       c.tokens.Load(),
+		StalledCalls:     c.stalled.Load(),
+		LastFailure:      last,
 	}
 }

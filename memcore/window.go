@@ -14,9 +14,12 @@ var toolTags = []string{"tool_result", "tool_call", "tool_use", "tool"}
 // only user and assistant messages, with tool-call and tool-result blocks
 // (<tool>…</tool>, <tool_call>…</tool_call>, <tool_use>…</tool_use>,
 // <tool_result>…</tool_result>, tags matched case-insensitively and allowed
-// attributes) removed, and messages left empty dropped. An unclosed block is
-// removed to the end of its message, so tool output is never leaked. The
-// input is not modified.
+// attributes) removed, and messages left empty dropped. Opening tags are read
+// the way an HTML tokenizer reads them: a '>' inside a quoted attribute value
+// does not end the tag, and the tag is self-closing only when "/>" ends it
+// outside any attribute value (<tool path=/tmp/> opens a block). An unclosed
+// block is removed to the end of its message, so tool output is never
+// leaked. The input is not modified.
 func StripToolContent(msgs []Message) []Message {
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
@@ -94,40 +97,136 @@ func isOpenTag(s, name string) bool {
 // balances its opening one, so a tool result that quotes another tool block
 // is removed whole.
 func findCloseTag(s, name string) int {
-	gt := strings.IndexByte(s, '>')
+	gt, selfClosing := tagEnd(s, len(name))
 	if gt < 0 {
 		return -1
 	}
-	if gt > 0 && s[gt-1] == '/' {
-		return gt + 1
+	if selfClosing {
+		return gt
 	}
-	closing := "</" + name + ">"
 	depth := 1
-	for i := gt + 1; ; {
+	for i := gt; ; {
 		j := strings.IndexByte(s[i:], '<')
 		if j < 0 {
 			return -1
 		}
 		i += j
-		switch {
-		case len(s)-i >= len(closing) && strings.EqualFold(s[i:i+len(closing)], closing):
-			i += len(closing)
+		if n := closeTagLen(s[i:], name); n > 0 {
+			i += n
 			if depth--; depth == 0 {
 				return i
 			}
-		case isOpenTag(s[i:], name):
-			end := strings.IndexByte(s[i:], '>')
+			continue
+		}
+		if isOpenTag(s[i:], name) {
+			end, selfClosing := tagEnd(s[i:], len(name))
 			if end < 0 {
 				return -1
 			}
-			if s[i+end-1] != '/' {
+			if !selfClosing {
 				depth++
 			}
-			i += end + 1
+			i += end
+			continue
+		}
+		i++
+	}
+}
+
+// closeTagLen returns the length of the closing tag of name at the start of
+// s ("</name>", in any case, with white space allowed before the '>'), or 0
+// when s does not start with one.
+func closeTagLen(s, name string) int {
+	j := 2 + len(name)
+	if len(s) < j || s[0] != '<' || s[1] != '/' || !strings.EqualFold(s[2:j], name) {
+		return 0
+	}
+	for ; j < len(s); j++ {
+		switch s[j] {
+		case '>':
+			return j + 1
+		case ' ', '\t', '\n', '\r', '\f':
 		default:
-			i++
+			return 0
 		}
 	}
+	return 0
+}
+
+// tagEnd reads the opening tag at the start of s, whose name is nameLen
+// bytes long after the '<', the way an HTML tokenizer reads a start tag,
+// and returns the offset just past its '>', or -1 if it never ends. A '>'
+// or "/>" inside a quoted attribute value does not end the tag, and a '/'
+// in an unquoted value belongs to the value: the tag is self-closing only
+// when "/>" ends it outside any attribute value (<tool a="b"/>, <tool a/>,
+// <tool/>; not <tool path=/tmp/>).
+func tagEnd(s string, nameLen int) (end int, selfClosing bool) {
+	const (
+		beforeName = iota // between attributes
+		attrName
+		afterName // after an attribute's name: '=' or another attribute
+		beforeValue
+		unquoted
+	)
+	state := beforeName
+	for i := 1 + nameLen; i < len(s); i++ {
+		c := s[i]
+		space := c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+		switch state {
+		case beforeName, afterName:
+			switch {
+			case space:
+			case c == '>':
+				return i + 1, false
+			case c == '/':
+				if i+1 < len(s) && s[i+1] == '>' {
+					return i + 2, true
+				}
+				state = beforeName
+			case c == '=' && state == afterName:
+				state = beforeValue
+			default:
+				state = attrName
+			}
+		case attrName:
+			switch {
+			case space:
+				state = afterName
+			case c == '>':
+				return i + 1, false
+			case c == '/':
+				if i+1 < len(s) && s[i+1] == '>' {
+					return i + 2, true
+				}
+				state = beforeName
+			case c == '=':
+				state = beforeValue
+			}
+		case beforeValue:
+			switch {
+			case space:
+			case c == '>':
+				return i + 1, false
+			case c == '"' || c == '\'':
+				q := strings.IndexByte(s[i+1:], c)
+				if q < 0 {
+					return -1, false
+				}
+				i += 1 + q
+				state = beforeName
+			default:
+				state = unquoted
+			}
+		case unquoted:
+			switch {
+			case space:
+				state = beforeName
+			case c == '>':
+				return i + 1, false
+			}
+		}
+	}
+	return -1, false
 }
 
 // EstimateTokens approximates the number of tokens s costs a model: one

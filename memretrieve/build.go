@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // buildCallLimit bounds one Embed call of an index build.
@@ -29,15 +30,16 @@ type pending struct {
 }
 
 // build lists every memory, embeds those whose content has no cached
-// vector, and publishes a new snapshot when anything changed. When some
-// texts must be embedded and the lexical index is on, the lexical index of
-// every memory and the vectors the cache holds are published first, so
-// turns are answered while the embedder works (or fails). Builds are
-// serialised. The error reports a failed list (nothing published) or
-// memories that could not be embedded (published without them).
-func (e *Engine) build(ctx context.Context) error {
+// vector, and publishes a new snapshot when anything changed. Until a build
+// has run to its end, builds publish partial snapshots as they go (see
+// publishSoFar), so turns are answered while the embedder works (or
+// fails). Builds are serialised. The error reports a failed list (nothing
+// published) or memories that could not be embedded (published without
+// them).
+func (e *Engine) build(ctx context.Context) (err error) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
+	defer e.recordBuild(ctx, &err)
 	start := time.Now()
 	mems, err := e.store.List(ctx)
 	if err != nil {
@@ -55,29 +57,24 @@ func (e *Engine) build(ctx context.Context) error {
 		e.cache.refresh()
 	}
 	items := contentItems(all)
-	publish := func(early, force bool) bool {
-		fp, rows := e.fingerprintOf(all, items)
-		if e.snap.Load() != nil && fp == e.fingerprint && !force {
-			return false
-		}
-		e.publish(g, items, rows, fp, early)
-		return true
-	}
-	var early func()
-	if e.cfg.LexicalWeight > 0 {
-		// The lexical index needs no vectors: publish it, with the vectors
-		// the cache has, before waiting for the embedder.
-		early = func() { publish(true, false) }
-	}
-	embedded, embedErr := e.embedAll(ctx, items, early)
+	e.startPartial(g, all, items)
+	embedded, embedErr := e.embedAll(ctx, items)
+	e.partial = nil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !publish(false, reread) {
+	// Recorded before the index is published: a turn the publication wakes
+	// sees why the index lacks the memories that could not be embedded.
+	embedErr = redact.Error(embedErr)
+	e.lastBuild.Store(&buildOutcome{err: embedErr})
+	e.complete = true
+	fp, rows := e.fingerprintOf(all, items)
+	if e.snap.Load() != nil && fp == e.fingerprint && !reread {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
 		return embedErr
 	}
-	e.log.Debug().Int("memories", len(all)).Int("indexed", len(e.snap.Load().idx.ids)).Int("embedded", embedded).
+	e.publish(g, items, rows, fp)
+	e.log.Debug().Int("memories", len(all)).Int("indexed", len(rows)).Int("embedded", embedded).
 		Uint64("generation", e.gen).Dur("elapsed", time.Since(start)).Msg("memretrieve: index built")
 	return embedErr
 }
@@ -121,11 +118,11 @@ func contentItems(all []*memcore.MemoryFile) []item {
 }
 
 // embedAll embeds the texts of items that have no cached vector, after
-// reading what other processes appended to the cache files meanwhile;
-// before it embeds anything it calls early, once. When the embedder's
-// dimension turns out to have changed, the cache is emptied and everything
-// is embedded once more. It returns how many texts were embedded.
-func (e *Engine) embedAll(ctx context.Context, items []item, early func()) (int, error) {
+// reading what other processes appended to the cache files meanwhile. When
+// the embedder's dimension turns out to have changed, the cache is emptied
+// and everything is embedded once more. It returns how many texts were
+// embedded.
+func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 	embedded := 0
 	refreshed := false
 	for range 2 {
@@ -138,10 +135,7 @@ func (e *Engine) embedAll(ctx context.Context, items []item, early func()) (int,
 		if len(missing) == 0 {
 			return embedded, nil
 		}
-		if early != nil {
-			early()
-			early = nil
-		}
+		e.publishSoFar() // what is cached answers while the rest is embedded
 		n, reset, err := e.embedMissing(ctx, missing)
 		embedded += n
 		if err != nil || !reset {
@@ -153,11 +147,10 @@ func (e *Engine) embedAll(ctx context.Context, items []item, early func()) (int,
 
 // publish swaps in a snapshot of graph g, a new vector index of the items
 // at rows (those with cached vectors) and a new lexical index of every
-// item, fingerprinted fp; early marks one published before the build's
-// embedding. The cache first forgets the vectors no memory has any more
-// (compacting its files if they mostly hold such vectors), then shares the
-// vector index's block, so each vector is held once.
-func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte, early bool) {
+// item, fingerprinted fp. The cache first forgets the vectors no memory
+// has any more (compacting its files if they mostly hold such vectors),
+// then shares the vector index's block, so each vector is held once.
+func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte) {
 	c := e.cache
 	live := make(map[contentKey]struct{}, len(items))
 	for _, it := range items {
@@ -180,7 +173,23 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 	}
 	e.gen++
 	e.fingerprint = fp
-	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: e.lexicalIndex(items, live), early: early})
+	var lex *lexIndex
+	if p := e.partial; p != nil {
+		// A build's partial snapshots share one lexical index: their items
+		// are the same.
+		if p.lex == nil {
+			p.lex = e.lexicalIndex(items, live)
+		}
+		lex = p.lex
+	} else {
+		lex = e.lexicalIndex(items, live)
+	}
+	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex})
+	if idx.len() > 0 || e.partial == nil {
+		// A turn waiting for the first build need wait no longer (a
+		// partial snapshot of the lexical index alone is not enough).
+		e.firstPublish.Do(func() { close(e.published) })
+	}
 }
 
 // quantIndex builds the quantised index of the items at rows from a
@@ -264,6 +273,7 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 		e.cacheVectors(part, vecs)
 		n += len(part)
 		e.reportProgress(n, len(missing))
+		e.publishSoFar()
 	}
 	return n, false, nil
 }
@@ -421,4 +431,26 @@ func (f *fingerprinter) memory(m *memcore.MemoryFile) {
 		f.str(r.ID)
 		f.str(string(r.Relationship))
 	}
+}
+
+// buildOutcome is the error of a build that ran to its end, nil if none.
+type buildOutcome struct{ err error }
+
+// recordBuild, deferred by build, redacts *err (an embedder's error may
+// quote memory text) and remembers it as the outcome of the latest build,
+// unless ctx ended (the build was stopped, not failed).
+func (e *Engine) recordBuild(ctx context.Context, err *error) {
+	*err = redact.Error(*err)
+	if ctx.Err() == nil {
+		e.lastBuild.Store(&buildOutcome{err: *err})
+	}
+}
+
+// lastBuildErr returns the error of the latest build that ran to its end,
+// nil if it succeeded or none has.
+func (e *Engine) lastBuildErr() error {
+	if o := e.lastBuild.Load(); o != nil {
+		return o.err
+	}
+	return nil
 }

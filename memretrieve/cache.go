@@ -76,6 +76,10 @@ type cacheFile struct {
 	// keys holds the content keys of the vectors read from or written to
 	// the file, for compaction.
 	keys map[contentKey]struct{}
+	// refused is set when the folder or the file turned out to be a
+	// symbolic link or a special file: the file is not used again, and the
+	// vectors of its scopes are kept in memory only.
+	refused bool
 	// ver is the file as last read or written, for the locations of its
 	// records that a quantised cache remembers.
 	ver *fileVersion
@@ -144,7 +148,7 @@ func (c *vecCache) distinctFiles() []*cacheFile {
 	var out []*cacheFile
 	seen := make(map[*cacheFile]bool)
 	for _, s := range memcore.Scopes() {
-		if f := c.files[s]; f != nil && !seen[f] {
+		if f := c.files[s]; f != nil && !f.refused && !seen[f] {
 			seen[f] = true
 			out = append(out, f)
 		}
@@ -195,7 +199,11 @@ func (c *vecCache) refresh() {
 }
 
 func (c *vecCache) refreshFile(f *cacheFile) {
-	fh, err := os.Open(f.path)
+	if err := checkCacheDir(f.dir); err != nil {
+		c.cannotUse(f, err, "memretrieve: cannot read the embedding cache; its vectors count as missing")
+		return
+	}
+	fh, err := openCacheFile(f.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.info, f.off, f.st = nil, 0, decodeState{}
 		if f.ver != nil {
@@ -208,7 +216,7 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 		return
 	}
 	if err != nil {
-		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.cannotUse(f, err, "memretrieve: cannot read the embedding cache; its vectors count as missing")
 		return
 	}
 	defer fh.Close()
@@ -289,10 +297,10 @@ func (c *vecCache) put(scope memcore.Scope, keys []contentKey, vecs [][]float32)
 	}
 	f := c.files[scope]
 	var locs []diskLoc
-	if f != nil && len(keys) > 0 {
+	if f != nil && !f.refused && len(keys) > 0 {
 		var err error
 		if locs, err = c.appendTo(f, keys, vecs); err != nil {
-			c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot write the embedding cache; the vectors are kept in memory only")
+			c.cannotUse(f, err, "memretrieve: cannot write the embedding cache; the vectors are kept in memory only")
 		}
 	}
 	if c.quantized {
@@ -319,7 +327,7 @@ func (c *vecCache) appendTo(f *cacheFile, keys []contentKey, vecs [][]float32) (
 			return nil, err
 		}
 	}
-	fh, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, cacheFilePerm)
+	fh, err := openCacheFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, cacheFilePerm)
 	if err != nil {
 		return nil, err
 	}
@@ -398,6 +406,9 @@ func (c *vecCache) prepareDir(f *cacheFile) error {
 	if f.gitignored {
 		return nil
 	}
+	if err := checkCacheDir(f.dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(f.dir, cacheDirPerm); err != nil {
 		return err
 	}
@@ -469,7 +480,7 @@ func (c *vecCache) rewrite(f *cacheFile, keep map[contentKey]struct{}) error {
 	if err := tmp.Rename(f.path); err != nil {
 		return err
 	}
-	info, err := os.Stat(f.path)
+	info, err := os.Lstat(f.path)
 	if err != nil {
 		f.info = nil
 		return err

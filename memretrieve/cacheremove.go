@@ -80,11 +80,14 @@ func RemoveCachedVectors(dir string, contents []string) (int, error) {
 
 // removeVectorsFrom rewrites the cache file at path without the vector
 // records of keys and returns how many it dropped. A path that is not a
-// regular file (a link put there since the folder was read) is skipped.
+// regular file (a link or a FIFO put there since the folder was read) is
+// skipped, without waiting.
 // Damaged bytes are dropped with the rewrite, as a reader skips them anyway.
 func removeVectorsFrom(path string, keys map[contentKey]bool) (int, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	// Never through a link, never waiting on a FIFO put there since the
+	// folder was listed (see openCacheFile).
+	f, err := openCacheFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) || unsafeCache(err) {
 		return 0, nil
 	}
 	if err != nil {

@@ -64,7 +64,10 @@ type Config struct {
 	// default 4000, range 1–1,000,000.
 	WindowTokenBudget int
 	// Timeout bounds a whole Retrieve call (memory.retrieval_timeout):
-	// default 2s, more than 0. On expiry the turn gets no memories.
+	// default 2s, more than 0. With the lexical index on, the model calls
+	// stop a tenth of it (at most 200ms) early and the turn is answered
+	// from the lexical index; otherwise on expiry the turn gets no
+	// memories.
 	Timeout time.Duration
 	// Quantized makes the index quantised (memory.retrieval_quantized):
 	// default false. The index then holds each vector as int8 values with
@@ -129,8 +132,9 @@ var ErrInvalidConfig = errors.New("invalid retrieval config")
 // FieldError is one bad field of a [Config], or one option given a value
 // out of range.
 type FieldError struct {
-	// Field is the Config field, for example "TopK", or the option, for
-	// example "WithParallelism".
+	// Field is the Config field, for example "TopK", the option, for
+	// example "WithParallelism", or the argument of NewEngine, for example
+	// "NewEngine's embedder".
 	Field string
 	// Value is the rejected value.
 	Value any
@@ -138,9 +142,11 @@ type FieldError struct {
 	Want string
 }
 
-// ConfigError lists every bad field of a [Config] and every option given a
-// value out of range, Config fields first, then options in the order they
-// were passed. It matches [ErrInvalidConfig] with errors.Is.
+// ConfigError lists every missing argument of [NewEngine], every bad field
+// of a [Config] and every option given a value out of range: arguments
+// first, then Config fields, then options in the order they were passed. It
+// matches [ErrInvalidConfig] with errors.Is, and [ErrNoStore] too when the
+// store is missing.
 type ConfigError struct {
 	Fields []FieldError
 }
@@ -156,7 +162,7 @@ func (e *ConfigError) Error() string {
 			format = "%s is %q, want %s"
 		}
 		parts[i] = fmt.Sprintf(format, f.Field, f.Value, f.Want)
-		configField = configField || !isOptionName(f.Field)
+		configField = configField || !isOptionName(f.Field) && !isArgumentName(f.Field)
 	}
 	msg := fmt.Sprintf("memretrieve: %v: %s", ErrInvalidConfig, strings.Join(parts, "; "))
 	if configField {
@@ -169,8 +175,21 @@ func (e *ConfigError) Error() string {
 // Config field: options are named With…, Config fields never are.
 func isOptionName(field string) bool { return strings.HasPrefix(field, "With") }
 
-// Unwrap returns [ErrInvalidConfig].
-func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+// isArgumentName reports whether a FieldError names an argument of
+// NewEngine.
+func isArgumentName(field string) bool { return strings.HasPrefix(field, "NewEngine's ") }
+
+// Unwrap returns [ErrInvalidConfig], and [ErrNoStore] when the store is
+// missing.
+func (e *ConfigError) Unwrap() []error {
+	errs := []error{ErrInvalidConfig}
+	for _, f := range e.Fields {
+		if f.Field == argStore {
+			errs = append(errs, ErrNoStore)
+		}
+	}
+	return errs
+}
 
 // fieldErrors collects the bad fields and options of one constructor call.
 type fieldErrors []FieldError

@@ -35,13 +35,26 @@
 //     first.
 //
 // A failed or late model call — the hypothesis model or the embedder —
-// leaves the turn the lexical ranking, and [Result.VectorSkipped] says why;
-// with the lexical index off (Config.LexicalWeight 0), any failure or
-// timeout gives the turn no memories. Either way the error is nil (the
-// reason is logged at debug level): retrieval never stops the agent. A
-// provider that ignores its context is not waited for past the deadline.
-// Results are cached per turn id, so the several model calls of one turn
-// cost one retrieval.
+// leaves the turn the lexical ranking: [Result].VectorSkipped says why
+// ([SkipReason]: hypothesis model or embedder error, timeout, no vector
+// yet) and [Result].Err carries the cause. With the lexical index off
+// (Config.LexicalWeight 0), and on any other failure, the turn gets no
+// memories: [Result].Skipped says why (no index yet, empty window, …; or
+// the vector side's reason when the lexical ranking found nothing either)
+// and [Result].Err carries the cause, with memcore's provider taxonomy
+// reachable by errors.Is. Either way the error is nil and the reason is
+// logged at debug level: retrieval never stops the agent. A provider that
+// ignores its context, or floods its reply, is not waited for past the
+// deadline. Results are cached per turn id, so the several model calls of
+// one turn cost one retrieval.
+//
+// # Configuration mistakes and retrieval off
+//
+// [NewEngine] requires a store, an embedder and, in [ModeLLM], a
+// hypothesis provider; a missing one (typed nils included) is a
+// *[ConfigError] naming it. Retrieval is off when the host builds no
+// engine: a nil *Engine is safe to use, and its results are skipped as
+// [SkipDisabled].
 //
 // # The index
 //
@@ -52,11 +65,13 @@
 // the background; [Engine.TriggerRebuild] (the capture pipeline's rebuild
 // callback) asks for a new one, coalescing requests; a new index, the
 // lexical index of the same memories and their memory graph are swapped in
-// atomically, so searches never wait. The first Retrieve after Start waits
-// for the initial build within its own budget; a build that must embed
-// texts first publishes the lexical index (and the vectors the cache
-// holds), so a turn that cannot wait is answered from it. [Index] offers
-// the same exact search on its own, over any vectors.
+// atomically, so searches never wait. The first build publishes partial
+// indexes: before it embeds anything, the lexical index of every memory
+// with the vectors the cache holds, then more vectors as batches are
+// embedded. The first Retrieve after Start waits, within the model calls'
+// share of its budget, only until one of them holds vectors; a turn that
+// cannot wait is answered from the lexical index alone. [Index] offers the
+// same exact search on its own, over any vectors.
 //
 // # The lexical index
 //
@@ -93,7 +108,9 @@
 // model has one append-only file per folder of length-prefixed,
 // CRC-32C-checked records written with single O_APPEND writes, so several
 // processes can share it; damaged, truncated or foreign data is skipped and
-// re-embedded, never an error, and a file that mostly holds vectors of
+// re-embedded, never an error; a cache folder or file that is a symbolic
+// link or a special file is never followed or opened (the vectors of that
+// folder are then kept in memory); and a file that mostly holds vectors of
 // memories that no longer exist is compacted (rewritten and renamed into
 // place). See README.md for the byte layout. [WithBuildProgress] reports
 // how far a build that embeds many memories has got. [RemoveCachedVectors]
@@ -121,11 +138,16 @@
 // for memories reached through an edge, and Links lists refines and
 // contradicts edges in both directions (relates-to ones only between shown
 // memories). When memories were dropped to fit the budget, a line says how
-// many. The host decides where the block goes: appended as a late message it
-// keeps the system prompt stable for prompt caching.
+// many. No memory text can close the block early or open another: every
+// piece of it is defused, whatever case or spacing it gives the tag. The
+// host decides where the block goes: appended as a late message it keeps
+// the system prompt stable for prompt caching.
 //
 // # Logging
 //
 // Nothing here prints: the engine logs through the zerolog.Logger given
-// with [WithLogger], and by default logs nothing.
+// with [WithLogger], and by default logs nothing. Provider errors, which may
+// quote the conversation or the memories, are redacted (package
+// github.com/forgemem/forgemem/memcore/redact) before they are logged or
+// returned in a Result.
 package memretrieve

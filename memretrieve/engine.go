@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ErrNoStore is returned by [NewEngine] when the store is nil.
+// ErrNoStore is matched, besides [ErrInvalidConfig], by the error of
+// [NewEngine] when the store is nil.
 var ErrNoStore = errors.New("memory store is nil")
 
 // Engine recalls the memories relevant to a conversation turn: it asks the
@@ -28,6 +30,11 @@ var ErrNoStore = errors.New("memory store is nil")
 // in the background, [Engine.TriggerRebuild] whenever memories were
 // written, [Engine.Retrieve] at the start of each turn, and [Engine.Close]
 // at the end. All methods are safe for concurrent use.
+//
+// Retrieval is off when the host builds no engine: every method of a nil
+// *Engine is safe to call and does nothing, and its Retrieve returns an
+// empty Result whose Skipped is [SkipDisabled]. So a host can keep one
+// *Engine variable, nil when its settings turn retrieval off.
 type Engine struct {
 	store    memcore.MemoryStore
 	embedder memcore.Embedder
@@ -35,14 +42,21 @@ type Engine struct {
 	cfg      Config
 	opt      engineOptions
 	log      zerolog.Logger
-	enabled  bool
 	// cacheDirs maps each scope to its embedding cache folder.
 	cacheDirs map[memcore.Scope]string
 
-	// snap is the current index and graph; nil until the first build.
+	// snap is the current index and graph; nil until the first build
+	// publishes one.
 	snap atomic.Pointer[snapshot]
 	// ready is closed when the first background build has ended.
 	ready chan struct{}
+	// published is closed when the first snapshot a turn need not wait
+	// beyond is published: one holding vectors, partial or complete, or the
+	// first complete one. A partial snapshot of the lexical index alone
+	// does not count: a turn waits, within the model calls' deadline, for
+	// vectors (see snapshotWithin).
+	published    chan struct{}
+	firstPublish sync.Once
 	// stopWaiting is set when a turn's budget ran out waiting for the
 	// first build; later turns do not wait.
 	stopWaiting atomic.Bool
@@ -54,6 +68,9 @@ type Engine struct {
 	// again and publishes a new index.
 	rereadCache atomic.Bool
 	turns       *turnCache
+	// lastBuild is the outcome of the latest build that ran to its end:
+	// a Result of a turn with no index says why (Result.Err).
+	lastBuild atomic.Pointer[buildOutcome]
 
 	mu      sync.Mutex // guards started, closed, cancel
 	started bool
@@ -63,7 +80,11 @@ type Engine struct {
 	kick    chan struct{} // a pending rebuild request
 
 	// buildMu serialises builds and guards what they own below.
-	buildMu  sync.Mutex
+	buildMu sync.Mutex
+	// complete is set once a build has run to its end; until then, builds
+	// publish partial snapshots (see publishSoFar).
+	complete bool
+	partial  *partialBuild
 	cache    *vecCache
 	unusable map[contentKey]struct{} // texts the embedder gives no usable vector for
 	// lexDocs holds the tokenised text of every indexed content, so a
@@ -82,35 +103,30 @@ type snapshot struct {
 	// lex is the lexical index of every memory with content, with or
 	// without a vector; nil when Config.LexicalWeight is 0.
 	lex *lexIndex
-	// early marks a snapshot published before the build embedded the
-	// texts the cache lacked.
-	early bool
 }
 
 // NewEngine returns an engine over store that embeds with embedder and asks
 // hypothesis for hypotheses (unused, and may be nil, in ModeIdentity).
 //
-// cfg must pass [Config.Validate]; start from [DefaultConfig]. Every field
-// of cfg out of range and every option given a value out of range is
-// reported, together, in one *[ConfigError] wrapping [ErrInvalidConfig]. A
-// nil store is an error wrapping [ErrNoStore]. Nil options are ignored.
+// cfg must pass [Config.Validate]; start from [DefaultConfig]. Everything
+// missing or out of range is reported, together, in one *[ConfigError]
+// wrapping [ErrInvalidConfig]: a nil store (the error matches [ErrNoStore]
+// too), a nil embedder, a nil hypothesis provider in ModeLLM — a typed nil
+// in the interface, such as a nil *memcore.FileStore, counts as nil —,
+// every field of cfg out of range, and every option given a value out of
+// range. Nil options are ignored.
 //
-// Without an embedder, or without a hypothesis provider in ModeLLM, the
-// engine is disabled: NewEngine logs one warning saying what is missing,
-// [Engine.Enabled] is false, Start, TriggerRebuild and Rebuild do nothing,
-// and Retrieve returns empty results. Retrieval is optional; the agent works
-// without it.
+// Retrieval is optional, but an engine is never silently disabled: a host
+// whose settings turn retrieval off builds no engine (see [Engine]).
 func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, cfg Config, opts ...EngineOption) (*Engine, error) {
-	if store == nil {
-		return nil, fmt.Errorf("memretrieve: new engine: %w", ErrNoStore)
-	}
 	o := defaultEngineOptions()
 	for _, opt := range opts {
 		if opt != nil {
 			opt.applyEngine(&o)
 		}
 	}
-	if err := append(cfg.check(), o.bad...).err(); err != nil {
+	bad := missingArguments(store, embedder, hypothesis, cfg.Mode)
+	if err := append(append(bad, cfg.check()...), o.bad...).err(); err != nil {
 		return nil, err
 	}
 	e := &Engine{
@@ -122,6 +138,7 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 		log:       o.log,
 		cacheDirs: cacheDirsFor(store, o.cacheDir),
 		ready:     make(chan struct{}),
+		published: make(chan struct{}),
 		done:      make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		unusable:  make(map[contentKey]struct{}),
@@ -130,12 +147,38 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 	if o.turnCacheSize > 0 {
 		e.turns = newTurnCache(o.turnCacheSize)
 	}
-	if missing := missingProviders(embedder, hypothesis, cfg.Mode); missing != "" {
-		e.log.Warn().Msg("memretrieve: memory retrieval is disabled: " + missing)
-	} else {
-		e.enabled = true
-	}
 	return e, nil
+}
+
+// Names of NewEngine's arguments in a ConfigError.
+const (
+	argStore      = "NewEngine's store"
+	argEmbedder   = "NewEngine's embedder"
+	argHypothesis = "NewEngine's hypothesis provider"
+)
+
+// missingArguments lists the providers an engine in mode lacks, naming the
+// settings that configure them.
+func missingArguments(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, mode HypothesisMode) fieldErrors {
+	var bad fieldErrors
+	bad.check(!isNil(store), argStore, "nil", "a memcore.MemoryStore")
+	bad.check(!isNil(embedder), argEmbedder, "nil", "a memcore.Embedder (memory.embedding_model)")
+	bad.check(mode != ModeLLM || !isNil(hypothesis), argHypothesis, "nil",
+		"a memcore.LLMProvider in ModeLLM (memory.retrieval_model), or Config.Mode ModeIdentity")
+	return bad
+}
+
+// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// channel or function (a typed nil).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // cacheDirsFor returns the embedding cache folder of each scope: dir for
@@ -156,33 +199,23 @@ func cacheDirsFor(store memcore.MemoryStore, dir string) map[memcore.Scope]strin
 	return dirs
 }
 
-// missingProviders says which providers an engine in mode lacks, naming the
-// settings that configure them, or returns "" when it lacks none.
-func missingProviders(embedder memcore.Embedder, hypothesis memcore.LLMProvider, mode HypothesisMode) string {
-	noLLM := mode == ModeLLM && hypothesis == nil
-	switch {
-	case embedder == nil && noLLM:
-		return "no embedding model (memory.embedding_model) and no hypothesis model (memory.retrieval_model) are configured"
-	case embedder == nil:
-		return "no embedding model (memory.embedding_model) is configured"
-	case noLLM:
-		return "no hypothesis model (memory.retrieval_model) is configured; configure one, or choose the identity mode"
-	}
-	return ""
-}
-
-// Enabled reports whether the engine retrieves anything (see [NewEngine]).
-func (e *Engine) Enabled() bool { return e.enabled }
+// Enabled reports whether the engine retrieves anything: true for every
+// engine NewEngine returns, false for a nil *Engine (retrieval off).
+func (e *Engine) Enabled() bool { return e != nil }
 
 // Start builds the index in the background and keeps rebuilding it when
 // [Engine.TriggerRebuild] asks, until ctx ends or [Engine.Close] is called.
-// The first Retrieve after Start waits for the initial build, within its own
-// time budget; if the budget runs out first (a cold cache of many memories,
-// a slow embedder), later turns do not wait and go without memories until
-// the build is done. Calls after the first, and calls after Close, do
-// nothing.
+// The initial build publishes partial indexes as it goes: before it embeds
+// anything, the lexical index of every memory (it needs no model) with the
+// vectors the cache holds, then more vectors as batches are embedded. The
+// first Retrieve after Start waits, within the model calls' share of its
+// time budget (all of it with the lexical index off), until one of them
+// holds vectors or the build ends; if that runs out first (a cold cache, a
+// slow embedder), the turn answers from the lexical index alone, or gets
+// nothing with the lexical index off, and later turns do not wait. Calls
+// after the first, and calls after Close, do nothing.
 func (e *Engine) Start(ctx context.Context) {
-	if !e.enabled {
+	if e == nil {
 		return
 	}
 	e.mu.Lock()
@@ -202,7 +235,7 @@ func (e *Engine) Start(ctx context.Context) {
 // Start is covered by Start's initial build; after Close it does nothing.
 // It is meant as the capture pipeline's rebuild callback.
 func (e *Engine) TriggerRebuild() {
-	if !e.enabled {
+	if e == nil {
 		return
 	}
 	select {
@@ -215,18 +248,22 @@ func (e *Engine) TriggerRebuild() {
 // was when the build began: for commands and tests that have no use for a
 // background goroutine. It waits for a background build in progress to
 // finish first. The error says what failed: listing the store, or embedding
-// some memories (the index then holds those that could be embedded). A
-// disabled engine returns nil at once.
+// some memories (the index then holds those that could be embedded). A nil
+// engine returns nil at once.
 func (e *Engine) Rebuild(ctx context.Context) error {
-	if !e.enabled {
+	if e == nil {
 		return nil
 	}
 	return e.build(ctx)
 }
 
 // Close stops background builds and waits, until ctx ends, for a build in
-// progress to stop. Retrieve keeps working on the last index.
+// progress to stop. Retrieve keeps working on the last index. A nil engine
+// returns nil.
 func (e *Engine) Close(ctx context.Context) error {
+	if e == nil {
+		return nil
+	}
 	e.mu.Lock()
 	e.closed = true
 	started, cancel := e.started, e.cancel
@@ -327,33 +364,38 @@ func (e *Engine) background(ctx context.Context) bool {
 //
 // It spends at most Config.Timeout in total. When the hypothesis model or
 // the embedder is slow, down or replies nonsense, or no memory has a vector
-// yet, the turn gets what the lexical index finds, and Result.VectorSkipped
-// says why; with the lexical index off (Config.LexicalWeight 0), and on any
-// other failure — no index yet — it gets an empty Result. Either way the
-// error is nil: the reason is logged at debug level and the agent carries
-// on. The only error is the caller's own: when ctx is cancelled or its
-// deadline passes, Retrieve returns an empty Result and ctx.Err(). The
-// Result is never nil.
+// yet, the turn gets what the lexical index finds: Result.VectorSkipped says
+// why the vector ranking is missing and Result.Err carries the cause. With
+// the lexical index off (Config.LexicalWeight 0), such a failure — and any
+// other: no index yet, the lexical ranking finding nothing either — gives
+// an empty Result. Either way the error is nil and the agent carries on:
+// Result.Skipped says why the turn got nothing and Result.Err carries the
+// cause (memcore's provider taxonomy, context.DeadlineExceeded, the failed
+// build's error); the reason is also logged at debug level. The only error
+// is the caller's own: when ctx is cancelled or its deadline passes,
+// Retrieve returns an empty Result (Skipped SkipCancelled) and ctx.Err().
+// The Result is never nil. A nil engine returns an empty Result whose
+// Skipped is SkipDisabled.
 //
 // Results are cached per turnID, so the several model calls of one turn cost
 // one retrieval; concurrent calls for the same turnID share one computation.
 // A turn whose provider failed keeps the result it got (the turn is not
 // retried on every call), except that a result made before any index
-// existed, or abandoned by its caller, is not kept. A
-// rebuild that changed the index invalidates the cache. An empty turnID
-// disables caching for the call.
+// existed, or abandoned by its caller, is not kept. A rebuild that changed
+// the index invalidates the cache. An empty turnID disables caching for
+// the call.
 func (e *Engine) Retrieve(ctx context.Context, turnID string, window []memcore.Message) (*Result, error) {
-	if !e.enabled {
-		return &Result{}, nil
+	if e == nil {
+		return &Result{Skipped: SkipDisabled}, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return &Result{}, err
+		return cancelled(err), err
 	}
 	tctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	if turnID == "" || e.turns == nil {
 		res, _ := e.compute(tctx, turnID, window)
-		return res, ctx.Err()
+		return callerDone(ctx, res)
 	}
 	ent, leader := e.turns.acquire(turnID, e.currentGen())
 	if leader {
@@ -362,7 +404,7 @@ func (e *Engine) Retrieve(ctx context.Context, turnID string, window []memcore.M
 		// without an index (generation 0): once one exists, the turn is
 		// worth computing again.
 		e.turns.finish(ent, res, gen, ctx.Err() == nil && gen != 0)
-		return res, ctx.Err()
+		return callerDone(ctx, res)
 	}
 	if testHookTurnWait != nil {
 		testHookTurnWait()
@@ -374,11 +416,23 @@ func (e *Engine) Retrieve(ctx context.Context, turnID string, window []memcore.M
 		}
 		// The caller computing it gave up; compute this call's own.
 		res, _ := e.compute(tctx, turnID, window)
-		return res, ctx.Err()
+		return callerDone(ctx, res)
 	case <-tctx.Done():
 		e.log.Debug().Str("turn", turnID).Msg("memretrieve: no memories for this turn: timed out waiting for the same turn's retrieval")
-		return &Result{}, ctx.Err()
+		return callerDone(ctx, &Result{Skipped: SkipTimeout, Err: fmt.Errorf("waiting for the same turn's retrieval: %w", tctx.Err())})
 	}
+}
+
+// cancelled is the Result of a turn whose caller's context ended with err.
+func cancelled(err error) *Result { return &Result{Skipped: SkipCancelled, Err: err} }
+
+// callerDone returns res and a nil error, or, when the caller's ctx has
+// ended, the Result of a cancelled turn and ctx's error.
+func callerDone(ctx context.Context, res *Result) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return cancelled(err), err
+	}
+	return res, nil
 }
 
 // testHookTurnWait, when set by a test, is called when a Retrieve starts

@@ -250,26 +250,27 @@ func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 		name  string
 		llm   func(testing.TB) *fake.LLM
 		embed func(testing.TB, *fake.Embedder)
-		says  string // in Result.VectorSkipped, with the lexical index on
+		kind  SkipReason // Result.Skipped, or with the lexical index on Result.VectorSkipped
+		cause error      // in Result.Err
 	}{
 		{"llm rate limited", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited)) }, nil,
-			"the hypothesis model failed: fake: complete: rate limited"},
+			SkipHypothesisError, memcore.ErrRateLimited},
 		{"llm unauthenticated", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated)) }, nil,
-			"the hypothesis model failed: fake: complete: unauthenticated"},
+			SkipHypothesisError, memcore.ErrUnauthenticated},
 		{"llm empty reply", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies("")) }, nil,
-			"the hypothesis model's reply holds no hypotheses"},
+			SkipHypothesisError, memcore.ErrInvalidResponse},
 		{"llm empty list", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies(`{"hypotheses": []}`)) }, nil,
-			"the hypothesis model's reply holds no hypotheses"},
+			SkipHypothesisError, memcore.ErrInvalidResponse},
 		{"llm nil response", func(t testing.TB) *fake.LLM {
 			return newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				return nil, nil
 			}))
-		}, nil, "the hypothesis model failed"},
+		}, nil, SkipHypothesisError, memcore.ErrInvalidResponse},
 		{"embedder unavailable", func(t testing.TB) *fake.LLM {
 			return newLLM(t, fake.WithReplies(hypothesesReply("Prefers optimistic locking.")))
 		},
 			func(t testing.TB, e *fake.Embedder) { failNext(t, e, 1, memcore.ErrUnavailable) },
-			"the embedder failed: fake: embed: provider unavailable"},
+			SkipEmbedderError, memcore.ErrUnavailable},
 	}
 	for _, tt := range tests {
 		for _, lexical := range []bool{false, true} {
@@ -291,9 +292,15 @@ func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 				if err != nil {
 					t.Fatalf("err = %v, want nil: failures are not the caller's problem", err)
 				}
+				if !errors.Is(res.Err, tt.cause) {
+					t.Errorf("Err = %v, want %v", res.Err, tt.cause)
+				}
 				if !lexical {
 					if res == nil || len(res.Memories) != 0 || res.Injection != "" {
 						t.Fatalf("result = %+v, want empty", res)
+					}
+					if res.Skipped != tt.kind || res.VectorSkipped != SkipNone {
+						t.Errorf("Skipped = %v, VectorSkipped = %v; want %v and none", res.Skipped, res.VectorSkipped, tt.kind)
 					}
 					if !containsAny(logs.lines("debug"), "no memories for this turn") {
 						t.Errorf("the reason was not logged at debug level")
@@ -306,8 +313,8 @@ func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 				if got := ids(res); len(got) != 1 || got[0] != locking.Meta.ID {
 					t.Fatalf("memories = %v, want the lexical match %s", got, locking.Meta.ID)
 				}
-				if !noVectorHits(res) || !strings.Contains(res.VectorSkipped, tt.says) {
-					t.Errorf("VectorSkipped = %q, ranked %+v; want no vector hits and a reason saying %q", res.VectorSkipped, res.Ranked, tt.says)
+				if !noVectorHits(res) || res.VectorSkipped != tt.kind || res.Skipped != SkipNone {
+					t.Errorf("Skipped = %v, VectorSkipped = %v, ranked %+v; want a turn that ran without vector hits, for %v", res.Skipped, res.VectorSkipped, res.Ranked, tt.kind)
 				}
 				if !containsAny(logs.lines("debug"), "lexical ranking only") {
 					t.Errorf("the lexical-only turn was not logged at debug level")
@@ -374,8 +381,16 @@ func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 					if got := ids(res); len(got) != 1 || got[0] != locking.Meta.ID || !noVectorHits(res) {
 						t.Errorf("memories = %v (ranked %+v), want the lexical match %s alone", got, res.Ranked, locking.Meta.ID)
 					}
-				} else if len(res.Memories) != 0 || res.Injection != "" {
-					t.Errorf("result = %+v, want no memories", res)
+					if res.Skipped != SkipNone || res.VectorSkipped != SkipTimeout || !errors.Is(res.Err, context.DeadlineExceeded) {
+						t.Errorf("Skipped = %v, VectorSkipped = %v (%v); want a turn that ran, its vector side timed out", res.Skipped, res.VectorSkipped, res.Err)
+					}
+				} else {
+					if len(res.Memories) != 0 || res.Injection != "" {
+						t.Errorf("result = %+v, want no memories", res)
+					}
+					if res.Skipped != SkipTimeout || !errors.Is(res.Err, context.DeadlineExceeded) {
+						t.Errorf("Skipped = %v (%v), want a timeout", res.Skipped, res.Err)
+					}
 				}
 				if elapsed < earliest || elapsed > timeout+margin {
 					t.Errorf("Retrieve took %v, want about the %v timeout (at least %v, at most %v more)", elapsed, timeout, earliest, margin)
@@ -707,69 +722,6 @@ func TestTurnCacheSharesConcurrentComputation(t *testing.T) {
 		if r != results[0] || len(r.Memories) == 0 {
 			t.Errorf("call %d got %+v, want the shared result with memories", i, r)
 		}
-	}
-}
-
-func TestDisabledEngine(t *testing.T) {
-	tests := []struct {
-		name    string
-		emb     memcore.Embedder
-		llm     memcore.LLMProvider
-		mode    HypothesisMode
-		enabled bool
-		says    []string
-	}{
-		{"no embedder", nil, newLLM(t), ModeLLM, false, []string{"embedding model"}},
-		{"no hypothesis model", newEmbedder(t), nil, ModeLLM, false, []string{"hypothesis model", "identity"}},
-		{"neither", nil, nil, ModeLLM, false, []string{"embedding model", "hypothesis model"}},
-		{"identity without hypothesis model", newEmbedder(t), nil, ModeIdentity, true, nil},
-		{"identity without embedder", nil, nil, ModeIdentity, false, []string{"embedding model"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			store := &countingStore{MemoryStore: memcore.NewMemStore()}
-			write(t, store, threeMemories()...)
-			var logs logBuffer
-			cfg := DefaultConfig()
-			cfg.Mode = tt.mode
-			e := newEngine(t, store, tt.emb, tt.llm, cfg, WithLogger(logs.logger()))
-			if e.Enabled() != tt.enabled {
-				t.Fatalf("Enabled() = %v, want %v", e.Enabled(), tt.enabled)
-			}
-			warns := logs.lines("warn")
-			if tt.enabled {
-				if len(warns) != 0 {
-					t.Errorf("an enabled engine warned: %v", warns)
-				}
-				return
-			}
-			if len(warns) != 1 {
-				t.Fatalf("%d warnings, want exactly 1: %v", len(warns), warns)
-			}
-			for _, s := range tt.says {
-				if !strings.Contains(warns[0], s) {
-					t.Errorf("warning %s does not mention %q", warns[0], s)
-				}
-			}
-			e.Start(context.Background())
-			e.TriggerRebuild()
-			if err := e.Rebuild(context.Background()); err != nil {
-				t.Errorf("Rebuild = %v, want nil", err)
-			}
-			res, err := e.Retrieve(context.Background(), "t", userWindow(locking.Content))
-			if err != nil || res == nil || len(res.Memories) != 0 || res.Injection != "" {
-				t.Errorf("Retrieve = %+v, %v; want an empty result and nil", res, err)
-			}
-			if err := e.Close(context.Background()); err != nil {
-				t.Errorf("Close = %v", err)
-			}
-			if store.lists.Load() != 0 {
-				t.Errorf("a disabled engine listed the store %d times", store.lists.Load())
-			}
-			if len(logs.lines("warn")) != 1 {
-				t.Errorf("more warnings after use: %v", logs.lines("warn"))
-			}
-		})
 	}
 }
 

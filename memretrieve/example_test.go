@@ -2,6 +2,7 @@ package memretrieve_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -155,20 +156,24 @@ func ExampleHypothesisSchemaName() {
 	// Output: Database migrations live in db/migrations and are numbered sequentially.
 }
 
-// A disabled engine (here: no hypothesis model in LLM mode) is safe to use
-// and returns nothing.
-func ExampleNewEngine_disabled() {
+// A missing provider is a construction error naming it. Retrieval is off
+// when the host builds no engine: a nil *Engine is safe to use, and its
+// results say why they are empty.
+func ExampleNewEngine_missingProvider() {
 	embedder, err := fake.NewEmbedder()
 	if err != nil {
 		panic(err)
 	}
 	engine, err := memretrieve.NewEngine(exampleStore(), embedder, nil, memretrieve.DefaultConfig())
-	if err != nil {
-		panic(err)
-	}
+	fmt.Println(errors.Is(err, memretrieve.ErrInvalidConfig))
+	fmt.Println(err)
+
 	res, err := engine.Retrieve(context.Background(), "turn-1", []memcore.Message{{Role: memcore.RoleUser, Content: "hi"}})
-	fmt.Println(engine.Enabled(), len(res.Memories), err)
-	// Output: false 0 <nil>
+	fmt.Println(engine.Enabled(), len(res.Memories), res.Skipped, err)
+	// Output:
+	// true
+	// memretrieve: invalid retrieval config: NewEngine's hypothesis provider is nil, want a memcore.LLMProvider in ModeLLM (memory.retrieval_model), or Config.Mode ModeIdentity
+	// false 0 disabled <nil>
 }
 
 // Settings are validated strictly: every bad field is reported.

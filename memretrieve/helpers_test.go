@@ -158,7 +158,7 @@ func noVectorHits(res *Result) bool {
 			return false
 		}
 	}
-	return res.VectorSkipped != ""
+	return res.VectorSkipped != SkipNone
 }
 
 // quantizedTests, set by TestQuantizedCacheSuite while it runs other tests,

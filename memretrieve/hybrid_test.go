@@ -120,8 +120,8 @@ func TestFusionFindsWhatEachRankingMisses(t *testing.T) {
 					t.Errorf("%s: candidate %+v, want found by %v", id, c, f)
 				}
 			}
-			if res.VectorSkipped != "" {
-				t.Errorf("VectorSkipped = %q, want empty", res.VectorSkipped)
+			if res.VectorSkipped != SkipNone || res.Err != nil {
+				t.Errorf("VectorSkipped = %v (%v), want SkipNone", res.VectorSkipped, res.Err)
 			}
 		})
 	}
@@ -306,8 +306,8 @@ func TestLexicalAnswersWhileTheBuildIsBlocked(t *testing.T) {
 		if got := ids(res); len(got) == 0 || got[0] != locking.Meta.ID {
 			t.Fatalf("%s, during the build: memories %v, want %s first from the lexical index", turn, got, locking.Meta.ID)
 		}
-		if !noVectorHits(res) || res.VectorSkipped != "no memory has a vector yet" {
-			t.Errorf("%s, during the build: VectorSkipped %q, ranked %+v; want no vector hits and the reason", turn, res.VectorSkipped, res.Ranked)
+		if !noVectorHits(res) || res.VectorSkipped != SkipNoIndex || res.Skipped != SkipNone {
+			t.Errorf("%s, during the build: Skipped %v, VectorSkipped %v, ranked %+v; want a turn that ran without vector hits, for want of vectors", turn, res.Skipped, res.VectorSkipped, res.Ranked)
 		}
 		if !e.stopWaiting.Load() {
 			t.Errorf("%s: after a turn ran out of time waiting, later turns still wait for the first build", turn)
@@ -319,8 +319,8 @@ func TestLexicalAnswersWhileTheBuildIsBlocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := candidate(res, locking.Meta.ID); !ok || c.Found() != FoundBoth || res.VectorSkipped != "" {
-		t.Errorf("after the build: ranked %+v, VectorSkipped %q; want %s found by both rankings", res.Ranked, res.VectorSkipped, locking.Meta.ID)
+	if c, ok := candidate(res, locking.Meta.ID); !ok || c.Found() != FoundBoth || res.VectorSkipped != SkipNone {
+		t.Errorf("after the build: ranked %+v, VectorSkipped %v; want %s found by both rankings", res.Ranked, res.VectorSkipped, locking.Meta.ID)
 	}
 }
 
@@ -343,8 +343,8 @@ func TestLexicalAnswersWhenTheEmbedderIsDown(t *testing.T) {
 	if got := ids(res); len(got) == 0 || got[0] != migrations.Meta.ID {
 		t.Fatalf("memories %v, want %s first from the lexical index", got, migrations.Meta.ID)
 	}
-	if !noVectorHits(res) || !strings.HasPrefix(res.VectorSkipped, "the embedder failed: ") {
-		t.Errorf("VectorSkipped %q, ranked %+v; want no vector hits and the embedder's failure", res.VectorSkipped, res.Ranked)
+	if !noVectorHits(res) || res.VectorSkipped != SkipEmbedderError || !errors.Is(res.Err, memcore.ErrUnauthenticated) || res.Skipped != SkipNone {
+		t.Errorf("Skipped %v, VectorSkipped %v (%v), ranked %+v; want a turn that ran without vector hits, for the embedder's failure", res.Skipped, res.VectorSkipped, res.Err, res.Ranked)
 	}
 }
 
@@ -432,6 +432,6 @@ func TestLexicalSearchesTheHypotheses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := ids(res); len(got) == 0 || got[0] != migrations.Meta.ID || !noVectorHits(res) {
-		t.Errorf("memories %v (ranked %+v, VectorSkipped %q), want %s found by the hypothesis' words", got, res.Ranked, res.VectorSkipped, migrations.Meta.ID)
+		t.Errorf("memories %v (ranked %+v, VectorSkipped %v), want %s found by the hypothesis' words", got, res.Ranked, res.VectorSkipped, migrations.Meta.ID)
 	}
 }

@@ -44,6 +44,26 @@ var hypothesisSchema = &memcore.Schema{
 // maxHypothesisRunes bounds one hypothesis; a longer one is cut.
 const maxHypothesisRunes = 500
 
+// maxReplyBytes bounds the part of a hypothesis reply that is read. An
+// honest reply is at most ten sentences of at most maxHypothesisRunes — a
+// few kilobytes —, so 64 KB holds any of them with room to spare; the rest
+// of a longer reply is ignored, which keeps the parsing of a flooded reply
+// (tens of megabytes arriving at once) within the turn's budget.
+const maxReplyBytes = 64 << 10
+
+// capReply returns the first maxReplyBytes of reply, cut on a rune
+// boundary.
+func capReply(reply string) string {
+	if len(reply) <= maxReplyBytes {
+		return reply
+	}
+	i := maxReplyBytes
+	for i > 0 && !utf8.RuneStart(reply[i]) {
+		i--
+	}
+	return reply[:i]
+}
+
 // hypothesisRequest builds the one completion request of a turn.
 func hypothesisRequest(cfg Config, window []memcore.Message) memcore.CompletionRequest {
 	temp := 0.0
@@ -317,21 +337,26 @@ func cleanHypotheses(hs []string, n int) []string {
 }
 
 // hypotheses asks the hypothesis model, in one call, for sentences a memory
-// relevant to the window might contain.
+// relevant to the window might contain. The reply is read (its first
+// maxReplyBytes) within ctx too, so a flooded reply cannot hold the turn.
 func (e *Engine) hypotheses(ctx context.Context, win []memcore.Message) ([]string, *skipped) {
-	req, llm := hypothesisRequest(e.cfg, win), e.llm
-	resp, err := callWithin(ctx, func(ctx context.Context) (*memcore.CompletionResponse, error) {
-		return llm.Complete(ctx, req)
+	req, llm, n := hypothesisRequest(e.cfg, win), e.llm, e.cfg.HypothesisCount
+	hs, err := callWithin(ctx, func(ctx context.Context) ([]string, error) {
+		resp, err := llm.Complete(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp == nil {
+			return nil, fmt.Errorf("%w: nil response", memcore.ErrInvalidResponse)
+		}
+		return parseHypotheses(capReply(resp.Text), n), nil
 	})
-	if err == nil && resp == nil {
-		err = fmt.Errorf("%w: nil response", memcore.ErrInvalidResponse)
-	}
 	if err != nil {
-		return nil, &skipped{reason: failed("the hypothesis model", err), err: err}
+		return nil, &skipped{kind: SkipHypothesisError, reason: "the hypothesis model failed", err: err}
 	}
-	hs := parseHypotheses(resp.Text, e.cfg.HypothesisCount)
 	if len(hs) == 0 {
-		return nil, &skipped{reason: "the hypothesis model's reply holds no hypotheses"}
+		return nil, &skipped{kind: SkipHypothesisError, reason: "the hypothesis model's reply holds no hypotheses",
+			err: fmt.Errorf("%w: the reply holds no hypotheses", memcore.ErrInvalidResponse)}
 	}
 	return hs, nil
 }

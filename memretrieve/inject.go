@@ -120,7 +120,7 @@ func (r *renderer) block(i, shown int) string {
 	m := rc.Memory
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n[%d] %s, %s scope, version %d, %s, relevance %.2f (%s)\n",
-		i+1, m.Meta.Category, m.Meta.Scope, m.Meta.Version, date(m), rc.Score, m.Meta.ID)
+		i+1, defuse(string(m.Meta.Category)), defuse(string(m.Meta.Scope)), m.Meta.Version, date(m), rc.Score, m.Meta.ID)
 	b.WriteString(indentBody(m.Content, ""))
 	if len(rc.History) > 0 {
 		changes := len(rc.History)
@@ -239,13 +239,13 @@ func (r *renderer) links(rc Recalled, shown int) []string {
 	return out
 }
 
-// describe names a memory by id and title.
+// describe names a memory by id and title, the title defused (see defuse).
 func (r *renderer) describe(id string) string {
 	m, ok := r.graph.Memory(id)
 	if !ok {
 		return id
 	}
-	return fmt.Sprintf("%s %q", id, clipRunes(m.Title(), 120))
+	return fmt.Sprintf("%s %q", id, defuse(clipRunes(m.Title(), 120)))
 }
 
 // edgeWords states an edge from the point of view of the memory it is
@@ -278,11 +278,11 @@ func date(m *memcore.MemoryFile) string {
 }
 
 // indentBody returns content trimmed, with "\n" at the end, continuation
-// lines prefixed with indent, and the block's closing tag defused so a
-// memory cannot end the block early.
+// lines prefixed with indent, and the block's tags defused (see defuse) so
+// a memory cannot end the block early or open another.
 func indentBody(content, indent string) string {
 	s := strings.TrimSpace(strings.ReplaceAll(content, "\r\n", "\n"))
-	s = strings.ReplaceAll(s, "</recalled_memories", "</recalled-memories")
+	s = defuse(s)
 	if indent != "" {
 		s = strings.ReplaceAll(s, "\n", "\n"+indent)
 	}

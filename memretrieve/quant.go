@@ -277,7 +277,9 @@ func (q *quantRows) floats(rows []int, dim int, scratch []float32) (vecs map[int
 // at its place pos[row] in scratch, and reports whether every one of them
 // was read.
 func (q *quantRows) readRows(fv *fileVersion, rows []int, dim int, vecs map[int][]float32, scratch []float32, pos map[int]int) bool {
-	fh, err := os.Open(fv.path)
+	// Never through a link, never waiting on a FIFO put in the file's
+	// place (see openCacheFile): the search is degraded instead.
+	fh, err := openCacheFile(fv.path, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

@@ -2,7 +2,6 @@ package memretrieve
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -58,7 +57,8 @@ func capText(s string, limit int) string {
 const maxLexicalReserve = 200 * time.Millisecond
 
 // modelContext returns the context of a turn's model calls (the hypothesis
-// model and the query embedding). With the lexical index on, its deadline
+// model and the query embedding) and of a turn's wait for the first build
+// (see snapshotWithin). With the lexical index on, its deadline
 // comes a tenth of the turn's remaining time (at most 200ms) before the
 // turn's, so that a model that does not answer in time still leaves the
 // turn time to answer from the lexical index.
@@ -68,20 +68,4 @@ func (e *Engine) modelContext(ctx context.Context) (context.Context, context.Can
 		return ctx, func() {}
 	}
 	return context.WithDeadline(ctx, deadline.Add(-min(time.Until(deadline)/10, maxLexicalReserve)))
-}
-
-// failed says that who failed with err, or did not answer in time.
-func failed(who string, err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return who + " did not answer in time"
-	}
-	return who + " failed"
-}
-
-// String says why, with the underlying error if any.
-func (s *skipped) String() string {
-	if s.err == nil {
-		return s.reason
-	}
-	return s.reason + ": " + s.err.Error()
 }

@@ -1,6 +1,8 @@
 package memretrieve
 
 import (
+	"fmt"
+
 	"github.com/forgemem/forgemem/memcore"
 )
 
@@ -24,13 +26,85 @@ type Result struct {
 	// graph expansion, the MaxMemories cap and the injection budget. A host
 	// or an evaluation reads the ranking here without rendering the block.
 	Ranked []Candidate
-	// VectorSkipped says why the vector ranking took no part in the turn
-	// — the embedder or the hypothesis model failed or ran out of time, no
-	// memory has a vector yet, the embedder's dimension changed — when the
-	// turn went on with the lexical ranking alone; "" when the vector
-	// search ran (or when the lexical index is off, since a turn then ends
-	// with nothing).
-	VectorSkipped string
+	// Skipped says why the turn got nothing, or is SkipNone when the turn
+	// ran (it may still have found nothing relevant). The host decides
+	// what, if anything, to show; the engine never prints.
+	Skipped SkipReason
+	// VectorSkipped says why the vector ranking took no part in a turn that
+	// went on with the lexical ranking alone (Config.LexicalWeight above
+	// 0): SkipHypothesisError or SkipEmbedderError for a failed model call,
+	// SkipTimeout for one that did not answer by the model calls' deadline,
+	// SkipNoIndex when no memory has a vector yet (the first build is still
+	// embedding, or could not). SkipNone when the vector search ran, and
+	// when the lexical index is off (a failed step then skips the turn).
+	// Should the lexical ranking find nothing either, Skipped is the same
+	// reason: the turn got nothing.
+	VectorSkipped SkipReason
+	// Err is the cause of a skip, of the turn or of its vector ranking,
+	// when there is one: the provider's error (errors.Is matches memcore's
+	// taxonomy: memcore.ErrRateLimited, memcore.ErrUnauthenticated,
+	// memcore.ErrUnavailable, memcore.ErrInvalidResponse, …),
+	// context.DeadlineExceeded for a step that ran out of time, the
+	// caller's context error, or the error of the failed index build. Nil
+	// when the turn ran in full.
+	Err error
+}
+
+// SkipReason says why a turn got no memories (see [Result.Skipped]), or
+// why its vector ranking is missing (see [Result.VectorSkipped]).
+type SkipReason int
+
+// The reasons a turn gets no memories.
+const (
+	// SkipNone: the turn ran.
+	SkipNone SkipReason = iota
+	// SkipDisabled: retrieval is off — the engine is a nil *Engine (a host
+	// turns retrieval off by not building one).
+	SkipDisabled
+	// SkipEmptyWindow: nothing was left of the window once tool content
+	// was stripped.
+	SkipEmptyWindow
+	// SkipNoIndex: there is no index yet: Start was not called, the first
+	// build is still running (a later turn gets what it has published so
+	// far), or it failed (Err is the build's error). As a VectorSkipped:
+	// the index holds the lexical side only, no memory has a vector yet.
+	SkipNoIndex
+	// SkipTimeout: Config.Timeout ran out — as a VectorSkipped, the model
+	// calls' share of it; Err wraps context.DeadlineExceeded and says
+	// which step was running.
+	SkipTimeout
+	// SkipCancelled: the caller's context ended; Retrieve returns its
+	// error too.
+	SkipCancelled
+	// SkipHypothesisError: the hypothesis model failed, or its reply held
+	// no hypotheses (Err wraps memcore.ErrInvalidResponse).
+	SkipHypothesisError
+	// SkipEmbedderError: the embedder failed, returned no usable vectors,
+	// or changed its vectors' dimension (a rebuild is under way).
+	SkipEmbedderError
+)
+
+// String returns the reason's name, "" for SkipNone.
+func (r SkipReason) String() string {
+	switch r {
+	case SkipNone:
+		return ""
+	case SkipDisabled:
+		return "disabled"
+	case SkipEmptyWindow:
+		return "empty window"
+	case SkipNoIndex:
+		return "no index yet"
+	case SkipTimeout:
+		return "timeout"
+	case SkipCancelled:
+		return "cancelled"
+	case SkipHypothesisError:
+		return "hypothesis model error"
+	case SkipEmbedderError:
+		return "embedder error"
+	}
+	return fmt.Sprintf("SkipReason(%d)", int(r))
 }
 
 // Recalled is one memory of a [Result].

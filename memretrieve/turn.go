@@ -8,27 +8,54 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // compute runs the retrieval of one turn within ctx and returns its result
 // with the generation of the index it stands for (see retrieveTurn). When
-// the turn gets no memories because a step failed, the reason is logged at
-// debug level.
+// the turn gets no memories because a step failed, or goes on without the
+// vector ranking, the Result says why (Skipped or VectorSkipped, and Err)
+// and the reason is logged at debug level.
 func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Message) (*Result, uint64) {
 	start := time.Now()
-	res, gen, skip := e.retrieveTurn(ctx, window)
+	res, gen, skip, vskip := e.retrieveTurn(ctx, window)
+	if vskip != nil {
+		// Provider errors may quote the conversation: redacted, the cause
+		// still reachable with errors.Is.
+		vskip.err = redact.Error(vskip.err)
+		res.VectorSkipped, res.Err = vskip.kind, vskip.err
+		if skip == nil {
+			e.log.Debug().Err(vskip.err).Str("turn", turnID).Stringer("vector_skipped", vskip.kind).Int("ranked", len(res.Ranked)).
+				Dur("elapsed", time.Since(start)).Msg("memretrieve: this turn has the lexical ranking only: " + vskip.reason)
+		}
+	}
 	if skip != nil {
-		e.log.Debug().Err(skip.err).Str("turn", turnID).Dur("elapsed", time.Since(start)).
+		if skip != vskip {
+			skip.err = redact.Error(skip.err)
+		}
+		res.Skipped, res.Err = skip.kind, skip.err
+		e.log.Debug().Err(skip.err).Str("turn", turnID).Stringer("skipped", skip.kind).Dur("elapsed", time.Since(start)).
 			Msg("memretrieve: no memories for this turn: " + skip.reason)
 	}
 	return res, gen
 }
 
-// skipped says why a turn gets no memories: a step failed, or found nothing
-// to go on. It is logged, never returned to the caller.
+// skipped says why a turn gets no memories, or goes on without the vector
+// ranking: a step failed, or found nothing to go on. It becomes the
+// Result's Skipped (or VectorSkipped) and Err, and is logged.
 type skipped struct {
+	kind   SkipReason
 	reason string
 	err    error // the underlying error, if any
+}
+
+// outOfTime returns skip, or, when it is the failure of a model call whose
+// context ctx has ended, a timeout: the call ran out of time.
+func outOfTime(ctx context.Context, skip *skipped) *skipped {
+	if skip == nil || ctx.Err() == nil || skip.kind != SkipHypothesisError && skip.kind != SkipEmbedderError {
+		return skip
+	}
+	return &skipped{kind: SkipTimeout, reason: skip.reason + " (out of time)", err: fmt.Errorf("%s: %w", skip.reason, ctx.Err())}
 }
 
 // retrieveTurn runs the steps of one turn in order: the window, the queries
@@ -38,14 +65,16 @@ type skipped struct {
 // generation the result stands for — the index searched, the current one
 // when the turn ended before it needed an index, or 0 when there was no
 // index, so that the turn is computed again once there is one — and, when
-// a step failed, why the turn got no memories. With the lexical index on,
-// a failed model call or vector search leaves the lexical ranking: the
-// turn goes on, and the Result says why the vector side is missing.
-func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (*Result, uint64, *skipped) {
-	gen := e.currentGen()
+// a step failed, why the turn got no memories (skip). With the lexical
+// index on, a failed or late model call, or an index without vectors,
+// leaves the turn the lexical ranking: the turn goes on, and vskip says
+// why the vector side is missing; should the lexical ranking find nothing
+// either, that is why the turn got nothing, and skip is vskip.
+func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (res *Result, gen uint64, skip, vskip *skipped) {
+	gen = e.currentGen()
 	win := e.window(window)
 	if len(win) == 0 {
-		return &Result{}, gen, nil
+		return &Result{}, gen, &skipped{kind: SkipEmptyWindow, reason: "nothing is left of the window without tool content"}, nil
 	}
 	lexical := e.cfg.LexicalWeight > 0
 	focused := focusedQueries(win, e.cfg.QueryTokenLimit)
@@ -56,25 +85,22 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (*R
 	if vskip == nil {
 		qvecs, vskip = e.embedQueries(mctx, queries)
 	}
-	if vskip != nil && !lexical {
-		return &Result{}, gen, vskip
+	if vskip = outOfTime(mctx, vskip); vskip != nil && !lexical {
+		return &Result{}, gen, vskip, nil
 	}
-	snap, skip := e.snapshotWithin(ctx)
+	snap, skip := e.snapshotWithin(mctx)
 	if skip != nil {
-		return &Result{}, 0, skip
+		return &Result{}, 0, skip, nil
 	}
 	var vhits [][]hit
 	if vskip == nil {
 		vhits, vskip = e.search(ctx, snap, qvecs)
 		if vskip != nil && !lexical {
-			return &Result{}, snap.gen, vskip
+			return &Result{}, snap.gen, vskip, nil
 		}
 	}
 	var lhits []hit
 	if lexical {
-		if vskip == nil && snap.idx.len() == 0 && snap.lex.len() > 0 {
-			vskip = &skipped{reason: "no memory has a vector yet"}
-		}
 		texts := focused
 		if e.cfg.Mode == ModeLLM && len(queries) > 0 {
 			texts = append(slices.Clone(focused), queries...)
@@ -82,14 +108,14 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (*R
 		lhits = snap.lex.search(lexicalQuery(texts), e.cfg.TopK)
 	}
 	ranked := e.fuse(snap, vhits, lhits)
-	res := e.render(snap.graph, e.choose(snap, ranked))
+	res = e.render(snap.graph, e.choose(snap, ranked))
 	res.Ranked = ranked
-	if vskip != nil {
-		res.VectorSkipped = vskip.String()
-		e.log.Debug().Err(vskip.err).Int("ranked", len(ranked)).
-			Msg("memretrieve: this turn has the lexical ranking only: " + vskip.reason)
+	if vskip != nil && len(ranked) == 0 {
+		// The lexical ranking found nothing either: the vector side's
+		// failure is why the turn got nothing.
+		return res, snap.gen, vskip, vskip
 	}
-	return res, snap.gen, nil
+	return res, snap.gen, nil, vskip
 }
 
 // window is the part of a turn's conversation retrieval works from: without
@@ -113,7 +139,8 @@ func (e *Engine) queries(ctx context.Context, win []memcore.Message, focused []s
 		}
 	}
 	if skip == nil && len(out) == 0 {
-		skip = &skipped{reason: "no hypothesis fits in QueryTokenLimit"}
+		skip = &skipped{kind: SkipHypothesisError, reason: "no hypothesis fits in QueryTokenLimit",
+			err: fmt.Errorf("%w: no hypothesis fits in QueryTokenLimit", memcore.ErrInvalidResponse)}
 	}
 	return out, skip
 }
@@ -123,7 +150,7 @@ func (e *Engine) queries(ctx context.Context, win []memcore.Message, focused []s
 func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float32, *skipped) {
 	vecs, err := embedWithin(ctx, e.embedder, queries)
 	if err != nil {
-		return nil, &skipped{reason: failed("the embedder", err), err: err}
+		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder failed", err: err}
 	}
 	qs := make([][]float32, 0, len(vecs))
 	for _, v := range vecs {
@@ -133,57 +160,66 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 		}
 	}
 	if len(qs) == 0 {
-		return nil, &skipped{reason: "the embedder returned no usable vectors"}
+		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder returned no usable vectors",
+			err: fmt.Errorf("%w: zero or non-finite query vectors", memcore.ErrInvalidResponse)}
 	}
 	e.dimSeen.Store(int64(len(qs[0])))
 	return qs, nil
 }
 
 // snapshotWithin returns the current index and graph. While the initial
-// build of a started engine runs and has published nothing, or only what it
-// publishes before embedding, it waits for that build while ctx lasts —
-// unless an earlier turn already waited in vain — and, with the lexical
-// index on, only until the model calls' deadline (see modelContext): if the
-// build is still running then, the turn goes on with the snapshot the build
-// published before embedding (the lexical index and any cached vectors).
+// build of a started engine runs and has published no snapshot holding
+// vectors — nothing yet, or only the lexical index (see publishSoFar) — it
+// waits for one, or for the build to end, while ctx lasts (the turn's
+// model calls' context: see modelContext), unless an earlier turn already
+// waited in vain. Then the turn goes on with what is published: the
+// lexical index alone, or no index.
 func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 	s := e.snap.Load()
+	if s != nil && s.idx.len() > 0 {
+		return s, nil
+	}
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
-	if !started || (s != nil && !s.early) || e.firstBuildDone() {
-		if s == nil {
-			return nil, &skipped{reason: "there is no index (Start was not called, or the first build failed)"}
-		}
+	switch {
+	case s != nil && (!started || e.firstBuildDone() || e.stopWaiting.Load()):
 		return s, nil
+	case !started || e.firstBuildDone():
+		return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}
+	case e.stopWaiting.Load():
+		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}
 	}
-	if e.stopWaiting.Load() {
-		if s != nil {
-			return s, nil
-		}
-		return nil, &skipped{reason: "the first index build is still running"}
-	}
-	wctx, cancel := e.modelContext(ctx)
-	defer cancel()
 	select {
+	case <-e.published:
 	case <-e.ready:
-		return e.snapshotWithin(ctx)
-	case <-wctx.Done():
+	case <-ctx.Done():
 		// The build takes longer than a turn's budget (a cold cache, a slow
 		// embedder): later turns do not wait, and go with what has been
-		// published or without memories.
-		e.stopWaiting.Store(true)
+		// published or without memories, rather than each waiting out its
+		// budget.
+		if !isClosed(e.published) && !e.firstBuildDone() {
+			e.stopWaiting.Store(true)
+		}
 		if s := e.snap.Load(); s != nil {
 			return s, nil
 		}
-		return nil, &skipped{reason: "the index is not built yet", err: wctx.Err()}
+		return nil, &skipped{kind: SkipNoIndex, reason: "the index is not built yet", err: ctx.Err()}
 	}
+	if s := e.snap.Load(); s != nil {
+		return s, nil
+	}
+	return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (the first build failed)", err: e.lastBuildErr()}
 }
 
 // firstBuildDone reports whether the initial background build has ended.
-func (e *Engine) firstBuildDone() bool {
+func (e *Engine) firstBuildDone() bool { return isClosed(e.ready) }
+
+// isClosed reports whether ch is closed (it is only ever closed, never
+// sent on).
+func isClosed(ch chan struct{}) bool {
 	select {
-	case <-e.ready:
+	case <-ch:
 		return true
 	default:
 		return false
@@ -191,10 +227,20 @@ func (e *Engine) firstBuildDone() bool {
 }
 
 // search returns each query's Config.TopK best rows of the snapshot's
-// index, best first. Query vectors of another dimension than the index's
-// mean the embedder changed: the turn is skipped and a rebuild requested.
+// index, best first. An index without vectors is no index when the last
+// build failed, or when the lexical index holds the memories (the first
+// build has not embedded them yet): the turn goes on with the lexical
+// ranking, or is skipped. Query vectors of another dimension than the
+// index's mean the embedder changed: the vector search is skipped and a
+// rebuild requested.
 func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([][]hit, *skipped) {
 	if snap.idx.len() == 0 {
+		if err := e.lastBuildErr(); err != nil {
+			return nil, &skipped{kind: SkipNoIndex, reason: "the index is empty: the last build could not embed the memories", err: err}
+		}
+		if snap.lex.len() > 0 {
+			return nil, &skipped{kind: SkipNoIndex, reason: "no memory has a vector yet"}
+		}
 		return nil, nil
 	}
 	for _, q := range qs {
@@ -202,11 +248,12 @@ func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([]
 			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.dim).
 				Msg("memretrieve: the embedder's vectors changed dimension; rebuilding the index")
 			e.TriggerRebuild()
-			return nil, &skipped{reason: "query and index dimensions differ"}
+			return nil, &skipped{kind: SkipEmbedderError, reason: "query and index dimensions differ",
+				err: fmt.Errorf("%w: query vectors of dimension %d, an index of %d (rebuilding)", memcore.ErrInvalidResponse, len(q), snap.idx.dim)}
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &skipped{reason: "out of time before the search", err: err}
+		return nil, &skipped{kind: SkipTimeout, reason: "out of time before the search", err: err}
 	}
 	hits, degraded := snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism)
 	if degraded {

@@ -1,38 +1,66 @@
 // Package redact finds secrets in text and replaces them with
 // [Placeholder], so that no write path of forgemem — the capture pipeline,
 // a command that remembers something by hand, command-line tools, a server
-// — stores a credential or a personal identifier in a memory file.
+// — stores a credential or a personal identifier in a memory file, and no
+// log line repeats one.
 //
 // [Text] redacts a text; [Find] reports where the secrets of a text are,
 // for an audit of files already on disk. Both are deterministic: the rules
-// are regular expressions compiled once, applied in a fixed order, specific
-// formats first. They find:
+// are regular expressions and small scanners fixed at compile time, applied
+// in a fixed order, specific formats first. They find:
 //
-//   - API keys and tokens of OpenAI (sk-…, sk-proj-…, sk-svcacct-…,
-//     sk-admin-…; the part after the prefix must look machine-made),
-//     Anthropic (sk-ant-…), AWS (access key ids AKIA…/ASIA…/ABIA…/ACCA…,
-//     and 40-character secret access keys next to an "aws … secret" key),
-//     GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), Google (AIza…),
-//     Slack (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxo-, xapp-, and
-//     hooks.slack.com web hooks) and Stripe (sk_/rk_/pk_ live and test
-//     keys, whsec_);
-//   - PEM private key blocks (an unterminated one to the end of the text);
-//   - JSON Web Tokens (eyJ….….…) and other bearer tokens;
-//   - the password of a URL (scheme://user:password@host keeps user and
-//     host);
-//   - the values of password, passwd, passphrase, secret, token, api_key,
-//     apikey, access_key, secret_key, private_key and credential(s) keys,
-//     with any key prefix (DB_PASSWORD, client_secret, X-Api-Key):
-//     key=value always, a quoted value always, key: value and key = value
-//     when the value is not a plain word;
-//   - e-mail addresses (but not git@host remotes or a URL's user name).
+//   - tokens recognised by their format: AWS access key ids, Google API
+//     keys, OAuth client secrets and tokens, Azure storage, Service Bus,
+//     SAS and AD client secrets, GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
+//     github_pat_), GitLab (glpat-, gldt-, glrt-, glptt-, glft-, glcbt-,
+//     glsoat-, gloas-, glimt-, glagent-, glffct-, GR1348941), Bitbucket and
+//     Atlassian, Slack (every xox… kind, xapp-, web hooks), Discord (bot
+//     tokens, web hooks), Telegram bot tokens, Stripe, Square, Shopify,
+//     Twilio, SendGrid, Mailgun, Mailchimp, Brevo, npm, PyPI, NuGet,
+//     RubyGems, Clojars, Hugging Face, OpenAI, Anthropic, Perplexity, Groq,
+//     xAI, Replicate, DigitalOcean, Heroku, Alibaba, Fly.io, Scalingo,
+//     OpenShift, HashiCorp Vault and Terraform Cloud, Pulumi, Doppler,
+//     Databricks, Dynatrace, Grafana, New Relic, Sentry, Postman, JFrog,
+//     PlanetScale, Prefect, ReadMe, Infracost, Octopus Deploy, Contentful,
+//     Typeform, Linear, Notion, Airtable, Adobe, Shippo, EasyPost,
+//     Flutterwave, Duffel, 1Password service accounts; where a format
+//     leaves room for words (sk-…, xoxb-…, hf_…) the part after the prefix
+//     must look machine-made;
+//   - private keys: PEM blocks (RSA, EC, PKCS #8, encrypted, OpenSSH, PGP;
+//     an unterminated one to the end of the text), the private lines of
+//     PuTTY key files, age secret keys; JSON Web Tokens;
+//   - credentials in standard places: Bearer tokens, Basic credentials
+//     (Authorization: Basic, the auth of a Docker config.json, _auth in
+//     .npmrc; base64 of user:password), the password of a URL
+//     (scheme://user:password@host keeps user and host), .netrc passwords;
+//   - assigned values of keys that name a secret — password, passwd,
+//     passphrase, passcode, secret, token, api_key, access_key, secret_key,
+//     private_key, signing_key, encryption_key, credentials and the like,
+//     with any prefix (DB_PASSWORD, client_secret, X-Api-Key, _authToken):
+//     key=value (any value, up to white space, whatever it holds; in a URL
+//     query up to the next '&'), a quoted value (backslash escapes
+//     honoured), key: value and key = value unless the value is a plain
+//     word or code (a YAML block scalar, password: |, on the lines that
+//     follow), key := value when quoted or machine-made, command-line
+//     flags (--api-key VALUE), XML elements (<password>…</password>); a
+//     machine-made value of any other key that names a credential;
+//   - "the password is …" in prose (unless a word that reads as prose
+//     follows), and e-mail addresses (but not git@host remotes or a URL's
+//     user name).
 //
-// Look-alikes are left alone: "sk-" inside words ("risk-based"),
-// hyphenated prose after sk-, prefixes named in prose, commit hashes, UUIDs
-// and memory ids, a key with no value ("password=", "password= empty"),
-// max_tokens=4096, "the password: required", URLs without a password,
-// version strings, "eyJ" in prose, public keys and certificates.
+// Look-alikes are left alone: UUIDs, git and other hashes, lock-file
+// checksums (go.sum, package-lock.json, Cargo.lock, pip --hash), base64
+// images, versions, memory ids, hex colours, URLs without a password,
+// public keys and certificates, and code or configuration that names a
+// secret without holding one: os.Getenv("TOKEN"), ${{ secrets.X }}, $VAR,
+// {{ var }}, <your-api-key>, ********, login(password=pw), password ==
+// "", Field(..., env='API_KEY').
 //
 // Redaction is idempotent: a redacted text holds no more secrets, and a
 // [Placeholder] is never redacted again.
+//
+// Rules look only where they can match: a rule runs only on the lines that
+// hold one of its keywords, and the token formats only inside the
+// machine-made words of the text, which are found in one pass; a 100 KB
+// conversation is redacted in about 10 ms.
 package redact

@@ -2,6 +2,8 @@ package redact
 
 import (
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -232,4 +234,34 @@ func FuzzText(f *testing.F) {
 		}
 		checkFind(t, in)
 	})
+}
+
+// TestError: Error redacts the message and keeps the cause reachable.
+func TestError(t *testing.T) {
+	cause := errors.New("rate limited")
+	key := "ghp_" + gen(alnum, 36)
+	tests := []struct {
+		name string
+		in   error
+		want string
+		same bool
+	}{
+		{"nil", nil, "", true},
+		{"no secret", fmt.Errorf("call: %w", cause), "call: rate limited", true},
+		{"secret", fmt.Errorf("request %q: %w", "token "+key, cause), `request "token ` + Placeholder + `": rate limited`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Error(tt.in)
+			if tt.in == nil {
+				if got != nil {
+					t.Fatalf("Error(nil) = %v", got)
+				}
+				return
+			}
+			if got.Error() != tt.want || (got == tt.in) != tt.same || !errors.Is(got, cause) {
+				t.Errorf("Error(%v) = %v (same %v); want %q, same %v, wrapping the cause", tt.in, got, got == tt.in, tt.want, tt.same)
+			}
+		})
+	}
 }

@@ -100,6 +100,9 @@ func Run(ctx context.Context, collections []Collection, o Options) (*Report, err
 	if o.Embedder == nil {
 		return nil, errors.New("eval: no embedder")
 	}
+	if o.Config.Mode == memretrieve.ModeLLM && o.LLM == nil {
+		return nil, errors.New("eval: ModeLLM needs a hypothesis model (LLM), or ModeIdentity")
+	}
 	ks := o.Ks
 	if ks == nil {
 		ks = DefaultKs
@@ -177,9 +180,6 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 		defer cancel()
 		_ = engine.Close(cctx)
 	}()
-	if !engine.Enabled() {
-		return cr, nil, nil, errors.New("eval: retrieval is disabled: ModeLLM needs a hypothesis model (LLM)")
-	}
 	if err := engine.Rebuild(ctx); err != nil {
 		return cr, nil, nil, fmt.Errorf("eval: collection %q: building the index: %w", c.Name, err)
 	}
@@ -196,7 +196,7 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 			return cr, nil, nil, fmt.Errorf("eval: collection %q: query %q: %w", c.Name, q.ID, err)
 		}
 		r.QueryTextsEmbedded += int(emb.texts.Load() - before)
-		if res.VectorSkipped != "" {
+		if res.VectorSkipped != memretrieve.SkipNone {
 			r.VectorSkipped++
 		}
 		ranking := make([]string, len(res.Ranked))

@@ -53,7 +53,7 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 		return nil, err
 	}
 	// A failed provider leaves nothing, or the lexical ranking alone.
-	if res.Injection == "" || res.VectorSkipped != "" {
+	if res.Injection == "" || res.VectorSkipped != memretrieve.SkipNone {
 		if f := w.failures.since(mark); f != nil {
 			if errors.Is(f, context.DeadlineExceeded) {
 				return nil, fmt.Errorf("%w: no answer within memory.retrieval_timeout (%s): %w", ErrProvider, cfg.Timeout, f)

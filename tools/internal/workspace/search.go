@@ -78,7 +78,7 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 		return nil, err
 	}
 	// A failed embedder leaves nothing, or the lexical ranking alone.
-	if len(res.Memories) == 0 || res.VectorSkipped != "" {
+	if len(res.Memories) == 0 || res.VectorSkipped != memretrieve.SkipNone {
 		if f := w.failures.since(mark); f != nil {
 			return nil, fmt.Errorf("%w: embedding the search text: %w", ErrProvider, f)
 		}

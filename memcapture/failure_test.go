@@ -1,0 +1,69 @@
+package memcapture
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
+)
+
+// TestLastFailure: Stats.LastFailure says which step of the latest failed
+// pass failed, when, and why, with the cause reachable by errors.Is.
+func TestLastFailure(t *testing.T) {
+	clock := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	rateLimited := func(t *testing.T) memcore.LLMProvider {
+		return newLLM(t, fake.WithFailNext(100, memcore.ErrRateLimited))
+	}
+	tests := []struct {
+		name  string
+		llm   func(t *testing.T) memcore.LLMProvider
+		store memcore.MemoryStore
+		opts  []Option
+		kind  FailureKind
+		cause error
+	}{
+		{"classifier rate limited", rateLimited, memcore.NewMemStore(), nil, FailureClassifier, memcore.ErrRateLimited},
+		{"classifier unauthenticated", func(t *testing.T) memcore.LLMProvider {
+			return newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated))
+		}, memcore.NewMemStore(), nil, FailureClassifier, memcore.ErrUnauthenticated},
+		{"reply unreadable", func(t *testing.T) memcore.LLMProvider { return newLLM(t, always("no JSON here")) },
+			memcore.NewMemStore(), nil, FailureUnreadableReply, errUnparseable},
+		{"store cannot list", func(t *testing.T) memcore.LLMProvider { return newLLM(t, always(nothing)) },
+			failingStore{MemoryStore: memcore.NewMemStore(), listFails: true}, nil, FailureStore, errDisk},
+		{"write fails", func(t *testing.T) memcore.LLMProvider {
+			return newLLM(t, always(reply(mem{"content": "Uses tabs. FAIL", "scope": "repo", "category": "project-conventions"})))
+		}, failingStore{MemoryStore: memcore.NewMemStore()}, nil, FailureStore, errDisk},
+		{"classifier panics", func(t *testing.T) memcore.LLMProvider {
+			return newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+				panic("provider bug")
+			}))
+		}, memcore.NewMemStore(), nil, FailurePanic, nil},
+		{"embedder down", func(t *testing.T) memcore.LLMProvider { return newLLM(t, always(nothing)) }, memcore.NewMemStore(),
+			[]Option{WithEmbedder(func() *fake.Embedder {
+				e := newEmbedder(t)
+				failNext(t, e, 100, memcore.ErrUnavailable)
+				return e
+			}())}, FailureEmbedder, memcore.ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seed(t, tt.store, "Uses spaces.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
+			opts := append([]Option{WithClock(func() time.Time { return clock })}, tt.opts...)
+			p := startPipeline(t, tt.llm(t), tt.store, nil, opts...)
+			if f := p.Stats().LastFailure; f.Kind != "" || f.Err != nil {
+				t.Fatalf("LastFailure before any pass = %+v, want none", f)
+			}
+			p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("Let's use tabs from now on.")})
+			f := passes(t, p, 1).LastFailure
+			if f.Kind != tt.kind || f.Err == nil || !f.At.Equal(clock) {
+				t.Fatalf("LastFailure = %+v, want kind %q at %v", f, tt.kind, clock)
+			}
+			if tt.cause != nil && !errors.Is(f.Err, tt.cause) {
+				t.Errorf("LastFailure.Err = %v, does not match %v", f.Err, tt.cause)
+			}
+		})
+	}
+}

@@ -1,0 +1,502 @@
+package redact
+
+import (
+	"encoding/base64"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// randomish reports whether s looks machine-made rather than words: it
+// mixes at least two of upper case, lower case and digits, and has a run of
+// at least ten letters and digits.
+func randomish(s string) bool {
+	var upper, lower, digit bool
+	run, longest := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case '0' <= c && c <= '9':
+			digit = true
+		default:
+			run = 0
+			continue
+		}
+		run++
+		longest = max(longest, run)
+	}
+	classes := 0
+	for _, ok := range []bool{upper, lower, digit} {
+		if ok {
+			classes++
+		}
+	}
+	return classes >= 2 && longest >= 10
+}
+
+// plainWord reports whether s is an ordinary word: letters only (with at
+// most a leading capital) and shorter than 16 letters.
+func plainWord(s string) bool {
+	if len(s) >= 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z':
+		case i == 0 && 'A' <= c && c <= 'Z':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// entropy is the Shannon entropy of s's bytes, in bits per byte.
+func entropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / float64(len(s))
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// isSpace reports whether c is ASCII white space.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// userPassword reports whether s is base64 of "user:password", the
+// credentials of HTTP Basic authentication and of registry configuration
+// files.
+func userPassword(s string) bool {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "=")); err != nil {
+			return false
+		}
+	}
+	i := strings.IndexByte(string(b), ':')
+	if i < 1 || i == len(b)-1 || !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// reference reports whether v, the value of a key that names a secret, is
+// not the secret but where it comes from or a stand-in for it: a variable
+// or template reference ($VAR, ${VAR}, $(cmd), {{ var }}, %(var)s, <your
+// key>, !vault), a mask (****, xxxx, ...), or an obvious placeholder.
+func reference(v string) bool {
+	if v == "" {
+		return true
+	}
+	switch v[0] {
+	case '$', '<', '!', '@', '*':
+		return true
+	case '{':
+		return strings.HasPrefix(v, "{{") || strings.HasPrefix(v, "{%")
+	case '%':
+		return strings.HasPrefix(v, "%(") || strings.HasPrefix(v, "%{") || strings.HasPrefix(v, "%s")
+	}
+	if strings.Trim(v, "*xX.•…_-") == "" {
+		return true
+	}
+	l := strings.ToLower(v)
+	for _, p := range []string{"your-", "your_", "yourkey", "your key", "your token", "your password", "placeholder", "<", "env(", "getenv", "environ"} {
+		if strings.Contains(l, p) {
+			return true
+		}
+	}
+	switch l {
+	case "null", "nil", "none", "undefined", "true", "false", "empty", "n/a", "todo", "tbd":
+		return true
+	}
+	return false
+}
+
+// codeExpr reports whether v reads as program code rather than a secret: a
+// call or an index (getToken(), os.environ["X"], []byte(cfg.Secret)).
+func codeExpr(v string) bool {
+	i := 0
+	if strings.HasPrefix(v, "[]") { // a Go conversion: []byte(…)
+		i = 2
+	}
+	start := i
+	for i < len(v) && (isWord(v[i]) || v[i] == '.') {
+		i++
+	}
+	if i == start || i == len(v) || '0' <= v[start] && v[start] <= '9' {
+		return false
+	}
+	return v[i] == '(' || v[i] == '['
+}
+
+// identPath reports whether v is an identifier or a dotted path of
+// identifiers (pw, cfg.Secret, process.env.NPM_TOKEN), once a trailing
+// ',', ';' or ')' is dropped.
+func identPath(v string) bool {
+	v = strings.TrimRight(v, ",;)")
+	if v == "" {
+		return false
+	}
+	for _, part := range strings.Split(v, ".") {
+		if part == "" || '0' <= part[0] && part[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if !isWord(part[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// callDepth is how many parentheses are open at the end of s, a line.
+func callDepth(s string) int {
+	d := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			d++
+		case ')':
+			if d > 0 {
+				d--
+			}
+		}
+	}
+	return d
+}
+
+// quoted reads a string in quotes at the start of s (s[0] is the quote),
+// honouring backslash escapes, and returns the offset of its closing
+// quote, or -1 when it is not closed on its line.
+func quoted(s string) int {
+	q := s[0]
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '\n':
+			return -1
+		case q:
+			return i
+		}
+	}
+	return -1
+}
+
+// The ways a value is assigned to a key that names a secret.
+type assignKind int
+
+const (
+	// tight: KEY=value with no space around '=' (.env files, shell, URL
+	// queries, command-line flags): any value is a secret.
+	tight assignKind = iota
+	// loose: key: value, key = value, a command-line flag and its value: a
+	// value that reads as a plain word or as code is not.
+	loose
+	// walrus: key := value, a Go declaration: only a quoted value, or one
+	// that looks machine-made, is a secret.
+	walrus
+)
+
+// assignedValue returns the secret assigned at text[i:] to a key that
+// starts at keyStart, with the operator op ("=", ":", ":=", or "" for a
+// command-line flag and its value); spaced reports white space around op.
+// The value is a quoted string (the span is inside the quotes, escapes
+// included) or runs to white space — in a URL query to the next '&' or
+// '#', and in a call's arguments to the next ',' or ')'.
+func assignedValue(text string, keyStart int, op string, spaced bool, i int) (start, end int, ok bool) {
+	kind := loose
+	switch {
+	case op == ":=":
+		kind = walrus
+	case op == "=" && !spaced:
+		kind = tight
+	}
+	if op == "=" && i < len(text) && text[i] == '=' {
+		return 0, 0, false // a comparison: ==
+	}
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i == len(text) {
+		return 0, 0, false
+	}
+	if keyStart > 0 && (text[keyStart-1] == '{' || text[keyStart-1] == '$') {
+		return 0, 0, false // the key is itself a reference: ${TOKEN:?missing}
+	}
+	query := keyStart > 0 && (text[keyStart-1] == '?' || text[keyStart-1] == '&')
+	inCall := callDepth(text[strings.LastIndexByte(text[:keyStart], '\n')+1:keyStart]) > 0
+	if c := text[i]; c == '"' || c == '\'' || c == '`' {
+		if j := quoted(text[i:]); j > 0 {
+			j += i
+			v := text[i+1 : j]
+			if reference(strings.TrimSpace(v)) {
+				return 0, 0, false
+			}
+			if kind == tight && j+1 < len(text) && !isSpace(text[j+1]) && !strings.ContainsRune(",;)}]&", rune(text[j+1])) {
+				// A shell word that goes on after the quotes: "ab"cd.
+				return i, wordEnd(text, i, query, false), true
+			}
+			return i + 1, j, true
+		}
+		if kind != tight {
+			return 0, 0, false // prose: `api_key:` is the field name
+		}
+		// Never closed: the rest of the word, quote and all.
+		return i, wordEnd(text, i, query, false), true
+	}
+	end = trimPunct(text[i:wordEnd(text, i, query, inCall)]) + i
+	v := text[i:end]
+	if kind == loose && op == ":" && blockScalar(v) {
+		return blockLines(text, keyStart, end)
+	}
+	switch {
+	case end == i, reference(v), codeExpr(v), strings.Contains(v, "://"):
+		return 0, 0, false
+	case inCall && identPath(v) && !randomish(v):
+		return 0, 0, false // a keyword argument: login(password=pw)
+	case kind == walrus && !randomish(v):
+		return 0, 0, false
+	case kind != tight && (plainWord(strings.TrimRight(v, ",;")) || identPath(v) && !randomish(v) && strings.Contains(v, ".")):
+		return 0, 0, false
+	}
+	return i, end, true
+}
+
+// blockScalar reports whether v introduces a YAML block scalar (|, >,
+// with a chomping indicator), whose text is on the lines that follow.
+func blockScalar(v string) bool {
+	switch v {
+	case "|", "|-", "|+", ">", ">-", ">+":
+		return true
+	}
+	return false
+}
+
+// blockLines returns the span of the lines after offset after that are
+// indented more than the line of keyStart (blank lines among them
+// included): the text of a YAML block scalar.
+func blockLines(text string, keyStart, after int) (int, int, bool) {
+	lineStart := strings.LastIndexByte(text[:keyStart], '\n') + 1
+	indent := keyStart - lineStart
+	nl := strings.IndexByte(text[after:], '\n')
+	if nl < 0 {
+		return 0, 0, false
+	}
+	start, end := -1, -1
+	for pos := after + nl + 1; pos < len(text); {
+		lineEnd := strings.IndexByte(text[pos:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(text)
+		} else {
+			lineEnd += pos
+		}
+		line := text[pos:lineEnd]
+		trimmed := strings.TrimLeft(line, " \t")
+		if trimmed != "" && len(line)-len(trimmed) <= indent {
+			break
+		}
+		if trimmed != "" {
+			if start < 0 {
+				start = pos + len(line) - len(trimmed)
+			}
+			end = lineEnd
+		}
+		pos = lineEnd + 1
+	}
+	if start < 0 {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// trimPunct returns the length of v without one trailing '.', ',' or ';',
+// which end a sentence or a list item rather than a secret, and without a
+// trailing ')' that closes no '(' of v.
+func trimPunct(v string) int {
+	n := len(v)
+	if n > 1 && v[n-1] == ')' && !strings.Contains(v, "(") {
+		n--
+	}
+	if n > 1 && strings.IndexByte(".,;", v[n-1]) >= 0 {
+		n--
+	}
+	return n
+}
+
+// wordEnd returns the end of the word that starts at text[i]: the next
+// white space, or in a URL query the next '&' or '#', or in a call the next
+// ',' or ')'.
+func wordEnd(text string, i int, query, inCall bool) int {
+	for ; i < len(text); i++ {
+		c := text[i]
+		if isSpace(c) || query && (c == '&' || c == '#') || inCall && (c == ',' || c == ')') {
+			break
+		}
+	}
+	return i
+}
+
+// proseWords are words that follow "the password is" in prose without
+// being the password.
+var proseWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the this that these those it its my our your their his her
+		not no now too very also still just only already never always usually often sometimes again
+		in on at for from of to by with without as into inside outside under behind
+		set reset same different correct incorrect wrong right weak strong short long empty blank
+		missing invalid valid case secret private public visible hidden available unavailable
+		temporary permanent random mandatory unique sent kept known unknown shown written
+		what which who where whatever something nothing anything there here one two three
+		mine yours ours theirs hers his all any some none each both either neither
+		be being been is was are were will would should can could must may might
+		needed good bad new old simple complex strong easy hard same fine ok okay`) {
+		proseWords[w] = true
+	}
+}
+
+// proseValue returns the password that follows "the password is" at
+// text[i:]: a quoted string, or the next word without trailing
+// punctuation, unless that word is prose (see proseWords; and words ending
+// in -ed, -ing, -ly, -able, -ible, -ful, -less, -ous, -ive).
+func proseValue(text string, i int) (start, end int, ok bool) {
+	if i >= len(text) {
+		return 0, 0, false
+	}
+	if c := text[i]; c == '"' || c == '\'' || c == '`' {
+		if j := quoted(text[i:]); j > 1 && !reference(text[i+1:i+j]) {
+			return i + 1, i + j, true
+		}
+		return 0, 0, false
+	}
+	end = wordEnd(text, i, false, false)
+	for end > i && strings.IndexByte(".,;:!?)", text[end-1]) >= 0 {
+		end--
+	}
+	w := text[i:end]
+	if w == "" || !isWord(w[0]) || reference(w) {
+		return 0, 0, false
+	}
+	l := strings.ToLower(w)
+	if proseWords[l] {
+		return 0, 0, false
+	}
+	if plainWord(w) {
+		for _, suffix := range []string{"ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive"} {
+			if strings.HasSuffix(l, suffix) {
+				return 0, 0, false
+			}
+		}
+	}
+	return i, end, true
+}
+
+// keyAt is a key name found in a text: text[start:end], letters, digits,
+// '_', '.' and '-'.
+type keyAt struct{ start, end int }
+
+// isKeyChar reports whether c may be part of a key name.
+func isKeyChar(c byte) bool { return isWord(c) || c == '.' || c == '-' }
+
+// scanKeys finds, in order, each key name of text that holds one of words
+// (lower is asciiLower(text)) and that name accepts (given in lower case),
+// and returns the spans value gives for them. Key names inside a value
+// already found are not looked at.
+func scanKeys(text, lower string, words []string, name func(string) bool, value func(string, keyAt) (int, int, bool)) [][2]int {
+	var out [][2]int
+	f := newFinder(lower, words)
+	for pos := 0; pos < len(text); {
+		at := f.from(pos)
+		if at < 0 {
+			break
+		}
+		k := keyAt{start: at, end: at}
+		for k.start > 0 && isKeyChar(text[k.start-1]) {
+			k.start--
+		}
+		for k.end < len(text) && isKeyChar(text[k.end]) {
+			k.end++
+		}
+		pos = k.end
+		if !name(lower[k.start:k.end]) {
+			continue
+		}
+		start, end, ok := value(text, k)
+		if !ok || len(out) > 0 && start < out[len(out)-1][1] {
+			continue
+		}
+		out = append(out, [2]int{start, end})
+		pos = max(pos, end)
+	}
+	return out
+}
+
+// assignment returns the value assigned to the key k of text: the key, an
+// optional closing quote, an operator (=, :, :=) with optional white space
+// around it, and the value (see assignedValue).
+func assignment(text string, k keyAt) (int, int, bool) {
+	i := k.end
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	before := i
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	spaced := i > before
+	var op string
+	switch {
+	case strings.HasPrefix(text[i:], ":="):
+		op = ":="
+	case strings.HasPrefix(text[i:], "::"):
+		return 0, 0, false // a path: Token::new
+	case strings.HasPrefix(text[i:], "="), strings.HasPrefix(text[i:], ":"):
+		op = text[i : i+1]
+	default:
+		return 0, 0, false
+	}
+	i += len(op)
+	spaced = spaced || i < len(text) && (text[i] == ' ' || text[i] == '\t')
+	return assignedValue(text, k.start, op, spaced, i)
+}
+
+// flag returns the value given to the command-line flag k of text
+// (--api-key VALUE): a flag that starts a word, white space, and a value
+// that is not another flag.
+func flag(text string, k keyAt) (int, int, bool) {
+	if text[k.start] != '-' || k.start > 0 && text[k.start-1] != ' ' && text[k.start-1] != '\t' {
+		return 0, 0, false
+	}
+	i := k.end
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i == k.end || i == len(text) || text[i] == '-' {
+		return 0, 0, false
+	}
+	return assignedValue(text, k.start, "", true, i)
+}
