@@ -71,13 +71,22 @@ func BenchmarkOnTurnCompleteNotDue(b *testing.B) {
 // BenchmarkPass10kMemories measures one capture pass over a store of
 // 10,000 memories (MemStore) and reports the estimated tokens of the
 // prompt's existing-memories list and of the whole prompt against their
-// budgets.
+// budgets. A pass that chooses the list (pin=new: the first of a window
+// step) is measured apart from one that finds it pinned (pin=kept).
 func BenchmarkPass10kMemories(b *testing.B) {
-	for _, withEmbedder := range []bool{false, true} {
+	for _, bc := range []struct {
+		withEmbedder, repin bool
+	}{{false, true}, {false, false}, {true, true}, {true, false}} {
 		name := "newest-first"
-		if withEmbedder {
+		if bc.withEmbedder {
 			name = "ranked-by-embedder"
 		}
+		if bc.repin {
+			name += "/pin=new"
+		} else {
+			name += "/pin=kept"
+		}
+		withEmbedder := bc.withEmbedder
 		b.Run(name, func(b *testing.B) {
 			store := memcore.NewMemStore()
 			ctx := context.Background()
@@ -112,6 +121,9 @@ func BenchmarkPass10kMemories(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				p.haveLast = false // classify the same window every time
+				if bc.repin {
+					p.pins = nil // choose the list again, as at a window step
+				}
 				p.process(ctx, ev)
 			}
 			b.StopTimer()

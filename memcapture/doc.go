@@ -46,14 +46,21 @@
 //  3. The existing memories' chain heads are listed for the classifier as
 //     "- [id] (scope/category) first line", as many as fit a token budget,
 //     most similar to the window first when an embedder is configured,
-//     newest first otherwise.
+//     newest first otherwise. The list is pinned: chosen once for the
+//     window's beginning in a session and sent unchanged by the passes
+//     that follow, until the window steps forward; the heads written since
+//     it was chosen are listed apart, newest first, within the same budget
+//     (past it, the list is chosen anew).
 //  4. The classifier gets its instructions (the system prompt, never
-//     changed), the window oldest first, and that list last, and
-//     is asked for the JSON object {"memories": [...]} through a response
-//     schema named [ClassifierSchemaName]. Its reply is read tolerantly
-//     (code fences, wrapping objects, surrounding prose) and asked for once
-//     more if unreadable. Transient errors are retried within the pass
-//     deadline; permanent ones skip the pass.
+//     changed), then one message: the pinned list, the window oldest first,
+//     and the memories written since the list was pinned — what stays the
+//     same from one pass to the next first, so that consecutive prompts
+//     share the longest prefix. It is asked for the JSON object
+//     {"memories": [...]} through a response schema named
+//     [ClassifierSchemaName]. Its reply is read tolerantly (code fences,
+//     wrapping objects, surrounding prose) and asked for once more if
+//     unreadable. Transient errors are retried within the pass deadline;
+//     permanent ones skip the pass.
 //  5. Every item is validated (enums, links, version chains, size,
 //     duplicates), secrets in its content are replaced by "[REDACTED]"
 //     (package github.com/forgemem/forgemem/memcore/redact), and the

@@ -180,25 +180,52 @@ func userText(req memcore.CompletionRequest) string {
 	return req.Messages[0].Content
 }
 
-// existingSection is the EXISTING MEMORIES part of a request, "" if none.
-func existingSection(req memcore.CompletionRequest) string {
-	_, after, ok := strings.Cut(userText(req), "EXISTING MEMORIES")
+// promptParts splits the user message of a classifier request into its
+// sections: the pinned existing-memories list (its lines, without the
+// heading; "" if none), the conversation (its messages, without the
+// heading), and the memories added since the list was pinned (their lines,
+// "" if none).
+func promptParts(req memcore.CompletionRequest) (pinned, conversation, since string) {
+	text := userText(req)
+	before, rest, _ := strings.Cut(text, conversationHeading+"\n")
+	pinned = strings.TrimPrefix(before, existingHeading+"\n")
+	conversation, since, ok := strings.Cut(rest, "\n"+sinceHeading+"\n")
 	if !ok {
-		return ""
+		conversation = strings.TrimSuffix(rest, "\n"+replyReminder)
+		return pinned, conversation, ""
 	}
-	return after
+	return pinned, conversation, strings.TrimSuffix(since, "\n"+replyReminder)
 }
 
-// listedIDs are the ids listed in a request, in order.
-func listedIDs(req memcore.CompletionRequest) []string {
+// existingSection is the pinned EXISTING MEMORIES list of a request, ""
+// if none.
+func existingSection(req memcore.CompletionRequest) string {
+	pinned, _, _ := promptParts(req)
+	return pinned
+}
+
+// sinceSection is the MEMORIES ADDED SINCE list of a request, "" if none.
+func sinceSection(req memcore.CompletionRequest) string {
+	_, _, since := promptParts(req)
+	return since
+}
+
+// lineIDs are the ids of the "- [id] …" lines of a list, in order.
+func lineIDs(list string) []string {
 	var ids []string
-	for _, line := range strings.Split(existingSection(req), "\n") {
+	for _, line := range strings.Split(list, "\n") {
 		if id, ok := strings.CutPrefix(line, "- ["); ok {
 			ids = append(ids, id[:strings.IndexByte(id, ']')])
 		}
 	}
 	return ids
 }
+
+// listedIDs are the ids of the pinned list of a request, in order.
+func listedIDs(req memcore.CompletionRequest) []string { return lineIDs(existingSection(req)) }
+
+// sinceIDs are the ids listed as added since, in order.
+func sinceIDs(req memcore.CompletionRequest) []string { return lineIDs(sinceSection(req)) }
 
 func must[T any](v T, err error) T {
 	if err != nil {

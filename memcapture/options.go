@@ -145,9 +145,12 @@ func WithWindowTokens(n int) Option {
 	return func(c *config) error { return setAtLeast(&c.windowTokens, "WithWindowTokens", n, 1) }
 }
 
-// WithExistingTokens sets the budget, in estimated tokens, of the list of
-// existing memories in the classifier prompt. 0 lists none (the classifier
-// then cannot supersede or link). It must not be negative; the default is
+// WithExistingTokens sets the budget, in estimated tokens, of each of the
+// two lists of existing memories in the classifier prompt: the list pinned
+// for the window's beginning, before the conversation, and the memories
+// written since it was pinned, after it (when those no longer fit, the
+// list is chosen anew). 0 lists none (the classifier then cannot
+// supersede or link). It must not be negative; the default is
 // [DefaultExistingTokens].
 func WithExistingTokens(n int) Option {
 	return func(c *config) error { return setAtLeast(&c.existingTokens, "WithExistingTokens", n, 0) }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -57,6 +58,9 @@ type Pipeline struct {
 	lastWindow [sha256.Size]byte
 	haveLast   bool
 	vectors    map[vectorKey][]float32
+	pins       []*pin // the existing-memories lists pinned (see lists)
+	pinClock   uint64 // counts the passes that chose lists, to age pins
+	pinSeed    maphash.Seed
 }
 
 // NewPipeline returns a Pipeline that asks classifier (with classifierModel,
@@ -94,6 +98,7 @@ func NewPipeline(classifier memcore.LLMProvider, classifierModel string, store m
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		vectors:    make(map[vectorKey][]float32),
+		pinSeed:    maphash.MakeSeed(),
 	}, nil
 }
 
@@ -299,8 +304,8 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	// linked to, superseded or counted as duplicates.
 	g := memcore.NewGraph(memcore.NewGraph(existing).Live())
 	heads := g.Heads()
-	listed := p.selectHeads(passCtx, window, heads, log)
-	req := p.request(window, listed)
+	pinned, since := p.lists(passCtx, ev.SessionID, window, existing, heads, log)
+	req := p.request(pinned, window, since)
 
 	elems, err := p.classify(passCtx, req, log)
 	switch {

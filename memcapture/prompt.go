@@ -41,7 +41,7 @@ For each memory give:
 - supersedes: the id of the existing memory this one replaces, when a preference or decision has changed; otherwise "". Prefer superseding to writing a second memory on the same subject, and say in the content what changed.
 - related: links to existing memories, each {"id": "...", "relationship": "..."} with relationship "refines" (adds detail to it), "contradicts" (conflicts with it without replacing it) or "relates-to"; otherwise [].
 
-Use only ids listed under EXISTING MEMORIES, copied exactly; never invent one. Do not write a memory that repeats an existing one.
+Use only ids listed under EXISTING MEMORIES or MEMORIES ADDED SINCE, copied exactly; never invent one. The memories added since were written after the first list was made, and some may be newer versions of memories in it: superseding either version continues the same memory. Do not write a memory that repeats one of either list.
 
 Answer with one JSON object and nothing else: {"memories": [...]}. When nothing qualifies, answer {"memories": []}.`
 
@@ -117,10 +117,35 @@ const (
 	embedDocRunes    = 4000
 )
 
-// request builds the classifier call for a window and the listed memories.
-func (p *Pipeline) request(window []memcore.Message, listed []string) memcore.CompletionRequest {
+// The headings of the classifier prompt's user message (see request).
+const (
+	existingHeading     = "EXISTING MEMORIES (most relevant first; with MEMORIES ADDED SINCE, the only ids you may use):"
+	conversationHeading = "CONVERSATION (oldest first):"
+	sinceHeading        = "MEMORIES ADDED SINCE (written after the list above; newest first):"
+	replyReminder       = "Reply with the JSON object."
+)
+
+// request builds the classifier call for a window, the existing-memories
+// list pinned for the window's beginning and the memories added since that
+// list was pinned. The user message is laid out so that what stays the
+// same from one pass to the next comes first — the pinned list, then the
+// conversation oldest first — and what changes at every pass last: the
+// memories added since, and the closing line. Within a window step, a
+// pass's prompt therefore begins with the previous pass's prompt up to the
+// end of its conversation.
+func (p *Pipeline) request(pinned []string, window []memcore.Message, since []string) memcore.CompletionRequest {
 	var b strings.Builder
-	b.WriteString("CONVERSATION (oldest first):\n")
+	if len(pinned) > 0 {
+		b.WriteString(existingHeading)
+		b.WriteString("\n")
+		for _, l := range pinned {
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(conversationHeading)
+	b.WriteString("\n")
 	for _, m := range window {
 		b.WriteString("\n")
 		if m.Role == memcore.RoleUser {
@@ -131,14 +156,17 @@ func (p *Pipeline) request(window []memcore.Message, listed []string) memcore.Co
 		b.WriteString(m.Content)
 		b.WriteString("\n")
 	}
-	if len(listed) > 0 {
-		b.WriteString("\nEXISTING MEMORIES (the only ids you may use; most relevant first):\n")
-		for _, l := range listed {
+	if len(since) > 0 {
+		b.WriteString("\n")
+		b.WriteString(sinceHeading)
+		b.WriteString("\n")
+		for _, l := range since {
 			b.WriteString(l)
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\nReply with the JSON object.")
+	b.WriteString("\n")
+	b.WriteString(replyReminder)
 	temp := 0.0
 	return memcore.CompletionRequest{
 		Model:          p.model,
@@ -162,32 +190,46 @@ func headLine(m *memcore.MemoryFile) string {
 // selectHeads returns the list lines of the heads to show the classifier:
 // ranked by similarity to the window when an embedder is set (newest first
 // otherwise, or if ranking fails), as many as fit the existing-memories
-// budget.
-func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile, log zerolog.Logger) []string {
+// budget. ranked is false only when an embedder is set and ranking failed.
+func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile, log zerolog.Logger) (lines []string, ranked bool) {
 	if len(heads) == 0 || p.cfg.existingTokens == 0 {
-		return nil
+		return nil, true
 	}
-	ordered := slices.Clone(heads)
-	slices.SortFunc(ordered, func(a, b *memcore.MemoryFile) int {
+	ordered := newestFirst(heads)
+	if p.cfg.embedder != nil {
+		r, err := p.rank(ctx, window, ordered)
+		if err != nil {
+			p.fail(FailureEmbedder, err)
+			log.Warn().Err(redactErr(err)).Msg("memcapture: ranking existing memories failed (newest first this pass)")
+			return fitLines(ordered, p.cfg.existingTokens), false
+		}
+		ordered = r
+	}
+	return fitLines(ordered, p.cfg.existingTokens), true
+}
+
+// newestFirst returns a copy of ms, newest first (by creation time, then
+// id, so the order is total).
+func newestFirst(ms []*memcore.MemoryFile) []*memcore.MemoryFile {
+	out := slices.Clone(ms)
+	slices.SortFunc(out, func(a, b *memcore.MemoryFile) int {
 		if c := b.Meta.CreatedAt.Compare(a.Meta.CreatedAt); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.Meta.ID, a.Meta.ID)
 	})
-	if p.cfg.embedder != nil {
-		if ranked, err := p.rank(ctx, window, ordered); err != nil {
-			p.fail(FailureEmbedder, err)
-			log.Warn().Err(redactErr(err)).Msg("memcapture: ranking existing memories failed (newest first this pass)")
-		} else {
-			ordered = ranked
-		}
-	}
+	return out
+}
+
+// fitLines returns the list lines of the first of ordered that fit a
+// budget of budget estimated tokens, each line with its newline.
+func fitLines(ordered []*memcore.MemoryFile, budget int) []string {
 	var lines []string
 	runes := 0
 	for _, m := range ordered {
 		l := headLine(m)
 		n := utf8.RuneCountInString(l) + 1 // and its newline
-		if (runes+n+3)/4 > p.cfg.existingTokens {
+		if (runes+n+3)/4 > budget {
 			break
 		}
 		runes += n

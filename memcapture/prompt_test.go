@@ -1,6 +1,7 @@
 package memcapture
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -189,6 +190,26 @@ func TestEmbedderFailureFallsBackToNewestFirst(t *testing.T) {
 	}
 	if s.MemoriesWritten != 1 {
 		t.Errorf("the pass should go on after an embedder failure; written = %d", s.MemoriesWritten)
+	}
+	// The list the failure left newest first is not pinned: the next pass
+	// of the same window step ranks again, and pins what it ranked.
+	conv := win("clear the build cache?", "After regenerating the code, yes.")
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: conv})
+	passes(t, p, 2)
+	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: append(conv, win("Thanks.")...)})
+	passes(t, p, 3)
+	reqs := llm.Requests()
+	// Among the seeded memories (the first pass wrote one about the build
+	// cache too).
+	seeded := slices.DeleteFunc(listedIDs(reqs[1]), func(id string) bool {
+		m, err := store.Read(context.Background(), id)
+		return err != nil || m.Meta.Trigger != memcore.TriggerManual
+	})
+	if len(seeded) == 0 || seeded[0] != cache.Meta.ID {
+		t.Errorf("the pass after an embedder failure should rank again, the build-cache memory first: %v", seeded)
+	}
+	if existingSection(reqs[2]) != existingSection(reqs[1]) {
+		t.Errorf("the ranked list was not pinned:\n%s\nwas:\n%s", existingSection(reqs[2]), existingSection(reqs[1]))
 	}
 }
 

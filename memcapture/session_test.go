@@ -85,7 +85,8 @@ var factRE = regexp.MustCompile(`Note FACT(\d\d)`)
 // existing memories.
 func sessionClassifier(tb testing.TB) *fake.LLM {
 	return newLLM(tb, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
-		conv, existing, _ := strings.Cut(userText(req), "\nEXISTING MEMORIES")
+		pinned, conv, since := promptParts(req)
+		existing := pinned + since
 		var items []mem
 		for _, m := range factRE.FindAllStringSubmatch(conv, -1) {
 			id := "FACT" + m[1]
@@ -188,12 +189,12 @@ func runSession(tb testing.TB, turns, seeded int, capWindow func([]memcore.Messa
 		if i > 0 {
 			shared += memcore.EstimateTokens(commonPrefix(promptText(reqs[i-1]), text))
 		}
-		conv, list, _ := strings.Cut(userText(req), "\nEXISTING MEMORIES")
-		if i > 0 && !strings.HasPrefix(conv, strings.TrimSuffix(prevConv, "\nReply with the JSON object.")) {
+		pinned, conv, since := promptParts(req)
+		if i > 0 && !strings.HasPrefix(conv, prevConv) {
 			f.windowResets++
 		}
 		prevConv = conv
-		f.maxListTokens = max(f.maxListTokens, memcore.EstimateTokens(list))
+		f.maxListTokens = max(f.maxListTokens, memcore.EstimateTokens(pinned+since))
 	}
 	f.promptTokens = float64(prompt) / float64(len(reqs))
 	f.sharedTokens = float64(shared) / float64(len(reqs))
@@ -244,28 +245,36 @@ func unclassifiedPlusOverlap(overlap int) func([]memcore.Message, int) []memcore
 }
 
 // TestSessionWindowKeepsItsPrefix plays the scripted 100-turn session with
-// the default settings: consecutive prompts share the whole previous
-// conversation except at the few passes where the window steps forward,
-// and every fact whose statement and confirmation are within half the
-// window budget of each other is remembered.
+// the default settings, over a store that starts empty and over one whose
+// existing-memories list is full: consecutive prompts share the pinned list
+// and the whole previous conversation except at the few passes where the
+// window steps forward, and every fact whose statement and confirmation
+// are within half the window budget of each other is remembered.
 func TestSessionWindowKeepsItsPrefix(t *testing.T) {
-	f := runSession(t, 100, 0, nil)
 	msgs, _ := scriptedSession(100, 1)
 	total := memcore.WindowTokens(msgs)
-	if want := total/(DefaultWindowTokens/2) + 1; f.windowResets > want {
-		t.Errorf("the window's start moved %d times over %d tokens, want at most %d (once per half budget)", f.windowResets, total, want)
-	}
-	if f.windowResets == 0 {
-		t.Errorf("the session never went past the window budget; make it longer")
-	}
-	for _, span := range f.lostSpans {
-		// A turn is under 300 tokens: 12 turns fit half the budget.
-		if span <= 12 {
-			t.Errorf("a fact confirmed %d turns after it was stated was lost", span)
-		}
-	}
-	if f.sharedRatio < 0.8 {
-		t.Errorf("consecutive prompts share %.2f of their tokens, want at least 0.8", f.sharedRatio)
+	for _, seeded := range []int{0, 200} {
+		t.Run(fmt.Sprintf("store=%d", seeded), func(t *testing.T) {
+			f := runSession(t, 100, seeded, nil)
+			if want := total/(DefaultWindowTokens/2) + 1; f.windowResets > want {
+				t.Errorf("the window's start moved %d times over %d tokens, want at most %d (once per half budget)", f.windowResets, total, want)
+			}
+			if f.windowResets == 0 {
+				t.Errorf("the session never went past the window budget; make it longer")
+			}
+			for _, span := range f.lostSpans {
+				// A turn is under 300 tokens: 12 turns fit half the budget.
+				if span <= 12 {
+					t.Errorf("a fact confirmed %d turns after it was stated was lost", span)
+				}
+			}
+			if f.sharedRatio < 0.8 {
+				t.Errorf("consecutive prompts share %.3f of their tokens, want at least 0.8", f.sharedRatio)
+			}
+			if f.newPerTurn > 2500 {
+				t.Errorf("%.0f new prompt tokens per turn, want at most 2500", f.newPerTurn)
+			}
+		})
 	}
 }
 

@@ -344,14 +344,6 @@ func (s *FileStore) Remove(ctx context.Context, id string) error {
 // readIn loads the memory id from scope's folder; an error wrapping
 // fs.ErrNotExist means the folder does not hold it.
 func (s *FileStore) readIn(scope Scope, id string) (*MemoryFile, error) {
-	path := s.path(scope, id)
-	info, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file (symbolic links are never followed)", path, ErrMalformed)
-	}
 	m, _, err := s.load(scope, id+".md", 0)
 	return m, err
 }
@@ -374,7 +366,12 @@ func (s *FileStore) onScopes() []Scope {
 func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []string, error) {
 	si := scopeIndex(scope)
 	path := filepath.Join(s.dirs[si], name)
-	f, err := os.Open(path)
+	// A link or a FIFO put in a memory's place is never followed or waited
+	// on, even if it replaced the file after the folder was listed.
+	f, err := atomicfile.Open(path, os.O_RDONLY, 0)
+	if errors.Is(err, atomicfile.ErrSymlink) || errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -382,9 +379,6 @@ func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []s
 	info, err := f.Stat()
 	if err != nil {
 		return nil, nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: %w: not a regular file", path, ErrMalformed)
 	}
 	s.mu.Lock()
 	if c := s.cache[si][name]; c != nil && c.size == info.Size() && c.mod.Equal(info.ModTime()) {

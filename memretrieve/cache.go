@@ -203,7 +203,7 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 		c.cannotUse(f, err, "memretrieve: cannot read the embedding cache; its vectors count as missing")
 		return
 	}
-	fh, err := openCacheFile(f.path, os.O_RDONLY, 0)
+	fh, err := atomicfile.Open(f.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.info, f.off, f.st = nil, 0, decodeState{}
 		if f.ver != nil {
@@ -327,7 +327,7 @@ func (c *vecCache) appendTo(f *cacheFile, keys []contentKey, vecs [][]float32) (
 			return nil, err
 		}
 	}
-	fh, err := openCacheFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, cacheFilePerm)
+	fh, err := atomicfile.Open(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, cacheFilePerm)
 	if err != nil {
 		return nil, err
 	}

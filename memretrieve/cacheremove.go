@@ -85,8 +85,8 @@ func RemoveCachedVectors(dir string, contents []string) (int, error) {
 // Damaged bytes are dropped with the rewrite, as a reader skips them anyway.
 func removeVectorsFrom(path string, keys map[contentKey]bool) (int, error) {
 	// Never through a link, never waiting on a FIFO put there since the
-	// folder was listed (see openCacheFile).
-	f, err := openCacheFile(path, os.O_RDONLY, 0)
+	// folder was listed (atomicfile.Open).
+	f, err := atomicfile.Open(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) || unsafeCache(err) {
 		return 0, nil
 	}

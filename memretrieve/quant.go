@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/forgemem/forgemem/memcore/atomicfile"
 	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 )
 
@@ -278,8 +279,8 @@ func (q *quantRows) floats(rows []int, dim int, scratch []float32) (vecs map[int
 // was read.
 func (q *quantRows) readRows(fv *fileVersion, rows []int, dim int, vecs map[int][]float32, scratch []float32, pos map[int]int) bool {
 	// Never through a link, never waiting on a FIFO put in the file's
-	// place (see openCacheFile): the search is degraded instead.
-	fh, err := openCacheFile(fv.path, os.O_RDONLY, 0)
+	// place (atomicfile.Open): the search is degraded instead.
+	fh, err := atomicfile.Open(fv.path, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

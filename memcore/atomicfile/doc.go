@@ -29,4 +29,10 @@
 // hard links, as every common local one has. Folder fsyncs are best
 // effort: some systems cannot sync a folder, and the data itself is
 // already synced by then.
+//
+// [Open] is the reading side, for folders a repository can commit: it
+// opens a file only if it is a regular one, never through a symbolic link
+// (an error wrapping [ErrSymlink]) and never waiting on a FIFO or a device
+// (an error wrapping [ErrNotRegular]), even one put in the file's place
+// after the folder was listed.
 package atomicfile

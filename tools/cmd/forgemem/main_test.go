@@ -54,14 +54,14 @@ type remember struct {
 	scope    string
 	category string
 	// supersedes, when set, is a phrase of the existing memory (in the
-	// classifier's EXISTING MEMORIES list) that this one changes.
+	// classifier's lists of existing memories) that this one changes.
 	supersedes string
 	// contradicts, when set, is a phrase of an existing memory this one
 	// contradicts.
 	contradicts string
 }
 
-// listedID matches a line of the EXISTING MEMORIES list: "- [id] (scope/category) text".
+// listedID matches a line of the lists of existing memories: "- [id] (scope/category) text".
 var listedID = regexp.MustCompile(`(?m)^- \[(mem_[0-9a-f-]{36})\] \([a-z-]+/[a-z-]+\) (.*)$`)
 
 // model plays the models of a session: the capture classifier (reading the
@@ -93,10 +93,12 @@ func (m *model) reply(req fakeopenai.ChatRequest) string {
 	return "Done."
 }
 
-// classify answers the classifier's user message: the conversation, then
-// the existing memories.
+// classify answers the classifier's user message: the existing memories,
+// the conversation, then the memories added since the first list was made.
 func (m *model) classify(prompt string) string {
-	conv, existing, _ := strings.Cut(prompt, "\nEXISTING MEMORIES")
+	listed, rest, _ := strings.Cut(prompt, "CONVERSATION (oldest first):")
+	conv, added, _ := strings.Cut(rest, "\nMEMORIES ADDED SINCE")
+	existing := listed + added
 	find := func(phrase string) string {
 		for _, l := range listedID.FindAllStringSubmatch(existing, -1) {
 			if strings.Contains(l[2], phrase) {

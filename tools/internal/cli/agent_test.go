@@ -79,14 +79,17 @@ func TestFakeProviderHasNoModel(t *testing.T) {
 
 // classifierReply answers capture's classifier requests: it keeps the
 // memories whose trigger phrase the conversation holds and that the
-// EXISTING MEMORIES list does not hold yet.
+// lists of existing memories do not hold yet.
 func classifierReply(rules map[string]map[string]any) fakeopenai.ReplyFunc {
 	return func(req fakeopenai.ChatRequest) string {
 		switch req.SchemaName {
 		case memcapture.ClassifierSchemaName:
-			// The user message: the conversation, then the list.
+			// The user message: the existing memories, the conversation,
+			// then the memories added since the first list was made.
 			text := req.Messages[len(req.Messages)-1].Content
-			conv, existing, _ := strings.Cut(text, "\nEXISTING MEMORIES")
+			listed, rest, _ := strings.Cut(text, "CONVERSATION (oldest first):")
+			conv, added, _ := strings.Cut(rest, "\nMEMORIES ADDED SINCE")
+			existing := listed + added
 			var out []map[string]any
 			for phrase, m := range rules {
 				if strings.Contains(conv, phrase) && !strings.Contains(existing, m["content"].(string)) {

@@ -42,7 +42,7 @@ type rule struct {
 
 // classifier answers the capture pipeline's classifier calls the way a
 // model would, from the request alone: it reads the conversation and the
-// EXISTING MEMORIES list of the prompt, keeps the memories whose user
+// lists of existing memories of the prompt, keeps the memories whose user
 // message it sees unless the list already holds them, and finds the id a
 // memory supersedes by looking for a phrase in that list. It keeps no
 // state, so however capture passes fall (a turn trigger may replace one
@@ -77,13 +77,15 @@ type replyRelated struct {
 	Relationship string `json:"relationship"`
 }
 
-// The prompt's section headings (see the memcapture documentation).
+// The prompt's section headings (see the memcapture documentation): the
+// existing memories are listed before the conversation, and those added
+// since that list was made after it.
 const (
 	conversationHeading = "CONVERSATION (oldest first):"
-	existingHeading     = "EXISTING MEMORIES"
+	addedSinceHeading   = "MEMORIES ADDED SINCE"
 )
 
-// listedLine is a line of the EXISTING MEMORIES list:
+// listedLine is a line of the lists of existing memories:
 // "- [id] (scope/category) first line".
 var listedLine = regexp.MustCompile(`^- \[([^\]]+)\] \(([^/)]+)/([^)]+)\) (.*)$`)
 
@@ -122,12 +124,13 @@ func (c *classifier) reply(_ context.Context, req memcore.CompletionRequest) (*m
 }
 
 // splitPrompt returns the conversation section of the classifier's prompt
-// and the memories its EXISTING MEMORIES section lists.
+// and the memories it lists: those of the EXISTING MEMORIES list before
+// the conversation and those of the MEMORIES ADDED SINCE list after it.
 func splitPrompt(prompt string) (string, []listed) {
-	_, rest, _ := strings.Cut(prompt, conversationHeading)
-	conversation, list, _ := strings.Cut(rest, "\n"+existingHeading)
+	existing, rest, _ := strings.Cut(prompt, conversationHeading)
+	conversation, added, _ := strings.Cut(rest, "\n"+addedSinceHeading)
 	var out []listed
-	for _, line := range strings.Split(list, "\n") {
+	for _, line := range strings.Split(existing+"\n"+added, "\n") {
 		if m := listedLine.FindStringSubmatch(line); m != nil {
 			out = append(out, listed{id: m[1], scope: m[2], category: m[3], title: m[4]})
 		}

@@ -24,8 +24,8 @@
 // fed by a [memcapture.Observer]. Before each turn the agent retrieves;
 // after each turn it hands the conversation to the observer. The classifier
 // is a scripted fake LLM that reads its prompt as a model would — the
-// conversation, and the EXISTING MEMORIES list in which it finds the id a
-// new version supersedes — and the embedder is the deterministic hashing
+// conversation, and the lists of existing memories in which it finds the
+// id a new version supersedes — and the embedder is the deterministic hashing
 // fake. One tool result in the conversation shows that tool output never
 // reaches the classifier, and the pasted key that capture redacts secrets
 // before anything is written.

@@ -36,7 +36,7 @@ type memorySpec struct {
 	// the classifier's instructions ask.
 	content string
 	// supersedes, when set, is a phrase the classifier looks for in the
-	// EXISTING MEMORIES list of its prompt, among memories of the same
+	// lists of existing memories of its prompt, among memories of the same
 	// scope and category: the one whose line holds it is superseded.
 	supersedes string
 }

@@ -81,6 +81,8 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		{"the capture session has a pass per turn", r.Session.Passes == r.Session.Turns && r.SessionFreshStore.Passes == r.Session.Turns},
 		{"the capture session's prompts share a prefix", r.CapturePrefixSharedRatio > 0 && r.CapturePrefixSharedRatio < 1 && r.CaptureNewTokensPerTurn > 0},
 		{"the window stepped forward in the session", r.Session.WindowSteps > 0},
+		{"the pinned list changed only where the window stepped", r.Session.ListChanges > 0 && r.Session.ListChanges <= r.Session.WindowSteps},
+		{"memories were listed as added since the list was pinned", r.Session.AddedSinceTokensPerPass > 0 && r.SessionFreshStore.AddedSinceTokensPerPass > 0},
 		{"the session wrote memories", r.Session.MemoriesWritten > 0 && r.SessionFreshStore.MemoriesWritten > 0},
 		{"vector-only retrieval measured", r.Lexical.RetrieveVectorOnlyP50Ms > 0 && r.Lexical.RetrieveVectorOnlyP50Ms <= r.Lexical.RetrieveVectorOnlyP99Ms &&
 			r.Lexical.RetrieveIdentityVectorOnlyP50Ms > 0 && r.Lexical.RetrieveIdentityVectorOnlyP50Ms <= r.Lexical.RetrieveIdentityVectorOnlyP99Ms},

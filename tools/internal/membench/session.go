@@ -38,11 +38,18 @@ type SessionFigures struct {
 	// SharedRatio is the shared tokens over the prompt tokens, summed over
 	// the session.
 	SharedRatio float64 `json:"shared_ratio"`
-	// ListTokensPerPass is the average size of the existing-memories list.
-	ListTokensPerPass float64 `json:"list_tokens_per_pass"`
+	// ListTokensPerPass is the average size of the lists of existing
+	// memories: the one pinned before the conversation and the memories
+	// added since it was pinned, after it. AddedSinceTokensPerPass is the
+	// average size of the second alone.
+	ListTokensPerPass       float64 `json:"list_tokens_per_pass"`
+	AddedSinceTokensPerPass float64 `json:"added_since_tokens_per_pass"`
 	// WindowSteps counts the passes whose conversation does not extend the
 	// previous pass's (the window's start moved).
 	WindowSteps int `json:"window_steps"`
+	// ListChanges counts the passes whose pinned list differs from the
+	// previous pass's (the pipeline chose it anew).
+	ListChanges int `json:"list_changes"`
 	// MemoriesWritten is what the scripted classifier had the pipeline
 	// write during the session.
 	MemoriesWritten int `json:"memories_written"`
@@ -107,7 +114,8 @@ func sessionClassifier() (*fake.LLM, error) {
 	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		items := []map[string]any{}
 		if len(req.Messages) > 0 {
-			conv, existing, _ := strings.Cut(req.Messages[0].Content, "\nEXISTING MEMORIES")
+			pinned, conv, since := promptSections(req.Messages[0].Content)
+			existing := pinned + since
 			if i := strings.LastIndex(conv, "convention number "); i >= 0 {
 				n := strings.Fields(conv[i+len("convention number "):])[0]
 				content := "Always use convention number " + n + " in this repository."
@@ -160,27 +168,48 @@ func runSession(ctx context.Context, store memcore.MemoryStore, seeded, turns in
 	if f.Passes == 0 {
 		return f, fmt.Errorf("no classifier call")
 	}
-	var prompt, shared, list int
-	prev, prevConv := "", ""
+	var prompt, shared, list, added int
+	prev, prevConv, prevPinned := "", "", ""
 	for i, req := range reqs {
 		text := promptText(req)
 		prompt += memcore.EstimateTokens(text)
-		conv, l, _ := strings.Cut(req.Messages[0].Content, "\nEXISTING MEMORIES")
-		list += memcore.EstimateTokens(l)
+		pinned, conv, since := promptSections(req.Messages[0].Content)
+		list += memcore.EstimateTokens(pinned + since)
+		added += memcore.EstimateTokens(since)
 		if i > 0 {
 			shared += memcore.EstimateTokens(commonPrefix(prev, text))
-			if !strings.HasPrefix(conv, strings.TrimSuffix(prevConv, "\nReply with the JSON object.")) {
+			if !strings.HasPrefix(conv, prevConv) {
 				f.WindowSteps++
 			}
+			if pinned != prevPinned {
+				f.ListChanges++
+			}
 		}
-		prev, prevConv = text, conv
+		prev, prevConv, prevPinned = text, conv, pinned
 	}
 	f.PromptTokensPerPass = float64(prompt) / float64(f.Passes)
 	f.SharedTokensPerPass = float64(shared) / float64(f.Passes)
 	f.NewTokensPerTurn = float64(prompt-shared) / float64(turns)
 	f.SharedRatio = float64(shared) / float64(prompt)
 	f.ListTokensPerPass = float64(list) / float64(f.Passes)
+	f.AddedSinceTokensPerPass = float64(added) / float64(f.Passes)
 	return f, nil
+}
+
+// promptSections splits the classifier's user message into its sections
+// (see memcapture's README): the existing-memories list pinned before the
+// conversation, the conversation, and the memories added since the list
+// was pinned, after it; "" for a section that is not there.
+func promptSections(content string) (pinned, conv, since string) {
+	pinned, rest, ok := strings.Cut(content, "CONVERSATION (oldest first):\n")
+	if !ok {
+		return "", "", ""
+	}
+	conv, since, ok = strings.Cut(rest, "\nMEMORIES ADDED SINCE")
+	if !ok {
+		conv = strings.TrimSuffix(rest, "\nReply with the JSON object.")
+	}
+	return pinned, conv, since
 }
 
 // promptText is a request as a provider caches it: the instructions first,
