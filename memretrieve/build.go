@@ -30,9 +30,12 @@ type pending struct {
 }
 
 // build lists every memory, embeds those whose content has no cached
-// vector, and publishes a new snapshot when anything changed. Builds are
-// serialised. The error reports a failed list (nothing published) or
-// memories that could not be embedded (published without them).
+// vector, and publishes a new snapshot when anything changed. Until a build
+// has run to its end, builds publish partial snapshots as they go (see
+// publishSoFar), so turns are answered while the embedder works (or
+// fails). Builds are serialised. The error reports a failed list (nothing
+// published) or memories that could not be embedded (published without
+// them).
 func (e *Engine) build(ctx context.Context) (err error) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
@@ -142,11 +145,11 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 	return embedded, nil
 }
 
-// publish swaps in a snapshot of graph g and a new index of the items at
-// rows (those with cached vectors), fingerprinted fp. The cache first
-// forgets the vectors no memory has any more (compacting its files if they
-// mostly hold such vectors), then shares the index's block, so each vector
-// is held once.
+// publish swaps in a snapshot of graph g, a new vector index of the items
+// at rows (those with cached vectors) and a new lexical index of every
+// item, fingerprinted fp. The cache first forgets the vectors no memory
+// has any more (compacting its files if they mostly hold such vectors),
+// then shares the vector index's block, so each vector is held once.
 func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte) {
 	c := e.cache
 	live := make(map[contentKey]struct{}, len(items))
@@ -170,8 +173,23 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 	}
 	e.gen++
 	e.fingerprint = fp
-	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx})
-	e.firstPublish.Do(func() { close(e.published) })
+	var lex *lexIndex
+	if p := e.partial; p != nil {
+		// A build's partial snapshots share one lexical index: their items
+		// are the same.
+		if p.lex == nil {
+			p.lex = e.lexicalIndex(items, live)
+		}
+		lex = p.lex
+	} else {
+		lex = e.lexicalIndex(items, live)
+	}
+	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex})
+	if idx.len() > 0 || e.partial == nil {
+		// A turn waiting for the first build need wait no longer (a
+		// partial snapshot of the lexical index alone is not enough).
+		e.firstPublish.Do(func() { close(e.published) })
+	}
 }
 
 // quantIndex builds the quantised index of the items at rows from a

@@ -358,8 +358,8 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			queries := 0
 			if tt.query {
 				res, err := e.Retrieve(context.Background(), "", userWindow(ms[0].Content))
-				if err != nil || len(res.Memories) != 0 {
-					t.Fatalf("query against vectors of another dimension: %+v, %v; want empty", res, err)
+				if err != nil || !noVectorHits(res) || res.VectorSkipped != SkipEmbedderError || !errors.Is(res.Err, memcore.ErrInvalidResponse) || !strings.Contains(res.Err.Error(), "dimension") {
+					t.Fatalf("query against vectors of another dimension: %+v, %v; want no vector hits, an embedder error naming the dimension", res, err)
 				}
 				queries = 1
 				rebuild(t, e)
@@ -435,8 +435,8 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 					t.Fatalf("embedded %d before any query", emb.inputs.Load())
 				}
 				res, err := e.Retrieve(context.Background(), "", userWindow("error wrap"))
-				if err != nil || len(res.Memories) != 0 {
-					t.Fatalf("a query of another dimension: %+v, %v; want empty", res, err)
+				if err != nil || !noVectorHits(res) || res.VectorSkipped != SkipEmbedderError || !errors.Is(res.Err, memcore.ErrInvalidResponse) || !strings.Contains(res.Err.Error(), "dimension") {
+					t.Fatalf("a query of another dimension: %+v, %v; want no vector hits, an embedder error naming the dimension", res, err)
 				}
 			case "new memory":
 				write(t, store, mem(memcore.NewMemoryID(), memcore.ScopeUser, memcore.CategoryPatterns, 1, 1, "A fresh memory."))

@@ -24,41 +24,23 @@ func derivedScore(s float64, hops int) float64 {
 	return s * (2 - d)
 }
 
-// choose turns the search hits of every query into the turn's memories:
-// hits below MinScore dropped, each hit credited to the head of its chain
-// with the best score over all queries, related neighbours within HopDepth
-// added (mapped to their heads), all ordered by score and capped at
-// MaxMemories, each with its history.
-func (e *Engine) choose(snap *snapshot, hits [][]hit) []Recalled {
-	best := e.searchHits(snap, hits)
+// choose turns the turn's ranking (see fuse) into its memories: each
+// ranked head with its score, related neighbours within HopDepth added
+// (mapped to their heads), all ordered by score and capped at MaxMemories,
+// each with its history.
+func (e *Engine) choose(snap *snapshot, ranked []Candidate) []Recalled {
+	best := make(map[string]*Recalled, len(ranked))
+	for _, c := range ranked {
+		head, ok := snap.graph.Memory(c.ID)
+		if !ok {
+			continue
+		}
+		best[c.ID] = &Recalled{Memory: head, Score: c.Score, Via: Via{Matched: c.Matched}}
+	}
 	if e.cfg.HopDepth > 0 {
 		e.expand(snap.graph, best)
 	}
 	return e.ranked(snap.graph, best)
-}
-
-// searchHits credits each search hit scoring at least MinScore to the head
-// of its chain, keeping for each head the best score over all queries, and
-// returns them by head id.
-func (e *Engine) searchHits(snap *snapshot, hits [][]hit) map[string]*Recalled {
-	best := make(map[string]*Recalled)
-	for _, hs := range hits {
-		for _, h := range hs {
-			score := float64(h.score)
-			if score < e.cfg.MinScore {
-				continue
-			}
-			id := snap.idx.ids[h.row]
-			head, ok := snap.graph.Head(id)
-			if !ok {
-				continue
-			}
-			if cur := best[head.Meta.ID]; cur == nil || score > cur.Score {
-				best[head.Meta.ID] = &Recalled{Memory: head, Score: score, Via: Via{Matched: id}}
-			}
-		}
-	}
-	return best
 }
 
 // expand adds to best, by head id, the memories within HopDepth related

@@ -64,7 +64,10 @@ type Config struct {
 	// default 4000, range 1–1,000,000.
 	WindowTokenBudget int
 	// Timeout bounds a whole Retrieve call (memory.retrieval_timeout):
-	// default 2s, more than 0. On expiry the turn gets no memories.
+	// default 2s, more than 0. With the lexical index on, the model calls
+	// stop a tenth of it (at most 200ms) early and the turn is answered
+	// from the lexical index; otherwise on expiry the turn gets no
+	// memories.
 	Timeout time.Duration
 	// Quantized makes the index quantised (memory.retrieval_quantized):
 	// default false. The index then holds each vector as int8 values with
@@ -79,13 +82,32 @@ type Config struct {
 	// cache on disk (a store without folders such as memcore.MemStore, and
 	// no WithCacheDir), where they stay in memory beside the int8 copy.
 	Quantized bool
+	// QueryTokenLimit bounds each text the turn sends to the embedder as a
+	// query, in memcore.EstimateTokens tokens (four characters each), newest
+	// text kept (memory.retrieval_query_token_limit): default 512, range
+	// 1–1,000,000. Set it to the embedding model's input limit when that is
+	// lower — with a margin, since a model's own tokens are often shorter
+	// than four characters in code — and higher to let the window query
+	// see more of a long conversation. Memories are embedded whole.
+	QueryTokenLimit int
+	// LexicalWeight is the weight of the lexical (BM25) ranking against the
+	// vector ranking's 1 when the two are fused
+	// (memory.retrieval_lexical_weight): default 1, range 0–10; 0 turns
+	// the lexical index off, and scores are then cosine similarities.
+	LexicalWeight float64
+	// FusionK is the constant k of reciprocal-rank fusion: a memory ranked
+	// r-th by a ranking gains weight/(k + r) (memory.retrieval_fusion_k).
+	// A larger k flattens the difference between the first ranks and the
+	// later ones. Default 60, range 1–1000.
+	FusionK int
 }
 
 // DefaultConfig returns the default settings: ModeLLM, 5 hypotheses, the
 // top 10 memories per query, 1 hop of graph expansion, at most 30
 // memories, a minimum score of 0, an injection budget of 2000 tokens, a
-// window of 4000 tokens and a timeout of 2s. HypothesisModel is empty: the
-// provider's default model.
+// window of 4000 tokens, a timeout of 2s, queries of at most 512 tokens,
+// and the lexical ranking fused with the vector ranking at equal weight
+// with k = 60. HypothesisModel is empty: the provider's default model.
 func DefaultConfig() Config {
 	return Config{
 		Mode:                 ModeLLM,
@@ -97,6 +119,9 @@ func DefaultConfig() Config {
 		InjectionTokenBudget: 2000,
 		WindowTokenBudget:    4000,
 		Timeout:              2 * time.Second,
+		QueryTokenLimit:      512,
+		LexicalWeight:        1,
+		FusionK:              60,
 	}
 }
 
@@ -202,5 +227,8 @@ func (c Config) check() fieldErrors {
 	bad.check(c.InjectionTokenBudget >= 1, "InjectionTokenBudget", c.InjectionTokenBudget, "at least 1")
 	bad.check(c.WindowTokenBudget >= 1 && c.WindowTokenBudget <= 1_000_000, "WindowTokenBudget", c.WindowTokenBudget, "1–1000000")
 	bad.check(c.Timeout > 0, "Timeout", c.Timeout, "more than 0")
+	bad.check(c.QueryTokenLimit >= 1 && c.QueryTokenLimit <= 1_000_000, "QueryTokenLimit", c.QueryTokenLimit, "1–1000000")
+	bad.check(!math.IsNaN(c.LexicalWeight) && c.LexicalWeight >= 0 && c.LexicalWeight <= 10, "LexicalWeight", c.LexicalWeight, "0–10")
+	bad.check(c.FusionK >= 1 && c.FusionK <= 1000, "FusionK", c.FusionK, "1–1000")
 	return bad
 }

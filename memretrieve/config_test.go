@@ -22,15 +22,19 @@ func TestConfigValidate(t *testing.T) {
 		{"bounds low", func(c *Config) {
 			c.HypothesisCount, c.TopK, c.HopDepth, c.MaxMemories, c.MinScore = 1, 1, 0, 1, -1
 			c.InjectionTokenBudget, c.WindowTokenBudget, c.Timeout = 1, 1, time.Nanosecond
+			c.QueryTokenLimit, c.LexicalWeight, c.FusionK = 1, 0, 1
 		}, nil},
 		{"bounds high", func(c *Config) {
 			c.HypothesisCount, c.TopK, c.HopDepth, c.MaxMemories, c.MinScore = 10, 100, 3, 1000, 1
 			c.WindowTokenBudget = 1_000_000
+			c.QueryTokenLimit, c.LexicalWeight, c.FusionK = 1_000_000, 10, 1000
 		}, nil},
 		// Each field alone out of range: TestBadSettingsAreErrors.
 		{"min score NaN", func(c *Config) { c.MinScore = math.NaN() }, []string{"MinScore"}},
+		{"lexical weight NaN", func(c *Config) { c.LexicalWeight = math.NaN() }, []string{"LexicalWeight"}},
 		{"zero value", func(c *Config) { *c = Config{} }, []string{
 			"Mode", "HypothesisCount", "TopK", "MaxMemories", "InjectionTokenBudget", "WindowTokenBudget", "Timeout",
+			"QueryTokenLimit", "FusionK",
 		}},
 		{"several", func(c *Config) { c.TopK, c.HopDepth = 0, 9 }, []string{"TopK", "HopDepth"}},
 	}
@@ -93,6 +97,9 @@ func TestDefaultConfig(t *testing.T) {
 		InjectionTokenBudget: 2000,
 		WindowTokenBudget:    4000,
 		Timeout:              2 * time.Second,
+		QueryTokenLimit:      512,
+		LexicalWeight:        1,
+		FusionK:              60,
 	}
 	if c := DefaultConfig(); c != want {
 		t.Fatalf("DefaultConfig() = %+v, want the documented defaults %+v", c, want)

@@ -10,32 +10,43 @@
 //
 //  1. strips tool content and caps the window to Config.WindowTokenBudget,
 //     newest text kept (memcore.StripToolContent, memcore.CapWindow);
-//  2. asks the hypothesis model, in one call, for Config.HypothesisCount
+//  2. takes the focused queries of the window, each within
+//     Config.QueryTokenLimit: the latest user message, the latest exchange
+//     and the whole window;
+//  3. asks the hypothesis model, in one call, for Config.HypothesisCount
 //     short declarative sentences written the way a stored memory would be
 //     (HyDE), and parses the reply tolerantly — or, in [ModeIdentity],
-//     uses the window text itself as the one query, with no LLM call. The
-//     request's response schema is named [HypothesisSchemaName], so that a
-//     scripted LLM in tests can tell the hypothesis call from other model
-//     calls;
-//  3. embeds all queries in one Embed call and takes the Config.TopK best
+//     uses the focused queries themselves, with no LLM call. The request's
+//     response schema is named [HypothesisSchemaName], so that a scripted
+//     LLM in tests can tell the hypothesis call from other model calls;
+//  4. embeds those queries in one Embed call and takes the Config.TopK best
 //     memories per query from the vector index, keeping each memory's best
 //     score over all queries and dropping those below Config.MinScore;
-//  4. credits hits on superseded versions to the head of their chain;
-//  5. adds related memories within Config.HopDepth edges, in both
+//  5. takes the Config.TopK best memories of the lexical (BM25) index for
+//     the focused queries (and the hypotheses) together;
+//  6. credits hits on superseded versions to the head of their chain, ranks
+//     the heads in each ranking, and fuses the two rankings by reciprocal
+//     rank (Config.LexicalWeight, Config.FusionK) into [Result.Ranked];
+//  7. adds related memories within Config.HopDepth edges, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  6. renders the injection block (below), cut to
+//  8. renders the injection block (below), cut to
 //     Config.InjectionTokenBudget by dropping whole memories, lowest score
 //     first.
 //
-// Any failure or timeout gives the turn no memories and a nil error:
-// retrieval never stops the agent. [Result].Skipped says why ([SkipReason]:
-// no index yet, timeout, hypothesis model or embedder error, …) and
-// [Result].Err carries the cause, with memcore's provider taxonomy
-// reachable by errors.Is; the reason is also logged at debug level. A
-// provider that ignores its context, or floods its reply, is not waited for
-// past the deadline. Results are cached per turn id, so the several model
-// calls of one turn cost one retrieval.
+// A failed or late model call — the hypothesis model or the embedder —
+// leaves the turn the lexical ranking: [Result].VectorSkipped says why
+// ([SkipReason]: hypothesis model or embedder error, timeout, no vector
+// yet) and [Result].Err carries the cause. With the lexical index off
+// (Config.LexicalWeight 0), and on any other failure, the turn gets no
+// memories: [Result].Skipped says why (no index yet, empty window, …; or
+// the vector side's reason when the lexical ranking found nothing either)
+// and [Result].Err carries the cause, with memcore's provider taxonomy
+// reachable by errors.Is. Either way the error is nil and the reason is
+// logged at debug level: retrieval never stops the agent. A provider that
+// ignores its context, or floods its reply, is not waited for past the
+// deadline. Results are cached per turn id, so the several model calls of
+// one turn cost one retrieval.
 //
 // # Configuration mistakes and retrieval off
 //
@@ -52,13 +63,24 @@
 // product per row and a bounded heap per query, all queries in one pass,
 // split across goroutines for large indexes. [Engine.Start] builds it in
 // the background; [Engine.TriggerRebuild] (the capture pipeline's rebuild
-// callback) asks for a new one, coalescing requests; a new index and its
-// memory graph are swapped in atomically, so searches never wait. The first
-// build publishes partial indexes — the memories whose vectors are cached,
-// then more as batches are embedded — so turns are answered from what is
-// embedded so far; the first Retrieve after Start waits, within its own
-// budget, only until the first of them exists.
-// [Index] offers the same exact search on its own, over any vectors.
+// callback) asks for a new one, coalescing requests; a new index, the
+// lexical index of the same memories and their memory graph are swapped in
+// atomically, so searches never wait. The first build publishes partial
+// indexes: before it embeds anything, the lexical index of every memory
+// with the vectors the cache holds, then more vectors as batches are
+// embedded. The first Retrieve after Start waits, within the model calls'
+// share of its budget, only until one of them holds vectors; a turn that
+// cannot wait is answered from the lexical index alone. [Index] offers the
+// same exact search on its own, over any vectors.
+//
+// # The lexical index
+//
+// The lexical index ranks the same memories by Okapi BM25 over their
+// terms: words lower-cased, English words reduced to their Porter stem,
+// common English words left out, and code identifiers indexed whole and by
+// their parts (errors.As, snake_case, CamelCase, db/migrations). It finds
+// what an embedding blurs — an identifier, a path, a rare name — and needs
+// no model. [LexicalIndex] offers it on its own.
 //
 // With Config.Quantized the index holds each vector as int8 values with one
 // scale per vector, scans them with SIMD integer dot products and re-ranks

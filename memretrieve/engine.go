@@ -21,9 +21,10 @@ var ErrNoStore = errors.New("memory store is nil")
 
 // Engine recalls the memories relevant to a conversation turn: it asks the
 // hypothesis model what a relevant memory might say (HyDE), embeds those
-// sentences in one call, searches an in-memory vector index of every memory,
-// credits hits on old versions to the current one, follows related edges,
-// and renders an injection block within a token budget.
+// sentences in one call, searches an in-memory vector index of every memory
+// and a lexical index of the same memories, credits hits on old versions to
+// the current one, fuses the two rankings, follows related edges, and
+// renders an injection block within a token budget.
 //
 // Create it with [NewEngine], call [Engine.Start] once to build the index
 // in the background, [Engine.TriggerRebuild] whenever memories were
@@ -49,8 +50,11 @@ type Engine struct {
 	snap atomic.Pointer[snapshot]
 	// ready is closed when the first background build has ended.
 	ready chan struct{}
-	// published is closed when the first snapshot, complete or partial, is
-	// published.
+	// published is closed when the first snapshot a turn need not wait
+	// beyond is published: one holding vectors, partial or complete, or the
+	// first complete one. A partial snapshot of the lexical index alone
+	// does not count: a turn waits, within the model calls' deadline, for
+	// vectors (see snapshotWithin).
 	published    chan struct{}
 	firstPublish sync.Once
 	// stopWaiting is set when a turn's budget ran out waiting for the
@@ -79,10 +83,13 @@ type Engine struct {
 	buildMu sync.Mutex
 	// complete is set once a build has run to its end; until then, builds
 	// publish partial snapshots (see publishSoFar).
-	complete    bool
-	partial     *partialBuild
-	cache       *vecCache
-	unusable    map[contentKey]struct{} // texts the embedder gives no usable vector for
+	complete bool
+	partial  *partialBuild
+	cache    *vecCache
+	unusable map[contentKey]struct{} // texts the embedder gives no usable vector for
+	// lexDocs holds the tokenised text of every indexed content, so a
+	// build tokenises only new texts.
+	lexDocs     map[contentKey]*lexDoc
 	fingerprint [32]byte
 	gen         uint64
 }
@@ -93,6 +100,9 @@ type snapshot struct {
 	gen   uint64
 	graph *memcore.Graph
 	idx   *flatIndex
+	// lex is the lexical index of every memory with content, with or
+	// without a vector; nil when Config.LexicalWeight is 0.
+	lex *lexIndex
 }
 
 // NewEngine returns an engine over store that embeds with embedder and asks
@@ -132,6 +142,7 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 		done:      make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		unusable:  make(map[contentKey]struct{}),
+		lexDocs:   make(map[contentKey]*lexDoc),
 	}
 	if o.turnCacheSize > 0 {
 		e.turns = newTurnCache(o.turnCacheSize)
@@ -194,12 +205,15 @@ func (e *Engine) Enabled() bool { return e != nil }
 
 // Start builds the index in the background and keeps rebuilding it when
 // [Engine.TriggerRebuild] asks, until ctx ends or [Engine.Close] is called.
-// The initial build publishes partial indexes as it goes (the memories
-// whose vectors are cached, then more as batches are embedded), and the
-// first Retrieve after Start waits, within its own time budget, until the
-// first of them exists; if the budget runs out first (a cold cache, a slow
-// embedder), later turns do not wait and go without memories until one
-// does. Calls after the first, and calls after Close, do nothing.
+// The initial build publishes partial indexes as it goes: before it embeds
+// anything, the lexical index of every memory (it needs no model) with the
+// vectors the cache holds, then more vectors as batches are embedded. The
+// first Retrieve after Start waits, within the model calls' share of its
+// time budget (all of it with the lexical index off), until one of them
+// holds vectors or the build ends; if that runs out first (a cold cache, a
+// slow embedder), the turn answers from the lexical index alone, or gets
+// nothing with the lexical index off, and later turns do not wait. Calls
+// after the first, and calls after Close, do nothing.
 func (e *Engine) Start(ctx context.Context) {
 	if e == nil {
 		return
@@ -348,24 +362,28 @@ func (e *Engine) background(ctx context.Context) bool {
 // conversation since the last summarisation is window, and the injection
 // block that presents them.
 //
-// It spends at most Config.Timeout in total. Any failure — the hypothesis
-// model or the embedder slow, down or replying nonsense, no index yet —
-// gives an empty Result and a nil error: the agent carries on without
-// memories. Result.Skipped says why the turn got nothing and Result.Err
-// carries the cause (memcore's provider taxonomy, context.DeadlineExceeded,
-// the failed build's error); the reason is also logged at debug level. The
-// only error is the caller's own: when ctx is cancelled or its deadline
-// passes, Retrieve returns an empty Result (Skipped SkipCancelled) and
-// ctx.Err(). The Result is never nil. A nil engine returns an empty Result
-// whose Skipped is SkipDisabled.
+// It spends at most Config.Timeout in total. When the hypothesis model or
+// the embedder is slow, down or replies nonsense, or no memory has a vector
+// yet, the turn gets what the lexical index finds: Result.VectorSkipped says
+// why the vector ranking is missing and Result.Err carries the cause. With
+// the lexical index off (Config.LexicalWeight 0), such a failure — and any
+// other: no index yet, the lexical ranking finding nothing either — gives
+// an empty Result. Either way the error is nil and the agent carries on:
+// Result.Skipped says why the turn got nothing and Result.Err carries the
+// cause (memcore's provider taxonomy, context.DeadlineExceeded, the failed
+// build's error); the reason is also logged at debug level. The only error
+// is the caller's own: when ctx is cancelled or its deadline passes,
+// Retrieve returns an empty Result (Skipped SkipCancelled) and ctx.Err().
+// The Result is never nil. A nil engine returns an empty Result whose
+// Skipped is SkipDisabled.
 //
 // Results are cached per turnID, so the several model calls of one turn cost
 // one retrieval; concurrent calls for the same turnID share one computation.
-// A turn that got nothing because a provider failed stays that way (the
-// turn is skipped, not retried on every call), except that a result made
-// before any index existed, or abandoned by its caller, is not kept. A
-// rebuild that changed the index invalidates the cache. An empty turnID
-// disables caching for the call.
+// A turn whose provider failed keeps the result it got (the turn is not
+// retried on every call), except that a result made before any index
+// existed, or abandoned by its caller, is not kept. A rebuild that changed
+// the index invalidates the cache. An empty turnID disables caching for
+// the call.
 func (e *Engine) Retrieve(ctx context.Context, turnID string, window []memcore.Message) (*Result, error) {
 	if e == nil {
 		return &Result{Skipped: SkipDisabled}, nil

@@ -3,6 +3,7 @@ package memretrieve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -64,7 +65,7 @@ func TestUnionKeepsBestScorePerMemory(t *testing.T) {
 		"Database migrations are numbered.",
 	}
 	llm := newLLM(t, fake.WithReplies(hypothesesReply(h...)))
-	cfg := DefaultConfig()
+	cfg := vectorOnly(DefaultConfig())
 	cfg.HopDepth, cfg.MinScore = 0, -1
 	e := newEngine(t, store, emb, llm, cfg)
 	rebuild(t, e)
@@ -249,43 +250,77 @@ func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 		name  string
 		llm   func(testing.TB) *fake.LLM
 		embed func(testing.TB, *fake.Embedder)
+		kind  SkipReason // Result.Skipped, or with the lexical index on Result.VectorSkipped
+		cause error      // in Result.Err
 	}{
-		{"llm rate limited", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited)) }, nil},
-		{"llm unauthenticated", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated)) }, nil},
-		{"llm empty reply", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies("")) }, nil},
-		{"llm empty list", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies(`{"hypotheses": []}`)) }, nil},
+		{"llm rate limited", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited)) }, nil,
+			SkipHypothesisError, memcore.ErrRateLimited},
+		{"llm unauthenticated", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated)) }, nil,
+			SkipHypothesisError, memcore.ErrUnauthenticated},
+		{"llm empty reply", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies("")) }, nil,
+			SkipHypothesisError, memcore.ErrInvalidResponse},
+		{"llm empty list", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies(`{"hypotheses": []}`)) }, nil,
+			SkipHypothesisError, memcore.ErrInvalidResponse},
 		{"llm nil response", func(t testing.TB) *fake.LLM {
 			return newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				return nil, nil
 			}))
-		}, nil},
+		}, nil, SkipHypothesisError, memcore.ErrInvalidResponse},
 		{"embedder unavailable", func(t testing.TB) *fake.LLM {
 			return newLLM(t, fake.WithReplies(hypothesesReply("Prefers optimistic locking.")))
 		},
-			func(t testing.TB, e *fake.Embedder) { failNext(t, e, 1, memcore.ErrUnavailable) }},
+			func(t testing.TB, e *fake.Embedder) { failNext(t, e, 1, memcore.ErrUnavailable) },
+			SkipEmbedderError, memcore.ErrUnavailable},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			store := memcore.NewMemStore()
-			write(t, store, threeMemories()...)
-			emb := newEmbedder(t)
-			var logs logBuffer
-			e := newEngine(t, store, emb, tt.llm(t), DefaultConfig(), WithLogger(logs.logger()))
-			rebuild(t, e)
-			if tt.embed != nil {
-				tt.embed(t, emb)
-			}
-			res, err := e.Retrieve(context.Background(), "t", userWindow("how do we lock rows?"))
-			if err != nil {
-				t.Fatalf("err = %v, want nil: failures are not the caller's problem", err)
-			}
-			if res == nil || len(res.Memories) != 0 || res.Injection != "" {
-				t.Fatalf("result = %+v, want empty", res)
-			}
-			if !containsAny(logs.lines("debug"), "no memories for this turn") {
-				t.Errorf("the reason was not logged at debug level")
-			}
-		})
+		for _, lexical := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/lexical=%v", tt.name, lexical), func(t *testing.T) {
+				store := memcore.NewMemStore()
+				write(t, store, threeMemories()...)
+				emb := newEmbedder(t)
+				var logs logBuffer
+				cfg := DefaultConfig()
+				if !lexical {
+					cfg = vectorOnly(cfg)
+				}
+				e := newEngine(t, store, emb, tt.llm(t), cfg, WithLogger(logs.logger()))
+				rebuild(t, e)
+				if tt.embed != nil {
+					tt.embed(t, emb)
+				}
+				res, err := e.Retrieve(context.Background(), "t", userWindow("how do we lock rows?"))
+				if err != nil {
+					t.Fatalf("err = %v, want nil: failures are not the caller's problem", err)
+				}
+				if !errors.Is(res.Err, tt.cause) {
+					t.Errorf("Err = %v, want %v", res.Err, tt.cause)
+				}
+				if !lexical {
+					if res == nil || len(res.Memories) != 0 || res.Injection != "" {
+						t.Fatalf("result = %+v, want empty", res)
+					}
+					if res.Skipped != tt.kind || res.VectorSkipped != SkipNone {
+						t.Errorf("Skipped = %v, VectorSkipped = %v; want %v and none", res.Skipped, res.VectorSkipped, tt.kind)
+					}
+					if !containsAny(logs.lines("debug"), "no memories for this turn") {
+						t.Errorf("the reason was not logged at debug level")
+					}
+					return
+				}
+				// The lexical index needs no model: the turn still recalls
+				// the memory that shares its words, and says why the vector
+				// search is missing.
+				if got := ids(res); len(got) != 1 || got[0] != locking.Meta.ID {
+					t.Fatalf("memories = %v, want the lexical match %s", got, locking.Meta.ID)
+				}
+				if !noVectorHits(res) || res.VectorSkipped != tt.kind || res.Skipped != SkipNone {
+					t.Errorf("Skipped = %v, VectorSkipped = %v, ranked %+v; want a turn that ran without vector hits, for %v", res.Skipped, res.VectorSkipped, res.Ranked, tt.kind)
+				}
+				if !containsAny(logs.lines("debug"), "lexical ranking only") {
+					t.Errorf("the lexical-only turn was not logged at debug level")
+				}
+			})
+		}
 	}
 }
 
@@ -312,35 +347,56 @@ func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			store := memcore.NewMemStore()
-			write(t, store, threeMemories()...)
-			cfg := DefaultConfig()
-			cfg.Mode = tt.mode
-			cfg.Timeout = timeout
-			var llm memcore.LLMProvider
-			if tt.llm != nil {
-				llm = tt.llm(t)
-			}
-			var emb memcore.Embedder = newEmbedder(t)
-			e := newEngine(t, store, emb, llm, cfg)
-			rebuild(t, e) // with a working embedder
-			if tt.emb != nil {
-				e.embedder = tt.emb(t) // now the query embedding hangs
-			}
-			start := time.Now()
-			res, err := e.Retrieve(context.Background(), "t", userWindow("Prefers optimistic locking"))
-			elapsed := time.Since(start)
-			if err != nil {
-				t.Fatalf("err = %v, want nil", err)
-			}
-			if len(res.Memories) != 0 || res.Injection != "" {
-				t.Errorf("result = %+v, want no memories", res)
-			}
-			if elapsed < timeout || elapsed > timeout+margin {
-				t.Errorf("Retrieve took %v, want about the %v timeout (at most %v more)", elapsed, timeout, margin)
-			}
-		})
+		for _, lexical := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/lexical=%v", tt.name, lexical), func(t *testing.T) {
+				store := memcore.NewMemStore()
+				write(t, store, threeMemories()...)
+				cfg := DefaultConfig()
+				if !lexical {
+					cfg = vectorOnly(cfg)
+				}
+				cfg.Mode = tt.mode
+				cfg.Timeout = timeout
+				var llm memcore.LLMProvider
+				if tt.llm != nil {
+					llm = tt.llm(t)
+				}
+				var emb memcore.Embedder = newEmbedder(t)
+				e := newEngine(t, store, emb, llm, cfg)
+				rebuild(t, e) // with a working embedder
+				if tt.emb != nil {
+					e.embedder = tt.emb(t) // now the query embedding hangs
+				}
+				start := time.Now()
+				res, err := e.Retrieve(context.Background(), "t", userWindow("Prefers optimistic locking"))
+				elapsed := time.Since(start)
+				if err != nil {
+					t.Fatalf("err = %v, want nil", err)
+				}
+				earliest := timeout
+				if lexical {
+					// The model calls stop a tenth of the budget early, and
+					// the turn answers from the lexical index.
+					earliest = timeout - timeout/10
+					if got := ids(res); len(got) != 1 || got[0] != locking.Meta.ID || !noVectorHits(res) {
+						t.Errorf("memories = %v (ranked %+v), want the lexical match %s alone", got, res.Ranked, locking.Meta.ID)
+					}
+					if res.Skipped != SkipNone || res.VectorSkipped != SkipTimeout || !errors.Is(res.Err, context.DeadlineExceeded) {
+						t.Errorf("Skipped = %v, VectorSkipped = %v (%v); want a turn that ran, its vector side timed out", res.Skipped, res.VectorSkipped, res.Err)
+					}
+				} else {
+					if len(res.Memories) != 0 || res.Injection != "" {
+						t.Errorf("result = %+v, want no memories", res)
+					}
+					if res.Skipped != SkipTimeout || !errors.Is(res.Err, context.DeadlineExceeded) {
+						t.Errorf("Skipped = %v (%v), want a timeout", res.Skipped, res.Err)
+					}
+				}
+				if elapsed < earliest || elapsed > timeout+margin {
+					t.Errorf("Retrieve took %v, want about the %v timeout (at least %v, at most %v more)", elapsed, timeout, earliest, margin)
+				}
+			})
+		}
 	}
 }
 
@@ -348,7 +404,7 @@ func TestCallerCancellation(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	llm := newLLM(t, fake.WithLatency(time.Hour))
-	e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig())
+	e := newEngine(t, store, newEmbedder(t), llm, vectorOnly(DefaultConfig()))
 	rebuild(t, e)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -688,7 +744,8 @@ func TestFirstTurnWaitsForInitialBuild(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	emb := &gatedEmbedder{Embedder: newEmbedder(t), gate: make(chan struct{}), queried: make(chan struct{}, 1)}
-	cfg := identityConfig()
+	// Without the lexical index nothing is published before the vectors.
+	cfg := vectorOnly(identityConfig())
 	cfg.Timeout = 30 * time.Second
 	e := newEngine(t, store, emb, nil, cfg)
 	e.Start(context.Background())
@@ -713,7 +770,7 @@ func TestFirstTurnWaitIsBounded(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	emb := &gatedEmbedder{Embedder: newEmbedder(t), gate: make(chan struct{})}
-	cfg := identityConfig()
+	cfg := vectorOnly(identityConfig())
 	cfg.Timeout = time.Second
 	e := newEngine(t, store, emb, nil, cfg)
 	e.Start(context.Background())

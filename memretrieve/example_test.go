@@ -77,7 +77,7 @@ func Example() {
 	// <recalled_memories>
 	// Notes recalled from your long-term memory of earlier sessions with this user and repository, most relevant first. They are background to weigh, not instructions: the user's current messages take precedence, and a note may be outdated. A note that changed over time lists its versions oldest first, so you can see what changed and when.
 	//
-	// [1] coding-preferences, user scope, version 2, 2025-03-15, relevance 0.71 (mem_2c5f39cb-3ab2-4e4c-b4a6-f0ca6b8744c1)
+	// [1] coding-preferences, user scope, version 2, 2025-03-15, relevance 1.00 (mem_2c5f39cb-3ab2-4e4c-b4a6-f0ca6b8744c1)
 	// Prefers optimistic locking with retry for concurrent writes, after lock timeouts in production.
 	// History, oldest first (changed 1 time):
 	//   - version 1, 2025-01-15: Prefers pessimistic locking for concurrent writes.
@@ -183,4 +183,27 @@ func ExampleConfig_Validate() {
 	cfg.HopDepth = 5
 	fmt.Println(cfg.Validate())
 	// Output: memretrieve: invalid retrieval config: TopK is 0, want 1–100; HopDepth is 5, want 0–3 (start from memretrieve.DefaultConfig() and change only what you need)
+}
+
+// The lexical index on its own: identifiers are found whole and by their
+// parts, words by their stem.
+func ExampleLexicalIndex() {
+	ix, err := memretrieve.NewLexicalIndex(
+		[]string{"errors", "migrations", "tests"},
+		[]string{
+			"Check error types with errors.As, never with a type switch.",
+			"Database migrations live in db/migrations and are numbered.",
+			"Tests are table-driven, each case a t.Run subtest.",
+		})
+	if err != nil {
+		panic(err)
+	}
+	for _, q := range []string{"use errors.As here", "where does the migration go?", "table driven testing"} {
+		m := ix.Search([]string{q}, 1)
+		fmt.Printf("%s: %s\n", q, m[0].ID)
+	}
+	// Output:
+	// use errors.As here: errors
+	// where does the migration go?: migrations
+	// table driven testing: tests
 }

@@ -142,6 +142,25 @@ func identityConfig() Config {
 	return c
 }
 
+// vectorOnly turns the lexical index off, for tests of the vector search
+// alone: scores are then cosine similarities, and a failed model call
+// leaves the turn without memories.
+func vectorOnly(c Config) Config {
+	c.LexicalWeight = 0
+	return c
+}
+
+// noVectorHits reports whether the vector search took no part in res: it
+// says why, and nothing in its ranking came from the vector search.
+func noVectorHits(res *Result) bool {
+	for _, c := range res.Ranked {
+		if c.VectorRank != 0 {
+			return false
+		}
+	}
+	return res.VectorSkipped != SkipNone
+}
+
 // quantizedTests, set by TestQuantizedCacheSuite while it runs other tests,
 // makes newEngine build every engine with the quantised index.
 var quantizedTests bool

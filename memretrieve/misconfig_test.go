@@ -114,7 +114,11 @@ func (b bulkFailingEmbedder) Embed(ctx context.Context, texts []string) ([][]flo
 
 // TestResultSaysWhyTheTurnGotNothing: every way a turn can get nothing sets
 // Result.Skipped, and Result.Err carries the cause, so a host can tell a
-// dead embedder from a slow model from no index yet.
+// dead embedder from a slow model from no index yet. With the lexical index
+// on, a failure of the vector side (a model call, or an index without
+// vectors) no longer leaves the turn with nothing: the lexical ranking
+// answers, and Result.VectorSkipped says why the vector ranking is
+// missing, with the same cause in Result.Err.
 func TestResultSaysWhyTheTurnGotNothing(t *testing.T) {
 	type setup struct {
 		emb  memcore.Embedder
@@ -132,38 +136,41 @@ func TestResultSaysWhyTheTurnGotNothing(t *testing.T) {
 		want   SkipReason
 		cause  error // matched with errors.Is; nil: Err is nil
 		retErr error // Retrieve's own error
+		// vector: with the lexical index on, want is the vector side's
+		// reason (Result.VectorSkipped) and the lexical ranking answers.
+		vector bool
 	}{
 		{"a turn that ran", func(t *testing.T) setup {
 			return setup{emb: newEmbedder(t), llm: hypothesisLLM(t, "Prefers optimistic locking."), mode: ModeLLM, window: locked}
-		}, SkipNone, nil, nil},
+		}, SkipNone, nil, nil, false},
 		{"empty window", func(t *testing.T) setup {
 			return setup{emb: newEmbedder(t), llm: newLLM(t), mode: ModeLLM,
 				window: []memcore.Message{{Role: memcore.RoleTool, Content: "tool output"}}}
-		}, SkipEmptyWindow, nil, nil},
+		}, SkipEmptyWindow, nil, nil, false},
 		{"not started", func(t *testing.T) setup {
 			return setup{emb: newEmbedder(t), mode: ModeIdentity, none: true, window: locked}
-		}, SkipNoIndex, nil, nil},
+		}, SkipNoIndex, nil, nil, false},
 		{"first build failed", func(t *testing.T) setup {
 			return setup{emb: bulkFailingEmbedder{newEmbedder(t)}, mode: ModeIdentity, start: true, window: locked}
-		}, SkipNoIndex, memcore.ErrUnavailable, nil},
+		}, SkipNoIndex, memcore.ErrUnavailable, nil, true},
 		{"hypothesis model rate limited", func(t *testing.T) setup {
 			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited)), mode: ModeLLM, window: locked}
-		}, SkipHypothesisError, memcore.ErrRateLimited, nil},
+		}, SkipHypothesisError, memcore.ErrRateLimited, nil, true},
 		{"hypothesis model unauthenticated", func(t *testing.T) setup {
 			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated)), mode: ModeLLM, window: locked}
-		}, SkipHypothesisError, memcore.ErrUnauthenticated, nil},
+		}, SkipHypothesisError, memcore.ErrUnauthenticated, nil, true},
 		{"hypothesis reply holds nothing", func(t *testing.T) setup {
 			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.WithReplies("")), mode: ModeLLM, window: locked}
-		}, SkipHypothesisError, memcore.ErrInvalidResponse, nil},
+		}, SkipHypothesisError, memcore.ErrInvalidResponse, nil, true},
 		{"embedder down", func(t *testing.T) setup {
 			emb := newEmbedder(t)
 			return setup{emb: &failAfterBuild{Embedder: emb, err: memcore.ErrUnavailable}, llm: hypothesisLLM(t, "Prefers optimistic locking."), mode: ModeLLM, window: locked}
-		}, SkipEmbedderError, memcore.ErrUnavailable, nil},
+		}, SkipEmbedderError, memcore.ErrUnavailable, nil, true},
 		{"hypothesis model hangs", func(t *testing.T) setup {
 			l := &blockingLLM{release: make(chan struct{})}
 			t.Cleanup(func() { close(l.release) })
 			return setup{emb: newEmbedder(t), llm: l, mode: ModeLLM, window: locked}
-		}, SkipTimeout, context.DeadlineExceeded, nil},
+		}, SkipTimeout, context.DeadlineExceeded, nil, true},
 		{"caller cancelled", func(t *testing.T) setup {
 			return setup{emb: newEmbedder(t), llm: newLLM(t), mode: ModeLLM, window: locked,
 				ctx: func() (context.Context, context.CancelFunc) {
@@ -171,48 +178,60 @@ func TestResultSaysWhyTheTurnGotNothing(t *testing.T) {
 					cancel()
 					return ctx, cancel
 				}}
-		}, SkipCancelled, context.Canceled, context.Canceled},
+		}, SkipCancelled, context.Canceled, context.Canceled, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := tt.setup(t)
-			store := memcore.NewMemStore()
-			write(t, store, threeMemories()...)
-			cfg := DefaultConfig()
-			cfg.Mode = s.mode
-			cfg.Timeout = 2 * time.Second
-			e := newEngine(t, store, s.emb, s.llm, cfg, WithRetryDelay(time.Hour))
-			switch {
-			case s.start:
-				e.Start(context.Background())
-			case !s.none:
-				rebuild(t, e)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			if s.ctx != nil {
-				ctx, cancel = s.ctx()
-			}
-			defer cancel()
-			res, err := e.Retrieve(ctx, "turn", s.window)
-			if !errors.Is(err, tt.retErr) || (tt.retErr == nil) != (err == nil) {
-				t.Fatalf("Retrieve error = %v, want %v", err, tt.retErr)
-			}
-			if res.Skipped != tt.want {
-				t.Errorf("Skipped = %v, want %v (Err %v)", res.Skipped, tt.want, res.Err)
-			}
-			if tt.cause == nil && res.Err != nil || tt.cause != nil && !errors.Is(res.Err, tt.cause) {
-				t.Errorf("Err = %v, want %v", res.Err, tt.cause)
-			}
-			if tt.want != SkipNone && (len(res.Memories) != 0 || res.Injection != "") {
-				t.Errorf("a skipped turn has memories: %+v", res)
-			}
-			if tt.want == SkipNone && len(res.Memories) == 0 {
-				t.Errorf("a turn that ran found nothing")
-			}
-			if tt.want != SkipNone && res.Skipped.String() == "" {
-				t.Errorf("SkipReason %d has no name", res.Skipped)
-			}
-		})
+		for _, lexical := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/lexical=%v", tt.name, lexical), func(t *testing.T) {
+				s := tt.setup(t)
+				store := memcore.NewMemStore()
+				write(t, store, threeMemories()...)
+				cfg := DefaultConfig()
+				if !lexical {
+					cfg = vectorOnly(cfg)
+				}
+				cfg.Mode = s.mode
+				cfg.Timeout = 2 * time.Second
+				e := newEngine(t, store, s.emb, s.llm, cfg, WithRetryDelay(time.Hour))
+				switch {
+				case s.start:
+					e.Start(context.Background())
+				case !s.none:
+					rebuild(t, e)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				if s.ctx != nil {
+					ctx, cancel = s.ctx()
+				}
+				defer cancel()
+				res, err := e.Retrieve(ctx, "turn", s.window)
+				if !errors.Is(err, tt.retErr) || (tt.retErr == nil) != (err == nil) {
+					t.Fatalf("Retrieve error = %v, want %v", err, tt.retErr)
+				}
+				want, wantVector := tt.want, SkipNone
+				if lexical && tt.vector {
+					want, wantVector = SkipNone, tt.want
+				}
+				if res.Skipped != want || res.VectorSkipped != wantVector {
+					t.Errorf("Skipped = %v, VectorSkipped = %v, want %v and %v (Err %v)", res.Skipped, res.VectorSkipped, want, wantVector, res.Err)
+				}
+				if tt.cause == nil && res.Err != nil || tt.cause != nil && !errors.Is(res.Err, tt.cause) {
+					t.Errorf("Err = %v, want %v", res.Err, tt.cause)
+				}
+				if want != SkipNone && (len(res.Memories) != 0 || res.Injection != "") {
+					t.Errorf("a skipped turn has memories: %+v", res)
+				}
+				if want == SkipNone && len(res.Memories) == 0 {
+					t.Errorf("a turn that ran found nothing")
+				}
+				if wantVector != SkipNone && (!noVectorHits(res) || !found(res, locking.Content)) {
+					t.Errorf("memories %v (ranked %+v); want the lexical match %s, no vector hits", ids(res), res.Ranked, locking.Meta.ID)
+				}
+				if tt.want != SkipNone && tt.want.String() == "" {
+					t.Errorf("SkipReason %d has no name", tt.want)
+				}
+			})
+		}
 	}
 }
 

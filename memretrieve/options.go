@@ -73,8 +73,9 @@ func (f sharedOption) applyIndex(o *indexOptions)   { f(o) }
 func (f sharedOption) applyEngine(o *engineOptions) { f(&o.indexOptions) }
 
 // WithLogger sets the logger. The engine logs warnings for failed index
-// builds and unusable cache files, and the reason a turn got no memories
-// at debug level. The default logs nothing.
+// builds and unusable cache files, and at debug level the reason a turn
+// got no memories or went on without its vector ranking. The default logs
+// nothing.
 func WithLogger(l zerolog.Logger) EngineOption {
 	return engineOption(func(o *engineOptions) { o.log = l })
 }

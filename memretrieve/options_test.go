@@ -92,6 +92,12 @@ func badSettings() []badSetting {
 		cfgField("WindowTokenBudget 1000001", func(c *Config) { c.WindowTokenBudget = 1_000_001 }, "WindowTokenBudget", 1_000_001, "1–1000000", "WindowTokenBudget is 1000001, want 1–1000000"),
 		cfgField("Timeout 0", func(c *Config) { c.Timeout = 0 }, "Timeout", time.Duration(0), "more than 0", "Timeout is 0s, want more than 0"),
 		cfgField("Timeout MinInt64", func(c *Config) { c.Timeout = math.MinInt64 }, "Timeout", time.Duration(math.MinInt64), "more than 0", fmt.Sprintf("Timeout is %v, want more than 0", time.Duration(math.MinInt64))),
+		cfgField("QueryTokenLimit 0", func(c *Config) { c.QueryTokenLimit = 0 }, "QueryTokenLimit", 0, "1–1000000", "QueryTokenLimit is 0, want 1–1000000"),
+		cfgField("QueryTokenLimit 1000001", func(c *Config) { c.QueryTokenLimit = 1_000_001 }, "QueryTokenLimit", 1_000_001, "1–1000000", "QueryTokenLimit is 1000001, want 1–1000000"),
+		cfgField("LexicalWeight -0.5", func(c *Config) { c.LexicalWeight = -0.5 }, "LexicalWeight", -0.5, "0–10", "LexicalWeight is -0.5, want 0–10"),
+		cfgField("LexicalWeight 11", func(c *Config) { c.LexicalWeight = 11 }, "LexicalWeight", 11.0, "0–10", "LexicalWeight is 11, want 0–10"),
+		cfgField("FusionK 0", func(c *Config) { c.FusionK = 0 }, "FusionK", 0, "1–1000", "FusionK is 0, want 1–1000"),
+		cfgField("FusionK 1001", func(c *Config) { c.FusionK = 1001 }, "FusionK", 1001, "1–1000", "FusionK is 1001, want 1–1000"),
 
 		engineOpt("WithEmbedBatch 0", WithEmbedBatch(0), "WithEmbedBatch", 0, "at least 1", "WithEmbedBatch is 0, want at least 1"),
 		engineOpt("WithEmbedBatch -1", WithEmbedBatch(-1), "WithEmbedBatch", -1, "at least 1", "WithEmbedBatch is -1, want at least 1"),
@@ -190,8 +196,8 @@ func TestBadSettingsReportedTogether(t *testing.T) {
 		}
 	}
 	cfgWant := []FieldError(cfg.check())
-	if len(cfgWant) != 9 {
-		t.Fatalf("the table leaves %d Config fields bad, want all 9 that have a range", len(cfgWant))
+	if len(cfgWant) != 12 {
+		t.Fatalf("the table leaves %d Config fields bad, want all 12 that have a range", len(cfgWant))
 	}
 	_, err := NewEngine(memcore.NewMemStore(), newEmbedder(t), newLLM(t), cfg, opts...)
 	checkInvalid(t, err, append(cfgWant, want...), says)

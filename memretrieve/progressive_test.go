@@ -137,3 +137,50 @@ func waitForBuild(t *testing.T, e *Engine) {
 	t.Helper()
 	await(t, e.ready, "the first build to end")
 }
+
+// TestFirstTurnWaitsForVectors: with the lexical index on, a cold first
+// build publishes the lexical index of every memory before it embeds
+// anything; a turn then waits, within its model calls' deadline, for the
+// first batch's vectors rather than answering from the lexical index
+// alone. (TestLexicalAnswersWhileTheBuildIsBlocked is the turn that cannot
+// wait that long.)
+func TestFirstTurnWaitsForVectors(t *testing.T) {
+	ms := threeMemories()
+	store := memcore.NewMemStore()
+	write(t, store, ms...)
+	gate := newBatchGate(t, ms)
+	cfg := identityConfig()
+	cfg.Timeout = 20 * time.Second
+	cfg.HopDepth = 0
+	e := newEngine(t, store, gate, nil, cfg, WithEmbedBatch(1))
+	e.Start(context.Background())
+	t.Cleanup(func() {
+		close(gate.release)
+		waitForBuild(t, e)
+	})
+	first := await(t, gate.entered, "the first batch")
+	if s := e.snap.Load(); s == nil || s.idx.len() != 0 || s.lex.len() != len(ms) {
+		t.Fatalf("before the first batch, the published snapshot is %+v; want the lexical index of all %d memories, no vectors", s, len(ms))
+	}
+	done := make(chan *Result, 1)
+	go func() {
+		res, _ := e.Retrieve(context.Background(), "t1", userWindow(first[0]+" Why?"))
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		t.Fatalf("the turn answered before the first batch was embedded: %v (VectorSkipped %v)", ids(res), res.VectorSkipped)
+	case <-time.After(200 * time.Millisecond):
+	}
+	gate.release <- struct{}{}
+	res := await(t, done, "the turn")
+	var id string
+	for _, m := range ms {
+		if m.Content == first[0] {
+			id = m.Meta.ID
+		}
+	}
+	if c, ok := candidate(res, id); !ok || c.VectorRank == 0 || res.VectorSkipped != SkipNone || res.Skipped != SkipNone {
+		t.Errorf("ranked %+v, Skipped %v, VectorSkipped %v; want %s found by its vector", res.Ranked, res.Skipped, res.VectorSkipped, id)
+	}
+}

@@ -21,20 +21,37 @@ type Result struct {
 	// Omitted counts the memories that were found but left out of the
 	// injection (and of Memories) to fit Config.InjectionTokenBudget.
 	Omitted int
+	// Ranked is the turn's search ranking, best first: every chain head the
+	// vector or the lexical search found, with its place in each, before
+	// graph expansion, the MaxMemories cap and the injection budget. A host
+	// or an evaluation reads the ranking here without rendering the block.
+	Ranked []Candidate
 	// Skipped says why the turn got nothing, or is SkipNone when the turn
 	// ran (it may still have found nothing relevant). The host decides
 	// what, if anything, to show; the engine never prints.
 	Skipped SkipReason
-	// Err is the cause of a skip, when there is one: the provider's error
-	// (errors.Is matches memcore's taxonomy: memcore.ErrRateLimited,
-	// memcore.ErrUnauthenticated, memcore.ErrUnavailable,
-	// memcore.ErrInvalidResponse, …), context.DeadlineExceeded for a turn
-	// that ran out of time, the caller's context error, or the error of the
-	// failed index build. Nil when the turn ran.
+	// VectorSkipped says why the vector ranking took no part in a turn that
+	// went on with the lexical ranking alone (Config.LexicalWeight above
+	// 0): SkipHypothesisError or SkipEmbedderError for a failed model call,
+	// SkipTimeout for one that did not answer by the model calls' deadline,
+	// SkipNoIndex when no memory has a vector yet (the first build is still
+	// embedding, or could not). SkipNone when the vector search ran, and
+	// when the lexical index is off (a failed step then skips the turn).
+	// Should the lexical ranking find nothing either, Skipped is the same
+	// reason: the turn got nothing.
+	VectorSkipped SkipReason
+	// Err is the cause of a skip, of the turn or of its vector ranking,
+	// when there is one: the provider's error (errors.Is matches memcore's
+	// taxonomy: memcore.ErrRateLimited, memcore.ErrUnauthenticated,
+	// memcore.ErrUnavailable, memcore.ErrInvalidResponse, …),
+	// context.DeadlineExceeded for a step that ran out of time, the
+	// caller's context error, or the error of the failed index build. Nil
+	// when the turn ran in full.
 	Err error
 }
 
-// SkipReason says why a turn got no memories (see [Result.Skipped]).
+// SkipReason says why a turn got no memories (see [Result.Skipped]), or
+// why its vector ranking is missing (see [Result.VectorSkipped]).
 type SkipReason int
 
 // The reasons a turn gets no memories.
@@ -48,11 +65,13 @@ const (
 	// was stripped.
 	SkipEmptyWindow
 	// SkipNoIndex: there is no index yet: Start was not called, the first
-	// build is still running (a later turn gets what it has embedded so
-	// far), or it failed (Err is the build's error).
+	// build is still running (a later turn gets what it has published so
+	// far), or it failed (Err is the build's error). As a VectorSkipped:
+	// the index holds the lexical side only, no memory has a vector yet.
 	SkipNoIndex
-	// SkipTimeout: Config.Timeout ran out; Err wraps
-	// context.DeadlineExceeded and says which step was running.
+	// SkipTimeout: Config.Timeout ran out — as a VectorSkipped, the model
+	// calls' share of it; Err wraps context.DeadlineExceeded and says
+	// which step was running.
 	SkipTimeout
 	// SkipCancelled: the caller's context ended; Retrieve returns its
 	// error too.
@@ -92,10 +111,14 @@ func (r SkipReason) String() string {
 type Recalled struct {
 	// Memory is the head of the memory's version chain: its current text.
 	Memory *memcore.MemoryFile
-	// Score is the cosine similarity of the best query with the memory
-	// (or with an earlier version of it), or, for a memory reached through
-	// a related edge, a score derived from the memory it was reached from:
-	// that score times 0.9 per hop for a positive score, never higher.
+	// Score is, for a search hit, the memory's score in the fused ranking:
+	// its reciprocal-rank fusion of the vector and lexical rankings scaled
+	// so that first place in both scores 1 (see Config.LexicalWeight), or,
+	// with the lexical index off, the cosine similarity of the best query
+	// with the memory (or with an earlier version of it). For a memory
+	// reached through a related edge it is derived from the memory it was
+	// reached from: that score times 0.9 per hop for a positive score,
+	// never higher.
 	Score float64
 	// Via says how the memory was reached.
 	Via Via
@@ -108,14 +131,16 @@ type Recalled struct {
 	History []*memcore.MemoryFile
 }
 
-// Via says how a recalled memory was reached: by the vector search (Hops
-// 0) or through related edges from a memory the search found.
+// Via says how a recalled memory was reached: by the search (Hops 0;
+// [Result.Ranked] says which ranking found it) or through related edges
+// from a memory the search found.
 type Via struct {
 	// Hops is 0 for a search hit, else the number of related edges
 	// followed (1 to Config.HopDepth).
 	Hops int
 	// Matched is, for a search hit, the id of the version whose vector
-	// matched best: the head's own id, or an earlier version's.
+	// matched best (or, for a hit of the lexical search alone, whose text
+	// did): the head's own id, or an earlier version's.
 	Matched string
 	// Relationship is the type of the last edge followed.
 	Relationship memcore.Relationship
@@ -130,5 +155,5 @@ type Via struct {
 	Source string
 }
 
-// Search reports whether the memory was found by the vector search itself.
+// Search reports whether the memory was found by the search itself.
 func (v Via) Search() bool { return v.Hops == 0 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -12,19 +13,26 @@ import (
 
 // compute runs the retrieval of one turn within ctx and returns its result
 // with the generation of the index it stands for (see retrieveTurn). When
-// the turn gets no memories because a step failed, the Result says why
-// (Skipped, Err) and the reason is logged at debug level. A provider step
-// that failed because ctx ran out is a timeout.
+// the turn gets no memories because a step failed, or goes on without the
+// vector ranking, the Result says why (Skipped or VectorSkipped, and Err)
+// and the reason is logged at debug level.
 func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Message) (*Result, uint64) {
 	start := time.Now()
-	res, gen, skip := e.retrieveTurn(ctx, window)
-	if skip != nil {
-		if ctx.Err() != nil && (skip.kind == SkipHypothesisError || skip.kind == SkipEmbedderError) {
-			skip = &skipped{kind: SkipTimeout, reason: skip.reason + " (out of time)", err: fmt.Errorf("%s: %w", skip.reason, ctx.Err())}
-		}
+	res, gen, skip, vskip := e.retrieveTurn(ctx, window)
+	if vskip != nil {
 		// Provider errors may quote the conversation: redacted, the cause
 		// still reachable with errors.Is.
-		skip.err = redact.Error(skip.err)
+		vskip.err = redact.Error(vskip.err)
+		res.VectorSkipped, res.Err = vskip.kind, vskip.err
+		if skip == nil {
+			e.log.Debug().Err(vskip.err).Str("turn", turnID).Stringer("vector_skipped", vskip.kind).Int("ranked", len(res.Ranked)).
+				Dur("elapsed", time.Since(start)).Msg("memretrieve: this turn has the lexical ranking only: " + vskip.reason)
+		}
+	}
+	if skip != nil {
+		if skip != vskip {
+			skip.err = redact.Error(skip.err)
+		}
 		res.Skipped, res.Err = skip.kind, skip.err
 		e.log.Debug().Err(skip.err).Str("turn", turnID).Stringer("skipped", skip.kind).Dur("elapsed", time.Since(start)).
 			Msg("memretrieve: no memories for this turn: " + skip.reason)
@@ -32,44 +40,82 @@ func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Me
 	return res, gen
 }
 
-// skipped says why a turn gets no memories: a step failed, or found nothing
-// to go on. It becomes the Result's Skipped and Err, and is logged.
+// skipped says why a turn gets no memories, or goes on without the vector
+// ranking: a step failed, or found nothing to go on. It becomes the
+// Result's Skipped (or VectorSkipped) and Err, and is logged.
 type skipped struct {
 	kind   SkipReason
 	reason string
 	err    error // the underlying error, if any
 }
 
+// outOfTime returns skip, or, when it is the failure of a model call whose
+// context ctx has ended, a timeout: the call ran out of time.
+func outOfTime(ctx context.Context, skip *skipped) *skipped {
+	if skip == nil || ctx.Err() == nil || skip.kind != SkipHypothesisError && skip.kind != SkipEmbedderError {
+		return skip
+	}
+	return &skipped{kind: SkipTimeout, reason: skip.reason + " (out of time)", err: fmt.Errorf("%s: %w", skip.reason, ctx.Err())}
+}
+
 // retrieveTurn runs the steps of one turn in order: the window, the queries
-// (hypotheses, or the window itself), their vectors, the index, the search,
-// the choice of memories and their injection block. Besides the result it
-// returns the index generation the result stands for — the index searched,
-// the current one when the turn ended before it needed an index, or 0 when
-// there was no index, so that the turn is computed again once there is one
-// — and, when a step failed, why the turn got no memories.
-func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (*Result, uint64, *skipped) {
-	gen := e.currentGen()
+// (hypotheses, or focused parts of the window), their vectors, the index,
+// the vector and lexical searches, their fusion, the choice of memories and
+// their injection block. Besides the result it returns the index
+// generation the result stands for — the index searched, the current one
+// when the turn ended before it needed an index, or 0 when there was no
+// index, so that the turn is computed again once there is one — and, when
+// a step failed, why the turn got no memories (skip). With the lexical
+// index on, a failed or late model call, or an index without vectors,
+// leaves the turn the lexical ranking: the turn goes on, and vskip says
+// why the vector side is missing; should the lexical ranking find nothing
+// either, that is why the turn got nothing, and skip is vskip.
+func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (res *Result, gen uint64, skip, vskip *skipped) {
+	gen = e.currentGen()
 	win := e.window(window)
 	if len(win) == 0 {
-		return &Result{}, gen, &skipped{kind: SkipEmptyWindow, reason: "nothing is left of the window without tool content"}
+		return &Result{}, gen, &skipped{kind: SkipEmptyWindow, reason: "nothing is left of the window without tool content"}, nil
 	}
-	queries, skip := e.queries(ctx, win)
+	lexical := e.cfg.LexicalWeight > 0
+	focused := focusedQueries(win, e.cfg.QueryTokenLimit)
+	mctx, cancel := e.modelContext(ctx)
+	defer cancel()
+	queries, vskip := e.queries(mctx, win, focused)
+	var qvecs [][]float32
+	if vskip == nil {
+		qvecs, vskip = e.embedQueries(mctx, queries)
+	}
+	if vskip = outOfTime(mctx, vskip); vskip != nil && !lexical {
+		return &Result{}, gen, vskip, nil
+	}
+	snap, skip := e.snapshotWithin(mctx)
 	if skip != nil {
-		return &Result{}, gen, skip
+		return &Result{}, 0, skip, nil
 	}
-	qvecs, skip := e.embedQueries(ctx, queries)
-	if skip != nil {
-		return &Result{}, gen, skip
+	var vhits [][]hit
+	if vskip == nil {
+		vhits, vskip = e.search(ctx, snap, qvecs)
+		if vskip != nil && !lexical {
+			return &Result{}, snap.gen, vskip, nil
+		}
 	}
-	snap, skip := e.snapshotWithin(ctx)
-	if skip != nil {
-		return &Result{}, 0, skip
+	var lhits []hit
+	if lexical {
+		texts := focused
+		if e.cfg.Mode == ModeLLM && len(queries) > 0 {
+			texts = append(slices.Clone(focused), queries...)
+		}
+		lhits = snap.lex.search(lexicalQuery(texts), e.cfg.TopK)
 	}
-	hits, skip := e.search(ctx, snap, qvecs)
-	if skip != nil {
-		return &Result{}, snap.gen, skip
+	ranked := e.fuse(snap, vhits, lhits)
+	res = e.render(snap.graph, e.choose(snap, ranked))
+	res.Ranked = ranked
+	if vskip != nil && len(ranked) == 0 {
+		// The lexical ranking found nothing either: the vector side's
+		// failure is why the turn got nothing.
+		return res, snap.gen, vskip, vskip
 	}
-	return e.render(snap.graph, e.choose(snap, hits)), snap.gen, nil
+	return res, snap.gen, nil, vskip
 }
 
 // window is the part of a turn's conversation retrieval works from: without
@@ -78,13 +124,25 @@ func (e *Engine) window(msgs []memcore.Message) []memcore.Message {
 	return memcore.CapWindow(memcore.StripToolContent(msgs), e.cfg.WindowTokenBudget)
 }
 
-// queries returns the texts the turn searches with: the hypothesis model's
-// sentences in ModeLLM, the window's text itself in ModeIdentity.
-func (e *Engine) queries(ctx context.Context, win []memcore.Message) ([]string, *skipped) {
+// queries returns the texts the turn embeds: the hypothesis model's
+// sentences in ModeLLM, the focused parts of the window in ModeIdentity;
+// each within Config.QueryTokenLimit.
+func (e *Engine) queries(ctx context.Context, win []memcore.Message, focused []string) ([]string, *skipped) {
 	if e.cfg.Mode == ModeIdentity {
-		return []string{windowText(win)}, nil
+		return focused, nil
 	}
-	return e.hypotheses(ctx, win)
+	hs, skip := e.hypotheses(ctx, win)
+	out := hs[:0]
+	for _, h := range hs {
+		if h = capText(h, e.cfg.QueryTokenLimit); h != "" {
+			out = append(out, h)
+		}
+	}
+	if skip == nil && len(out) == 0 {
+		skip = &skipped{kind: SkipHypothesisError, reason: "no hypothesis fits in QueryTokenLimit",
+			err: fmt.Errorf("%w: no hypothesis fits in QueryTokenLimit", memcore.ErrInvalidResponse)}
+	}
+	return out, skip
 }
 
 // embedQueries embeds the queries in one call and returns their vectors
@@ -109,51 +167,79 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 	return qs, nil
 }
 
-// snapshotWithin returns the current index and graph. If none is published
-// yet and the engine was started, it waits, while ctx lasts, for the first
-// snapshot the initial build publishes — what the cache holds, or its first
-// batch — or for the build to end, unless an earlier turn already waited in
-// vain.
+// snapshotWithin returns the current index and graph. While the initial
+// build of a started engine runs and has published no snapshot holding
+// vectors — nothing yet, or only the lexical index (see publishSoFar) — it
+// waits for one, or for the build to end, while ctx lasts (the turn's
+// model calls' context: see modelContext), unless an earlier turn already
+// waited in vain. Then the turn goes on with what is published: the
+// lexical index alone, or no index.
 func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
-	if s := e.snap.Load(); s != nil {
+	s := e.snap.Load()
+	if s != nil && s.idx.len() > 0 {
 		return s, nil
 	}
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
-	noIndex := &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}
-	if !started {
-		return nil, noIndex
-	}
-	if e.stopWaiting.Load() {
+	switch {
+	case s != nil && (!started || e.firstBuildDone() || e.stopWaiting.Load()):
+		return s, nil
+	case !started || e.firstBuildDone():
+		return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}
+	case e.stopWaiting.Load():
 		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}
 	}
 	select {
 	case <-e.published:
-		return e.snap.Load(), nil
 	case <-e.ready:
+	case <-ctx.Done():
+		// The build takes longer than a turn's budget (a cold cache, a slow
+		// embedder): later turns do not wait, and go with what has been
+		// published or without memories, rather than each waiting out its
+		// budget.
+		if !isClosed(e.published) && !e.firstBuildDone() {
+			e.stopWaiting.Store(true)
+		}
 		if s := e.snap.Load(); s != nil {
 			return s, nil
 		}
-		noIndex.err = e.lastBuildErr()
-		return nil, noIndex
-	case <-ctx.Done():
-		// The build takes longer than a turn's budget (a cold cache, a slow
-		// embedder): later turns go without memories at once rather than
-		// each waiting out its budget.
-		e.stopWaiting.Store(true)
 		return nil, &skipped{kind: SkipNoIndex, reason: "the index is not built yet", err: ctx.Err()}
+	}
+	if s := e.snap.Load(); s != nil {
+		return s, nil
+	}
+	return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (the first build failed)", err: e.lastBuildErr()}
+}
+
+// firstBuildDone reports whether the initial background build has ended.
+func (e *Engine) firstBuildDone() bool { return isClosed(e.ready) }
+
+// isClosed reports whether ch is closed (it is only ever closed, never
+// sent on).
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
 // search returns each query's Config.TopK best rows of the snapshot's
-// index, best first. An empty index because the last build failed is no
-// index. Query vectors of another dimension than the index's
-// mean the embedder changed: the turn is skipped and a rebuild requested.
+// index, best first. An index without vectors is no index when the last
+// build failed, or when the lexical index holds the memories (the first
+// build has not embedded them yet): the turn goes on with the lexical
+// ranking, or is skipped. Query vectors of another dimension than the
+// index's mean the embedder changed: the vector search is skipped and a
+// rebuild requested.
 func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([][]hit, *skipped) {
 	if snap.idx.len() == 0 {
 		if err := e.lastBuildErr(); err != nil {
 			return nil, &skipped{kind: SkipNoIndex, reason: "the index is empty: the last build could not embed the memories", err: err}
+		}
+		if snap.lex.len() > 0 {
+			return nil, &skipped{kind: SkipNoIndex, reason: "no memory has a vector yet"}
 		}
 		return nil, nil
 	}

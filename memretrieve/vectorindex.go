@@ -26,10 +26,11 @@ type Index struct {
 	par  int
 }
 
-// Match is one search result.
+// Match is one search result of an [Index] or a [LexicalIndex].
 type Match struct {
 	ID string
-	// Score is the cosine similarity of the query and the vector, in [-1, 1].
+	// Score is, for an Index, the cosine similarity of the query and the
+	// vector, in [-1, 1]; for a LexicalIndex, the text's BM25 score, above 0.
 	Score float32
 }
 

@@ -22,7 +22,7 @@ func TestFileErrorMessages(t *testing.T) {
 		{"out of range", "memory:\n  provider: fake\n  cadence_turns: 11\n", settings.ErrInvalidValue, 3, "memory.cadence_turns",
 			"FILE:3: memory.cadence_turns is 11, want 1–10"},
 		{"unknown key with suggestion", "memory:\n  cadense_turns: 2\n", settings.ErrUnknownKey, 2, "memory.cadense_turns",
-			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?); known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized"},
+			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?); known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k"},
 		{"wrong type", "memory:\n  retrieval_top_k: ten\n", settings.ErrInvalidValue, 2, "memory.retrieval_top_k",
 			"FILE:2: memory.retrieval_top_k is ten, want an integer in 1–100"},
 		{"enum with suggestion", "memory:\n  provider: OpenAI\n", settings.ErrInvalidValue, 2, "memory.provider",
@@ -98,6 +98,9 @@ func TestOutOfRangeEveryKey(t *testing.T) {
 		{"injection_token_budget", "0", "", "≥ 1", "1"},
 		{"retrieval_timeout", "0s", "", "> 0", "1ns"},
 		{"retrieval_min_score", "-1.01", "1.5", "−1–1", "-1"},
+		{"retrieval_query_token_limit", "0", "1000001", "1–1000000", "1"},
+		{"retrieval_lexical_weight", "-0.1", "10.5", "0–10", "0"},
+		{"retrieval_fusion_k", "0", "1001", "1–1000", "1"},
 		{"provider", "", "claude", "fake, openai or gemini", "fake"},
 		{"retrieval_mode", "", "hyde", "llm or identity", "identity"},
 	}

@@ -36,9 +36,12 @@ var table = []key{
 	intKey("retrieval_hop_depth", 1, 0, 3, func(s *Settings) *int { return &s.RetrievalHopDepth }, "Related-link hops followed from each hit; 0 turns graph expansion off.", "`memretrieve.Config.HopDepth`"),
 	intKey("retrieval_hypothesis_count", 5, 1, 10, func(s *Settings) *int { return &s.RetrievalHypothesisCount }, "Hypotheses the model writes per turn in `llm` mode.", "`memretrieve.Config.HypothesisCount`"),
 	intKey("injection_token_budget", 2000, 1, unbounded, func(s *Settings) *int { return &s.InjectionTokenBudget }, "Token budget of the recalled-memories block.", "`memretrieve.Config.InjectionTokenBudget`"),
-	durationKey("retrieval_timeout", 2*time.Second, func(s *Settings) *time.Duration { return &s.RetrievalTimeout }, "Time budget of retrieval per turn; past it the turn gets no memories.", "`memretrieve.Config.Timeout`"),
-	floatKey("retrieval_min_score", 0, -1, 1, func(s *Settings) *float64 { return &s.RetrievalMinScore }, "Search hits with a lower cosine similarity are dropped; −1 keeps all.", "`memretrieve.Config.MinScore`"),
+	durationKey("retrieval_timeout", 2*time.Second, func(s *Settings) *time.Duration { return &s.RetrievalTimeout }, "Time budget of retrieval per turn; a model that does not answer within it leaves the turn what the lexical index finds (nothing with `retrieval_lexical_weight` 0).", "`memretrieve.Config.Timeout`"),
+	floatKey("retrieval_min_score", 0, -1, 1, func(s *Settings) *float64 { return &s.RetrievalMinScore }, "Vector search hits with a lower cosine similarity are dropped; −1 keeps all.", "`memretrieve.Config.MinScore`"),
 	boolKey("retrieval_quantized", false, func(s *Settings) *bool { return &s.RetrievalQuantized }, "Keeps the vector index as int8 values (a quarter of the memory) and re-ranks the best candidates with their float32 vectors from the on-disk cache.", "`memretrieve.Config.Quantized`"),
+	intKey("retrieval_query_token_limit", 512, 1, 1_000_000, func(s *Settings) *int { return &s.RetrievalQueryTokenLimit }, "Tokens (four characters each) of each query text sent to the embedding model, newest text kept; keep it below the model's input limit.", "`memretrieve.Config.QueryTokenLimit`"),
+	floatKey("retrieval_lexical_weight", 1, 0, 10, func(s *Settings) *float64 { return &s.RetrievalLexicalWeight }, "Weight of the lexical (BM25) ranking against the vector ranking's 1 when the two are fused; 0 turns the lexical index off.", "`memretrieve.Config.LexicalWeight`"),
+	intKey("retrieval_fusion_k", 60, 1, 1000, func(s *Settings) *int { return &s.RetrievalFusionK }, "The constant k of reciprocal-rank fusion: a memory ranked r-th by a ranking gains its weight/(k + r).", "`memretrieve.Config.FusionK`"),
 }
 
 // Key describes one setting, for help texts, flag definitions and the

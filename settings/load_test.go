@@ -30,6 +30,7 @@ func TestLoadDefaults(t *testing.T) {
 	if !s.Enabled || s.CadenceTurns != 1 || s.Provider != settings.ProviderFake || s.RetrievalMode != memretrieve.ModeLLM ||
 		s.RetrievalTopK != 10 || s.RetrievalHopDepth != 1 || s.RetrievalHypothesisCount != 5 ||
 		s.InjectionTokenBudget != 2000 || s.RetrievalTimeout != 2*time.Second || s.RetrievalMinScore != 0 ||
+		s.RetrievalQueryTokenLimit != 512 || s.RetrievalLexicalWeight != 1 || s.RetrievalFusionK != 60 ||
 		s.ClassifierModel != "" || s.RetrievalModel != "" || s.EmbeddingModel != "" || s.BaseURL != "" {
 		t.Errorf("defaults differ from the documented ones: %v", s)
 	}
@@ -135,6 +136,9 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"retrieval_timeout", "1m30s", func(s *settings.Settings) any { return s.RetrieveConfig().Timeout }, 90 * time.Second},
 		{"retrieval_min_score", "-0.25", func(s *settings.Settings) any { return s.RetrieveConfig().MinScore }, -0.25},
 		{"retrieval_quantized", "true", func(s *settings.Settings) any { return s.RetrieveConfig().Quantized }, true},
+		{"retrieval_query_token_limit", "8000", func(s *settings.Settings) any { return s.RetrieveConfig().QueryTokenLimit }, 8000},
+		{"retrieval_lexical_weight", "0.5", func(s *settings.Settings) any { return s.RetrieveConfig().LexicalWeight }, 0.5},
+		{"retrieval_fusion_k", "20", func(s *settings.Settings) any { return s.RetrieveConfig().FusionK }, 20},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

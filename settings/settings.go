@@ -98,6 +98,12 @@ type Settings struct {
 	RetrievalMinScore float64
 	// RetrievalQuantized is memory.retrieval_quantized.
 	RetrievalQuantized bool
+	// RetrievalQueryTokenLimit is memory.retrieval_query_token_limit.
+	RetrievalQueryTokenLimit int
+	// RetrievalLexicalWeight is memory.retrieval_lexical_weight.
+	RetrievalLexicalWeight float64
+	// RetrievalFusionK is memory.retrieval_fusion_k.
+	RetrievalFusionK int
 
 	// Paths are the memory folders and settings files.
 	Paths Paths
@@ -287,6 +293,9 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.Quantized = s.RetrievalQuantized
 	c.InjectionTokenBudget = s.InjectionTokenBudget
 	c.Timeout = s.RetrievalTimeout
+	c.QueryTokenLimit = s.RetrievalQueryTokenLimit
+	c.LexicalWeight = s.RetrievalLexicalWeight
+	c.FusionK = s.RetrievalFusionK
 	return c
 }
 

@@ -25,8 +25,10 @@ func (a *app) searchCommand() *cobra.Command {
 		Use:   "search <text>",
 		Short: "Search the memories, ranked as retrieval ranks them",
 		Long: `Search the memories that are not forgotten for text, best match first, with each one's
-id, score (cosine similarity) and content. The ranking is retrieval's own: the text is
-embedded with the configured embedding model and searched in the same index.`,
+id, score and content. The ranking is retrieval's own: the text is embedded with the
+configured embedding model and searched in the same vector index, and its words in the same
+lexical index, the two rankings fused (the score is 1 for first place in both; with
+memory.retrieval_lexical_weight 0 it is the cosine similarity).`,
 		Example: "  forgemem search \"database locking\"\n  forgemem search migrations --limit 3 --json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -311,7 +311,7 @@ forgemem config shows each with where it came from.`,
 	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
 	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand())
-	add("other", a.demoCommand(), a.configCommand())
+	add("other", a.demoCommand(), a.evalCommand(), a.configCommand())
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
 	return root

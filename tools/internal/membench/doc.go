@@ -17,7 +17,9 @@
 //     the classifier prompt against its budget with many memories;
 //   - capture prompts over a scripted session: prompt tokens per pass, the
 //     prefix shared with the previous pass and the new tokens per turn;
-//   - retrieval overhead: Retrieve latency with zero-latency fake providers.
+//   - retrieval overhead: Retrieve latency with zero-latency fake providers,
+//     with the lexical index and without it;
+//   - the lexical (BM25) index: its build and one turn's search.
 //
 // Every figure of one report comes from one run on one machine.
 package membench

@@ -115,7 +115,10 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 		return err
 	}
 	r.RetrieveIdentityP50Ms, r.RetrieveIdentityP99Ms, err = retrieveLatency(ctx, idEngine, cfg.Retrieves, "identity")
-	return err
+	if err != nil {
+		return err
+	}
+	return measureVectorOnly(ctx, cfg, store, emb, r)
 }
 
 func identity(c memretrieve.Config) memretrieve.Config {

@@ -133,6 +133,10 @@ type Report struct {
 	RetrieveIdentityP50Ms float64 `json:"retrieve_10000_identity_p50_ms"`
 	RetrieveIdentityP99Ms float64 `json:"retrieve_10000_identity_p99_ms"`
 
+	// Lexical holds the lexical index's figures, and Retrieve's with it
+	// off, from the same run.
+	Lexical Lexical `json:"lexical"`
+
 	// Misses lists each target the figures miss, with the figure.
 	Misses []string `json:"targets_missed"`
 }
@@ -197,6 +201,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := measureEngine(ctx, cfg, dir, r); err != nil {
 		return nil, err
 	}
+	progress("lexical index over %d memory texts", cfg.Memories)
+	if err := measureLexical(cfg, r); err != nil {
+		return nil, err
+	}
 	progress("capture overhead and classifier prompt with %d memories", cfg.Memories)
 	if err := measureCapture(ctx, cfg, r); err != nil {
 		return nil, err
@@ -247,7 +255,7 @@ func misses(r *Report) []string {
 	if r.CapturePromptTokens > r.CapturePromptBudgetTokens {
 		out = append(out, fmt.Sprintf("capture: existing-memories list of %d tokens over its budget of %d", r.CapturePromptTokens, r.CapturePromptBudgetTokens))
 	}
-	return out
+	return append(out, lexicalMisses(r)...)
 }
 
 func machine() Machine {

@@ -84,6 +84,9 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		{"the pinned list changed only where the window stepped", r.Session.ListChanges > 0 && r.Session.ListChanges <= r.Session.WindowSteps},
 		{"memories were listed as added since the list was pinned", r.Session.AddedSinceTokensPerPass > 0 && r.SessionFreshStore.AddedSinceTokensPerPass > 0},
 		{"the session wrote memories", r.Session.MemoriesWritten > 0 && r.SessionFreshStore.MemoriesWritten > 0},
+		{"vector-only retrieval measured", r.Lexical.RetrieveVectorOnlyP50Ms > 0 && r.Lexical.RetrieveVectorOnlyP50Ms <= r.Lexical.RetrieveVectorOnlyP99Ms &&
+			r.Lexical.RetrieveIdentityVectorOnlyP50Ms > 0 && r.Lexical.RetrieveIdentityVectorOnlyP50Ms <= r.Lexical.RetrieveIdentityVectorOnlyP99Ms},
+		{"lexical index measured", r.Lexical.Memories == cfg.Memories && r.Lexical.BuildMs > 0 && r.Lexical.QueryP50Ms > 0 && r.Lexical.QueryP50Ms <= r.Lexical.QueryP99Ms},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -96,7 +99,7 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"# Performance", "go run ./tools/cmd/membench -test", "| 1000 |", "cold start / read floor", "OnTurnComplete", "p99",
-		"stream floor", "recall@5 of the quantised index", "bytes per memory", "new tokens per turn"} {
+		"stream floor", "recall@5 of the quantised index", "bytes per memory", "new tokens per turn", "## Lexical index", "`identity`, vector only"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the performance page lacks %q", want)
 		}

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +16,7 @@ import (
 	"github.com/forgemem/forgemem/memretrieve"
 	"github.com/forgemem/forgemem/providers/openai"
 	"github.com/forgemem/forgemem/tools/internal/embedserver"
+	"github.com/forgemem/forgemem/tools/internal/madialbench"
 )
 
 // Recall describes the recall measurements of the quantised index: its
@@ -45,9 +46,6 @@ type Recall struct {
 // candidateFactors are the multiples of k whose int8 candidates are
 // checked for the exact top-k.
 var candidateFactors = []int{1, 2, 4, 8}
-
-//go:embed testdata/madial-bench/memory-en.jsonl testdata/madial-bench/dialogue-en.jsonl
-var madial embed.FS
 
 // measureRecall measures the quantised index's recall@k against the exact
 // index on clustered synthetic vectors, and on real sentence embeddings of
@@ -258,7 +256,7 @@ func clustered(rng *rand.Rand, n, queries, dim, clusters int, spread float64) (d
 // limit > 0, only the first limit documents and the queries of as many
 // lines.
 func madialTexts(limit int) (docs, queries []string, err error) {
-	mem, err := madial.ReadFile("testdata/madial-bench/memory-en.jsonl")
+	mem, err := fs.ReadFile(madialbench.FS(), madialbench.MemoryFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -274,7 +272,7 @@ func madialTexts(limit int) (docs, queries []string, err error) {
 			docs = append(docs, v.Event)
 		}
 	}
-	dia, err := madial.ReadFile("testdata/madial-bench/dialogue-en.jsonl")
+	dia, err := fs.ReadFile(madialbench.FS(), madialbench.DialogueFile)
 	if err != nil {
 		return nil, nil, err
 	}

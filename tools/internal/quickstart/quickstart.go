@@ -67,7 +67,7 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 		window = append(window, memcore.Message{Role: memcore.RoleUser, Content: text})
 		msgs := window
 		if engine != nil {
-			// Within memory.retrieval_timeout; on any failure, no memories.
+			// Within memory.retrieval_timeout; a failed model leaves what the words find.
 			res, err := engine.Retrieve(ctx, fmt.Sprint("turn-", turn), window)
 			if err != nil {
 				return err // ctx ended

@@ -102,7 +102,9 @@ func TestConcurrentCallsReportTheirOwnFailures(t *testing.T) {
 		Scope: memcore.ScopeRepo, Category: memcore.CategoryProjectConventions}); err != nil {
 		t.Fatal(err)
 	}
-	window := []memcore.Message{{Role: memcore.RoleUser, Content: "Where do migrations live?"}}
+	// No word in common with the memory: the lexical index finds nothing
+	// either.
+	window := []memcore.Message{{Role: memcore.RoleUser, Content: "Which colour is the logo?"}}
 	if res, err := ws.Recall(ctx, window); err != nil || res.Injection != "" {
 		t.Fatalf("Recall = %+v, %v; want nothing relevant", res, err)
 	}

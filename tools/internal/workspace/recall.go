@@ -19,7 +19,8 @@ import (
 // It fails with [ErrDisabled] when memory.enabled is false here, with
 // [ErrRetrievalOff] when the settings leave retrieval off, and with
 // [ErrProvider] when a provider call failed (an agent's turn would then
-// simply get no memories; a person asking wants to know why).
+// get only what the lexical index finds, or no memories; a person asking
+// wants to know why).
 func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memretrieve.Result, error) {
 	s := w.settings
 	if !s.Enabled {
@@ -51,35 +52,43 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 	if err != nil {
 		return nil, err
 	}
-	if err := skipError(res, cfg.Timeout); err != nil {
-		return nil, err
+	// A failed provider leaves nothing, or the lexical ranking alone.
+	for _, reason := range []memretrieve.SkipReason{res.Skipped, res.VectorSkipped} {
+		if err := turnError(res, reason, cfg.Timeout); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
 
-// skipError is the error of a retrieval that got nothing because something
-// failed (res.Skipped and res.Err, which belong to this call only, however
-// many run at once), or nil when it ran, or got nothing for a reason that
-// is no failure (an empty window).
-func skipError(res *memretrieve.Result, timeout time.Duration) error {
-	switch res.Skipped {
+// turnError is the error of a retrieval step skipped for reason (the
+// turn's Skipped, or its VectorSkipped): a failed provider call or a
+// timeout is an error wrapping ErrProvider and res.Err, which belong to
+// this call only, however many run at once; a reason that is no failure
+// (an empty window, nothing indexed yet) is nil.
+func turnError(res *memretrieve.Result, reason memretrieve.SkipReason, timeout time.Duration) error {
+	switch reason {
 	case memretrieve.SkipNone, memretrieve.SkipDisabled, memretrieve.SkipEmptyWindow:
 		return nil
 	case memretrieve.SkipCancelled:
-		return res.Err
-	case memretrieve.SkipTimeout:
-		return fmt.Errorf("%w: no answer within memory.retrieval_timeout (%s): %w", ErrProvider, timeout, res.Err)
+		return orReason(res, reason)
 	case memretrieve.SkipNoIndex:
-		return fmt.Errorf("%w: indexing the memories: %w", ErrProvider, orReason(res))
+		if res.Err == nil {
+			return nil // nothing has a vector yet: no memory, or none embedded
+		}
+		return fmt.Errorf("%w: indexing the memories: %w", ErrProvider, res.Err)
+	case memretrieve.SkipTimeout:
+		return fmt.Errorf("%w: no answer within memory.retrieval_timeout (%s): %w", ErrProvider, timeout, orReason(res, reason))
+	case memretrieve.SkipEmbedderError:
+		return fmt.Errorf("%w: the embedder: %w", ErrProvider, orReason(res, reason))
 	}
-	return fmt.Errorf("%w: %s: %w", ErrProvider, res.Skipped, orReason(res))
+	return fmt.Errorf("%w: %s: %w", ErrProvider, reason, orReason(res, reason))
 }
 
-// orReason is res.Err, or an error naming the skip reason when there is
-// none.
-func orReason(res *memretrieve.Result) error {
+// orReason is res.Err, or an error naming reason when there is none.
+func orReason(res *memretrieve.Result, reason memretrieve.SkipReason) error {
 	if res.Err != nil {
 		return res.Err
 	}
-	return errors.New(res.Skipped.String())
+	return errors.New(reason.String())
 }

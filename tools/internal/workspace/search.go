@@ -22,8 +22,10 @@ const searchTimeout = 30 * time.Second
 type Hit struct {
 	// Memory is the current version of the chain found.
 	Memory Memory `json:"memory"`
-	// Score is the cosine similarity of the query with the best-matching
-	// version of the chain.
+	// Score is the chain's score in retrieval's ranking
+	// (memretrieve.Recalled.Score): the fusion of its vector and lexical
+	// ranks, or, with memory.retrieval_lexical_weight 0, the cosine
+	// similarity of the query with the best-matching version of the chain.
 	Score float64 `json:"score"`
 	// Matched is the id of that version when it is an earlier one than
 	// Memory.
@@ -74,11 +76,11 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	if err != nil {
 		return nil, err
 	}
-	if res.Skipped == memretrieve.SkipEmbedderError {
-		return nil, fmt.Errorf("%w: embedding the search text: %w", ErrProvider, orReason(res))
-	}
-	if err := skipError(res, cfg.Timeout); err != nil {
-		return nil, err
+	// A failed embedder leaves nothing, or the lexical ranking alone.
+	for _, reason := range []memretrieve.SkipReason{res.Skipped, res.VectorSkipped} {
+		if err := searchError(res, reason, cfg.Timeout); err != nil {
+			return nil, err
+		}
 	}
 	snap, err := w.load(ctx)
 	if err != nil {
@@ -93,4 +95,12 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 		out.Hits = append(out.Hits, h)
 	}
 	return out, nil
+}
+
+// searchError is turnError, saying what failed for an embedder's failure.
+func searchError(res *memretrieve.Result, reason memretrieve.SkipReason, timeout time.Duration) error {
+	if reason == memretrieve.SkipEmbedderError {
+		return fmt.Errorf("%w: embedding the search text: %w", ErrProvider, orReason(res, reason))
+	}
+	return turnError(res, reason, timeout)
 }

@@ -1,0 +1,186 @@
+package memretrieve
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestStem(t *testing.T) {
+	// Pairs from Porter's paper and the reference vocabulary.
+	cases := map[string]string{
+		"caresses": "caress", "ponies": "poni", "ties": "ti", "caress": "caress", "cats": "cat",
+		"feed": "feed", "agreed": "agre", "plastered": "plaster", "bled": "bled", "motoring": "motor",
+		"sing": "sing", "conflated": "conflat", "troubled": "troubl", "sized": "size", "hopping": "hop",
+		"tanned": "tan", "falling": "fall", "hissing": "hiss", "fizzed": "fizz", "failing": "fail",
+		"filing": "file", "happy": "happi", "sky": "sky", "relational": "relat", "conditional": "condit",
+		"rational": "ration", "valenci": "valenc", "digitizer": "digit", "conformabli": "conform",
+		"radicalli": "radic", "differentli": "differ", "vileli": "vile", "analogousli": "analog",
+		"vietnamization": "vietnam", "predication": "predic", "operator": "oper", "feudalism": "feudal",
+		"decisiveness": "decis", "hopefulness": "hope", "callousness": "callous", "formaliti": "formal",
+		"sensitiviti": "sensit", "sensibiliti": "sensibl", "triplicate": "triplic", "formative": "form",
+		"formalize": "formal", "electriciti": "electr", "electrical": "electr", "hopeful": "hope",
+		"goodness": "good", "revival": "reviv", "allowance": "allow", "inference": "infer",
+		"airliner": "airlin", "gyroscopic": "gyroscop", "adjustable": "adjust", "defensible": "defens",
+		"irritant": "irrit", "replacement": "replac", "adjustment": "adjust", "dependent": "depend",
+		"adoption": "adopt", "homologou": "homolog", "communism": "commun", "activate": "activ",
+		"angulariti": "angular", "homologous": "homolog", "effective": "effect", "bowdlerize": "bowdler",
+		"probate": "probat", "rate": "rate", "cease": "ceas", "controll": "control", "roll": "roll",
+		"generalizations": "gener", "oscillators": "oscil", "dancing": "danc", "danced": "danc",
+		"dance": "danc", "migrations": "migrat", "archaeology": "archaeolog",
+		// Left alone: short, or not plain lower-case ASCII letters.
+		"as": "as", "go": "go", "x1": "x1", "naïve": "naïve", "Running": "Running", "": "",
+	}
+	for in, want := range cases {
+		if got := stem(in); got != want {
+			t.Errorf("stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAppendTerms(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"Wrap errors and check them with errors.As", []string{"wrap", "error", "check", "errors.as", "error"}},
+		{"snake_case names", []string{"snake_case", "snake", "case", "name"}},
+		{"CamelCase and HTTPServer", []string{"camelcase", "camel", "case", "httpserver", "http", "server"}},
+		{"Migrations live in db/migrations.", []string{"migrat", "live", "db/migrations", "db", "migrat"}},
+		{`C:\src\app and ./cmd/forgemem/main.go`, []string{`c:\src\app`, "src", "app", "cmd/forgemem/main.go", "cmd", "forgemem", "main", "go"}},
+		{"The user's dog doesn't bark", []string{"user", "dog", "bark"}},
+		{"Bart’s party, 2023-12-25!", []string{"bart", "parti", "2023-12-25", "2023", "12", "25"}},
+		{"__init__ --verbose -x", []string{"init", "verbos"}},
+		{"parseJSON2 iOS", []string{"parsejson2", "pars", "json2", "ios", "os"}},
+		{"Le café est fermé", []string{"le", "café", "est", "fermé"}},
+		{"記憶を検索", []string{"記", "憶", "を", "検", "索"}},
+		{"a I x , ... -- ''", nil},
+	}
+	for _, c := range cases {
+		if got := appendTerms(nil, c.text); !slices.Equal(got, c.want) {
+			t.Errorf("appendTerms(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+func FuzzAppendTerms(f *testing.F) {
+	for _, s := range []string{"errors.As", "snake_case CamelCase", "db/migrations.", "don't 's", "HTTPServer",
+		"記憶", "a..b", "'s'", "x_", "ÀÉ-ü", "\xff\xfe", "1.2.3", "@@", "-'-"} {
+		f.Add(s, "other words")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		terms := appendTerms(nil, a)
+		for _, term := range terms {
+			if term == "" {
+				t.Fatalf("empty term from %q", a)
+			}
+			if strings.ToLower(term) != term {
+				t.Fatalf("term %q of %q is not lower-case", term, a)
+			}
+			if n := utf8.RuneCountInString(term); n < 2 && !isIdeograph([]rune(term)[0]) {
+				t.Fatalf("one-character term %q of %q", term, a)
+			}
+			if strings.ContainsFunc(term, func(r rune) bool { return !isWordRune(r) && !isIdeograph(r) && r != utf8.RuneError }) {
+				t.Fatalf("term %q of %q holds a separator", term, a)
+			}
+		}
+		// Tokenising is local: two texts joined by a space give the terms
+		// of each, in order.
+		joined := appendTerms(nil, a+" "+b)
+		if want := appendTerms(slices.Clone(terms), b); !slices.Equal(joined, want) {
+			t.Fatalf("terms of %q + %q = %q, want %q", a, b, joined, want)
+		}
+		// Every text with a term finds itself.
+		if len(terms) > 0 {
+			x := newLexIndex([]string{"a", "b"}, []*lexDoc{newLexDoc(newTokenizer(), b), newLexDoc(newTokenizer(), a)})
+			hits := x.search(lexicalQuery([]string{a}), 2)
+			if len(hits) == 0 || !slices.ContainsFunc(hits, func(h hit) bool { return h.row == 1 }) {
+				t.Fatalf("%q does not find itself: %v", a, hits)
+			}
+		}
+	})
+}
+
+func TestBM25Scores(t *testing.T) {
+	docs := []string{
+		"optimistic locking with retry",
+		"pessimistic locking for payments, locking rows",
+		"table driven tests",
+	}
+	lex := make([]*lexDoc, len(docs))
+	for i, d := range docs {
+		lex[i] = newLexDoc(newTokenizer(), d)
+	}
+	x := newLexIndex([]string{"0", "1", "2"}, lex)
+	// By hand: lengths 3, 5 and 3 terms (avg 11/3); "lock" is in 2 of 3
+	// documents, "retri" in 1.
+	idf := func(df float64) float64 { return math.Log(1 + (3-df+0.5)/(df+0.5)) }
+	tfw := func(tf, dl float64) float64 {
+		return tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/(11.0/3)))
+	}
+	got := x.search(lexicalQuery([]string{"locking retries"}), 3)
+	want := []struct {
+		row   int
+		score float64
+	}{
+		{0, idf(2)*tfw(1, 3) + idf(1)*tfw(1, 3)},
+		{1, idf(2) * tfw(2, 5)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("search = %v, want rows %v", got, want)
+	}
+	for i, w := range want {
+		if got[i].row != w.row || math.Abs(float64(got[i].score)-w.score) > 1e-5 {
+			t.Errorf("hit %d = row %d score %v, want row %d score %v", i, got[i].row, got[i].score, w.row, w.score)
+		}
+	}
+	// A query's weights add up: the same word in two queries counts twice.
+	twice := x.search(lexicalQuery([]string{"retry", "retrying"}), 1)
+	once := x.search(lexicalQuery([]string{"retry"}), 1)
+	if len(twice) != 1 || len(once) != 1 || math.Abs(float64(twice[0].score-2*once[0].score)) > 1e-5 {
+		t.Errorf("two queries holding a word score %v, one %v; want twice", twice, once)
+	}
+	if hs := x.search(lexicalQuery([]string{"the and of"}), 3); len(hs) != 0 {
+		t.Errorf("a query of common words found %v", hs)
+	}
+}
+
+func TestLexicalQueryWeights(t *testing.T) {
+	q := lexicalQuery([]string{"errors.As", "check errors.As now", "we check the build"})
+	got := map[string]float32{}
+	for _, t := range q {
+		got[t.term] = t.w
+	}
+	want := map[string]float32{"errors.as": 2, "error": 2, "check": 2, "now": 1, "build": 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("weights = %v, want %v", got, want)
+	}
+}
+
+func TestLexicalIndex(t *testing.T) {
+	if _, err := NewLexicalIndex([]string{"a"}, nil); err == nil {
+		t.Error("NewLexicalIndex with 1 id and 0 texts: no error")
+	}
+	ix, err := NewLexicalIndex([]string{"a", "b", "c"}, []string{"kestrel nightly builds", "kestrel", "other words"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Len() != 3 {
+		t.Errorf("Len = %d, want 3", ix.Len())
+	}
+	got := ix.Search([]string{"kestrel"}, 5)
+	// The shorter text holding the word ranks first (BM25's length
+	// normalisation); the third shares nothing and is left out.
+	if len(got) != 2 || got[0].ID != "b" || got[1].ID != "a" || !(got[0].Score > got[1].Score) || got[1].Score <= 0 {
+		t.Errorf("Search = %+v, want b then a, scores above 0", got)
+	}
+	if got := ix.Search([]string{"kestrel"}, 1); len(got) != 1 || got[0].ID != "b" {
+		t.Errorf("Search k=1 = %+v, want b", got)
+	}
+	if got := ix.Search(nil, 5); len(got) != 0 {
+		t.Errorf("Search without queries = %+v, want nothing", got)
+	}
+}
