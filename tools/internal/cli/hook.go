@@ -136,14 +136,23 @@ func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput) {
 		return
 	}
 	res, err := ws.Recall(ctx, window)
+	var notes []string // said on one line
 	switch {
 	case errors.Is(err, workspace.ErrDisabled):
 		return // the user turned memory off here
+	case errors.Is(err, workspace.ErrPartial):
+		// Memories were still found (by words, or among those indexed):
+		// the prompt gets them.
+		notes = append(notes, fmt.Sprintf("some memories may be missing: %v", err))
 	case err != nil:
 		a.hookFailed("no memories for this prompt: %v", err)
 		return
-	case transcriptErr != nil:
-		a.hookFailed("recalled for the prompt alone: %v", transcriptErr)
+	}
+	if transcriptErr != nil {
+		notes = append(notes, fmt.Sprintf("recalled for the prompt alone: %v", transcriptErr))
+	}
+	if len(notes) > 0 {
+		a.hookFailed("%s", strings.Join(notes, "; "))
 	}
 	if res.Injection == "" {
 		return

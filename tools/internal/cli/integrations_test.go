@@ -133,7 +133,8 @@ func TestHookCommandLineErrorsNeverBreakTheTurn(t *testing.T) {
 }
 
 // The hook's line on stderr never holds a secret, even when the provider
-// quotes the API key in its error.
+// quotes the API key in its error; with the embedder failing, what the
+// lexical index finds still reaches the prompt.
 func TestHookFailureLineIsRedacted(t *testing.T) {
 	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -150,5 +151,22 @@ func TestHookFailureLineIsRedacted(t *testing.T) {
 	if r.code != 0 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, key) ||
 		!strings.Contains(r.stderr, "[REDACTED]") || !strings.Contains(r.stderr, "401") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, nothing and one line with the key redacted", r.code, r.stdout, r.stderr)
+	}
+
+	// With a memory the prompt shares words with, the lexical index finds
+	// it though the embedder fails: the prompt gets it, and the line says
+	// that some memories may be missing.
+	if r := f.run("remember", "User updates lock rows with optimistic locking and a version column.",
+		"--scope", "repo", "--category", "architectural-decisions"); r.code != 0 {
+		t.Fatalf("remember: %s", r.stderr)
+	}
+	r = f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{"prompt": "How should user updates lock rows?"}), "hook", "claude-code")
+	var out map[string]map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || !strings.Contains(out["hookSpecificOutput"]["additionalContext"], "optimistic locking") {
+		t.Errorf("stdout %q (%v); want the memory found by words", r.stdout, err)
+	}
+	if r.code != 0 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "some memories may be missing") ||
+		strings.Contains(r.stderr, key) || !strings.Contains(r.stderr, "401") {
+		t.Errorf("exit %d, stderr %q; want 0 and one line saying some memories may be missing", r.code, r.stderr)
 	}
 }

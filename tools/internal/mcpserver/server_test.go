@@ -330,7 +330,8 @@ func TestSeesWhatOtherProcessesWrite(t *testing.T) {
 }
 
 // A provider failure is a tool result that says so, and an API key the
-// provider quotes in its error never reaches the model.
+// provider quotes in its error never reaches the model; what the lexical
+// index finds without the embedder is still returned.
 func TestProviderFailureIsRedacted(t *testing.T) {
 	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -345,6 +346,17 @@ func TestProviderFailureIsRedacted(t *testing.T) {
 		text, isErr, _ := f.call(tool, map[string]any{"query": "how are migrations numbered?"})
 		if !isErr || strings.Contains(text, key) || !strings.Contains(text, "[REDACTED]") || !strings.Contains(text, "401") {
 			t.Errorf("%s with the provider refusing the key: error %v, %q; want an error result with the key redacted", tool, isErr, text)
+		}
+	}
+
+	// A memory the query shares words with is found by the lexical index:
+	// a result, not an error, that says some memories may be missing.
+	f.ok("memory_remember", map[string]any{"content": "Migrations are numbered by date.", "scope": "repo", "category": "project-conventions"})
+	for _, tool := range []string{"memory_search", "memory_recall"} {
+		text, _ := f.ok(tool, map[string]any{"query": "how are migrations numbered?"})
+		if !strings.Contains(text, "Migrations are numbered by date.") || !strings.Contains(text, "Some memories may be missing") ||
+			strings.Contains(text, key) || !strings.Contains(text, "401") {
+			t.Errorf("%s with the embedder failing: %q; want the memory found by words, and why", tool, text)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -141,6 +142,19 @@ type recallResult struct {
 	IDs []string `json:"ids"`
 	// Omitted counts the relevant memories left out to fit the budget.
 	Omitted int `json:"omitted"`
+	// Warning says why some memories may be missing (a provider call
+	// failed, and what was found is by words, or among the memories that
+	// could be indexed), "" when the search ran in full.
+	Warning string `json:"warning,omitempty"`
+}
+
+// partialNote is the note added to a recall or search a provider failure
+// left partial (workspace.ErrPartial), or "" for any other err.
+func partialNote(err error) string {
+	if !errors.Is(err, workspace.ErrPartial) {
+		return ""
+	}
+	return fmt.Sprintf("\n\n(Some memories may be missing: %v. What is above was found by words, or among the memories that could be indexed.)", err)
 }
 
 func (h *handlers) recall(ctx context.Context, in recallArgs) (string, any, error) {
@@ -149,17 +163,21 @@ func (h *handlers) recall(ctx context.Context, in recallArgs) (string, any, erro
 		return "", nil, fmt.Errorf("%w: the query is empty; pass the task or question in the user's words", errArguments)
 	}
 	res, err := h.ws.Recall(ctx, []memcore.Message{{Role: memcore.RoleUser, Content: q}})
-	if err != nil {
+	note := partialNote(err)
+	if err != nil && note == "" {
 		return "", nil, err
 	}
 	out := recallResult{Injection: res.Injection, IDs: []string{}, Omitted: res.Omitted}
+	if note != "" {
+		out.Warning = err.Error()
+	}
 	for _, r := range res.Memories {
 		out.IDs = append(out.IDs, r.Memory.Meta.ID)
 	}
 	if res.Injection == "" {
-		return "Nothing remembered is relevant to this query.", out, nil
+		return "Nothing remembered is relevant to this query." + note, out, nil
 	}
-	return res.Injection, out, nil
+	return res.Injection + note, out, nil
 }
 
 func (h *handlers) search(ctx context.Context, in searchArgs) (string, any, error) {
@@ -167,11 +185,12 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, any, erro
 		in.Limit = defaultSearchLimit
 	}
 	res, err := h.ws.Search(ctx, in.Query, in.Limit)
-	if err != nil {
+	note := partialNote(err)
+	if err != nil && note == "" {
 		return "", nil, err
 	}
 	if len(res.Hits) == 0 {
-		return fmt.Sprintf("No memory matches %q.", res.Query), res, nil
+		return fmt.Sprintf("No memory matches %q.", res.Query) + note, res, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s matching %q, best first:\n", count(len(res.Hits), "memory", "memories"), res.Query)
@@ -183,6 +202,7 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, any, erro
 		}
 		b.WriteString("\n" + indent(m.Content) + "\n")
 	}
+	b.WriteString(strings.TrimPrefix(note, "\n"))
 	return b.String(), res, nil
 }
 

@@ -26,6 +26,12 @@ var (
 	// ErrProvider: the model provider failed while the operation ran (down,
 	// rate limited, refusing the key, replying nonsense).
 	ErrProvider = errors.New("the model provider failed")
+	// ErrPartial: a recall or search that a provider failure left
+	// partial, but not empty: the vector ranking failed and the lexical
+	// index found memories, or some memories could not be embedded into
+	// the index and the others were searched. The result is returned with
+	// the error, which also wraps ErrProvider and the cause.
+	ErrPartial = errors.New("partial results")
 	// ErrAmbiguous: an id prefix matches several memories; see
 	// [AmbiguousError] for them.
 	ErrAmbiguous = errors.New("ambiguous memory id")

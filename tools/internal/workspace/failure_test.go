@@ -19,9 +19,10 @@ import (
 	"github.com/forgemem/forgemem/tools/internal/workspace"
 )
 
-// A recall or a search that gets nothing because the embedder failed is
-// an error wrapping ErrProvider and the provider's own error; with the
-// provider back, the same calls answer again.
+// A recall or a search whose embedder failed is an error wrapping
+// ErrProvider and the provider's own error; when the lexical index still
+// found memories, they come with it (ErrPartial). With the provider
+// back, the same calls answer in full again.
 func TestRecallAndSearchSayTheProviderFailed(t *testing.T) {
 	c := &classifier{}
 	srv, err := fakeopenai.Start(c.reply)
@@ -46,10 +47,24 @@ func TestRecallAndSearchSayTheProviderFailed(t *testing.T) {
 	}
 
 	srv.FailWith(http.StatusUnauthorized)
-	for name, op := range map[string]func() error{"Recall": recall, "Search": search} {
-		if err := op(); !errors.Is(err, workspace.ErrProvider) || !errors.Is(err, memcore.ErrUnauthenticated) {
-			t.Errorf("%s with the embedder refusing the key: %v; want ErrProvider and ErrUnauthenticated", name, err)
-		}
+	// Words in common with the memory: the lexical index finds it, and the
+	// result comes with the embedder's failure.
+	res, err := ws.Recall(ctx, window)
+	if !errors.Is(err, workspace.ErrPartial) || !errors.Is(err, workspace.ErrProvider) || !errors.Is(err, memcore.ErrUnauthenticated) ||
+		res == nil || !strings.Contains(res.Injection, "db/migrations") {
+		t.Errorf("Recall with the embedder refusing the key: %v, %v; want the memory found by words, and ErrPartial", res, err)
+	}
+	found, err := ws.Search(ctx, "migrations", 5)
+	if !errors.Is(err, workspace.ErrPartial) || !errors.Is(err, memcore.ErrUnauthenticated) || found == nil || len(found.Hits) != 1 {
+		t.Errorf("Search with the embedder refusing the key: %+v, %v; want the memory found by words, and ErrPartial", found, err)
+	}
+	// No word in common: nothing found, and the failure is the error.
+	res, err = ws.Recall(ctx, []memcore.Message{{Role: memcore.RoleUser, Content: "Which colour is the logo?"}})
+	if errors.Is(err, workspace.ErrPartial) || !errors.Is(err, workspace.ErrProvider) || !errors.Is(err, memcore.ErrUnauthenticated) || res != nil {
+		t.Errorf("Recall of nothing with the embedder refusing the key: %v, %v; want ErrProvider alone", res, err)
+	}
+	if _, err := ws.Search(ctx, "logo colour", 5); errors.Is(err, workspace.ErrPartial) || !errors.Is(err, workspace.ErrProvider) {
+		t.Errorf("Search of nothing with the embedder refusing the key: %v; want ErrProvider alone", err)
 	}
 	srv.FailWith(0)
 	for name, op := range map[string]func() error{"Recall": recall, "Search": search} {

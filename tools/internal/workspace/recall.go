@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,9 +19,11 @@ import (
 //
 // It fails with [ErrDisabled] when memory.enabled is false here, with
 // [ErrRetrievalOff] when the settings leave retrieval off, and with
-// [ErrProvider] when a provider call failed (an agent's turn would then
-// get only what the lexical index finds, or no memories; a person asking
-// wants to know why).
+// [ErrProvider] when a provider call failed and the turn got nothing. When
+// a provider call failed but memories were still found (by the lexical
+// index, or among those the index could embed), it returns them with an
+// error wrapping [ErrPartial] and [ErrProvider]: an agent's turn takes
+// them, a person asking wants to know why.
 func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memretrieve.Result, error) {
 	s := w.settings
 	if !s.Enabled {
@@ -44,21 +47,34 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 			return nil, err
 		}
 	}
-	e, err := w.engine(ctx, "recall", cfg, llm, emb)
-	if err != nil {
-		return nil, err
+	e, buildErr := w.engine(ctx, "recall", cfg, llm, emb)
+	if e == nil {
+		return nil, buildErr
 	}
 	res, err := e.Retrieve(ctx, "", window)
 	if err != nil {
 		return nil, err
 	}
-	// A failed provider leaves nothing, or the lexical ranking alone.
-	for _, reason := range []memretrieve.SkipReason{res.Skipped, res.VectorSkipped} {
-		if err := turnError(res, reason, cfg.Timeout); err != nil {
-			return nil, err
-		}
+	err = partial(len(res.Memories) > 0, buildErr, turnError(res, res.Skipped, cfg.Timeout),
+		turnError(res, res.VectorSkipped, cfg.Timeout))
+	if err != nil && !errors.Is(err, ErrPartial) {
+		return nil, err
 	}
-	return res, nil
+	return res, err
+}
+
+// partial is the error of a recall or search: nil when nothing failed; the
+// first failure when nothing was found (skipped, the turn's own failure);
+// else an error wrapping ErrPartial and the failures (the index's build,
+// the vector ranking).
+func partial(found bool, build, skipped, vector error) error {
+	switch {
+	case build == nil && skipped == nil && vector == nil:
+		return nil
+	case !found:
+		return cmp.Or(skipped, build, vector)
+	}
+	return fmt.Errorf("%w: %w", ErrPartial, errors.Join(build, vector))
 }
 
 // turnError is the error of a retrieval step skipped for reason (the

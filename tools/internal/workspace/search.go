@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -44,7 +45,9 @@ type SearchResult struct {
 // query, no graph expansion and the settings' minimum score — and returns
 // the best limit chains (1 to [MaxSearchLimit]). Forgotten chains are not
 // searched; a hit on an old version counts for its chain's current one.
-// Search works when memory is off (memory.enabled: false).
+// Search works when memory is off (memory.enabled: false). When the
+// embedder failed but memories were still found, it returns them with an
+// error wrapping [ErrPartial] and [ErrProvider].
 func (w *Workspace) Search(ctx context.Context, text string, limit int) (*SearchResult, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -68,19 +71,18 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	cfg.MaxMemories = MaxSearchLimit
 	cfg.InjectionTokenBudget = 1 << 30
 	cfg.Timeout = max(cfg.Timeout, searchTimeout)
-	e, err := w.engine(ctx, "search", cfg, nil, emb)
-	if err != nil {
-		return nil, err
+	e, buildErr := w.engine(ctx, "search", cfg, nil, emb)
+	if e == nil {
+		return nil, buildErr
 	}
 	res, err := e.Retrieve(ctx, "", []memcore.Message{{Role: memcore.RoleUser, Content: text}})
 	if err != nil {
 		return nil, err
 	}
-	// A failed embedder leaves nothing, or the lexical ranking alone.
-	for _, reason := range []memretrieve.SkipReason{res.Skipped, res.VectorSkipped} {
-		if err := searchError(res, reason, cfg.Timeout); err != nil {
-			return nil, err
-		}
+	failed := partial(len(res.Memories) > 0, buildErr, searchError(res, res.Skipped, cfg.Timeout),
+		searchError(res, res.VectorSkipped, cfg.Timeout))
+	if failed != nil && !errors.Is(failed, ErrPartial) {
+		return nil, failed
 	}
 	snap, err := w.load(ctx)
 	if err != nil {
@@ -94,7 +96,7 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 		}
 		out.Hits = append(out.Hits, h)
 	}
-	return out, nil
+	return out, failed
 }
 
 // searchError is turnError, saying what failed for an embedder's failure.

@@ -134,7 +134,8 @@ func (w *Workspace) load(ctx context.Context) (*snapshot, error) {
 // workspace's life, and its index is rebuilt only when the memory folders
 // changed since its last build (see folderState), whoever changed them. A
 // build that could not embed every memory is an error wrapping
-// ErrProvider.
+// ErrProvider, returned with the engine, which searches what it could
+// index.
 func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
 	// The state is read before the build, so that a change made during
 	// the build makes the next call build again.
@@ -165,7 +166,10 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: indexing the memories: %w", ErrProvider, err)
+		// The index was published without what could not be embedded (or
+		// not at all: a turn then says SkipNoIndex); the next call builds
+		// again.
+		return e, fmt.Errorf("%w: indexing the memories: %w", ErrProvider, err)
 	}
 	if known {
 		w.mu.Lock()
