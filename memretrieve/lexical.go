@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -67,6 +68,16 @@ type lexIndex struct {
 	terms    map[string]int32
 	starts   []int32
 	postings []lexPosting
+	// scratch holds *lexScratch values for search, so that a turn's
+	// search allocates next to nothing.
+	scratch sync.Pool
+}
+
+// lexScratch is what one search works in: a score per row, all zero
+// between searches, and the rows it touched.
+type lexScratch struct {
+	scores  []float32
+	touched []int32
 }
 
 // lexPosting is one row holding a term, with the term's weight there.
@@ -181,8 +192,18 @@ func (x *lexIndex) search(q []lexTerm, k int) []hit {
 	if n == 0 || k < 1 || len(q) == 0 {
 		return nil
 	}
-	scores := make([]float32, n)
-	var touched []int32
+	sc, _ := x.scratch.Get().(*lexScratch)
+	if sc == nil {
+		sc = &lexScratch{scores: make([]float32, n)}
+	}
+	scores, touched := sc.scores, sc.touched[:0]
+	defer func() {
+		for _, r := range touched {
+			scores[r] = 0
+		}
+		sc.touched = touched
+		x.scratch.Put(sc)
+	}()
 	for _, t := range q {
 		n, ok := x.terms[t.term]
 		if !ok {

@@ -102,11 +102,8 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 
 	// Retrieval: distinct turns (no per-turn cache hits) with zero-latency
 	// fake providers, so the figures are what the engine adds to the two
-	// provider calls.
-	r.RetrieveP50Ms, r.RetrieveP99Ms, err = retrieveLatency(ctx, engine, cfg.Retrieves, "llm")
-	if err != nil {
-		return err
-	}
+	// provider calls; each engine measured turn by turn beside the same
+	// engine with the lexical index off (see retrieveLatencies).
 	idEngine, err := memretrieve.NewEngine(store, emb, nil, identity(engineCfg))
 	if err != nil {
 		return err
@@ -114,11 +111,7 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 	if err := idEngine.Rebuild(ctx); err != nil {
 		return err
 	}
-	r.RetrieveIdentityP50Ms, r.RetrieveIdentityP99Ms, err = retrieveLatency(ctx, idEngine, cfg.Retrieves, "identity")
-	if err != nil {
-		return err
-	}
-	return measureVectorOnly(ctx, cfg, store, emb, r)
+	return measureRetrieve(ctx, cfg, store, emb, engine, idEngine, r)
 }
 
 func identity(c memretrieve.Config) memretrieve.Config {
@@ -145,27 +138,42 @@ func scriptedHypotheses() (*fake.LLM, error) {
 	}))
 }
 
-// retrieveLatency runs n turns and returns the 50th and 99th percentile of
-// Retrieve's latency in milliseconds. Every turn must recall something.
-func retrieveLatency(ctx context.Context, e *memretrieve.Engine, n int, label string) (p50, p99 float64, err error) {
-	lat := make([]float64, 0, n)
+// latency is the 50th and 99th percentile of a series of Retrieve calls,
+// in milliseconds.
+type latency struct{ p50, p99 float64 }
+
+// retrieveLatencies runs n turns on each engine and returns, per engine,
+// the percentiles of Retrieve's latency. The engines take every turn one
+// after the other, on the same window, the one going first rotating from
+// turn to turn, so that what the machine does meanwhile (another process,
+// the collector) falls on all of them alike and their figures compare.
+// Every turn must recall something.
+func retrieveLatencies(ctx context.Context, n int, label string, engines ...*memretrieve.Engine) ([]latency, error) {
+	lat := make([][]float64, len(engines))
 	for i := range n {
 		window := conversation(8, uint64(i))
-		var res *memretrieve.Result
-		d, err := timed(func() (err error) {
-			res, err = e.Retrieve(ctx, fmt.Sprintf("%s-turn-%d", label, i), window)
-			return err
-		})
-		if err != nil {
-			return 0, 0, err
+		for j := range engines {
+			k := (i + j) % len(engines)
+			var res *memretrieve.Result
+			d, err := timed(func() (err error) {
+				res, err = engines[k].Retrieve(ctx, fmt.Sprintf("%s-%d-turn-%d", label, k, i), window)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			if len(res.Memories) == 0 {
+				return nil, fmt.Errorf("retrieve (%s, engine %d): turn %d recalled nothing; the measurement would not be of a real retrieval", label, k, i)
+			}
+			lat[k] = append(lat[k], d/1e6)
 		}
-		if len(res.Memories) == 0 {
-			return 0, 0, fmt.Errorf("retrieve (%s): turn %d recalled nothing; the measurement would not be of a real retrieval", label, i)
-		}
-		lat = append(lat, d/1e6)
 	}
-	slices.Sort(lat)
-	return percentile(lat, 50), percentile(lat, 99), nil
+	out := make([]latency, len(engines))
+	for k, l := range lat {
+		slices.Sort(l)
+		out[k] = latency{p50: percentile(l, 50), p99: percentile(l, 99)}
+	}
+	return out, nil
 }
 
 // readFloor reads every memory file of the folders, one after another: the
@@ -191,7 +199,7 @@ func readFloor(dirs ...string) error {
 // IndexBytes is the memory the index takes per memory, measured as the
 // live heap an engine holds after a build over the FileStore, less the
 // live heap of the same store's memories and graph alone (which the engine
-// holds too): the vectors, their ids and the embedding cache's entries.
+// holds too): the vectors, their ids, the lexical index and the embedding cache's entries.
 type IndexBytes struct {
 	Float32   float64 `json:"float32"`
 	Quantized float64 `json:"quantized"`

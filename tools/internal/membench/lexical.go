@@ -99,9 +99,11 @@ func focusedQueries(win []memcore.Message) []string {
 	return []string{text(win[last : last+1]), text(win[max(0, last-1):]), text(win)}
 }
 
-// measureVectorOnly measures Retrieve on store as measureEngine does, with
-// the lexical index off, so the report compares the two in one run.
-func measureVectorOnly(ctx context.Context, cfg Config, store memcore.MemoryStore, emb memcore.Embedder, r *Report) error {
+// measureRetrieve measures Retrieve with the engines hybrid (HyDE) and
+// identity, each beside the same engine on store with the lexical index
+// off (memretrieve.Config.LexicalWeight 0), so the report compares the two
+// in one run, turn by turn.
+func measureRetrieve(ctx context.Context, cfg Config, store memcore.MemoryStore, emb memcore.Embedder, hybrid, hybridIdentity *memretrieve.Engine, r *Report) error {
 	base := memretrieve.DefaultConfig()
 	base.LexicalWeight = 0
 	llm, err := scriptedHypotheses()
@@ -115,9 +117,13 @@ func measureVectorOnly(ctx context.Context, cfg Config, store memcore.MemoryStor
 	if err := e.Rebuild(ctx); err != nil {
 		return err
 	}
-	if r.Lexical.RetrieveVectorOnlyP50Ms, r.Lexical.RetrieveVectorOnlyP99Ms, err = retrieveLatency(ctx, e, cfg.Retrieves, "llm-vector-only"); err != nil {
+	lat, err := retrieveLatencies(ctx, cfg.Retrieves, "llm", hybrid, e)
+	if err != nil {
 		return err
 	}
+	r.RetrieveP50Ms, r.RetrieveP99Ms = lat[0].p50, lat[0].p99
+	r.Lexical.RetrieveVectorOnlyP50Ms, r.Lexical.RetrieveVectorOnlyP99Ms = lat[1].p50, lat[1].p99
+
 	id, err := memretrieve.NewEngine(store, emb, nil, identity(base))
 	if err != nil {
 		return err
@@ -125,8 +131,12 @@ func measureVectorOnly(ctx context.Context, cfg Config, store memcore.MemoryStor
 	if err := id.Rebuild(ctx); err != nil {
 		return err
 	}
-	r.Lexical.RetrieveIdentityVectorOnlyP50Ms, r.Lexical.RetrieveIdentityVectorOnlyP99Ms, err = retrieveLatency(ctx, id, cfg.Retrieves, "identity-vector-only")
-	return err
+	if lat, err = retrieveLatencies(ctx, cfg.Retrieves, "identity", hybridIdentity, id); err != nil {
+		return err
+	}
+	r.RetrieveIdentityP50Ms, r.RetrieveIdentityP99Ms = lat[0].p50, lat[0].p99
+	r.Lexical.RetrieveIdentityVectorOnlyP50Ms, r.Lexical.RetrieveIdentityVectorOnlyP99Ms = lat[1].p50, lat[1].p99
+	return nil
 }
 
 // lexicalMisses lists the lexical index's targets the report misses.

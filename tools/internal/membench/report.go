@@ -68,7 +68,7 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	ib := r.IndexBytesPerMemory
 	p("Resident memory per memory of the engine's index over a FileStore of %d memories (%d-dimensional\n", r.Config.Memories, r.Config.Dim)
 	p("vectors), measured as the live heap of an engine after its build less that of the same memories\n")
-	p("and graph alone: the vectors, their ids and the embedding cache's bookkeeping. The quantised index\n")
+	p("and graph alone: the vectors, their ids, the lexical index and the embedding cache's bookkeeping. The quantised index\n")
 	p("keeps int8 vectors and reads its re-rank candidates' float32 vectors from the cache file.\n\n")
 	p("| index | bytes per memory | vs float32 |\n|---|---:|---:|\n")
 	p("| float32 (default) | %.0f | 1 |\n", ib.Float32)
@@ -130,7 +130,8 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("`Retrieve` over %d memories with zero-latency fake providers and distinct turns (no per-turn\n", r.Config.Memories)
 	p("cache hits): what the engine adds to the hypothesis and embedding calls inside its 2-second budget.\n\n")
 	p("The default fuses the vector ranking with the lexical (BM25) one; the *vector only* rows are the\n")
-	p("same turns with the lexical index off (`LexicalWeight` 0), measured in the same run. An\n")
+	p("same turns with the lexical index off (`LexicalWeight` 0), measured in the same run, turn by\n")
+	p("turn: each turn goes to both engines one after the other, the first of them alternating. An\n")
 	p("`identity` turn searches with three focused queries (the latest user message, the latest exchange,\n")
 	p("the window).\n\n")
 	p("| mode | p50 | p99 |\n|---|---:|---:|\n")
