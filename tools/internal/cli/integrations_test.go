@@ -2,12 +2,13 @@ package cli_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forgemem/forgemem/tools/internal/fakeopenai"
 )
 
 // hookInput is a Claude Code hook payload for the fixture's repository.
@@ -137,11 +138,7 @@ func TestHookCommandLineErrorsNeverBreakTheTurn(t *testing.T) {
 // lexical index finds still reaches the prompt.
 func TestHookFailureLineIsRedacted(t *testing.T) {
 	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + key + `","type":"invalid_request_error","code":"invalid_api_key"}}`))
-	}))
+	srv := httptest.NewServer(fakeopenai.RejectKey(key))
 	t.Cleanup(srv.Close)
 	f := newFixture(t)
 	f.writeFile(filepath.Join(f.home, ".forge", "config.yaml"), "memory:\n  provider: openai\n  base_url: "+srv.URL+"/v1\n"+

@@ -187,3 +187,19 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// RejectKey returns a handler that answers every request as OpenAI answers
+// a wrong API key: 401, with an error message that quotes the key — what a
+// test needs to show that a provider's error never carries a secret any
+// further.
+func RejectKey(key string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+			"message": "Incorrect API key provided: " + key,
+			"type":    "invalid_request_error",
+			"code":    "invalid_api_key",
+		}})
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/settings"
+	"github.com/forgemem/forgemem/tools/internal/fakeopenai"
 	"github.com/forgemem/forgemem/tools/internal/mcpserver"
 	"github.com/forgemem/forgemem/tools/internal/workspace"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -334,11 +334,7 @@ func TestSeesWhatOtherProcessesWrite(t *testing.T) {
 // index finds without the embedder is still returned.
 func TestProviderFailureIsRedacted(t *testing.T) {
 	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + key + `","type":"invalid_request_error","code":"invalid_api_key"}}`))
-	}))
+	srv := httptest.NewServer(fakeopenai.RejectKey(key))
 	t.Cleanup(srv.Close)
 	f := newFixtureEnv(t, "FORGEMEM_PROVIDER=openai", "FORGEMEM_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+key,
 		"FORGEMEM_CLASSIFIER_MODEL=classifier", "FORGEMEM_EMBEDDING_MODEL=embedder", "FORGEMEM_RETRIEVAL_MODE=identity")

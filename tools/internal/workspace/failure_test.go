@@ -157,11 +157,7 @@ func TestConcurrentCallsReportTheirOwnFailures(t *testing.T) {
 // API key back in its error leaves no trace of it on disk.
 func TestWorkerRecordsRedactedFailures(t *testing.T) {
 	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + key + `","type":"invalid_request_error","code":"invalid_api_key"}}`))
-	}))
+	srv := httptest.NewServer(fakeopenai.RejectKey(key))
 	t.Cleanup(srv.Close)
 	ws := open(t, "FORGEMEM_PROVIDER=openai", "FORGEMEM_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+key,
 		"FORGEMEM_CLASSIFIER_MODEL=classifier", "FORGEMEM_EMBEDDING_MODEL=embedder")
