@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -81,6 +82,11 @@ func (a *app) readConversation(args []string) ([]memcore.Message, error) {
 	var r io.Reader = a.env.Stdin
 	if len(args) == 1 && args[0] != "-" {
 		f, err := os.Open(args[0])
+		if errors.Is(err, fs.ErrNotExist) {
+			// Most likely the text itself was given (forgemem recall "how do
+			// we lock rows?"): say what the argument is.
+			return nil, fmt.Errorf("%w (the argument names a conversation file, JSON Lines; for a single message, pipe {\"role\": \"user\", \"content\": \"…\"} to standard input, or try forgemem search TEXT)", err)
+		}
 		if err != nil {
 			return nil, err
 		}

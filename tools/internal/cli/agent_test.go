@@ -41,6 +41,14 @@ func TestRecall(t *testing.T) {
 	if bad.code != cli.ExitFailure || !strings.Contains(bad.stderr, "line 2: role \"bot\" is not one of") {
 		t.Errorf("a bad conversation: exit %d, stderr %q", bad.code, bad.stderr)
 	}
+
+	// The text given where a file is expected: the error says what the
+	// argument is and how to recall for one message.
+	text := f.runIn(ctx, f.repo, "", "recall", "how do we lock rows?")
+	if text.code != cli.ExitFailure || text.stdout != "" ||
+		!strings.Contains(text.stderr, "how do we lock rows?") || !strings.Contains(text.stderr, "the argument names a conversation file") {
+		t.Errorf("recall of a text: exit %d, stdout %q, stderr %q", text.code, text.stdout, text.stderr)
+	}
 }
 
 func TestMemoryOffInARepository(t *testing.T) {
