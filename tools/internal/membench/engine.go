@@ -199,12 +199,19 @@ func readFloor(dirs ...string) error {
 // IndexBytes is the memory the index takes per memory, measured as the
 // live heap an engine holds after a build over the FileStore, less the
 // live heap of the same store's memories and graph alone (which the engine
-// holds too): the vectors, their ids, the lexical index and the embedding cache's entries.
+// holds too): the vectors, their ids, the lexical index and the embedding
+// cache's entries.
 type IndexBytes struct {
 	Float32   float64 `json:"float32"`
 	Quantized float64 `json:"quantized"`
 	// Ratio is Quantized over Float32.
 	Ratio float64 `json:"ratio"`
+	// Lexical is the share of either that is the lexical index: Float32
+	// less the same engine's with the lexical index off.
+	Lexical float64 `json:"lexical"`
+	// VectorRatio is Ratio without the lexical index: what quantising
+	// does to the vector index.
+	VectorRatio float64 `json:"vector_ratio"`
 	// Float32Vector is 4 × the dimension: the float32 vector alone.
 	Float32Vector int `json:"float32_vector"`
 }
@@ -236,9 +243,12 @@ func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embed
 	runtime.KeepAlive(g)
 	s, g = nil, nil
 
-	engineBytes := func(quantized bool) (float64, error) {
+	engineBytes := func(quantized, lexical bool) (float64, error) {
 		c := identity(engineCfg)
 		c.Quantized = quantized
+		if !lexical {
+			c.LexicalWeight = 0
+		}
 		base := liveHeap()
 		s, err := memcore.NewFileStore(repo, user)
 		if err != nil {
@@ -255,11 +265,15 @@ func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embed
 		runtime.KeepAlive(e)
 		return n, nil
 	}
-	f, err := engineBytes(false)
+	f, err := engineBytes(false, true)
 	if err != nil {
 		return err
 	}
-	q, err := engineBytes(true)
+	q, err := engineBytes(true, true)
+	if err != nil {
+		return err
+	}
+	noLex, err := engineBytes(false, false)
 	if err != nil {
 		return err
 	}
@@ -267,6 +281,8 @@ func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embed
 	b.Float32 = (f - graphBytes) / float64(memories)
 	b.Quantized = (q - graphBytes) / float64(memories)
 	b.Ratio = b.Quantized / b.Float32
+	b.Lexical = (f - noLex) / float64(memories)
+	b.VectorRatio = (b.Quantized - b.Lexical) / (b.Float32 - b.Lexical)
 	b.Float32Vector = 4 * r.Config.Dim
 	return nil
 }

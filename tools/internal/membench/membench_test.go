@@ -78,6 +78,8 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		{"quantised recall measured", r.QuantizedRecallAt10 > 0.9 && r.QuantizedRecallAt10 <= 1 && r.QuantizedRecallAt10Real == nil},
 		{"a quantised index smaller than the float32 one", r.IndexBytesPerMemory.Quantized > 0 && r.IndexBytesPerMemory.Quantized < r.IndexBytesPerMemory.Float32},
 		{"a float32 index holds at least its vectors", r.IndexBytesPerMemory.Float32 >= float64(r.IndexBytesPerMemory.Float32Vector)},
+		{"the lexical index takes some of the index's memory", r.IndexBytesPerMemory.Lexical > 0 && r.IndexBytesPerMemory.Lexical < r.IndexBytesPerMemory.Quantized},
+		{"quantising shrinks the vector index more than the whole", r.IndexBytesPerMemory.VectorRatio < r.IndexBytesPerMemory.Ratio},
 		{"the capture session has a pass per turn", r.Session.Passes == r.Session.Turns && r.SessionFreshStore.Passes == r.Session.Turns},
 		{"the capture session's prompts share a prefix", r.CapturePrefixSharedRatio > 0 && r.CapturePrefixSharedRatio < 1 && r.CaptureNewTokensPerTurn > 0},
 		{"the window stepped forward in the session", r.Session.WindowSteps > 0},

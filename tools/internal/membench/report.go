@@ -73,6 +73,7 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| index | bytes per memory | vs float32 |\n|---|---:|---:|\n")
 	p("| float32 (default) | %.0f | 1 |\n", ib.Float32)
 	p("| quantised (`memory.retrieval_quantized`) | %.0f | %.3f |\n", ib.Quantized, ib.Ratio)
+	p("| *of either, the lexical index* (with it off: %.0f and %.0f, %.3f×) | %.0f | |\n", ib.Float32-ib.Lexical, ib.Quantized-ib.Lexical, ib.VectorRatio, ib.Lexical)
 	p("| *the float32 vector alone* | %d | |\n\n", ib.Float32Vector)
 	rc := r.Recall
 	p("Recall@%d of the quantised index: the share of the exact index's top-%d that it returns.\n", rc.K, rc.K)
