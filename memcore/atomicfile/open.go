@@ -20,45 +20,53 @@ var (
 // Open opens the file path with flag (and perm when O_CREATE creates it) if
 // it is a regular file — for folders a repository can commit, where a
 // symbolic link could point anywhere and a FIFO or a device would block the
-// reader or misbehave. It never follows a symbolic link (O_NOFOLLOW where
-// the system has it, and an Lstat first everywhere) and never waits on a
-// FIFO or a device (O_NONBLOCK, then the mode of the opened file itself is
-// checked before it is handed back; the flag is cleared again, so reads and
-// writes of the regular file behave as usual). A link is an error wrapping
-// [ErrSymlink], anything else that is not a regular file one wrapping
-// [ErrNotRegular], and a missing file one wrapping fs.ErrNotExist.
+// reader or misbehave. It never follows a symbolic link and never waits on
+// a FIFO or a device: the file is opened with O_NOFOLLOW and O_NONBLOCK
+// (which makes no difference to reading or writing a regular file), and
+// the mode of the opened file itself is checked before it is handed back.
+// Where the system has no O_NOFOLLOW, an Lstat before the open refuses a
+// link. A link is an error wrapping [ErrSymlink], anything else that is
+// not a regular file one wrapping [ErrNotRegular], and a missing file one
+// wrapping fs.ErrNotExist.
+//
+// On a regular file Open costs what os.OpenFile and a Stat cost: the
+// checks that classify a refusal run only when the open fails.
 func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	info, err := os.Lstat(path)
-	switch {
-	case err == nil && info.Mode()&fs.ModeSymlink != 0:
-		return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
-	case err == nil && !info.Mode().IsRegular():
-		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
-	case err != nil && !(errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0):
-		return nil, err
+	if oNoFollow == 0 {
+		if info, err := os.Lstat(path); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
+		}
 	}
 	f, err := os.OpenFile(path, flag|oNoFollow|oNonBlock, perm)
 	if err != nil {
-		// Replaced since the Lstat: a link (ELOOP under O_NOFOLLOW) or a
-		// FIFO without a reader (ENXIO when opened to write).
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
-		}
-		if errors.Is(err, syscall.ENXIO) {
-			return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
-		}
-		return nil, err
+		return nil, refused(path, err)
 	}
-	info, err = f.Stat()
+	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = fmt.Errorf("%s: %w", path, ErrNotRegular)
-	}
-	if err == nil {
-		err = clearNonBlock(f)
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// refused says why opening path failed with err: the path is a link (the
+// systems report O_NOFOLLOW's refusal with different errors, so the path
+// is looked at), a FIFO without a reader opened to write (ENXIO), a folder
+// opened to write (EISDIR), or err itself.
+func refused(path string, err error) error {
+	if info, lerr := os.Lstat(path); lerr == nil {
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s: %w", path, ErrSymlink)
+		case !info.Mode().IsRegular():
+			return fmt.Errorf("%s: %w", path, ErrNotRegular)
+		}
+	}
+	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
+		return fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	return err
 }

@@ -41,6 +41,7 @@ func TestOpen(t *testing.T) {
 		{name: "missing file", path: filepath.Join(dir, "missing"), flag: os.O_RDONLY, wantErr: fs.ErrNotExist},
 		{name: "missing file created", path: filepath.Join(dir, "created"), flag: os.O_WRONLY | os.O_CREATE},
 		{name: "folder", path: folder, flag: os.O_RDONLY, wantErr: ErrNotRegular},
+		{name: "folder opened to write", path: folder, flag: os.O_WRONLY, wantErr: ErrNotRegular},
 		{name: "link to a regular file read", path: link, flag: os.O_RDONLY, links: true, wantErr: ErrSymlink},
 		{name: "link to a regular file created", path: link, flag: os.O_WRONLY | os.O_CREATE, links: true, wantErr: ErrSymlink},
 	}
