@@ -112,11 +112,7 @@ func decodeRecordsAt(data []byte, model string, wantDim int, st *decodeState, sc
 		start := pos
 		payload, n := frameAt(data[pos:])
 		if n == 0 {
-			next := bytes.Index(data[pos+1:], []byte(recMagic))
-			if next < 0 {
-				break
-			}
-			pos += 1 + next
+			pos = resync(data, pos)
 			continue
 		}
 		pos += n
@@ -160,6 +156,15 @@ func decodeRecordsAt(data []byte, model string, wantDim int, st *decodeState, sc
 		}
 	}
 	return settled
+}
+
+// resync returns where the next record may start after a damaged one at
+// pos: the next record magic after pos, or len(data) when there is none.
+func resync(data []byte, pos int) int {
+	if next := bytes.Index(data[pos+1:], []byte(recMagic)); next >= 0 {
+		return pos + 1 + next
+	}
+	return len(data)
 }
 
 // frameAt returns the payload of the record at the start of b and the

@@ -1,7 +1,6 @@
 package memretrieve
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -110,11 +109,7 @@ func removeVectorsFrom(path string, keys map[contentKey]bool) (int, error) {
 	for pos := 0; pos < len(data); {
 		payload, n := frameAt(data[pos:])
 		if n == 0 {
-			next := bytes.Index(data[pos+1:], []byte(recMagic))
-			if next < 0 {
-				break
-			}
-			pos += 1 + next
+			pos = resync(data, pos)
 			continue
 		}
 		record := data[pos : pos+n]
