@@ -1,16 +1,22 @@
-// Command consumercheck checks that forgemem's library modules can be used
-// the way a stranger uses them after `go get`: it publishes every module of
-// the workspace except tools from the working tree into a module proxy on
-// disk, at the version the modules require of each other (v0.1.0 …), then,
-// in a temporary folder outside the repository, with GOWORK=off, no replace
-// directive and an empty module cache, builds and runs two consumers
-// (testdata/):
+// Command consumercheck checks that forgemem's modules can be used the way
+// a stranger uses them after `go get` and `go install`: it publishes every
+// module of the workspace except tools from the working tree into a module
+// proxy on disk, at the version the modules require of each other (v0.1.0
+// …), then, in a temporary folder outside the repository, with GOWORK=off,
+// no replace directive and an empty module cache, builds and runs two
+// consumers (testdata/):
 //
 //   - memcore-only imports memcore alone: its build list must have no
 //     provider module and no provider SDK (go-openai, genai);
 //   - retrieve-openai imports memcore, memretrieve and providers/openai: its
 //     build list must have nothing of the Gemini provider (providers/gemini,
-//     genai).
+//     genai);
+//
+// and installs the forgemem command with go install
+// github.com/forgemem/forgemem/cmd/forgemem@VERSION, runs `forgemem demo`
+// with it, and checks with go version -m that no development harness (the
+// benchmark peer chromem-go, the assembly generator avo, the tools module,
+// the conformance suites) is built into it.
 //
 // Third-party modules come from the local module cache when it has them
 // (scripts/test runs this after the other checks, which fill it), and from
@@ -19,9 +25,13 @@
 // Usage:
 //
 //	go run ./tools/cmd/consumercheck [-v] [-keep DIR] [-fallback PROXIES]
+//	go run ./tools/cmd/consumercheck -publish DIR
 //
 // -v prints every build list; -keep leaves the proxy and the consumers in
 // DIR for a look; -fallback replaces the proxies tried after ours.
+// -publish only publishes the modules into a proxy at DIR and prints its
+// GOPROXY entry (file://DIR): scripts/test builds the command's module
+// alone (GOWORK=off) against it.
 // scripts/test runs it. It exits 1, printing each failing consumer's build
 // list, when a check fails.
 package main
@@ -83,6 +93,23 @@ func consumers() ([]consumercheck.Consumer, error) {
 	}, nil
 }
 
+// commands are the published commands, installed with go install.
+var commands = []consumercheck.Command{{
+	Package: repo + "cmd/forgemem",
+	Runs:    [][]string{{"demo"}, {"--version"}},
+	Forbid: []string{
+		repo + "tools/...",
+		repo + "conformance/...",
+		"github.com/philippgille/chromem-go/...",
+		"github.com/mmcloughlin/avo/...",
+		"golang.org/x/mod/...",
+	},
+}}
+
+// unpublished are the workspace modules that are neither published nor
+// tagged: the development tools.
+var unpublished = []string{repo + "tools"}
+
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "consumercheck:", err)
@@ -96,11 +123,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	verbose := fset.Bool("v", false, "print every consumer's build list")
 	keep := fset.String("keep", "", "make the proxy, module cache and consumers in this folder and leave them there")
 	fallback := fset.String("fallback", "", "proxies tried after ours, as in GOPROXY (default: the local module cache's download folder, then https://proxy.golang.org)")
+	publish := fset.String("publish", "", "only publish the modules into a module proxy in this folder and print its GOPROXY entry")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
 	if fset.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (usage: consumercheck [-v] [-keep DIR] [-fallback PROXIES])", fset.Args())
+		return fmt.Errorf("unexpected arguments %q (usage: consumercheck [-v] [-keep DIR] [-fallback PROXIES] | -publish DIR)", fset.Args())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -111,6 +139,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	root, err := findRoot(wd)
 	if err != nil {
+		return err
+	}
+	if *publish != "" {
+		dir, err := filepath.Abs(*publish)
+		if err != nil {
+			return err
+		}
+		pub, err := consumercheck.Publish(root, dir, unpublished)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "file://%s\n", filepath.ToSlash(pub.Dir))
 		return err
 	}
 	if *fallback == "" {
@@ -126,8 +166,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	_, err = consumercheck.Run(ctx, consumercheck.Config{
 		Root:        root,
-		Unpublished: []string{repo + "tools"},
+		Unpublished: unpublished,
 		Consumers:   cs,
+		Commands:    commands,
 		Fallback:    *fallback,
 		Log:         stdout,
 		Verbose:     *verbose,

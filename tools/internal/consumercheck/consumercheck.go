@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -60,6 +61,9 @@ type Config struct {
 	Unpublished []string
 	// Consumers are built, checked and run in order.
 	Consumers []Consumer
+	// Commands are installed, run and checked in order, after the
+	// consumers.
+	Commands []Command
 	// Fallback is the rest of GOPROXY after the proxy of the published
 	// modules, where third-party modules come from: a comma-separated list
 	// of proxies, as in GOPROXY. Empty means "off".
@@ -86,10 +90,81 @@ type Result struct {
 	// BuildLists maps each consumer's name to its build list, one
 	// "path version" line per module, the consumer itself first.
 	BuildLists map[string][]string
+	// Binaries maps each command's package to the modules built into it
+	// (go version -m), one "path version" line each, its own module first.
+	Binaries map[string][]string
 }
 
-// Run publishes the workspace's library modules and checks every consumer.
-// The error lists every failing check, each with the consumer's build list.
+// Command is a command of a published module, installed the way a
+// stranger installs it: go install PACKAGE@VERSION.
+type Command struct {
+	// Package is the command's package path, for example
+	// github.com/forgemem/forgemem/cmd/forgemem.
+	Package string
+	// Runs are the command lines the installed binary runs, each in a new
+	// empty folder with HOME pointing at another; each must exit 0.
+	Runs [][]string
+	// Forbid lists the modules that must not be built into the binary (as
+	// go version -m lists them): a module path, or a path followed by
+	// "/..." for that path and every module path under it.
+	Forbid []string
+}
+
+// Published is a module proxy on disk holding the workspace's published
+// modules, as [Publish] made it.
+type Published struct {
+	// Dir is the proxy's root folder: GOPROXY=file://Dir serves it.
+	Dir string
+	// Version is the version every module was published at.
+	Version string
+	// Modules lists the published module paths.
+	Modules []string
+	// GoVersion is the highest go directive of the published modules.
+	GoVersion string
+}
+
+// Publish writes every workspace module of root except the unpublished
+// ones from the working tree into a module proxy at dir (replacing what
+// dir held), at the version the modules require of each other.
+func Publish(root, dir string, unpublished []string) (*Published, error) {
+	mods, err := LoadWorkspace(root)
+	if err != nil {
+		return nil, err
+	}
+	version, err := ReleaseVersion(mods)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range unpublished {
+		if !slices.ContainsFunc(mods, func(m WorkModule) bool { return m.Path == u }) {
+			return nil, fmt.Errorf("unpublished module %s is not in %s/go.work", u, root)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	pub := &Published{Dir: dir, Version: version}
+	now := time.Now()
+	for _, m := range mods {
+		if slices.Contains(unpublished, m.Path) {
+			continue
+		}
+		if err := modproxy.Write(dir, modproxy.Module{Path: m.Path, Version: version, Dir: m.Dir, Time: now}); err != nil {
+			return nil, err
+		}
+		pub.Modules = append(pub.Modules, m.Path)
+		if v, err := goDirective(m.Dir); err != nil {
+			return nil, err
+		} else if pub.GoVersion == "" || semver.Compare("v"+v, "v"+pub.GoVersion) > 0 {
+			pub.GoVersion = v
+		}
+	}
+	return pub, nil
+}
+
+// Run publishes the workspace's library modules and checks every consumer
+// and command. The error lists every failing check, each with the
+// consumer's build list or the command's modules.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	logf := func(format string, args ...any) {
 		if cfg.Log != nil {
@@ -104,16 +179,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	version, err := ReleaseVersion(mods)
-	if err != nil {
-		return nil, err
-	}
-
-	for _, u := range cfg.Unpublished {
-		if !slices.ContainsFunc(mods, func(m WorkModule) bool { return m.Path == u }) {
-			return nil, fmt.Errorf("unpublished module %s is not in %s/go.work", u, cfg.Root)
-		}
-	}
 
 	work := cfg.KeepDir
 	if work == "" {
@@ -127,31 +192,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if work, err = filepath.Abs(work); err != nil {
 		return nil, err
 	}
-	proxy := filepath.Join(work, "proxy")
-	if err := os.RemoveAll(proxy); err != nil {
+	pub, err := Publish(cfg.Root, filepath.Join(work, "proxy"), cfg.Unpublished)
+	if err != nil {
 		return nil, err
 	}
-
-	res := &Result{Version: version, BuildLists: map[string][]string{}}
+	version := pub.Version
 	published := map[string]bool{}
-	var goVersion string
-	now := time.Now()
-	for _, m := range mods {
-		if slices.Contains(cfg.Unpublished, m.Path) {
-			continue
-		}
-		if err := modproxy.Write(proxy, modproxy.Module{Path: m.Path, Version: version, Dir: m.Dir, Time: now}); err != nil {
-			return nil, err
-		}
-		published[m.Path] = true
-		res.Published = append(res.Published, m.Path)
-		if v, err := goDirective(m.Dir); err != nil {
-			return nil, err
-		} else if goVersion == "" || semver.Compare("v"+v, "v"+goVersion) > 0 {
-			goVersion = v
-		}
+	for _, m := range pub.Modules {
+		published[m] = true
 	}
-	logf("published %d modules at %s from the working tree into %s", len(res.Published), version, proxy)
+	res := &Result{Version: version, Published: pub.Modules, BuildLists: map[string][]string{}, Binaries: map[string][]string{}}
+	logf("published %d modules at %s from the working tree into %s", len(res.Published), version, pub.Dir)
 
 	known, err := knownSums(cfg.Root, mods)
 	if err != nil {
@@ -165,32 +216,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := removeModCache(modcache); err != nil {
 		return nil, err
 	}
-	fallback := cfg.Fallback
-	if fallback == "" {
-		fallback = "off"
-	}
-	env := append(os.Environ(),
-		"GO111MODULE=on",
-		"GOWORK=off", // outside the repository anyway; never a workspace
-		"GOFLAGS=-mod=mod -modcacherw",
-		"GOMODCACHE="+modcache,
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+","+fallback,
-		"GOPRIVATE=", "GONOPROXY=", "GOINSECURE=",
-		// Our modules are not in the public checksum database (they are
-		// not tagged yet, and these zips come from the working tree), and
-		// a checksum database needs the network, which CI may not have.
-		// So checksums are not looked up; instead every third-party line
-		// the consumer's go.sum gets must already be in one of the
-		// repository's go.sum files (checked below), which were verified
-		// when they were written.
-		"GOSUMDB=off", "GONOSUMDB=",
-		"GOTOOLCHAIN=local", // never download another toolchain
-	)
+	env := Env(pub, cfg.Fallback, modcache)
 
 	var failures []error
 	for _, c := range cfg.Consumers {
 		start := time.Now()
-		list, err := checkConsumer(ctx, goCmd, env, filepath.Join(work, "consumers", c.Name), c, version, goVersion, published, known)
+		list, err := checkConsumer(ctx, goCmd, env, filepath.Join(work, "consumers", c.Name), c, version, pub.GoVersion, published, known)
 		if list != nil {
 			res.BuildLists[c.Name] = list
 		}
@@ -205,6 +236,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			logf("%s", indent(list))
 		}
 	}
+	for _, c := range cfg.Commands {
+		start := time.Now()
+		deps, err := checkCommand(ctx, goCmd, env, filepath.Join(work, "commands"), c, version, published)
+		if deps != nil {
+			res.Binaries[c.Package] = deps
+		}
+		if err != nil {
+			failures = append(failures, fmt.Errorf("command %s: %w\n  modules built in (go version -m):\n%s", c.Package, err, indent(deps)))
+			logf("%s: FAIL (%s)", c.Package, time.Since(start).Round(time.Millisecond))
+			continue
+		}
+		logf("%s: installs with go install …@%s, runs %d command lines, and its %d modules have none of %s (%s)",
+			c.Package, version, len(c.Runs), len(deps), strings.Join(c.Forbid, ", "), time.Since(start).Round(time.Millisecond))
+		if cfg.Verbose {
+			logf("%s", indent(deps))
+		}
+	}
 	if err := removeModCache(modcache); err != nil && len(failures) == 0 {
 		return nil, err
 	}
@@ -212,6 +260,118 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, errors.Join(failures...)
 	}
 	return res, nil
+}
+
+// Env returns the environment of a go command that builds against pub as a
+// stranger would: module mode, no workspace, the module cache modcache, the
+// published modules from pub's proxy and everything else from fallback (a
+// GOPROXY list; empty means "off"), no checksum database and no toolchain
+// download.
+func Env(pub *Published, fallback, modcache string) []string {
+	if fallback == "" {
+		fallback = "off"
+	}
+	return append(os.Environ(),
+		"GO111MODULE=on",
+		"GOWORK=off", // outside the repository anyway; never a workspace
+		"GOFLAGS=-mod=mod -modcacherw",
+		"GOMODCACHE="+modcache,
+		"GOPROXY=file://"+filepath.ToSlash(pub.Dir)+","+fallback,
+		"GOPRIVATE=", "GONOPROXY=", "GOINSECURE=",
+		// Our modules are not in the public checksum database (they are
+		// not tagged yet, and these zips come from the working tree), and
+		// a checksum database needs the network, which CI may not have.
+		// So checksums are not looked up; instead every third-party line
+		// a consumer's go.sum gets must already be in one of the
+		// repository's go.sum files (checked by Run), which were verified
+		// when they were written.
+		"GOSUMDB=off", "GONOSUMDB=",
+		"GOTOOLCHAIN=local", // never download another toolchain
+	)
+}
+
+// checkCommand installs c's package from the proxy into dir/bin, runs its
+// command lines and checks the modules built into it. It returns those
+// modules ("path version" lines) whenever go version -m could list them.
+func checkCommand(ctx context.Context, goCmd string, env []string, dir string, c Command, version string, published map[string]bool) ([]string, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return nil, err
+	}
+	modPath := ""
+	for m := range published {
+		if (c.Package == m || strings.HasPrefix(c.Package, m+"/")) && len(m) > len(modPath) {
+			modPath = m
+		}
+	}
+	if modPath == "" {
+		return nil, fmt.Errorf("%s is in no published module of the workspace", c.Package)
+	}
+	run := func(dir string, env []string, name string, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		cmd.Env = env
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		cmd.Stderr = &out
+		if err := cmd.Run(); err != nil {
+			return out.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, indent(strings.Split(strings.TrimRight(out.String(), "\n"), "\n")))
+		}
+		return out.String(), nil
+	}
+	// go install PACKAGE@VERSION refuses a module whose go.mod has replace
+	// directives: this is where a published command proves it has none.
+	installEnv := append(slices.Clone(env), "GOBIN="+bin)
+	if _, err := run(dir, installEnv, goCmd, "install", c.Package+"@"+version); err != nil {
+		return nil, err
+	}
+	exe := filepath.Join(bin, path.Base(c.Package))
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	out, err := run(dir, env, goCmd, "version", "-m", exe)
+	if err != nil {
+		return nil, err
+	}
+	var deps []string
+	var problems []error
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 3 || (fields[0] != "dep" && fields[0] != "mod" && fields[0] != "=>") {
+			continue
+		}
+		deps = append(deps, fields[1]+" "+fields[2])
+		if fields[0] == "=>" {
+			problems = append(problems, fmt.Errorf("it was built with a replacement: %s", strings.TrimSpace(line)))
+		}
+		for _, f := range c.Forbid {
+			if matches(f, fields[1]) {
+				problems = append(problems, fmt.Errorf("it has %s built in, which it must not (forbidden: %s)", fields[1], f))
+			}
+		}
+	}
+	if want := modPath + " " + version; !slices.Contains(deps, want) {
+		problems = append(problems, fmt.Errorf("go version -m should list %q, as published", want))
+	}
+	if len(problems) > 0 {
+		return deps, errors.Join(problems...)
+	}
+	for i, args := range c.Runs {
+		runDir := filepath.Join(dir, fmt.Sprintf("run-%d", i+1))
+		home := filepath.Join(dir, fmt.Sprintf("home-%d", i+1))
+		for _, d := range []string{runDir, home} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return deps, err
+			}
+		}
+		if _, err := run(runDir, append(slices.Clone(env), "HOME="+home), exe, args...); err != nil {
+			return deps, err
+		}
+	}
+	return deps, nil
 }
 
 // checkConsumer builds, lists and runs one consumer in dir. It returns the

@@ -285,3 +285,82 @@ func TestRunRejectsAnUnknownUnpublishedModule(t *testing.T) {
 		t.Fatalf("Run = %v, want an error naming the unknown unpublished module", err)
 	}
 }
+
+// A command module published beside the library modules installs with go
+// install …@VERSION and runs; one with replace directives does not (go
+// install refuses it), and a forbidden module built into the binary fails
+// the check with the binary's module list.
+func TestRunInstallsCommands(t *testing.T) {
+	root := miniWorkspace(t)
+	const toolPath = "example.com/FM/tool"
+	writeTree(t, root, map[string]string{
+		"go.work":     "go 1.24\n\nuse (\n\t./core\n\t./heavy\n\t./cmd\n\t./tool\n)\n",
+		"tool/go.mod": "module " + toolPath + "\n\ngo 1.24\n\nrequire " + heavyPath + " v0.3.0\n",
+		"tool/main.go": "package main\n\nimport (\n\t\"os\"\n\n\t\"" + heavyPath + "\"\n)\n\n" +
+			"func main() {\n\tif len(os.Args) > 1 && os.Args[1] == \"fail\" {\n\t\tos.Exit(4)\n\t}\n\tprintln(heavy.Double())\n}\n",
+	})
+	tests := []struct {
+		name    string
+		command Command
+		errs    []string // empty: it passes
+	}{
+		{"installs and runs", Command{Package: toolPath, Runs: [][]string{{}, {"twice"}}, Forbid: []string{"example.com/FM/cmd"}}, nil},
+		{"a run fails", Command{Package: toolPath, Runs: [][]string{{"fail"}}}, []string{"command example.com/FM/tool: ", "exit status 4"}},
+		{"a forbidden module is built in", Command{Package: toolPath, Forbid: []string{corePath}},
+			[]string{"it has example.com/FM/core built in, which it must not (forbidden: example.com/FM/core)", "    example.com/FM/tool v0.3.0\n    example.com/FM/core v0.3.0"}},
+		{"replace directives", Command{Package: cmdPath}, []string{"command example.com/FM/cmd: ", "replace directives"}},
+		{"not published", Command{Package: "example.com/other/x"}, []string{"example.com/other/x is in no published module"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Run(context.Background(), Config{Root: root, Commands: []Command{tt.command}})
+			if len(tt.errs) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Binaries[toolPath]; len(got) < 3 || got[0] != toolPath+" v0.3.0" {
+					t.Errorf("Binaries[tool] = %q, want the tool's module first, then its dependencies", got)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Run passed")
+			}
+			for _, want := range tt.errs {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not contain %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+// Publish writes the modules into a proxy the go command can read, at the
+// release version, and nothing of an unpublished module.
+func TestPublish(t *testing.T) {
+	root := miniWorkspace(t)
+	dir := filepath.Join(t.TempDir(), "proxy")
+	pub, err := Publish(root, dir, []string{cmdPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.Version != "v0.3.0" || pub.GoVersion != "1.24" || !slices.Equal(pub.Modules, []string{corePath, heavyPath}) {
+		t.Errorf("Publish = %+v", pub)
+	}
+	for _, p := range []string{corePath, heavyPath} {
+		vdir, err := modproxy.VersionDir(dir, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(vdir, "v0.3.0.zip")); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	vdir, err := modproxy.VersionDir(dir, cmdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(vdir); err == nil {
+		t.Errorf("the unpublished %s is in the proxy", cmdPath)
+	}
+}

@@ -1,21 +1,20 @@
-// Package madialbench holds the English data of the MADial-Bench benchmark
-// (NAACL 2025; MIT licence, source and commit in README.md beside this
-// file), the one copy in the repository: the memories and dialogues that
-// forgemem eval --madial converts into an evaluation dataset and membench
-// embeds as real text, and the benchmark authors' top-20 rankings that the
-// evaluation's tests score to check its metrics against the published
-// figures.
+// Package madialbench finds the English data of the MADial-Bench benchmark
+// (NAACL 2025; MIT licence, source and commit in the README beside the
+// data) in the repository: the memories and dialogues that membench embeds
+// as real text. The repository's one copy is the test data of forgemem
+// eval (cmd/forgemem/internal/eval/testdata/madial), which converts it
+// into an evaluation dataset (forgemem eval --madial) and scores the
+// benchmark authors' rankings in its tests.
 package madialbench
 
 import (
-	"embed"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 )
 
-//go:embed memory-en.jsonl dialogue-en.jsonl
-var data embed.FS
-
-// The files of FS.
+// The files of the folder [FS] returns.
 const (
 	// MemoryFile holds 160 lines, one memory each:
 	// {"<id>": {"time", "scene", "emotion", "event"}}.
@@ -25,6 +24,26 @@ const (
 	DialogueFile = "dialogue-en.jsonl"
 )
 
-// FS returns the memory and dialogue files, MemoryFile and DialogueFile, at
-// its root: what eval.MADial reads.
-func FS() fs.FS { return data }
+// Dir is the data's folder relative to the repository root.
+const Dir = "cmd/forgemem/internal/eval/testdata/madial"
+
+// FS returns the data folder of the repository around the working
+// directory (the working directory or the nearest of its parents that
+// holds [Dir]), with [MemoryFile] and [DialogueFile] at its root.
+func FS() (fs.FS, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("madialbench: %w", err)
+	}
+	for d := wd; ; {
+		candidate := filepath.Join(d, filepath.FromSlash(Dir))
+		if _, err := os.Stat(filepath.Join(candidate, MemoryFile)); err == nil {
+			return os.DirFS(candidate), nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil, fmt.Errorf("madialbench: no %s/%s in %s or its parents: run inside a forgemem checkout", Dir, MemoryFile, wd)
+		}
+		d = parent
+	}
+}

@@ -256,7 +256,11 @@ func clustered(rng *rand.Rand, n, queries, dim, clusters int, spread float64) (d
 // limit > 0, only the first limit documents and the queries of as many
 // lines.
 func madialTexts(limit int) (docs, queries []string, err error) {
-	mem, err := fs.ReadFile(madialbench.FS(), madialbench.MemoryFile)
+	data, err := madialbench.FS()
+	if err != nil {
+		return nil, nil, err
+	}
+	mem, err := fs.ReadFile(data, madialbench.MemoryFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -272,7 +276,7 @@ func madialTexts(limit int) (docs, queries []string, err error) {
 			docs = append(docs, v.Event)
 		}
 	}
-	dia, err := fs.ReadFile(madialbench.FS(), madialbench.DialogueFile)
+	dia, err := fs.ReadFile(data, madialbench.DialogueFile)
 	if err != nil {
 		return nil, nil, err
 	}

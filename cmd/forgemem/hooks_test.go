@@ -1,0 +1,491 @@
+//go:build unix
+
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
+	"github.com/forgemem/forgemem/memcapture"
+)
+
+// Claude Code's hooks, played with the built binary the way Claude Code
+// runs them: the recorded payloads of the three events on stdin, the
+// session's transcript in Claude Code's format, the hook's exit code,
+// stdout and stderr.
+
+// fixtures are the recorded hook payloads and the transcript.
+var fixtures = filepath.Join("internal", "claudecode", "testdata")
+
+// transcriptMarkers are in the fixture transcript only where nothing may
+// reach a model: before the last compaction, the compaction's summary,
+// meta lines, slash commands, thinking, tool calls and results, a
+// sidechain, a queued prompt, a truncated line, a system line.
+var transcriptMarkers = []string{
+	"BEFORE-COMPACTION-MARKER", "COMPACT-SUMMARY-MARKER", "META-MARKER", "COMMAND-OUTPUT-MARKER",
+	"THINKING-MARKER", "TOOL-INPUT-MARKER", "TOOL-OUTPUT-MARKER", "TOOL-ERROR-MARKER", "SIDECHAIN-MARKER",
+	"QUEUE-MARKER", "TRUNCATED-MARKER", "SYSTEM-MARKER",
+}
+
+// transcript copies the fixture transcript into a Claude Code projects
+// folder of the world's home, as a session's transcript.
+func (w *world) transcript() string {
+	w.t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixtures, "transcript.jsonl"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	path := filepath.Join(w.home, ".claude", "projects", "-home-dev-shop", "3f2a9c1e-7b4d-4c2a-9e8f-1a2b3c4d5e6f.jsonl")
+	writeFile(w.t, path, string(data))
+	return path
+}
+
+// payload is a recorded hook payload with the session's folder and
+// transcript.
+func (w *world) payload(event, dir, transcript string) string {
+	w.t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixtures, "hooks", event+".json"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(data, &in); err != nil {
+		w.t.Fatal(err)
+	}
+	in["cwd"], in["transcript_path"] = dir, transcript
+	out, _ := json.Marshal(in)
+	return string(out)
+}
+
+// hook runs `forgemem hook claude-code` as Claude Code does; a worker it
+// starts waits a moment only for more captures.
+func (w *world) hook(dir, payload string) (stdout, stderr string, code int) {
+	w.t.Helper()
+	return w.run(dir, payload, "hook", "claude-code", "--worker-idle=50ms")
+}
+
+// gate holds the classifier's answers: each classifier request is sent
+// on arrived, and while hold is set it waits for release.
+type gate struct {
+	arrived chan fakeopenai.ChatRequest
+	release chan struct{}
+	hold    atomic.Bool
+	once    sync.Once
+}
+
+// gatedWorld is a world whose classifier the gate holds; the gate is let
+// go before the server stops.
+func gatedWorld(t *testing.T, rules ...remember) (*world, *gate) {
+	t.Helper()
+	g := &gate{arrived: make(chan fakeopenai.ChatRequest, 16), release: make(chan struct{})}
+	g.hold.Store(true)
+	m := &model{t: t, rules: rules}
+	w := newWorldWith(t, func(req fakeopenai.ChatRequest) string {
+		if req.SchemaName == memcapture.ClassifierSchemaName {
+			g.arrived <- req
+			if g.hold.Load() {
+				<-g.release
+			}
+		}
+		return m.reply(req)
+	})
+	t.Cleanup(g.open) // before the server's Close, which waits for its handlers
+	return w, g
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
+
+// stuckAfter bounds a wait on another process, so that a broken worker
+// fails the test with a message rather than hanging it.
+const stuckAfter = 2 * time.Minute
+
+// next returns the next classifier request to arrive.
+func (g *gate) next(t *testing.T) fakeopenai.ChatRequest {
+	t.Helper()
+	select {
+	case req := <-g.arrived:
+		return req
+	case <-time.After(stuckAfter):
+		t.Fatalf("no classifier request came in %s: the capture worker did not run", stuckAfter)
+		return fakeopenai.ChatRequest{}
+	}
+}
+
+// spoolDir is the capture queue of a repository.
+func spoolDir(repo string) string { return filepath.Join(repo, ".forge", "memory", spool.DirName) }
+
+// waitWorkerGone blocks until no process holds the queue's worker lock:
+// the worker has finished and exited (or was killed).
+func waitWorkerGone(t *testing.T, repo string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(spoolDir(repo), "worker.lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	locked := make(chan error, 1)
+	go func() { locked <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-locked:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(stuckAfter):
+		t.Fatalf("the capture worker still holds the queue after %s", stuckAfter)
+	}
+}
+
+// entries lists the queue's waiting entries.
+func entries(t *testing.T, repo string) []spool.Item {
+	t.Helper()
+	sp, err := spool.OpenExisting(filepath.Join(repo, ".forge", "memory"))
+	if err != nil || sp == nil {
+		t.Fatalf("no queue: %v", err)
+	}
+	items, err := sp.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+// stats is `forgemem stats --json`.
+func (w *world) stats(dir string) (st struct {
+	Pending  int    `json:"pending_captures"`
+	Reason   string `json:"pending_reason"`
+	Triggers []struct {
+		Name  string
+		Count int
+	}
+}) {
+	w.t.Helper()
+	if err := json.Unmarshal([]byte(w.ok(dir, "", "stats", "--json")), &st); err != nil {
+		w.t.Fatal(err)
+	}
+	return st
+}
+
+// errorsRule is what the fixture's session teaches.
+var errorsRule = remember{when: "wrap errors with %w", scope: "repo", category: "project-conventions",
+	content: "Errors are wrapped with %w and a verb phrase; callers check them with errors.Is."}
+
+// UserPromptSubmit prints the recalled block in exactly the shape Claude
+// Code accepts, and nothing when nothing is relevant; the hypothesis
+// model sees no tool content of the transcript.
+func TestHookUserPromptSubmit(t *testing.T) {
+	w := newWorld(t)
+	repo := w.repo("shop")
+	transcript := w.transcript()
+	payload := w.payload("user_prompt_submit", repo, transcript)
+
+	out, errOut, code := w.hook(repo, payload)
+	if code != 0 || out != "" || errOut != "" {
+		t.Errorf("with no memories: exit %d, stdout %q, stderr %q; want 0 and nothing", code, out, errOut)
+	}
+
+	w.ok(repo, "", "remember", "Package store looks users up by id and by email; lookups return ErrNotFound wrapped with %w.",
+		"--scope", "repo", "--category", "project-conventions")
+	out, errOut, code = w.hook(repo, payload)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var got struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields() // Claude Code refuses unknown keys
+	if err := dec.Decode(&got); err != nil || dec.More() {
+		t.Fatalf("stdout is not exactly one hook output: %v\n%s", err, out)
+	}
+	if got.HookSpecificOutput.HookEventName != "UserPromptSubmit" {
+		t.Errorf("hookEventName = %q", got.HookSpecificOutput.HookEventName)
+	}
+	contains(t, "additionalContext", got.HookSpecificOutput.AdditionalContext, "<recalled_memories>", "looks users up by id and by email")
+
+	reqs := w.srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no hypothesis request")
+	}
+	for _, req := range reqs {
+		contains(t, "the hypothesis request", req.Text(), "Add a lookup by email to package store")
+		for _, m := range transcriptMarkers {
+			if strings.Contains(req.Text(), m) {
+				t.Errorf("%s reached the %s request", m, req.SchemaName)
+			}
+		}
+	}
+}
+
+// Stop and PreCompact queue a capture and return while the classifier is
+// still stuck on it; the worker they start runs the pass after they are
+// gone, sees only the user's and the agent's text since the compaction,
+// and writes the memory with the event's trigger.
+func TestHookStopAndPreCompactCaptureOffThePath(t *testing.T) {
+	for _, tt := range []struct{ event, trigger string }{{"stop", "cadence"}, {"pre_compact", "compaction"}} {
+		t.Run(tt.event, func(t *testing.T) {
+			w, g := gatedWorld(t, errorsRule)
+			repo := w.repo("shop")
+			payload := w.payload(tt.event, repo, w.transcript())
+			start := time.Now()
+			out, errOut, code := w.hook(repo, payload)
+			elapsed := time.Since(start)
+			// The hook has exited; the classifier cannot have answered: the
+			// gate holds it until the test lets it go.
+			if code != 0 || out != "" || errOut != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			// It returned without waiting on the stuck classifier. How long
+			// it took is logged, not asserted: on a loaded machine a
+			// process's start alone varies too much to bound.
+			t.Logf("the %s hook returned in %v with the classifier stuck", tt.event, elapsed)
+			if items := entries(t, repo); len(items) != 1 || string(items[0].Kind) != tt.trigger {
+				t.Fatalf("queued %+v, want one %s entry", items, tt.trigger)
+			}
+			req := g.next(t) // the worker's pass is waiting for the classifier
+			contains(t, "the classifier request", req.Text(), "wrap errors with %w and a verb phrase",
+				"I'll look at how package store compares errors first.", "This screenshot shows the failing test in CI.",
+				"Done: package store wraps errors with %w now")
+			for _, m := range transcriptMarkers {
+				if strings.Contains(req.Text(), m) {
+					t.Errorf("%s reached the classifier", m)
+				}
+			}
+			if st := w.stats(repo); st.Pending != 1 || !strings.Contains(st.Reason, "is running them") {
+				t.Errorf("stats while the pass runs: %+v", st)
+			}
+			g.open()
+			waitWorkerGone(t, repo)
+			if items := entries(t, repo); len(items) != 0 {
+				t.Errorf("left in the queue: %+v", items)
+			}
+			list := w.ok(repo, "", "list", "--json")
+			contains(t, "the memories", list, "Errors are wrapped with %w and a verb phrase", `"trigger": "`+tt.trigger+`"`,
+				`"session_id": "3f2a9c1e-7b4d-4c2a-9e8f-1a2b3c4d5e6f"`)
+			if st := w.stats(repo); st.Pending != 0 || st.Reason != "" {
+				t.Errorf("stats after the worker: %+v", st)
+			}
+		})
+	}
+}
+
+// A worker killed with SIGKILL in the middle of a pass leaves its entry;
+// the next worker runs it, and the memory is written exactly once, even
+// when the session's next turn queues the same conversation again.
+func TestQueuedCaptureSurvivesAKilledWorker(t *testing.T) {
+	w, g := gatedWorld(t, errorsRule)
+	repo := w.repo("shop")
+	transcript := w.transcript()
+	if _, errOut, code := w.hook(repo, w.payload("stop", repo, transcript)); code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	g.next(t) // mid-pass: the classifier has the request and has not answered
+	sp, err := spool.OpenExisting(filepath.Join(repo, ".forge", "memory"))
+	if err != nil || sp == nil {
+		t.Fatal(err)
+	}
+	pid, held, err := sp.Holder()
+	if err != nil || !held || pid <= 0 {
+		t.Fatalf("Holder = %d, %v, %v; want the worker", pid, held, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitWorkerGone(t, repo) // the system released the dead worker's lock
+	if items := entries(t, repo); len(items) != 1 {
+		t.Fatalf("after the kill the queue holds %+v, want the entry", items)
+	}
+	if st := w.stats(repo); st.Pending != 1 || !strings.Contains(st.Reason, "no capture worker is running") {
+		t.Errorf("stats after the kill: %+v", st)
+	}
+
+	g.hold.Store(false) // the classifier answers from now on
+	out := w.ok(repo, "", "worker")
+	contains(t, "forgemem worker", out, "Ran 1 capture pass: 1 memory written.")
+	g.next(t)
+	if items := entries(t, repo); len(items) != 0 {
+		t.Errorf("left in the queue: %+v", items)
+	}
+
+	// The next turn queues the same conversation: the pass writes nothing new.
+	if _, errOut, code := w.hook(repo, w.payload("stop", repo, transcript)); code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	g.next(t)
+	waitWorkerGone(t, repo)
+	list := w.ok(repo, "", "list", "--json")
+	if n := strings.Count(list, `"content": "Errors are wrapped with %w and a verb phrase`); n != 1 {
+		t.Errorf("the memory is written %d times, want once:\n%s", n, list)
+	}
+}
+
+// Whatever goes wrong, the hook exits 0 with one line on stderr and
+// nothing on stdout: the agent's turn is never broken by memory.
+func TestHookFailuresNeverBreakTheTurn(t *testing.T) {
+	w := newWorld(t)
+	repo := w.repo("shop")
+	transcript := w.transcript()
+	badConfig := w.repo("bad-config")
+	writeFile(t, filepath.Join(badConfig, ".forge", "config.yaml"), "memory:\n  cadence_turns: 99\n")
+	tests := []struct {
+		name, dir, stdin, want string
+	}{
+		{"not JSON", repo, "this is not json", "not a Claude Code hook input"},
+		{"no event", repo, `{"session_id":"s"}`, "no hook_event_name"},
+		{"an event forgemem does not handle", repo, `{"hook_event_name":"PostToolUse","tool_name":"Bash"}`, "PostToolUse event is not one forgemem handles"},
+		{"a missing transcript", repo, w.payload("stop", repo, filepath.Join(repo, "gone.jsonl")), "nothing captured"},
+		{"a bad settings file", badConfig, w.payload("user_prompt_submit", badConfig, transcript), "cadence_turns"},
+		{"a bad settings file on Stop", badConfig, w.payload("stop", badConfig, transcript), "cadence_turns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := w.hook(tt.dir, tt.stdin)
+			if code != 0 || out != "" {
+				t.Errorf("exit %d, stdout %q; want 0 and nothing", code, out)
+			}
+			if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "forgemem hook claude-code: ") || !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q; want one line saying %q", errOut, tt.want)
+			}
+		})
+	}
+}
+
+// hook install adds the three hooks to the repository's settings, keeps
+// the rest, backs the file up, and changes nothing the second time; the
+// hooks run the binary by name only when it is the forgemem on PATH.
+func TestHookInstall(t *testing.T) {
+	w := newWorld(t)
+	repo := w.repo("shop")
+	settings := filepath.Join(repo, ".claude", "settings.json")
+	before := `{"permissions": {"allow": ["Bash(go test:*)"]}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}`
+	writeFile(t, settings, before)
+
+	out := w.ok(repo, "", "hook", "install", "claude-code")
+	abs, err := filepath.EvalSymlinks(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "hook install", out, "Added forgemem's hooks to "+settings+": UserPromptSubmit, Stop, PreCompact",
+		"The hooks run: "+abs+" hook claude-code", "not on your PATH", "claude mcp add forgemem -- "+abs+" mcp", `"mcpServers"`)
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "settings.json", string(data), `"command": "notify-send done"`, `"command": "`+abs+` hook claude-code"`, `"Bash(go test:*)"`)
+	if backup, _ := os.ReadFile(settings + ".bak"); string(backup) != before {
+		t.Errorf("backup %q", backup)
+	}
+	contains(t, "hook install again", w.ok(repo, "", "hook", "install", "claude-code"), "already in "+settings+"; nothing changed")
+	if again, _ := os.ReadFile(settings); !bytes.Equal(again, data) {
+		t.Error("installing again changed the file")
+	}
+
+	// With forgemem on PATH, by name, in the user's settings.
+	bin := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, filepath.Join(bin, "forgemem")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "hook", "install", "claude-code", "--user")
+	cmd.Dir = repo
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	res, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, res)
+	}
+	contains(t, "hook install --user", string(res), "Wrote "+filepath.Join(w.home, ".claude", "settings.json"), "The hooks run: forgemem hook claude-code",
+		"claude mcp add forgemem -- forgemem mcp")
+
+	if _, errOut, code := w.run(t.TempDir(), "", "hook", "install", "claude-code"); code != 2 || !strings.Contains(errOut, "--user") {
+		t.Errorf("outside a repository: exit %d, %s; want 2 and a hint at --user", code, errOut)
+	}
+}
+
+// forgemem mcp writes nothing but the protocol on stdout, and its message
+// on stderr; the end of its input, once it has answered, ends it.
+func TestMCPStdoutIsTheProtocolOnly(t *testing.T) {
+	w := newWorld(t)
+	repo := w.repo("shop")
+	requests := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_remember","arguments":{"content":"Prefers tabs.","scope":"user","category":"coding-preferences"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_show","arguments":{"id":"nope"}}}`,
+	}
+	cmd := exec.Command(binary, "mcp", "--verbose")
+	cmd.Dir = repo
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-test-e2e-key"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range requests {
+		if _, err := io.WriteString(stdin, r+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Read until every request is answered; every line must be JSON-RPC.
+	var all strings.Builder
+	answered := map[float64]bool{}
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for len(answered) < 4 && lines.Scan() {
+		line := lines.Text()
+		all.WriteString(line + "\n")
+		var msg struct {
+			JSONRPC string           `json:"jsonrpc"`
+			ID      *float64         `json:"id"`
+			Method  string           `json:"method"`
+			Result  json.RawMessage  `json:"result"`
+			Error   *json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" {
+			t.Errorf("stdout line is not JSON-RPC: %v\n%s", err, line)
+			continue
+		}
+		switch {
+		case msg.ID != nil && msg.Result != nil && msg.Error == nil:
+			answered[*msg.ID] = true
+		case msg.ID == nil && strings.HasPrefix(msg.Method, "notifications/"):
+		default:
+			t.Errorf("unexpected message: %s", line)
+		}
+	}
+	stdin.Close() // the client leaves
+	_, _ = io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("forgemem mcp after its client left: %v\n%s", err, stderr.String())
+	}
+	if len(answered) != 4 {
+		t.Errorf("answers to %v, want requests 1 to 4", answered)
+	}
+	contains(t, "stderr", stderr.String(), "forgemem mcp: serving the memories of")
+	contains(t, "the answers", all.String(), `"name":"memory_recall"`, "Remembered as mem_", `"isError":true`, "no memory has the id nope")
+}

@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) searchCommand() *cobra.Command {
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search <text>",
+		Short: "Search the memories, ranked as retrieval ranks them",
+		Long: `Search the memories that are not forgotten for text, best match first, with each one's
+id, score and content. The ranking is retrieval's own: the text is embedded with the
+configured embedding model and searched in the same vector index, and its words in the same
+lexical index, the two rankings fused (the score is 1 for first place in both; with
+memory.retrieval_lexical_weight 0 it is the cosine similarity).`,
+		Example: "  forgemem search \"database locking\"\n  forgemem search migrations --limit 3 --json",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 1 || limit > workspace.MaxSearchLimit {
+				return usagef("--limit %d is out of range, want 1–%d", limit, workspace.MaxSearchLimit)
+			}
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := ws.Search(cmd.Context(), strings.Join(args, " "), limit)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.out.json(res)
+			}
+			a.printHits(res)
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&limit, "limit", "n", 10, fmt.Sprintf("how many results, 1–%d", workspace.MaxSearchLimit))
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func (a *app) printHits(res *workspace.SearchResult) {
+	p := a.out
+	if len(res.Hits) == 0 {
+		p.println("No memory matches.")
+		return
+	}
+	for i, h := range res.Hits {
+		if i > 0 {
+			p.println()
+		}
+		m := h.Memory
+		line := fmt.Sprintf("%d. %.2f  %s  %s, version %d, %s", i+1, h.Score, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
+		if h.Matched != "" {
+			line += fmt.Sprintf(" (matched its earlier version %s)", shortID(h.Matched))
+		}
+		p.println(line)
+		p.println(indent(m.Content, "   "))
+	}
+}
+
+// readConversation reads a JSON Lines conversation from the file named by
+// args, or from stdin for none or "-".
+func (a *app) readConversation(args []string) ([]memcore.Message, error) {
+	var r io.Reader = a.env.Stdin
+	if len(args) == 1 && args[0] != "-" {
+		f, err := os.Open(args[0])
+		if errors.Is(err, fs.ErrNotExist) {
+			// Most likely the text itself was given (forgemem recall "how do
+			// we lock rows?"): say what the argument is.
+			return nil, fmt.Errorf("%w (the argument names a conversation file, JSON Lines; for a single message, pipe {\"role\": \"user\", \"content\": \"…\"} to standard input, or try forgemem search TEXT)", err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	return workspace.ReadConversation(r)
+}
+
+func (a *app) recallCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "recall [conversation.jsonl | -]",
+		Short: "Print the memories an agent would recall for a conversation",
+		Long: `Read a conversation as JSON Lines, one {"role": "user", "content": "…"} object per line
+(roles user, assistant, system, tool), from a file or stdin, and print the block of
+recalled memories an agent would add to its context for the next turn, as retrieval
+builds it with the settings. Nothing relevant prints nothing. Where memory is turned
+off (memory.enabled: false) nothing is recalled, and stderr says so.`,
+		Example: `  echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
+  forgemem recall session.jsonl`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			window, err := a.readConversation(args)
+			if err != nil {
+				return err
+			}
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := ws.Recall(cmd.Context(), window)
+			if errors.Is(err, workspace.ErrDisabled) {
+				fmt.Fprintf(a.env.Stderr, "forgemem recall: %v; nothing recalled\n", err)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if res.Injection != "" {
+				a.out.println(res.Injection)
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+// newSessionID returns a session id for memories written by hand.
+func newSessionID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "cli-" + hex.EncodeToString(b[:])
+}
+
+func (a *app) captureCommand() *cobra.Command {
+	var session string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "capture <conversation.jsonl | ->",
+		Short: "Run one capture pass over a conversation and print what it wrote",
+		Long: `Read a conversation as JSON Lines (as recall does; "-" reads stdin) and run one capture
+pass over it, as an agent's capture pipeline does after a turn: tool content is removed,
+the classifier model (memory.classifier_model) decides what is worth remembering, secrets
+are redacted, and the memories are written. It needs a real model (the openai or gemini
+provider); the fake provider has none.`,
+		Example: "  forgemem capture session.jsonl --provider openai\n  cat session.jsonl | forgemem capture -",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			window, err := a.readConversation(args)
+			if err != nil {
+				return err
+			}
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			if session == "" {
+				session = newSessionID()
+			}
+			res, err := ws.Capture(cmd.Context(), window, session)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.out.json(res)
+			}
+			a.printCaptured(res, len(window), session)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&session, "session", "", "the session id recorded in the memories (default: a new one)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func (a *app) printCaptured(res *workspace.CaptureResult, messages int, session string) {
+	p := a.out
+	switch {
+	case res.Empty:
+		p.println("Nothing to capture: the conversation has no user or assistant text once tool content is removed.")
+	case len(res.Written) == 0:
+		p.println("Nothing new worth remembering in this conversation (most conversations hold none).")
+	default:
+		p.printf("Captured %s from %s (session %s):\n", plural(len(res.Written), "memory", "memories"), plural(messages, "message", "messages"), session)
+		a.printWritten(res.Written)
+	}
+	if res.Duplicates > 0 {
+		p.printf("%s already remembered, not written again.\n", plural(res.Duplicates, "memory was", "memories were"))
+	}
+	if res.Redactions > 0 {
+		p.printf("Replaced %s with %s.\n", plural(res.Redactions, "secret", "secrets"), redact.Placeholder)
+	}
+}
+
+// printWritten lists memories just written, one per line.
+func (a *app) printWritten(ms []workspace.Memory) {
+	t := a.out.table()
+	for _, m := range ms {
+		v := fmt.Sprintf("version %d", m.Version)
+		if m.Supersedes != "" {
+			v += ", supersedes " + shortID(m.Supersedes)
+		}
+		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth))
+	}
+	t.Flush()
+}
+
+func (a *app) chatCommand() *cobra.Command {
+	var model string
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Chat with a model that remembers across sessions (a minimal agent)",
+		Long: `A minimal terminal agent with long-term memory, and the reference for wiring forgemem
+into an agent loop: before each reply it recalls memories for the conversation and adds
+them to the request; after each reply it hands the conversation to capture, which
+decides in the background what is worth remembering. Type a message and Enter; end with
+/exit or end of input (Ctrl-D). It needs a real model (openai or gemini).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			return a.chat(cmd.Context(), ws, model)
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", "the model that answers (default: memory.classifier_model)")
+	return cmd
+}
+
+// chat runs the conversation loop: read a line, answer it, repeat.
+func (a *app) chat(ctx context.Context, ws *workspace.Workspace, model string) error {
+	session := newSessionID()
+	c, err := ws.StartChat(ctx, workspace.ChatOptions{Model: model, SessionID: session})
+	if err != nil {
+		return err
+	}
+	p, interactive := a.out, a.env.IsTerminal(a.env.Stdout)
+	if c.RetrievalOff != "" {
+		fmt.Fprintf(a.env.Stderr, "forgemem chat: nothing will be recalled: %s\n", c.RetrievalOff)
+	}
+	lines, readErr := readLines(ctx, a.env.Stdin)
+	var turnErr error
+	eof := false
+	for {
+		if interactive {
+			p.printf("%s ", p.bold("you>"))
+		}
+		var text string
+		select {
+		case line, open := <-lines:
+			text, eof = strings.TrimSpace(line), !open
+		case <-ctx.Done(): // Ctrl-C: stop reading, let capture finish
+		}
+		if eof || ctx.Err() != nil || text == "/exit" {
+			break
+		}
+		if text == "" {
+			continue
+		}
+		reply, err := c.Send(ctx, text)
+		if err != nil {
+			turnErr = err
+			break
+		}
+		for i, r := range reply.Recalled.Memories {
+			m := r.Memory.Meta
+			p.println(p.dim(fmt.Sprintf("  recalled [%d] %s/%s: %s", i+1, m.Scope, m.Category, clip(r.Memory.Title(), titleWidth))))
+		}
+		p.printf("%s %s\n", p.bold("assistant>"), reply.Text)
+	}
+	// Capture may still be classifying the last turn: let it finish.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	st, err := c.Close(cctx)
+	if turnErr == nil && eof {
+		turnErr = readErr() // the reader is done: the channel was closed
+	}
+	if err := errors.Join(turnErr, err); err != nil {
+		return err
+	}
+	if st.MemoriesWritten > 0 {
+		p.printf("Capture wrote %s this session; forgemem list shows them.\n", plural(int(st.MemoriesWritten), "memory", "memories"))
+	}
+	return nil
+}
+
+// readLines sends the lines of r on the channel it returns, which is
+// closed at the end of input, so that a reader can stop waiting when ctx
+// ends; the function reports the read error, once the channel is closed.
+func readLines(ctx context.Context, r io.Reader) (<-chan string, func() error) {
+	lines := make(chan string)
+	var err error
+	go func() {
+		defer close(lines)
+		in := bufio.NewScanner(r)
+		in.Buffer(make([]byte, 64*1024), 1<<20)
+		for in.Scan() {
+			select {
+			case lines <- in.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		err = in.Err()
+	}()
+	return lines, func() error { return err }
+}

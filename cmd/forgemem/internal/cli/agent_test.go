@@ -1,0 +1,301 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
+	"github.com/forgemem/forgemem/memcapture"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+)
+
+func TestRecall(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ctx := context.Background()
+	ask := conversation("We need to change how user updates lock rows.")
+	file := filepath.Join(f.root, "ask.jsonl")
+	f.writeFile(file, ask)
+
+	f.t = t
+	f.check("recall", f.runIn(ctx, f.repo, "", "recall", file), cli.ExitOK)
+	if r := f.runIn(ctx, f.repo, ask, "recall", "-"); f.normalize(r.stdout) != f.normalize(f.runIn(ctx, f.repo, ask, "recall").stdout) || r.code != cli.ExitOK {
+		t.Errorf("recall of stdin (-) differs from recall of stdin:\n%s", r.stdout)
+	}
+
+	f.env = []string{"FORGEMEM_RETRIEVAL_MIN_SCORE=0.3"} // the hashing embedder scores unrelated texts a little above 0
+	nothing := f.runIn(ctx, f.repo, conversation("zzz qqq"), "recall")
+	f.env = nil
+	if nothing.code != cli.ExitOK || nothing.stdout != "" || nothing.stderr != "" {
+		t.Errorf("nothing relevant: exit %d, stdout %q, stderr %q; want 0 and no output", nothing.code, nothing.stdout, nothing.stderr)
+	}
+
+	bad := f.runIn(ctx, f.repo, "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"bot\",\"content\":\"x\"}\n", "recall")
+	if bad.code != cli.ExitFailure || !strings.Contains(bad.stderr, "line 2: role \"bot\" is not one of") {
+		t.Errorf("a bad conversation: exit %d, stderr %q", bad.code, bad.stderr)
+	}
+
+	// The text given where a file is expected: the error says what the
+	// argument is and how to recall for one message.
+	text := f.runIn(ctx, f.repo, "", "recall", "how do we lock rows?")
+	if text.code != cli.ExitFailure || text.stdout != "" ||
+		!strings.Contains(text.stderr, "how do we lock rows?") || !strings.Contains(text.stderr, "the argument names a conversation file") {
+		t.Errorf("recall of a text: exit %d, stdout %q, stderr %q", text.code, text.stdout, text.stderr)
+	}
+}
+
+func TestMemoryOffInARepository(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.writeFile(filepath.Join(f.repo, ".forge", "config.yaml"), "memory:\n  enabled: false\n")
+	ctx := context.Background()
+	r := f.runIn(ctx, f.repo, conversation("How do we lock user rows?"), "recall")
+	if r.code != cli.ExitOK || r.stdout != "" || !strings.Contains(r.stderr, "memory is turned off here: memory.enabled is false (repo file") {
+		t.Errorf("recall with memory off: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	c := f.runIn(ctx, f.repo, conversation("Remember this."), "capture", "-")
+	if c.code != cli.ExitFailure || !strings.Contains(c.stderr, "memory is turned off here") {
+		t.Errorf("capture with memory off: exit %d, stderr %q", c.code, c.stderr)
+	}
+	ch := f.runIn(ctx, f.repo, "hello\n", "chat")
+	if ch.code != cli.ExitFailure || !strings.Contains(ch.stderr, "memory is turned off here") {
+		t.Errorf("chat with memory off: exit %d, stderr %q", ch.code, ch.stderr)
+	}
+	// Management still works.
+	if l := f.run("list"); l.code != cli.ExitOK || !strings.Contains(l.stdout, "5 memories") {
+		t.Errorf("list with memory off: exit %d\n%s", l.code, l.stdout)
+	}
+}
+
+func TestFakeProviderHasNoModel(t *testing.T) {
+	f := newFixture(t)
+	for _, args := range [][]string{{"capture", "-"}, {"chat"}} {
+		r := f.runIn(context.Background(), f.repo, conversation("Remember: tabs."), args...)
+		if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "the fake provider (memory.provider: fake) is offline and has no language model") ||
+			!strings.Contains(r.stderr, "--provider openai") {
+			t.Errorf("%v with the fake provider: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+}
+
+// classifierReply answers capture's classifier requests: it keeps the
+// memories whose trigger phrase the conversation holds and that the
+// lists of existing memories do not hold yet.
+func classifierReply(rules map[string]map[string]any) fakeopenai.ReplyFunc {
+	return func(req fakeopenai.ChatRequest) string {
+		switch req.SchemaName {
+		case memcapture.ClassifierSchemaName:
+			// The user message: the existing memories, the conversation,
+			// then the memories added since the first list was made.
+			text := req.Messages[len(req.Messages)-1].Content
+			listed, rest, _ := strings.Cut(text, "CONVERSATION (oldest first):")
+			conv, added, _ := strings.Cut(rest, "\nMEMORIES ADDED SINCE")
+			existing := listed + added
+			var out []map[string]any
+			for phrase, m := range rules {
+				if strings.Contains(conv, phrase) && !strings.Contains(existing, m["content"].(string)) {
+					out = append(out, m)
+				}
+			}
+			b, _ := json.Marshal(map[string]any{"memories": out})
+			return string(b)
+		case memretrieve.HypothesisSchemaName:
+			last := req.Messages[len(req.Messages)-1].Content
+			b, _ := json.Marshal(map[string]any{"hypotheses": []string{last}})
+			return string(b)
+		}
+		return fmt.Sprintf("(answer %d)", len(req.Messages))
+	}
+}
+
+// useOpenAI configures the fixture for the openai provider at srv.
+func (f *fixture) useOpenAI(srv *fakeopenai.Server) {
+	f.writeFile(filepath.Join(f.home, ".forge", "config.yaml"), fmt.Sprintf(`memory:
+  provider: openai
+  base_url: %s
+  classifier_model: test-classifier
+  retrieval_model: test-hypotheses
+  embedding_model: test-embedding
+  retrieval_timeout: 30s
+`, srv.BaseURL()))
+	f.env = append(f.env, "OPENAI_API_KEY=sk-test-key")
+}
+
+func TestCapture(t *testing.T) {
+	srv := startServer(t, classifierReply(map[string]map[string]any{
+		"structured logging": {"content": "Use structured logging (zerolog) in library code, never fmt.Println; the staging key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z.", "scope": "user", "category": "corrections", "supersedes": "", "related": []any{}},
+		"db/migrations":      {"content": "Migrations live in db/migrations.", "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{}},
+	}))
+	f := newFixture(t)
+	f.useOpenAI(srv)
+	session := conversation(
+		"Stop using fmt.Println in library code, use structured logging.",
+		"Understood, I will use zerolog.",
+		"And migrations go in db/migrations.",
+		"Noted.",
+	) + `{"role":"tool","content":"TOOL-OUTPUT-MARKER ls db/migrations"}` + "\n"
+	ctx := context.Background()
+	r := f.runIn(ctx, f.repo, session, "capture", "-", "--session", "s-test")
+	f.check("capture", r, cli.ExitOK)
+
+	for _, req := range srv.Requests() {
+		if strings.Contains(req.Text(), "TOOL-OUTPUT-MARKER") {
+			t.Error("tool output reached the classifier")
+		}
+	}
+	assertNoSecretOnDisk(t, f.root, "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "TOOL-OUTPUT-MARKER")
+
+	// The same conversation again: the classifier sees both memories listed
+	// and proposes nothing.
+	f.check("capture_again", f.runIn(ctx, f.repo, session, "capture", "-", "--session", "s-test"), cli.ExitOK)
+
+	// A failing provider is an error saying so.
+	srv.FailWith(500)
+	fail := f.runIn(ctx, f.repo, conversation("Use structured logging everywhere, please."), "capture", "-")
+	if fail.code != cli.ExitFailure || !strings.Contains(fail.stderr, "the model provider failed: the classifier (model test-classifier)") {
+		t.Errorf("a failing classifier: exit %d, stderr %q", fail.code, fail.stderr)
+	}
+}
+
+func TestProviderSetupErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		config string
+		env    []string
+		args   []string
+		stderr string
+	}{
+		{"openai without a key", "memory:\n  provider: openai\n  classifier_model: m\n", nil, []string{"capture", "-"},
+			"OPENAI_API_KEY is not set; export it, or set memory.base_url"},
+		{"gemini without a key", "memory:\n  provider: gemini\n", nil, []string{"search", "x"},
+			"GEMINI_API_KEY is not set"},
+		{"no embedding model", "memory:\n  provider: openai\n  classifier_model: gpt-4o-mini\n", []string{"OPENAI_API_KEY=sk-x"}, []string{"search", "x"},
+			"memory.embedding_model is not set; set it in ~/.forge/config.yaml or the repository's .forge/config.yaml, or with FORGEMEM_EMBEDDING_MODEL"},
+		{"no classifier model for a local server", "memory:\n  provider: openai\n  base_url: http://127.0.0.1:9/v1\n  embedding_model: nomic-embed-text\n", nil, []string{"capture", "-"},
+			"memory.classifier_model is not set"},
+		{"no retrieval model", "memory:\n  provider: openai\n  embedding_model: text-embedding-3-small\n", []string{"OPENAI_API_KEY=sk-x"}, []string{"recall"},
+			"retrieval is off: memory.retrieval_model is not set (set it, or memory.retrieval_mode: identity)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.writeFile(filepath.Join(f.home, ".forge", "config.yaml"), tt.config)
+			f.env = tt.env
+			r := f.runIn(context.Background(), f.repo, conversation("Remember: tabs."), tt.args...)
+			if r.code != cli.ExitFailure || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestChat(t *testing.T) {
+	srv := startServer(t, classifierReply(map[string]map[string]any{
+		"table-driven": {"content": "Prefers table-driven tests.", "scope": "user", "category": "coding-preferences", "supersedes": "", "related": []any{}},
+	}))
+	f := newFixture(t)
+	f.useOpenAI(srv)
+	ctx := context.Background()
+
+	// Session 1 states a preference; capture keeps it.
+	r := f.runIn(ctx, f.repo, "I always want table-driven tests.\n/exit\n", "chat")
+	if r.code != cli.ExitOK {
+		t.Fatalf("chat: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "assistant> (answer 2)") || !strings.Contains(r.stdout, "Capture wrote 1 memory this session") {
+		t.Fatalf("chat output:\n%s", r.stdout)
+	}
+
+	// Session 2: the preference is recalled into the request, as a late
+	// message, and not into the conversation capture sees.
+	r = f.runIn(ctx, f.repo, "Write tests for the parser, table-driven or not?\n", "chat")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "recalled [1] user/coding-preferences: Prefers table-driven tests.") {
+		t.Fatalf("second chat: exit %d, stderr %q\n%s", r.code, r.stderr, r.stdout)
+	}
+	var answered, classified bool
+	for _, req := range srv.Requests() {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case req.SchemaName == "" && strings.Contains(last.Content, "<recalled_memories>") && strings.Contains(last.Content, "Prefers table-driven tests."):
+			answered = true
+		case req.SchemaName == memcapture.ClassifierSchemaName && strings.Contains(req.Text(), "Write tests for the parser"):
+			classified = true
+			if strings.Contains(req.Text(), "<recalled_memories>") {
+				t.Error("the recalled block reached the classifier as conversation")
+			}
+		}
+	}
+	if !answered || !classified {
+		t.Errorf("the second session's requests: recalled block as the last message %v, classified %v", answered, classified)
+	}
+	ms, err := f.store().List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Meta.Scope != memcore.ScopeUser {
+		t.Errorf("after two sessions the store holds %d memories, want the one preference", len(ms))
+	}
+}
+
+func TestProgressBarOnATerminal(t *testing.T) {
+	for _, terminal := range []bool{false, true} {
+		t.Run(fmt.Sprint("terminal ", terminal), func(t *testing.T) {
+			f := newFixture(t)
+			var ms []*memcore.MemoryFile
+			for i := range 30 {
+				ms = append(ms, memory(40+i, memcore.ScopeUser, memcore.CategoryPatterns, 1+i%28, fmt.Sprintf("Pattern number %d of the project.", i)))
+			}
+			f.write(ms...)
+			f.terminal = terminal
+			r := f.run("search", "pattern")
+			if r.code != cli.ExitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			shown := strings.Contains(r.stderr, "embedding memories")
+			if shown != terminal {
+				t.Errorf("progress bar shown %v with stderr a terminal %v; stderr %q", shown, terminal, r.stderr)
+			}
+			if strings.Contains(r.stdout, "\x1b[") {
+				t.Error("stdout holds escape codes although it is not a terminal")
+			}
+		})
+	}
+}
+
+func TestDemo(t *testing.T) {
+	f := newFixture(t)
+	dir := filepath.Join(f.root, "demo")
+	r := f.run("demo", "--dir", dir)
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "Session 4") {
+		t.Fatalf("demo: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "repo")); err != nil || len(entries) == 0 {
+		t.Errorf("the demo's repo folder: %v, %d entries", err, len(entries))
+	}
+
+	// Ctrl-C: the context ends, the demo stops, the exit code says so.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = f.runIn(ctx, f.repo, "", "demo")
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "interrupted") {
+		t.Errorf("an interrupted demo: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// startServer starts a fakeopenai server for the test.
+func startServer(t *testing.T, reply fakeopenai.ReplyFunc) *fakeopenai.Server {
+	t.Helper()
+	srv, err := fakeopenai.Start(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) rememberCommand() *cobra.Command {
+	var in workspace.RememberInput
+	var scope, category string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "remember <text>",
+		Short: "Add a memory by hand, or a new version of one",
+		Long: `Write a memory by hand (trigger manual). Secrets in the text are replaced by [REDACTED]
+before anything is written, as capture does.
+
+A new memory needs --scope (repo: this repository, shared with the team; user: you, in
+every project) and --category. With --supersedes the text is a new version of an
+existing memory, keeping its scope and (unless --category is given) its category; the
+new version always supersedes the current one of the chain, and revives a forgotten
+chain. Links name other memories by id or unique prefix.`,
+		Example: `  forgemem remember "Migrations live in db/migrations." --scope repo --category project-conventions
+  forgemem remember "Prefers table-driven tests." --scope user --category coding-preferences
+  forgemem remember "Use optimistic locking, with a retry." --supersedes mem_1b4e28ba`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if in.Scope, err = scopeFlag(scope); err != nil {
+				return err
+			}
+			if in.Category, err = categoryFlag(category); err != nil {
+				return err
+			}
+			if in.Supersedes == "" && (in.Scope == "" || in.Category == "") {
+				return usagef("a new memory needs --scope and --category (or --supersedes to change an existing one)")
+			}
+			in.Text = strings.Join(args, " ")
+			in.SessionID = newSessionID()
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := ws.Remember(cmd.Context(), in)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.out.json(res)
+			}
+			a.printRemembered(res)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scope, "scope", "", "repo or user (required for a new memory)")
+	f.StringVar(&category, "category", "", "coding-preferences, project-conventions, architectural-decisions, user-facts, corrections or patterns")
+	f.StringVar(&in.Supersedes, "supersedes", "", "the memory this text changes (a new version of it)")
+	f.StringArrayVar(&in.RelatesTo, "relates-to", nil, "a related memory (repeatable)")
+	f.StringArrayVar(&in.Refines, "refines", nil, "a memory this one refines (repeatable)")
+	f.StringArrayVar(&in.Contradicts, "contradicts", nil, "a memory this one contradicts (repeatable)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func (a *app) printRemembered(res *workspace.RememberResult) {
+	p, m := a.out, res.Memory
+	p.printf("Remembered %s (%s, version %d).\n", p.bold(m.ID), kind(m), m.Version)
+	if res.NotHead != "" {
+		p.printf("%s is not the current version of its chain, so this version supersedes the current one, %s.\n", res.NotHead, res.Superseded)
+	} else if res.Superseded != "" {
+		p.printf("It supersedes %s, which stays in its history.\n", res.Superseded)
+	}
+	if len(m.Related) > 0 {
+		var links []string
+		for _, l := range m.Related {
+			links = append(links, fmt.Sprintf("%s %s", l.Relationship, shortID(l.ID)))
+		}
+		p.printf("Links: %s.\n", strings.Join(links, ", "))
+	}
+	if res.Revived {
+		p.println("The memory had been forgotten; this version brings it back.")
+	}
+	if res.Redactions > 0 {
+		p.printf("Replaced %s with %s.\n", plural(res.Redactions, "secret", "secrets"), redact.Placeholder)
+	}
+	p.printf("%s\n", p.dim("File: "+m.Path))
+}
+
+func (a *app) forgetCommand() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "forget <id>",
+		Short: "Forget a memory, keeping its history on disk",
+		Long: `Forget a memory: write a new version of its chain, with the same content, marked
+retired (with --reason). A forgotten memory is never recalled, searched, offered to
+capture's classifier or listed by default (list --retired shows it); its files stay as
+history. remember --supersedes revives it; purge deletes it from disk.
+
+Deleting a memory's newest file by hand is not forgetting: its previous version becomes
+current again.`,
+		Example: `  forgemem forget mem_1b4e28ba --reason "we moved to Postgres"`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := ws.Forget(cmd.Context(), args[0], reason)
+			if err != nil {
+				return err
+			}
+			p, m := a.out, res.Memory
+			if res.Already {
+				p.printf("%s was already forgotten (%s, %s).\n", m.ID, clip(m.Title, titleWidth), day(m.CreatedAt))
+				return nil
+			}
+			p.printf("Forgot %s: %s\n", p.bold(res.Retired), clip(m.Title, titleWidth))
+			p.printf("Wrote %s (version %d, retired); the history stays on disk.\n", m.ID, m.Version)
+			p.printf("%s\n", p.dim(fmt.Sprintf("Undo: forgemem remember <text> --supersedes %s. Delete for good: forgemem purge %s --yes.", shortID(m.ID), shortID(m.ID))))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why it is forgotten (kept in the file)")
+	return cmd
+}
+
+func (a *app) purgeCommand() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "purge <id> --yes",
+		Short: "Delete a memory and its whole history from disk",
+		Long: `Delete every version of a memory's chain, from both scopes, and their vectors from the
+embedding caches: for what must not be kept at all, such as a secret. Without --yes it
+only says what it would delete. Use forget to stop a memory being used but keep its
+history.`,
+		Example: "  forgemem purge mem_1b4e28ba          # says what would be deleted\n  forgemem purge mem_1b4e28ba --yes",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := ws.Purge(cmd.Context(), args[0], !yes)
+			if res != nil && !res.DryRun {
+				a.printPurged(res)
+			}
+			if err != nil {
+				return err
+			}
+			if res.DryRun {
+				var b strings.Builder
+				fmt.Fprintf(&b, "purge deletes for good %s (every version of the memory) and their cached vectors:", plural(len(res.Chain), "file", "files"))
+				for _, m := range res.Chain {
+					fmt.Fprintf(&b, "\n  %s", m.Path)
+				}
+				b.WriteString("\nrun it again with --yes to delete them, or use forget to keep the history")
+				return usageError{fmt.Errorf("%s", b.String())}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "delete without asking again")
+	return cmd
+}
+
+func (a *app) printPurged(res *workspace.PurgeResult) {
+	p := a.out
+	head := res.Chain[len(res.Chain)-1]
+	p.printf("Deleted %s (every version of %s: %s) and %s.\n", plural(len(res.Chain), "file", "files"),
+		head.ID, clip(head.Title, 50), plural(res.Vectors, "cached vector", "cached vectors"))
+	for _, m := range res.Chain {
+		p.printf("  %s\n", p.dim(m.Path))
+	}
+	if n := len(res.LinkedFrom); n > 0 {
+		p.printf("%s to it; forgemem validate lists the dangling links.\n", plural(n, "memory still links", "memories still link"))
+	}
+}

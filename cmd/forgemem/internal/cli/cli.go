@@ -1,0 +1,340 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/settings"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// The exit codes of the forgemem command.
+const (
+	// ExitOK: the command did what was asked.
+	ExitOK = 0
+	// ExitFailure: the command failed, or validate found problems.
+	ExitFailure = 1
+	// ExitUsage: the command line is wrong: an unknown command or flag, the
+	// wrong number of arguments, an invalid flag value.
+	ExitUsage = 2
+)
+
+// Env is everything a run of the command uses from its process, so that
+// tests run it in-process with made-up ones.
+type Env struct {
+	// Args are the command-line arguments, without the program name.
+	Args           []string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Settings are the settings inputs of the process (working directory,
+	// home folder, environment; see settings.OSOptions). The global flags
+	// are added to them.
+	Settings settings.Options
+	// IsTerminal reports whether a writer is a terminal, which turns on
+	// colour (stdout) and progress bars (stderr); nil means never.
+	IsTerminal func(w io.Writer) bool
+	// Now is the clock of the memories remember and forget write; nil
+	// means time.Now.
+	Now func() time.Time
+	// HTTPClient sends the model providers' requests; nil means a default
+	// client.
+	HTTPClient *http.Client
+	// Executable is the forgemem binary, which a hook starts as the capture
+	// worker and hook install writes into the hooks; "" means a hook starts
+	// no worker and the hooks run "forgemem".
+	Executable string
+}
+
+// Main runs the command with the process's arguments, streams and
+// environment, cancelled by an interrupt (Ctrl-C) or SIGTERM, and returns
+// the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts, err := settings.OSOptions()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "forgemem:", err)
+		return ExitFailure
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		exe = ""
+	}
+	return Run(ctx, Env{
+		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Settings: opts, IsTerminal: fileIsTerminal, Executable: exe,
+	})
+}
+
+// fileIsTerminal reports whether w is a file that is a terminal.
+func fileIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Run runs the command line env.Args and returns the exit code. Errors are
+// written to env.Stderr, saying what to do.
+func Run(ctx context.Context, env Env) int {
+	if env.IsTerminal == nil {
+		env.IsTerminal = func(io.Writer) bool { return false }
+	}
+	a := &app{env: env, out: newPrinter(env.Stdout, env.IsTerminal(env.Stdout) && noColorUnset(env.Settings.Env))}
+	root := a.rootCommand()
+	root.SetArgs(env.Args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if a.ws != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = a.ws.Close(cctx)
+	}
+	if err == nil {
+		return a.code
+	}
+	if a.hookCC != nil && cmd == a.hookCC {
+		// A hook's command line is in the agent's settings: a flag this
+		// binary does not know (written by another version of it) must not
+		// block the agent's turn, as exit 2 would in Claude Code.
+		a.hookFailed("%v", err)
+		return ExitOK
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		fmt.Fprintf(env.Stderr, "%s: interrupted\n", cmd.CommandPath())
+		return ExitFailure
+	}
+	code := a.exitCode(err)
+	fmt.Fprintf(env.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+	if !a.started {
+		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+// noColorUnset reports whether the NO_COLOR convention leaves colour on.
+func noColorUnset(environ []string) bool {
+	for _, kv := range environ {
+		if len(kv) > len("NO_COLOR=") && kv[:len("NO_COLOR=")] == "NO_COLOR=" {
+			return false
+		}
+	}
+	return true
+}
+
+// app is one run of the command: its environment, global flags, and what
+// the commands share.
+type app struct {
+	env Env
+	out *printer
+	// code is the exit code of a command that succeeded but reports
+	// problems (validate).
+	code int
+	// started is set when a command's own work begins: an error before it
+	// came from parsing the command line.
+	started bool
+
+	repoDir, userDir, configFile string
+	verbose                      bool
+	// root is the command tree, whose persistent flags hold the settings
+	// flags.
+	root *cobra.Command
+	// hookCC is the hook claude-code command: whatever fails in it, even
+	// its command line, exits 0.
+	hookCC *cobra.Command
+
+	settings *settings.Settings
+	ws       *workspace.Workspace
+}
+
+// usageError marks an error of the command line, exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode classifies err.
+func (a *app) exitCode(err error) int {
+	var ue usageError
+	switch {
+	case !a.started, errors.As(err, &ue), errors.Is(err, workspace.ErrInvalidInput):
+		return ExitUsage
+	case isFlagSettingsError(err):
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// isFlagSettingsError reports whether err is a settings error caused by
+// flags only: a bad value on the command line.
+func isFlagSettingsError(err error) bool {
+	var errs settings.Errors
+	if !errors.As(err, &errs) || len(errs) == 0 {
+		return false
+	}
+	for _, e := range errs {
+		if e.Source.Origin != settings.OriginFlag {
+			return false
+		}
+	}
+	return true
+}
+
+// loadSettings reads the settings with the global flags.
+func (a *app) loadSettings() error {
+	if a.settings != nil {
+		return nil
+	}
+	opts := a.env.Settings
+	opts.RepoDir, opts.UserDir, opts.ConfigFile = a.repoDir, a.userDir, a.configFile
+	opts.Flags = map[string]string{}
+	for k, v := range a.env.Settings.Flags {
+		opts.Flags[k] = v
+	}
+	for _, k := range settings.Keys() {
+		if f := a.root.PersistentFlags().Lookup(k.Flag); f != nil && f.Changed {
+			opts.Flags[k.Flag] = f.Value.String()
+		}
+	}
+	s, err := settings.Load(opts)
+	if err != nil {
+		return fmt.Errorf("the settings:\n%w", err)
+	}
+	a.settings = s
+	return nil
+}
+
+// workspace opens the memory folders, once.
+func (a *app) workspace() (*workspace.Workspace, error) {
+	if a.ws != nil {
+		return a.ws, nil
+	}
+	if err := a.loadSettings(); err != nil {
+		return nil, err
+	}
+	opts := workspace.Options{Now: a.env.Now, HTTPClient: a.env.HTTPClient}
+	if a.verbose {
+		opts.Logger = zerolog.New(zerolog.ConsoleWriter{Out: a.env.Stderr, NoColor: !a.env.IsTerminal(a.env.Stderr)}).
+			Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	}
+	if a.env.IsTerminal(a.env.Stderr) {
+		opts.Progress = newProgress(a.env.Stderr).update
+	}
+	ws, err := workspace.Open(a.settings, opts)
+	if err != nil {
+		return nil, err
+	}
+	a.ws = ws
+	return ws, nil
+}
+
+// version is the command's version: its module's version when it was
+// installed with go install …@version, "(devel)" when built in a checkout,
+// with the VCS revision when the build recorded one.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v + " " + info.GoVersion
+}
+
+func init() {
+	// Commands are listed in the order they are added: by use, not alphabet.
+	cobra.EnableCommandSorting = false
+}
+
+// rootCommand builds the command tree.
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "forgemem",
+		Short: "See, change and trust what your coding agent remembers",
+		Long: `forgemem is long-term memory for AI coding agents: what the user prefers, how the
+project is built, what was decided and why, and what the agent was corrected on, kept
+as markdown files in .forge/memory/ (the repository's, shared with the team) and
+~/.forge/memory/ (yours, in every project), with their whole version history.
+
+This command lists, searches, audits and changes those memories, recalls them for a
+conversation as an agent would, and runs capture by hand. Start with: forgemem demo
+
+Settings come from ~/.forge/config.yaml, the repository's .forge/config.yaml, FORGEMEM_*
+variables and flags (every memory.* key is a flag, such as --embedding-model);
+forgemem config shows each with where it came from.`,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.started = true
+			return nil
+		},
+	}
+	a.root = root
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.repoDir, "repo-dir", "", "the repository's memory folder (default: .forge/memory in the nearest folder above holding .git)")
+	pf.StringVar(&a.userDir, "user-dir", "", "the user's memory folder (default: ~/.forge/memory)")
+	pf.StringVar(&a.configFile, "config", "", "an extra settings file, read after ~/.forge/config.yaml and the repository's")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log what the libraries do to stderr")
+	// Every memory.* setting is a flag too (--cadence-turns, --embedding-model,
+	// …), read by the settings module with the highest precedence; only
+	// --provider is listed in the help.
+	for _, k := range settings.Keys() {
+		if k.Flag == "provider" {
+			pf.String(k.Flag, "", "the model provider: fake (offline), openai or gemini (default: memory.provider)")
+			continue
+		}
+		pf.String(k.Flag, "", k.Name)
+		_ = pf.MarkHidden(k.Flag)
+	}
+
+	root.AddGroup(
+		&cobra.Group{ID: "see", Title: "See what is remembered:"},
+		&cobra.Group{ID: "change", Title: "Change it:"},
+		&cobra.Group{ID: "agent", Title: "Do what an agent does:"},
+		&cobra.Group{ID: "integrate", Title: "Serve your coding agent:"},
+		&cobra.Group{ID: "other", Title: "More:"},
+	)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("see", a.listCommand(), a.showCommand(), a.searchCommand(), a.graphCommand(), a.exportCommand(), a.statsCommand(), a.validateCommand())
+	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
+	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
+	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand())
+	add("other", a.demoCommand(), a.evalCommand(), a.configCommand())
+	root.SetHelpCommandGroupID("other")
+	root.SetCompletionCommandGroupID("other")
+	return root
+}

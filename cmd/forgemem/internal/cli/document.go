@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) exportCommand() *cobra.Command {
+	var retired bool
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Print every memory as one markdown document",
+		Long: `Print one markdown document of every memory, by scope and category, each with its earlier
+versions: to read, review or share what an agent knows. Forgotten memories are left out
+unless --retired is given.`,
+		Example: "  forgemem export > memories.md",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			ex, err := ws.Export(cmd.Context(), retired)
+			if err != nil {
+				return err
+			}
+			a.printExport(ex)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&retired, "retired", false, "include forgotten memories")
+	return cmd
+}
+
+// scopeTitles name the scopes in headings.
+var scopeTitles = map[memcore.Scope]string{
+	memcore.ScopeRepo: "Repository (.forge/memory, shared with the team)",
+	memcore.ScopeUser: "Personal (~/.forge/memory, in every project)",
+}
+
+func (a *app) printExport(ex *workspace.Export) {
+	w := a.env.Stdout // markdown: never styled
+	fmt.Fprintln(w, "# Memories")
+	chains := 0
+	for _, s := range ex.Sections {
+		chains += len(s.Chains)
+	}
+	fmt.Fprintf(w, "\n%s, by scope and category, each with its earlier versions oldest first.\n", plural(chains, "memory", "memories"))
+	var scope memcore.Scope
+	for _, s := range ex.Sections {
+		if s.Scope != scope {
+			scope = s.Scope
+			fmt.Fprintf(w, "\n## %s\n", scopeTitles[scope])
+		}
+		fmt.Fprintf(w, "\n### %s\n\n", s.Category)
+		for _, c := range s.Chains {
+			h := c.Head
+			fmt.Fprintf(w, "- %s\n", strings.TrimPrefix(indent(strings.TrimSpace(h.Content), "  "), "  "))
+			meta := fmt.Sprintf("`%s`, version %d, %s", h.ID, h.Version, day(h.CreatedAt))
+			if h.Trigger != "" {
+				meta += ", " + h.Trigger
+			}
+			if h.Retired {
+				meta += ", **forgotten**"
+				if h.RetiredReason != "" {
+					meta += ": " + mdEscape(h.RetiredReason)
+				}
+			}
+			fmt.Fprintf(w, "  <br>*%s*\n", meta)
+			for _, r := range h.Related {
+				fmt.Fprintf(w, "  - %s `%s`\n", r.Relationship, r.ID)
+			}
+			for _, v := range c.History {
+				fmt.Fprintf(w, "  - earlier, version %d, %s (`%s`): %s\n", v.Version, day(v.CreatedAt), v.ID, mdEscape(oneLine(v.Content)))
+			}
+		}
+	}
+}
+
+// oneLine joins the lines of s with spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// mdEscape keeps text from starting markdown structure in a heading or list.
+func mdEscape(s string) string {
+	return strings.NewReplacer("\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func (a *app) graphCommand() *cobra.Command {
+	var format string
+	var retired bool
+	cmd := &cobra.Command{
+		Use:   "graph",
+		Short: "Print the memory graph as Mermaid or Graphviz DOT",
+		Long: `Print the memories (the current version of each) and the links between them — refines,
+contradicts, relates-to — as a Mermaid flowchart (paste it into markdown) or a Graphviz
+DOT graph (forgemem graph --format dot | dot -Tsvg > memories.svg).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "mermaid" && format != "dot" {
+				return usagef("--format %q is not one of mermaid, dot", format)
+			}
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			g, err := ws.Graph(cmd.Context(), retired)
+			if err != nil {
+				return err
+			}
+			if format == "dot" {
+				a.printDOT(g)
+			} else {
+				a.printMermaid(g)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
+	cmd.Flags().BoolVar(&retired, "retired", false, "include forgotten memories")
+	return cmd
+}
+
+// nodeLabel is what a graph shows of a chain.
+func nodeLabel(n workspace.GraphNode) string {
+	label := fmt.Sprintf("%s %s: %s", shortID(n.Memory.ID), n.Memory.Category, clip(n.Memory.Title, 48))
+	if n.Versions > 1 {
+		label += fmt.Sprintf(" (v%d)", n.Versions)
+	}
+	if n.Memory.Retired {
+		label += " (forgotten)"
+	}
+	return label
+}
+
+func (a *app) printMermaid(g *workspace.Graph) {
+	w := a.env.Stdout
+	fmt.Fprintln(w, "flowchart LR")
+	node := map[string]string{}
+	for i, n := range g.Nodes {
+		node[n.Memory.ID] = fmt.Sprintf("n%d", i+1)
+		shape := "[\"%s\"]"
+		if n.Memory.Scope == memcore.ScopeUser {
+			shape = "([\"%s\"])" // stadium: personal memories
+		}
+		fmt.Fprintf(w, "  %s"+shape+"\n", node[n.Memory.ID], mermaidEscape(nodeLabel(n)))
+	}
+	for _, e := range g.Edges {
+		arrow := "-->"
+		if e.Relationship == memcore.RelationshipContradicts {
+			arrow = "-.->"
+		}
+		fmt.Fprintf(w, "  %s %s|%s| %s\n", node[e.From], arrow, e.Relationship, node[e.To])
+	}
+}
+
+// mermaidEscape writes text for a quoted Mermaid label.
+func mermaidEscape(s string) string {
+	return strings.NewReplacer(`"`, "#quot;", "\n", " ").Replace(s)
+}
+
+func (a *app) printDOT(g *workspace.Graph) {
+	w := a.env.Stdout
+	fmt.Fprintln(w, "digraph memories {")
+	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, `  node [shape=box, fontname="Helvetica"];`)
+	for _, n := range g.Nodes {
+		style := ""
+		if n.Memory.Scope == memcore.ScopeUser {
+			style = ", style=rounded"
+		}
+		fmt.Fprintf(w, "  %s [label=%s%s];\n", dotQuote(n.Memory.ID), dotQuote(nodeLabel(n)), style)
+	}
+	for _, e := range g.Edges {
+		style := ""
+		if e.Relationship == memcore.RelationshipContradicts {
+			style = ", style=dashed"
+		}
+		fmt.Fprintf(w, "  %s -> %s [label=%s%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(string(e.Relationship)), style)
+	}
+	fmt.Fprintln(w, "}")
+}
+
+// dotQuote writes s as a DOT string.
+func dotQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}

@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/eval"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/forgemem/forgemem/settings"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+)
+
+// evalMinTimeout is the least time eval gives one Retrieve call, so that a
+// slow provider shows in the latency figures rather than as memories not
+// found.
+const evalMinTimeout = 30 * time.Second
+
+func (a *app) evalCommand() *cobra.Command {
+	var (
+		dataset, madialDir, model, hypotheses, ks string
+		asJSON                                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "eval (--dataset FILE | --madial DIR)",
+		Short: "Measure how well retrieval recalls the right memories on a dataset",
+		Long: `Measure retrieval on a dataset: JSON Lines, one collection per line,
+  {"collection": "name",
+   "memories": [{"id": "m1", "content": "…", "category": "…", "scope": "…"}, …],
+   "queries":  [{"id": "q1", "text": "…", "relevant": ["m1", …]}, …]}
+where a query may be a conversation instead of a text ("messages": [{"role": "user",
+"content": "…"}, …]); category (default user-facts) and scope (default user) are optional.
+Each collection goes into a fresh temporary memory folder and through the real retrieval
+engine with the settings' retrieval configuration; each query is ranked against its own
+collection and scored: recall@k, hit@k, MRR, the latency of a retrieval (p50, p95) and the
+texts embedded. Each retrieval gets at least 30s (memory.retrieval_timeout if longer).
+
+--madial DIR converts the MADial-Bench benchmark (its memory-en.jsonl and dialogue-en.jsonl,
+or a clone of its repository) into such a dataset and writes it to stdout.
+
+Any OpenAI-compatible embedding server works through --provider openai --base-url URL; in a
+forgemem checkout, go run ./tools/cmd/embedserver -- forgemem eval … runs the evaluation with
+an offline neural embedder (the Universal Sentence Encoder lite). The repository's
+docs/EVALUATION.md has the published figures and the commands that reproduce them.`,
+		Example: `  forgemem eval --madial cmd/forgemem/internal/eval/testdata/madial > madial.jsonl   # in a checkout
+  forgemem eval --dataset madial.jsonl                       # the offline default: fake provider
+  forgemem eval --dataset madial.jsonl --provider openai --model text-embedding-3-small
+  forgemem eval --dataset madial.jsonl --provider openai --base-url http://localhost:11434/v1 --model nomic-embed-text`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (dataset == "") == (madialDir == "") {
+				return usagef("give exactly one of --dataset FILE and --madial DIR")
+			}
+			if madialDir != "" {
+				return a.convertMADial(madialDir)
+			}
+			cutoffs, err := parseKs(ks)
+			if err != nil {
+				return err
+			}
+			mode := memretrieve.HypothesisMode(hypotheses)
+			if !mode.Valid() {
+				return usagef("--hypotheses %q: want identity or llm", hypotheses)
+			}
+			return a.runEval(cmd.Context(), evalRun{dataset: dataset, model: model, mode: mode,
+				ks: cutoffs, json: asJSON})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dataset, "dataset", "", `the dataset file ("-" reads stdin)`)
+	f.StringVar(&madialDir, "madial", "", "convert MADial-Bench from this folder and write the dataset to stdout")
+	f.StringVar(&model, "model", "", "the embedding model (memory.embedding_model)")
+	f.StringVar(&hypotheses, "hypotheses", string(memretrieve.ModeIdentity), "what is searched with: identity (the conversation) or llm (the hypothesis model's sentences, memory.retrieval_model)")
+	f.StringVar(&ks, "k", "5,10,20", "the cut-offs of recall@k and hit@k, comma-separated")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// evalRun is one evaluation asked for on the command line.
+type evalRun struct {
+	dataset, model string
+	mode           memretrieve.HypothesisMode
+	ks             []int
+	json           bool
+}
+
+// parseKs reads the --k list.
+func parseKs(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || k < 1 {
+			return nil, usagef("--k %q: want positive whole numbers separated by commas, such as 5,10,20", s)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// convertMADial writes the dataset converted from MADial-Bench in dir.
+func (a *app) convertMADial(dir string) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usagef("--madial %s: not a folder", dir)
+	}
+	cols, err := eval.MADial(os.DirFS(dir))
+	if err != nil {
+		return err
+	}
+	return eval.WriteDataset(a.env.Stdout, cols)
+}
+
+// runEval reads the dataset, makes the models and runs the evaluation.
+func (a *app) runEval(ctx context.Context, r evalRun) error {
+	cols, err := a.readDataset(r.dataset)
+	if err != nil {
+		return err
+	}
+	if r.model != "" {
+		if err := a.root.PersistentFlags().Set("embedding-model", r.model); err != nil {
+			return err
+		}
+	}
+	if err := a.loadSettings(); err != nil {
+		return err
+	}
+	s := a.settings
+	if s.Provider == settings.ProviderFake && r.mode == memretrieve.ModeLLM {
+		return usagef("--hypotheses llm needs a model that writes them; the fake provider has none (use --provider openai or gemini)")
+	}
+	models, err := workspace.NewModels(s, a.env.HTTPClient)
+	if err != nil {
+		return err
+	}
+	emb, err := models.NeedEmbedder()
+	if err != nil {
+		return err
+	}
+	var llm memcore.LLMProvider
+	if r.mode == memretrieve.ModeLLM {
+		if llm, err = models.NeedLLM(); err != nil {
+			return err
+		}
+	}
+	cfg := s.RetrieveConfig()
+	cfg.Mode = r.mode
+	cfg.Timeout = max(cfg.Timeout, evalMinTimeout)
+
+	opts := eval.Options{Embedder: emb, LLM: llm, Config: cfg, Ks: r.ks}
+	if a.env.IsTerminal(a.env.Stderr) {
+		p := &evalProgress{w: a.env.Stderr}
+		defer p.finish()
+		opts.Progress = p.update
+	}
+	report, err := eval.Run(ctx, cols, opts)
+	if err != nil {
+		return err
+	}
+	if r.json {
+		js, err := report.JSON(map[string]any{
+			"provider": s.Provider, "embedding_model": emb.Model(), "hypotheses": r.mode,
+			"lexical_weight": cfg.LexicalWeight, "fusion_k": cfg.FusionK, "top_k": cfg.TopK,
+		})
+		if err != nil {
+			return err
+		}
+		a.out.println(string(js))
+		return nil
+	}
+	a.out.printf("%s, embedding model %s, %s queries; lexical weight %g, fusion k %d, top %d per query\n\n",
+		s.Provider, emb.Model(), r.mode, cfg.LexicalWeight, cfg.FusionK, cfg.TopK)
+	return report.WriteText(a.env.Stdout)
+}
+
+// readDataset reads the dataset file, or stdin for "-".
+func (a *app) readDataset(path string) ([]eval.Collection, error) {
+	var in io.Reader = a.env.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("--dataset: %v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	return eval.ReadDataset(in)
+}
+
+// evalProgress shows on a terminal how many queries are done.
+type evalProgress struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func (p *evalProgress) update(done, total int) {
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription("evaluating queries"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	_ = p.bar.Set(done)
+}
+
+func (p *evalProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,111 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalDataset is a small dataset whose answers are known: each query
+// repeats its memory word for word, so that memory is first in both the
+// vector and the lexical ranking. JSON Lines: one collection per line.
+var evalDataset = oneLine(`{"collection": "coding", "memories": [
+  {"id": "locking", "content": "Use optimistic locking with a version column for user updates.", "category": "architectural-decisions", "scope": "repo"},
+  {"id": "migrations", "content": "Migrations live in db/migrations, one file per change."},
+  {"id": "errors", "content": "Check error types with errors.As, never with a type switch."}],
+ "queries": [
+  {"id": "q1", "text": "Use optimistic locking with a version column for user updates.", "relevant": ["locking"]},
+  {"id": "q2", "messages": [{"role": "user", "content": "Where do migrations go?"}, {"role": "assistant", "content": "Let me check."},
+    {"role": "user", "content": "Migrations live in db/migrations, one file per change."}], "relevant": ["migrations", "errors"]}]}
+`)
+
+// oneLine writes a JSON document on one line.
+func oneLine(doc string) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(doc)); err != nil {
+		panic(err)
+	}
+	return b.String() + "\n"
+}
+
+func TestEvalJSON(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(f.root, "data.jsonl")
+	f.writeFile(path, evalDataset)
+	r := f.run("eval", "--dataset", path, "--k", "1,5", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
+	}
+	// q1 finds its one memory first; q2 its first relevant memory first,
+	// and both of them within 5 of 3.
+	want := map[string]any{
+		"recall@1": 0.75, "recall@5": 1.0, "hit@1": 1.0, "hit@5": 1.0, "mrr": 1.0,
+		"queries": 2.0, "collections": 1.0, "memories": 3.0, "provider": "fake",
+		"embedding_model": "fake-hash-256", "hypotheses": "identity", "vector_skipped": 0.0,
+		// Three memories, one query text for q1, three focused queries
+		// (the latest message, the latest exchange, the window) for q2.
+		"texts_embedded": 7.0, "query_texts_embedded": 4.0,
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %v, want %v", k, got[k], w)
+		}
+	}
+	for _, k := range []string{"p50_ms", "p95_ms"} {
+		if v, ok := got[k].(float64); !ok || v < 0 {
+			t.Errorf("%s = %v, want a duration in milliseconds", k, got[k])
+		}
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr %q, want nothing (no terminal, no progress bar)", r.stderr)
+	}
+
+	// The same from stdin, as text.
+	text := f.runIn(t.Context(), f.repo, evalDataset, "eval", "--dataset", "-")
+	if text.code != 0 || !strings.Contains(text.stdout, "recall@5") || !strings.Contains(text.stdout, "2 queries over 3 memories in 1 collections") {
+		t.Errorf("eval --dataset - = %d\n%s\n%s", text.code, text.stdout, text.stderr)
+	}
+}
+
+func TestEvalMADial(t *testing.T) {
+	f := newFixture(t)
+	f.check("eval_madial", f.run("eval", "--madial", "../eval/testdata/madial-sample"), 0)
+}
+
+func TestEvalUsage(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(f.root, "data.jsonl")
+	f.writeFile(path, evalDataset)
+	bad := filepath.Join(f.root, "bad.jsonl")
+	f.writeFile(bad, `{"collection": "c", "memories": [], "queries": []}`)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"neither", []string{"eval"}, 2, "exactly one of --dataset FILE and --madial DIR"},
+		{"both", []string{"eval", "--dataset", path, "--madial", "."}, 2, "exactly one of"},
+		{"bad k", []string{"eval", "--dataset", path, "--k", "5,x"}, 2, `--k "5,x"`},
+		{"bad hypotheses", []string{"eval", "--dataset", path, "--hypotheses", "hyde"}, 2, `--hypotheses "hyde"`},
+		{"llm with fake", []string{"eval", "--dataset", path, "--hypotheses", "llm"}, 2, "the fake provider has none"},
+		{"missing file", []string{"eval", "--dataset", filepath.Join(f.root, "none.jsonl")}, 2, "--dataset: open"},
+		{"invalid dataset", []string{"eval", "--dataset", bad}, 1, "line 1"},
+		{"madial not a folder", []string{"eval", "--madial", path}, 2, "not a folder"},
+		{"openai without key", []string{"eval", "--dataset", path, "--provider", "openai", "--model", "m"}, 1, "OPENAI_API_KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.run(tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.says) {
+				t.Errorf("exit %d, stderr %q; want %d saying %q", r.code, r.stderr, tt.code, tt.says)
+			}
+		})
+	}
+}

@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/spf13/cobra"
+)
+
+// scopeFlag checks a --scope value.
+func scopeFlag(v string) (memcore.Scope, error) {
+	s := memcore.Scope(v)
+	if v != "" && !s.Valid() {
+		return "", usagef("--scope %q is not one of repo, user", v)
+	}
+	return s, nil
+}
+
+// categoryFlag checks a --category value.
+func categoryFlag(v string) (memcore.Category, error) {
+	c := memcore.Category(v)
+	if v != "" && !c.Valid() {
+		var names []string
+		for _, c := range memcore.Categories() {
+			names = append(names, string(c))
+		}
+		return "", usagef("--category %q is not one of %s", v, strings.Join(names, ", "))
+	}
+	return c, nil
+}
+
+func (a *app) listCommand() *cobra.Command {
+	var scope, category string
+	var opts workspace.ListOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the memories: the current version of each",
+		Long: `List the current version of every memory, oldest first. Forgotten memories are left
+out unless --retired is given, and earlier versions unless --all-versions is.`,
+		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if opts.Scope, err = scopeFlag(scope); err != nil {
+				return err
+			}
+			if opts.Category, err = categoryFlag(category); err != nil {
+				return err
+			}
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			res, err := ws.List(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.out.json(res)
+			}
+			a.printList(res, opts)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scope, "scope", "", "only this scope: repo or user")
+	f.StringVar(&category, "category", "", "only this category")
+	f.BoolVar(&opts.AllVersions, "all-versions", false, "every version, not only the current ones")
+	f.BoolVar(&opts.Retired, "retired", false, "include forgotten memories")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
+	p := a.out
+	state := opts.AllVersions || opts.Retired
+	if len(res.Memories) == 0 {
+		p.println("No memories here.")
+	} else {
+		t := p.table()
+		header := "ID\tSCOPE\tCATEGORY\tV\tCREATED\t"
+		if state {
+			header += "STATE\t"
+		}
+		fmt.Fprintln(t, p.bold(header+"TITLE"))
+		for _, m := range res.Memories {
+			row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt))
+			if state {
+				row += stateOf(m) + "\t"
+			}
+			fmt.Fprintln(t, row+clip(m.Title, titleWidth))
+		}
+		t.Flush()
+	}
+	scopes := map[memcore.Scope]int{}
+	for _, m := range res.Memories {
+		scopes[m.Scope]++
+	}
+	count := plural(len(res.Memories), "memory", "memories")
+	if opts.AllVersions {
+		count = plural(len(res.Memories), "version", "versions")
+	}
+	summary := fmt.Sprintf("%s (%d repo, %d user)", count, scopes[memcore.ScopeRepo], scopes[memcore.ScopeUser])
+	if res.Hidden > 0 {
+		summary += fmt.Sprintf("; %s not shown (--retired shows them)", plural(res.Hidden, "forgotten memory", "forgotten memories"))
+	}
+	if a.ws.Store().Dir(memcore.ScopeRepo) == "" {
+		summary += "; not in a repository, so only the user scope"
+	}
+	p.println(p.dim(summary + "."))
+}
+
+// stateOf says where a memory stands in its chain.
+func stateOf(m workspace.Memory) string {
+	switch {
+	case m.Retired:
+		return "retired"
+	case m.Forgotten && m.Head:
+		return "forgotten"
+	case m.Forgotten:
+		return "forgotten, old"
+	case m.Head:
+		return "current"
+	}
+	return "superseded"
+}
+
+func (a *app) showCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show <id>",
+		Short: "Show a memory with its whole version history and its links",
+		Long: `Show one memory: its metadata, content, file, every version of its chain, and its links
+to and from other memories. The id may be a unique prefix ("mem_1b4e28ba" or "1b4e28ba").`,
+		Example: "  forgemem show mem_1b4e28ba\n  forgemem show 1b4e --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			d, err := ws.Show(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.out.json(d)
+			}
+			a.printDetail(d)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func (a *app) printDetail(d *workspace.Detail) {
+	p, m := a.out, d.Memory
+	p.println(p.bold(m.ID))
+	t := p.table()
+	fmt.Fprintf(t, "scope\t%s\n", m.Scope)
+	fmt.Fprintf(t, "category\t%s\n", m.Category)
+	pos := "the current version"
+	if !m.Head {
+		pos = "superseded"
+	}
+	fmt.Fprintf(t, "version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
+	fmt.Fprintf(t, "created\t%s\n", minute(m.CreatedAt))
+	if m.Trigger != "" {
+		fmt.Fprintf(t, "written by\t%s\n", triggerWords(m.Trigger))
+	}
+	if m.SessionID != "" {
+		fmt.Fprintf(t, "session\t%s\n", m.SessionID)
+	}
+	if m.Forgotten {
+		head := d.Chain[len(d.Chain)-1]
+		why := ""
+		if head.RetiredReason != "" {
+			why = ": " + head.RetiredReason
+		}
+		fmt.Fprintf(t, "status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
+	}
+	fmt.Fprintf(t, "file\t%s\n", m.Path)
+	t.Flush()
+	p.printf("\n%s\n", indent(m.Content, "  "))
+	if len(d.Chain) > 1 {
+		p.printf("\n%s\n", p.bold("History, oldest first:"))
+		t := p.table()
+		for _, v := range d.Chain {
+			text := clip(v.Title, titleWidth)
+			switch {
+			case v.Retired && v.RetiredReason != "":
+				text = "(forgotten: " + v.RetiredReason + ")"
+			case v.Retired:
+				text = "(forgotten)"
+			case v.ID == m.ID:
+				text = "(this version)"
+			}
+			fmt.Fprintf(t, "  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), text)
+		}
+		t.Flush()
+	}
+	if len(d.Out) > 0 {
+		p.printf("\n%s\n", p.bold("Links out:"))
+		t := p.table()
+		for _, e := range d.Out {
+			fmt.Fprintf(t, "  %s\t%s\t%s\n", e.Relationship, shortID(e.ID), otherTitle(e))
+		}
+		t.Flush()
+	}
+	if len(d.In) > 0 {
+		p.printf("\n%s\n", p.bold("Links in:"))
+		t := p.table()
+		for _, e := range d.In {
+			to := ""
+			if e.To != m.ID {
+				to = fmt.Sprintf(" (to %s)", shortID(e.To))
+			}
+			fmt.Fprintf(t, "  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
+		}
+		t.Flush()
+	}
+}
+
+// otherTitle is the title of the memory at an edge's other end.
+func otherTitle(e workspace.Edge) string {
+	if e.Other == nil {
+		return "(not stored: a dangling link)"
+	}
+	return clip(e.Other.Title, titleWidth-10)
+}
+
+// passive words an incoming link: "refined by", "contradicted by", "related to".
+func passive(r memcore.Relationship) string {
+	switch r {
+	case memcore.RelationshipRefines:
+		return "refined by"
+	case memcore.RelationshipContradicts:
+		return "contradicted by"
+	case memcore.RelationshipRelatesTo:
+		return "related to"
+	}
+	return string(r)
+}
+
+// triggerWords says what wrote a memory.
+func triggerWords(t string) string {
+	switch memcore.Trigger(t) {
+	case memcore.TriggerCadence:
+		return "capture, after a turn (cadence)"
+	case memcore.TriggerCompaction:
+		return "capture, at a compaction"
+	case memcore.TriggerManual:
+		return "a person (manual)"
+	}
+	return t
+}

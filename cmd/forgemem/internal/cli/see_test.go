@@ -1,0 +1,178 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
+)
+
+func TestList(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"list", []string{"list"}, cli.ExitOK},
+		{"list_all_versions", []string{"list", "--all-versions", "--retired"}, cli.ExitOK},
+		{"list_scope_category", []string{"list", "--scope", "repo", "--category", "architectural-decisions"}, cli.ExitOK},
+		{"list_json", []string{"list", "--scope", "user", "--json"}, cli.ExitOK},
+		{"list_bad_category", []string{"list", "--category", "preferences"}, cli.ExitUsage},
+		{"list_bad_scope", []string{"list", "--scope", "team"}, cli.ExitUsage},
+	}
+	f := newFixture(t)
+	f.seed()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.t = t
+			f.check(tt.name, f.run(tt.args...), tt.code)
+		})
+	}
+}
+
+func TestListEmpty(t *testing.T) {
+	f := newFixture(t)
+	f.check("list_empty", f.run("list"), cli.ExitOK)
+}
+
+func TestShow(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		// stderr, when set, must be in the error output.
+		stderr string
+	}{
+		{"show_head", []string{"show", id(2)}, cli.ExitOK, ""},
+		{"show_prefix_superseded", []string{"show", "00000001"}, cli.ExitOK, ""},
+		{"show_links_in", []string{"show", "mem_00000003"}, cli.ExitOK, ""},
+		{"show_json", []string{"show", id(2), "--json"}, cli.ExitOK, ""},
+		{"show_ambiguous", []string{"show", "0000000"}, cli.ExitFailure, "matches 6 memories; give more of the id:\n  mem_00000005-0000-4000-8000-000000000005  Prefers table-driven tests."},
+		{"show_unknown", []string{"show", "mem_0bad"}, cli.ExitFailure, "no memory has the id mem_0bad"},
+		{"show_no_args", []string{"show"}, cli.ExitUsage, "accepts 1 arg(s), received 0"},
+	}
+	f := newFixture(t)
+	f.seed()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.t = t
+			r := f.run(tt.args...)
+			f.check(tt.name, r, tt.code)
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", r.stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestShowUnreadableFile(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	f.writeFile(filepath.Join(f.repoDir(), id(9)+".md"), "---\nid: [broken\n---\nText.\n")
+	r := f.run("show", id(9))
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "is not read as a memory") || !strings.Contains(r.stderr, "forgemem validate") {
+		t.Fatalf("exit %d, stderr %q; want 1 and the file named with the reason", r.code, r.stderr)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"search", []string{"search", "locking", "for", "user", "updates"}, cli.ExitOK},
+		{"search_limit_json", []string{"search", "--limit", "2", "--json", "tests"}, cli.ExitOK},
+		{"search_bad_limit", []string{"search", "--limit", "0", "tests"}, cli.ExitUsage},
+		{"search_no_text", []string{"search"}, cli.ExitUsage},
+	}
+	f := newFixture(t)
+	f.seed()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.t = t
+			f.check(tt.name, f.run(tt.args...), tt.code)
+		})
+	}
+}
+
+func TestGraphAndExport(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"graph_mermaid", []string{"graph"}, cli.ExitOK},
+		{"graph_dot", []string{"graph", "--format", "dot"}, cli.ExitOK},
+		{"graph_bad_format", []string{"graph", "--format", "svg"}, cli.ExitUsage},
+		{"export", []string{"export"}, cli.ExitOK},
+		{"stats", []string{"stats"}, cli.ExitOK},
+		{"stats_json", []string{"stats", "--json"}, cli.ExitOK},
+	}
+	f := newFixture(t)
+	f.seed()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.t = t
+			f.check(tt.name, f.run(tt.args...), tt.code)
+		})
+	}
+}
+
+// TestJSONIsOneDocument checks that every --json output is one JSON value
+// and nothing else.
+func TestJSONIsOneDocument(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	for _, args := range [][]string{
+		{"list", "--json"}, {"show", id(2), "--json"}, {"search", "tests", "--json"},
+		{"stats", "--json"}, {"validate", "--json"},
+	} {
+		r := f.run(args...)
+		dec := json.NewDecoder(strings.NewReader(r.stdout))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Errorf("%v: %v in %q", args, err, r.stdout)
+			continue
+		}
+		if dec.More() {
+			t.Errorf("%v: more than one JSON document", args)
+		}
+	}
+}
+
+func TestOutsideARepository(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	elsewhere := t.TempDir()
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"outside_list", []string{"list"}, cli.ExitOK, ""},
+		{"outside_list_repo", []string{"list", "--scope", "repo"}, cli.ExitFailure, "the repo scope is off: not inside a git repository (no .git found above $TMP"},
+		{"outside_remember_repo", []string{"remember", "Use tabs.", "--scope", "repo", "--category", "patterns"}, cli.ExitFailure, "run inside one or pass --repo-dir"},
+		{"outside_remember_user", []string{"remember", "Likes short names.", "--scope", "user", "--category", "coding-preferences"}, cli.ExitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.t = t
+			r := f.runIn(ctx, elsewhere, "", tt.args...)
+			f.check(tt.name, r, tt.code)
+			if !strings.Contains(strings.ReplaceAll(r.stderr, elsewhere, "$TMP"), tt.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", r.stderr, tt.stderr)
+			}
+		})
+	}
+	// --repo-dir turns the repository scope on anywhere.
+	r := f.runIn(ctx, elsewhere, "", "--repo-dir", f.repoDir(), "list", "--scope", "repo")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "Migrations live in db/migrations") {
+		t.Fatalf("--repo-dir outside a repository: exit %d, output %q", r.code, r.stdout)
+	}
+}

@@ -1,0 +1,145 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
+)
+
+func TestConfigPrecedence(t *testing.T) {
+	f := newFixture(t)
+	// Each source sets what the later ones leave alone; later sources win.
+	f.writeFile(filepath.Join(f.home, ".forge", "config.yaml"), `memory:
+  provider: openai
+  cadence_turns: 2
+  retrieval_top_k: 20
+  embedding_model: from-user-file
+`)
+	f.writeFile(filepath.Join(f.repo, ".forge", "config.yaml"), `memory:
+  cadence_turns: 3
+  retrieval_top_k: 30
+`)
+	extra := filepath.Join(f.root, "team.yaml")
+	f.writeFile(extra, "memory:\n  retrieval_top_k: 40\n  retrieval_hop_depth: 2\n")
+	f.env = []string{"FORGEMEM_RETRIEVAL_HOP_DEPTH=3", "FORGEMEM_INJECTION_TOKEN_BUDGET=500", "OPENAI_API_KEY=sk-never-printed-1234"}
+	r := f.run("--config", extra, "--provider", "fake", "--retrieval-min-score", "0.2", "config")
+	f.check("config", r, cli.ExitOK)
+	if strings.Contains(r.stdout+r.stderr, "sk-never-printed") {
+		t.Error("config printed the API key")
+	}
+}
+
+func TestConfigOutsideARepository(t *testing.T) {
+	f := newFixture(t)
+	r := f.runIn(context.Background(), t.TempDir(), "", "config")
+	f.t = t
+	f.check("config_outside", r, cli.ExitOK)
+}
+
+func TestSettingsErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		// userFile is ~/.forge/config.yaml; "" writes none.
+		userFile string
+		env      []string
+		args     []string
+		code     int
+		stderr   string
+	}{
+		{"unknown key in a file", "memory:\n  cadense_turns: 3\n", nil, []string{"list"}, cli.ExitFailure,
+			"config.yaml:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?)"},
+		{"value out of range in a file", "memory:\n  cadence_turns: 11\n", nil, []string{"list"}, cli.ExitFailure,
+			"config.yaml:2: memory.cadence_turns is 11, want 1–10"},
+		{"wrong type in a file", "memory:\n  retrieval_top_k: ten\n", nil, []string{"list"}, cli.ExitFailure,
+			"memory.retrieval_top_k is ten, want an integer in 1–100"},
+		{"secret in a file", "memory:\n  openai_api_key: sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z\n", nil, []string{"list"}, cli.ExitFailure,
+			"memory.openai_api_key: API keys are not read from settings files (the value is not shown); set OPENAI_API_KEY"},
+		{"malformed file", "memory:\n  cadence_turns: [1\n", nil, []string{"list"}, cli.ExitFailure,
+			"malformed settings file"},
+		{"unreadable --config file", "", nil, []string{"--config", "/nonexistent/team.yaml", "list"}, cli.ExitFailure,
+			"/nonexistent/team.yaml: cannot read the settings file"},
+		{"unknown variable", "", []string{"FORGEMEM_PROVIDR=openai"}, []string{"list"}, cli.ExitFailure,
+			"unknown environment variable FORGEMEM_PROVIDR (did you mean FORGEMEM_PROVIDER?)"},
+		{"bad variable", "", []string{"FORGEMEM_RETRIEVAL_TIMEOUT=2"}, []string{"list"}, cli.ExitFailure,
+			"environment variable FORGEMEM_RETRIEVAL_TIMEOUT is 2, want a duration"},
+		{"bad --provider", "", nil, []string{"--provider", "openia", "list"}, cli.ExitUsage,
+			"flag --provider is openia, want fake, openai or gemini (did you mean openai?)"},
+		{"bad settings flag", "", nil, []string{"--cadence-turns", "11", "list"}, cli.ExitUsage,
+			"flag --cadence-turns is 11, want 1–10"},
+		{"bad --provider with a bad file", "memory:\n  cadence_turns: 0\n", nil, []string{"--provider", "x", "list"}, cli.ExitFailure,
+			"memory.cadence_turns is 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			if tt.userFile != "" {
+				f.writeFile(filepath.Join(f.home, ".forge", "config.yaml"), tt.userFile)
+			}
+			f.env = tt.env
+			r := f.run(tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", r.code, r.stderr, tt.code, tt.stderr)
+			}
+			if strings.Contains(r.stderr, "Ab3dEf6h") {
+				t.Error("the error shows the secret")
+			}
+		})
+	}
+}
+
+func TestUnreadableSettingsFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any file")
+	}
+	f := newFixture(t)
+	path := filepath.Join(f.home, ".forge", "config.yaml")
+	f.writeFile(path, "memory:\n  cadence_turns: 2\n")
+	if err := os.Chmod(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run("list")
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "cannot read the settings file: permission denied") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"unknown command", []string{"lsit"}, "unknown command \"lsit\" for \"forgemem\"\n\nDid you mean this?\n\tlist"},
+		{"unknown flag", []string{"list", "--all"}, "unknown flag: --all"},
+		{"unknown global flag", []string{"--repo", "x", "list"}, "unknown flag: --repo"},
+		{"too many arguments", []string{"show", "a", "b"}, "accepts 1 arg(s), received 2"},
+		{"arguments to a command that takes none", []string{"stats", "now"}, "unknown command \"now\" for \"forgemem stats\""},
+		{"missing argument", []string{"capture"}, "accepts 1 arg(s), received 0"},
+		{"flag without value", []string{"search", "x", "--limit"}, "flag needs an argument: --limit"},
+		{"flag of the wrong type", []string{"search", "x", "--limit", "many"}, "invalid argument \"many\" for \"-n, --limit\""},
+		{"invalid category", []string{"list", "--category", "prefs"}, "--category \"prefs\" is not one of coding-preferences"},
+		{"invalid format", []string{"graph", "--format", "png"}, "--format \"png\" is not one of mermaid, dot"},
+	}
+	f := newFixture(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.run(tt.args...)
+			if r.code != cli.ExitUsage || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", r.code, r.stderr, tt.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("a usage error printed to stdout: %q", r.stdout)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	f := newFixture(t)
+	f.check("help", f.run("--help"), cli.ExitOK)
+	f.check("help_remember", f.run("remember", "--help"), cli.ExitOK)
+}

@@ -1,0 +1,371 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
+	"github.com/forgemem/forgemem/memcapture"
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// Captures queued by agent hooks wait in the spool of the place's memory
+// folder — the repository's (.forge/memory/.spool/) inside a repository,
+// else the user's — until a worker runs their passes (package spool).
+
+// SpoolDir returns the memory folder whose spool holds this place's
+// queued captures: the repository's when the repository scope is on, else
+// the user's.
+func (w *Workspace) SpoolDir() string {
+	if d := w.store.Dir(memcore.ScopeRepo); d != "" {
+		return d
+	}
+	return w.store.Dir(memcore.ScopeUser)
+}
+
+// Spool opens this place's capture queue.
+func (w *Workspace) Spool() (*spool.Spool, error) {
+	return spool.Open(w.SpoolDir())
+}
+
+// QueueCapture queues a capture trigger for the worker and returns the
+// entry's name. It fails with [ErrDisabled] when memory.enabled is false
+// here, and with [ErrInvalidInput] for an entry with no message.
+func (w *Workspace) QueueCapture(e spool.Entry) (string, error) {
+	if !w.settings.Enabled {
+		return "", fmt.Errorf("%w: %s; nothing is captured", ErrDisabled, w.settings.RetrievalOff())
+	}
+	if len(e.Messages) == 0 {
+		return "", invalidf("the conversation to capture has no user or assistant text")
+	}
+	sp, err := w.Spool()
+	if err != nil {
+		return "", err
+	}
+	return sp.Add(e)
+}
+
+// CaptureReady says whether queued captures can be processed here: nil,
+// or why not — [ErrDisabled], [ErrNeedsModel] (the fake provider has no
+// classifier), [ErrProviderSetup].
+func (w *Workspace) CaptureReady() error {
+	if !w.settings.Enabled {
+		return fmt.Errorf("%w: %s; nothing is captured", ErrDisabled, w.settings.RetrievalOff())
+	}
+	models, err := w.Models()
+	if err != nil {
+		return err
+	}
+	_, _, err = models.NeedClassifier()
+	return err
+}
+
+// WorkerOptions configure [Workspace.RunWorker].
+type WorkerOptions struct {
+	// Idle is how long the worker waits for a new entry once the queue is
+	// empty before it exits; 0 exits at once.
+	Idle time.Duration
+	// OnEntry, when set, is told of each entry after its pass.
+	OnEntry func(WorkerEntry)
+}
+
+// WorkerEntry is what happened to one queued capture.
+type WorkerEntry struct {
+	Name string          `json:"name"`
+	Kind memcore.Trigger `json:"kind"`
+	// Covered counts the older turns of the session the pass stood for,
+	// removed with it.
+	Covered int `json:"covered"`
+	// Written counts the memories the pass wrote.
+	Written int `json:"written"`
+	// Err is why the pass failed; the entry then stays queued.
+	Err string `json:"error,omitempty"`
+}
+
+// WorkerResult is what a worker did.
+type WorkerResult struct {
+	// Busy is true when another worker held the queue: this one did
+	// nothing.
+	Busy bool `json:"busy"`
+	// Entries are the passes run, in order.
+	Entries []WorkerEntry `json:"entries"`
+	// Written counts the memories written; Failed the passes that failed.
+	Written int `json:"written"`
+	Failed  int `json:"failed"`
+}
+
+// RunWorker runs the passes of the queued captures, one at a time, with
+// one capture pipeline (the settings' provider and classifier model), and
+// returns when the queue has been empty for opts.Idle, when every entry
+// left has failed in this run, or when ctx ends. It holds the queue's lock
+// meanwhile; if another worker holds it, it returns at once with Busy set.
+//
+// Compaction triggers go first, oldest first; of the turn triggers of one
+// session only the newest is run, and the older ones, which its window
+// holds, are removed with it. An entry is removed only once its pass has
+// finished (memcapture's Pipeline.Flush), so a worker killed mid-pass
+// leaves it for the next; a pass that failed (the provider down, refusing
+// the key, answering nonsense) leaves it too, with the failure recorded,
+// and it is retried by the next worker. Re-running a pass whose memories
+// were written before a crash writes nothing again: capture skips what the
+// store already says.
+//
+// It fails with [ErrDisabled], [ErrNeedsModel] or [ErrProviderSetup] when
+// captures cannot be processed here (see [Workspace.CaptureReady]); the
+// entries then wait.
+func (w *Workspace) RunWorker(ctx context.Context, opts WorkerOptions) (*WorkerResult, error) {
+	if err := w.CaptureReady(); err != nil {
+		return nil, err
+	}
+	sp, err := w.Spool()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := sp.TryLock()
+	if errors.Is(err, spool.ErrLocked) {
+		return &WorkerResult{Busy: true, Entries: []WorkerEntry{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
+	watcher, werr := sp.Watch() // before the first List: no entry is missed
+	if werr != nil {
+		w.opts.Logger.Warn().Err(werr).Msg("forgemem worker: cannot watch the queue; new entries are seen only when idle ends")
+	}
+	defer watcher.Close()
+
+	p, err := w.newPipeline(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = p.Close(cctx)
+	}()
+
+	res := &WorkerResult{Entries: []WorkerEntry{}}
+	failed := map[string]bool{}
+	skip := func(it spool.Item) bool { return failed[it.Name] }
+	var idleUntil time.Time
+	for ctx.Err() == nil {
+		items, err := sp.List()
+		if err != nil {
+			return res, err
+		}
+		next, covered, ok := spool.Next(items, skip)
+		if !ok {
+			if idleUntil.IsZero() {
+				idleUntil = time.Now().Add(opts.Idle)
+			}
+			if opts.Idle > 0 && time.Now().Before(idleUntil) && watcher.Wait(ctx, idleUntil) {
+				continue
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			// Leave: release the lock, then look once more, so that an entry
+			// queued by a hook that saw the lock held is not stranded.
+			unlock()
+			locked = false
+			if items, err = sp.List(); err != nil {
+				return res, err
+			}
+			if _, _, more := spool.Next(items, skip); !more {
+				return res, nil
+			}
+			if unlock, err = sp.TryLock(); err != nil {
+				if errors.Is(err, spool.ErrLocked) {
+					return res, nil // the hook's worker has it
+				}
+				return res, err
+			}
+			locked = true
+			continue
+		}
+		idleUntil = time.Time{}
+		ent := w.runEntry(ctx, sp, p, next, covered)
+		if ctx.Err() != nil {
+			break // the pass was cut short: the entry stays
+		}
+		if ent.Err != "" {
+			failed[next.Name] = true
+			res.Failed++
+		}
+		res.Written += ent.Written
+		res.Entries = append(res.Entries, ent)
+		if opts.OnEntry != nil {
+			opts.OnEntry(ent)
+		}
+	}
+	return res, ctx.Err()
+}
+
+// runEntry runs the pass of one entry and removes it, with the turns it
+// covers, once the pass has finished; a failed pass is recorded in the
+// entry instead.
+func (w *Workspace) runEntry(ctx context.Context, sp *spool.Spool, p *memcapture.Pipeline, it spool.Item, covered []spool.Item) WorkerEntry {
+	ent := WorkerEntry{Name: it.Name, Kind: it.Kind, Covered: len(covered)}
+	log := w.opts.Logger.With().Str("entry", it.Name).Logger()
+	e, err := sp.Read(it.Name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // removed meanwhile
+		return ent
+	case err != nil:
+		log.Warn().Err(err).Msg("forgemem worker: unreadable entry set aside")
+		ent.Err = err.Error()
+		_ = sp.SetAside(it.Name)
+		return ent
+	}
+	before := p.Stats()
+	p.Enqueue(memcapture.TriggerEvent{Kind: e.Kind, Messages: e.Window(), SessionID: e.SessionID})
+	if err := p.Flush(ctx); err != nil {
+		ent.Err = err.Error()
+		return ent
+	}
+	after := p.Stats()
+	ent.Written = int(after.MemoriesWritten - before.MemoriesWritten)
+	if reason := passFailure(before, after); reason != "" {
+		// One pass runs at a time, and each failure it counts is recorded
+		// as the pipeline's latest: this pass's, its message redacted.
+		if f := after.LastFailure; f.Err != nil {
+			reason += ": " + f.Err.Error()
+		}
+		ent.Err = reason
+		e.Attempts++
+		e.LastError = reason
+		if err := sp.Update(it.Name, e); err != nil {
+			log.Warn().Err(err).Msg("forgemem worker: cannot record the failure in the entry")
+		}
+		log.Warn().Str("reason", reason).Int("attempts", e.Attempts).Msg("forgemem worker: pass failed; the entry waits for the next worker")
+		return ent
+	}
+	for _, c := range covered {
+		if err := sp.Remove(c.Name); err != nil {
+			log.Warn().Err(err).Msg("forgemem worker: cannot remove a covered entry")
+		}
+	}
+	if err := sp.Remove(it.Name); err != nil {
+		log.Warn().Err(err).Msg("forgemem worker: cannot remove the entry")
+	}
+	log.Info().Str("kind", string(e.Kind)).Int("written", ent.Written).Int("covered", len(covered)).Msg("forgemem worker: pass done")
+	return ent
+}
+
+// passFailure says why the pass between two snapshots of the pipeline's
+// counters failed, or "" when it finished without failing.
+func passFailure(before, after memcapture.Stats) string {
+	switch {
+	case after.LLMErrors > before.LLMErrors:
+		return "the classifier call failed"
+	case after.ParseFailures > before.ParseFailures:
+		return "the classifier's reply was unreadable twice"
+	case after.StoreErrors > before.StoreErrors:
+		return "the memory folders could not be read or written"
+	case after.Panics > before.Panics:
+		return "the pass panicked"
+	}
+	return ""
+}
+
+// newPipeline makes a capture pipeline with the settings' classifier,
+// started on ctx.
+func (w *Workspace) newPipeline(ctx context.Context) (*memcapture.Pipeline, error) {
+	models, err := w.Models()
+	if err != nil {
+		return nil, err
+	}
+	llm, model, err := models.NeedClassifier()
+	if err != nil {
+		return nil, err
+	}
+	opts := []memcapture.Option{memcapture.WithLogger(w.opts.Logger)}
+	if models.Embedder != nil {
+		opts = append(opts, memcapture.WithEmbedder(models.Embedder))
+	}
+	if w.opts.Now != nil {
+		opts = append(opts, memcapture.WithClock(w.opts.Now))
+	}
+	p, err := memcapture.NewPipeline(llm, model, w.store, nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("making the capture pipeline: %w", err)
+	}
+	if err := p.Start(ctx); err != nil {
+		return nil, fmt.Errorf("starting the capture pipeline: %w", err)
+	}
+	return p, nil
+}
+
+// PendingCaptures describes the captures waiting in this place's queue.
+type PendingCaptures struct {
+	// Count is the number of entries waiting.
+	Count int
+	// Reason says why they wait, "" when none does.
+	Reason string
+	// WorkerPID is the process id of the worker running them, 0 when none
+	// runs.
+	WorkerPID int
+}
+
+// Pending counts the queued captures and says why they wait: memory is
+// off here, no classifier is configured, a worker is running them, a pass
+// failed, or no worker is running.
+func (w *Workspace) Pending() (PendingCaptures, error) {
+	var pc PendingCaptures
+	dir := w.SpoolDir()
+	if dir == "" {
+		return pc, nil
+	}
+	sp, err := spool.OpenExisting(dir)
+	if err != nil || sp == nil {
+		return pc, err
+	}
+	items, err := sp.List()
+	if err != nil {
+		return pc, err
+	}
+	pc.Count = len(items)
+	pid, held, err := sp.Holder()
+	if err != nil {
+		return pc, err
+	}
+	if held {
+		pc.WorkerPID = pid
+	}
+	if pc.Count == 0 {
+		return pc, nil
+	}
+	if err := w.CaptureReady(); err != nil {
+		pc.Reason = err.Error()
+		return pc, nil
+	}
+	if held {
+		pc.Reason = fmt.Sprintf("a capture worker (process %d) is running them", pid)
+		return pc, nil
+	}
+	for _, it := range items {
+		if e, err := sp.Read(it.Name); err == nil && e.LastError != "" {
+			pc.Reason = fmt.Sprintf("a pass failed %s (%s); the next agent turn starts a worker that retries, or run forgemem worker",
+				times(e.Attempts), e.LastError)
+			return pc, nil
+		}
+	}
+	pc.Reason = "no capture worker is running; the next agent turn starts one, or run forgemem worker"
+	return pc, nil
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}

@@ -1,0 +1,292 @@
+package workspace_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcapture"
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// classifier plays the capture classifier: a conversation that holds a
+// rule's phrase gives its memory. It records the windows it was asked
+// about, in order.
+type classifier struct {
+	mu      sync.Mutex
+	windows []string
+}
+
+// rules map a phrase of the conversation to the memory it gives.
+var rules = map[string]string{
+	"wrap errors":  "Errors are wrapped with %w; callers check them with errors.Is.",
+	"migrations":   "Migrations live in db/migrations, one numbered file per change.",
+	"tabs":         "Prefers tabs for indentation.",
+	"release note": "Release notes go in CHANGELOG.md under Unreleased.",
+}
+
+func (c *classifier) reply(req fakeopenai.ChatRequest) string {
+	if req.SchemaName != memcapture.ClassifierSchemaName {
+		return "{}"
+	}
+	conv, _, _ := strings.Cut(req.Messages[len(req.Messages)-1].Content, "\nEXISTING MEMORIES")
+	c.mu.Lock()
+	c.windows = append(c.windows, conv)
+	c.mu.Unlock()
+	items := []map[string]any{}
+	for phrase, content := range rules {
+		if strings.Contains(conv, phrase) {
+			items = append(items, map[string]any{"content": content, "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{}})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"memories": items})
+	return string(b)
+}
+
+func (c *classifier) asked() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.windows...)
+}
+
+// withClassifier opens a workspace whose provider is a scripted OpenAI
+// server.
+func withClassifier(t *testing.T) (*workspace.Workspace, *fakeopenai.Server, *classifier) {
+	t.Helper()
+	c := &classifier{}
+	srv, err := fakeopenai.Start(c.reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ws := open(t, "FORGEMEM_PROVIDER=openai", "FORGEMEM_BASE_URL="+srv.BaseURL(), "OPENAI_API_KEY=sk-test",
+		"FORGEMEM_CLASSIFIER_MODEL=classifier", "FORGEMEM_EMBEDDING_MODEL=embedder")
+	return ws, srv, c
+}
+
+func queue(t *testing.T, ws *workspace.Workspace, kind memcore.Trigger, session string, texts ...string) string {
+	t.Helper()
+	var msgs []spool.Message
+	for i, s := range texts {
+		role := memcore.RoleUser
+		if i%2 == 1 {
+			role = memcore.RoleAssistant
+		}
+		msgs = append(msgs, spool.Message{Role: role, Content: s})
+	}
+	name, err := ws.QueueCapture(spool.Entry{Kind: kind, SessionID: session, Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func pending(t *testing.T, ws *workspace.Workspace) workspace.PendingCaptures {
+	t.Helper()
+	p, err := ws.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func contents(t *testing.T, ws *workspace.Workspace) []string {
+	t.Helper()
+	res, err := ws.List(context.Background(), workspace.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range res.Memories {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+// The worker runs compactions first, then the newest turn of each session,
+// which stands for the session's older turns; the queue is empty after.
+func TestWorkerOrderAndCoalescing(t *testing.T) {
+	ws, _, c := withClassifier(t)
+	queue(t, ws, memcore.TriggerCadence, "s1", "turn 1 of s1")
+	queue(t, ws, memcore.TriggerCadence, "s2", "please wrap errors")
+	queue(t, ws, memcore.TriggerCompaction, "s1", "arc of s1: migrations")
+	queue(t, ws, memcore.TriggerCadence, "s1", "turn 1 of s1", "ok", "turn 2 of s1: tabs")
+	queue(t, ws, memcore.TriggerCompaction, "s2", "arc of s2")
+	if p := pending(t, ws); p.Count != 5 || !strings.Contains(p.Reason, "no capture worker is running") {
+		t.Errorf("Pending = %+v", p)
+	}
+
+	res, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, w := range c.asked() {
+		for _, key := range []string{"arc of s1", "arc of s2", "turn 2 of s1", "wrap errors", "turn 1 of s1"} {
+			if strings.Contains(w, key) {
+				order = append(order, key)
+				break
+			}
+		}
+	}
+	if got := strings.Join(order, ", "); got != "arc of s1, arc of s2, wrap errors, turn 2 of s1" {
+		t.Errorf("passes in the order %s", got)
+	}
+	if len(res.Entries) != 4 || res.Written != 3 || res.Failed != 0 {
+		t.Errorf("RunWorker = %+v", res)
+	}
+	if p := pending(t, ws); p.Count != 0 || p.Reason != "" {
+		t.Errorf("Pending after the worker = %+v", p)
+	}
+	if got := contents(t, ws); len(got) != 3 {
+		t.Errorf("memories %q, want migrations, errors and tabs", got)
+	}
+}
+
+// A pass that fails leaves its entry, with the failure, for the next
+// worker; stats says why it waits. The next worker, with the provider
+// back, runs it.
+func TestWorkerLeavesFailedEntries(t *testing.T) {
+	ws, srv, _ := withClassifier(t)
+	name := queue(t, ws, memcore.TriggerCompaction, "s1", "we keep migrations in db/migrations")
+	srv.FailWith(http.StatusUnauthorized)
+	res, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 1 || len(res.Entries) != 1 || !strings.Contains(res.Entries[0].Err, "the classifier call failed") {
+		t.Fatalf("RunWorker = %+v", res)
+	}
+	sp, err := ws.Spool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := sp.Read(name)
+	if err != nil {
+		t.Fatalf("the failed entry is gone: %v", err)
+	}
+	if e.Attempts != 1 || !strings.Contains(e.LastError, "401") {
+		t.Errorf("entry after the failure: attempts %d, last error %q", e.Attempts, e.LastError)
+	}
+	if p := pending(t, ws); p.Count != 1 || !strings.Contains(p.Reason, "a pass failed once") || !strings.Contains(p.Reason, "401") {
+		t.Errorf("Pending = %+v", p)
+	}
+	srv.FailWith(0)
+	if res, err = ws.RunWorker(context.Background(), workspace.WorkerOptions{}); err != nil || res.Written != 1 {
+		t.Fatalf("the next worker: %+v, %v", res, err)
+	}
+	if p := pending(t, ws); p.Count != 0 {
+		t.Errorf("Pending = %+v", p)
+	}
+}
+
+// An entry whose pass ran to its write before the worker died — so it is
+// run again — writes nothing twice: capture skips what the store already
+// says.
+func TestWorkerRerunWritesNothingTwice(t *testing.T) {
+	ws, _, _ := withClassifier(t)
+	name := queue(t, ws, memcore.TriggerCadence, "s1", "remember: wrap errors")
+	sp, _ := ws.Spool()
+	data, err := os.ReadFile(filepath.Join(sp.Dir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := 1; run <= 2; run++ {
+		if run == 2 { // the entry is back, as if the worker died before removing it
+			if err := os.WriteFile(filepath.Join(sp.Dir(), name), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := contents(t, ws); len(got) != 1 {
+			t.Errorf("after run %d: memories %q, want one", run, got)
+		}
+	}
+}
+
+// With no classifier (the fake provider) the entries wait, and stats says
+// why.
+func TestWorkerWithoutClassifier(t *testing.T) {
+	ws := open(t)
+	queue(t, ws, memcore.TriggerCadence, "s1", "wrap errors")
+	if _, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{}); !errors.Is(err, workspace.ErrNeedsModel) {
+		t.Errorf("RunWorker = %v, want ErrNeedsModel", err)
+	}
+	if p := pending(t, ws); p.Count != 1 || !strings.Contains(p.Reason, "fake provider") {
+		t.Errorf("Pending = %+v", p)
+	}
+	st, err := ws.Stats(context.Background())
+	if err != nil || st.PendingCaptures != 1 || !strings.Contains(st.PendingReason, "memory.provider") {
+		t.Errorf("Stats = %+v, %v", st, err)
+	}
+}
+
+func TestQueueCaptureRefuses(t *testing.T) {
+	if _, err := open(t).QueueCapture(spool.Entry{Kind: memcore.TriggerCadence}); !errors.Is(err, workspace.ErrInvalidInput) {
+		t.Errorf("an entry without messages: %v, want ErrInvalidInput", err)
+	}
+	off := open(t, "FORGEMEM_ENABLED=false")
+	_, err := off.QueueCapture(spool.Entry{Kind: memcore.TriggerCadence, Messages: []spool.Message{{Role: memcore.RoleUser, Content: "x"}}})
+	if !errors.Is(err, workspace.ErrDisabled) {
+		t.Errorf("with memory off: %v, want ErrDisabled", err)
+	}
+}
+
+// One worker per folder: a second one finds the lock held and does
+// nothing.
+func TestSecondWorkerIsBusy(t *testing.T) {
+	ws, _, c := withClassifier(t)
+	queue(t, ws, memcore.TriggerCadence, "s1", "wrap errors")
+	sp, _ := ws.Spool()
+	unlock, err := sp.TryLock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{})
+	unlock()
+	if err != nil || !res.Busy || len(c.asked()) != 0 {
+		t.Errorf("RunWorker while another holds the lock = %+v, %v; %d passes", res, err, len(c.asked()))
+	}
+	if pending(t, ws).Count != 1 {
+		t.Error("the entry was touched")
+	}
+}
+
+// A worker waiting for more work runs an entry queued meanwhile at once:
+// it waits on the folder, not until its idle time ends.
+func TestIdleWorkerRunsNewEntries(t *testing.T) {
+	ws, _, _ := withClassifier(t)
+	queue(t, ws, memcore.TriggerCadence, "s1", "wrap errors")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan workspace.WorkerEntry, 2)
+	done := make(chan error, 1)
+	go func() {
+		_, err := ws.RunWorker(ctx, workspace.WorkerOptions{Idle: time.Hour, OnEntry: func(e workspace.WorkerEntry) { ran <- e }})
+		done <- err
+	}()
+	<-ran
+	queue(t, ws, memcore.TriggerCompaction, "s2", "a release note rule")
+	if e := <-ran; e.Kind != memcore.TriggerCompaction || e.Written != 1 {
+		t.Errorf("the second pass: %+v", e)
+	}
+	if p := pending(t, ws); p.Count != 0 || p.WorkerPID != os.Getpid() {
+		t.Errorf("Pending while the worker waits = %+v", p)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("RunWorker = %v, want context.Canceled", err)
+	}
+}

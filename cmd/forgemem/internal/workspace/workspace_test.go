@@ -1,0 +1,228 @@
+package workspace_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/settings"
+)
+
+// open returns a workspace over a temporary repository and home folder,
+// with the settings env gives, and its store.
+func open(t *testing.T, env ...string) *workspace.Workspace {
+	t.Helper()
+	root := t.TempDir()
+	repo, home := filepath.Join(root, "repo"), filepath.Join(root, "home")
+	for _, d := range []string{filepath.Join(repo, ".git"), home} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := settings.Load(settings.Options{WorkDir: repo, Home: home, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(s, workspace.Options{Now: func() time.Time { return time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close(context.Background()) })
+	return ws
+}
+
+func id(n int) string { return fmt.Sprintf("mem_%08d-0000-4000-8000-%012d", n, n) }
+
+func mem(n int, scope memcore.Scope, content string, pred ...int) *memcore.MemoryFile {
+	m := &memcore.MemoryFile{Meta: memcore.MemoryMeta{
+		ID: id(n), CreatedAt: time.Date(2025, 3, n, 0, 0, 0, 0, time.UTC), Version: 1,
+		Scope: scope, Category: memcore.CategoryPatterns,
+	}, Content: content}
+	if len(pred) > 0 {
+		p := id(pred[0])
+		m.Meta.Supersedes, m.Meta.Version = &p, 2
+	}
+	return m
+}
+
+// handWrite stores m as a person would, without any check of its chain.
+func handWrite(t *testing.T, ws *workspace.Workspace, ms ...*memcore.MemoryFile) {
+	t.Helper()
+	for _, m := range ms {
+		data, err := memcore.Serialize(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws.Store().Dir(m.Meta.Scope), m.Meta.ID+".md"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	ws := open(t)
+	handWrite(t, ws, mem(1, memcore.ScopeRepo, "One."), mem(2, memcore.ScopeUser, "Two."))
+	ctx := context.Background()
+	tests := []struct {
+		ref     string
+		want    string
+		wantErr error
+	}{
+		{id(1), id(1), nil},
+		{"mem_00000002", id(2), nil},
+		{"00000002-0000", id(2), nil},
+		{"  MEM_00000001 ", id(1), nil},
+		{"0000000", "", workspace.ErrAmbiguous},
+		{"mem_ffff", "", memcore.ErrNotFound},
+		{"", "", workspace.ErrInvalidInput},
+	}
+	for _, tt := range tests {
+		m, err := ws.Resolve(ctx, tt.ref)
+		if !errors.Is(err, tt.wantErr) || err == nil && m.ID != tt.want {
+			t.Errorf("Resolve(%q) = %s, %v; want %s, %v", tt.ref, m.ID, err, tt.want, tt.wantErr)
+		}
+	}
+	_, err := ws.Resolve(ctx, "0000000")
+	var ae *workspace.AmbiguousError
+	if !errors.As(err, &ae) || len(ae.Candidates) != 2 {
+		t.Fatalf("an ambiguous prefix gave %v, want an *AmbiguousError with both candidates", err)
+	}
+}
+
+func TestReadConversation(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    int
+		wantErr string
+	}{
+		{"messages", `{"role":"user","content":"a"}` + "\n\n" + `{"role":"assistant","content":"b","ts":3}`, 2, ""},
+		{"tool and system roles", `{"role":"system","content":"s"}` + "\n" + `{"role":"tool","content":"t"}` + "\n", 2, ""},
+		{"empty", "", 0, ""},
+		{"unknown role", `{"role":"bot","content":"x"}`, 0, `line 1: role "bot" is not one of`},
+		{"no content", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\"}", 0, `line 2: no "content"`},
+		{"not JSON", "User: hi", 0, "line 1: invalid character"},
+		{"content not a string", `{"role":"user","content":[{"type":"text"}]}`, 0, "line 1: json: cannot unmarshal array"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msgs, err := workspace.ReadConversation(strings.NewReader(tt.in))
+			if tt.wantErr != "" {
+				if !errors.Is(err, workspace.ErrBadConversation) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want ErrBadConversation with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || len(msgs) != tt.want {
+				t.Fatalf("got %d messages, %v; want %d", len(msgs), err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPurgeDeletesEveryBranchOfAFork(t *testing.T) {
+	ws := open(t)
+	// 1 ← 2, and 1 ← 3: a fork made by hand; 4 links into the chain.
+	four := mem(4, memcore.ScopeRepo, "Links to the chain.")
+	four.Meta.Related = []memcore.RelatedMemory{{ID: id(2), Relationship: memcore.RelationshipRefines}}
+	handWrite(t, ws, mem(1, memcore.ScopeRepo, "Root."), mem(2, memcore.ScopeRepo, "Branch a.", 1), mem(3, memcore.ScopeRepo, "Branch b.", 1), four)
+	ctx := context.Background()
+
+	dry, err := ws.Purge(ctx, id(3), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dry.Chain) != 3 || !dry.DryRun {
+		t.Fatalf("a dry run lists %d versions, want 3", len(dry.Chain))
+	}
+	if _, err := ws.Resolve(ctx, id(1)); err != nil {
+		t.Fatalf("the dry run deleted something: %v", err)
+	}
+
+	res, err := ws.Purge(ctx, id(3), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.LinkedFrom) != 1 || res.LinkedFrom[0] != id(4) {
+		t.Errorf("linked from %v, want %s", res.LinkedFrom, id(4))
+	}
+	for _, n := range []int{1, 2, 3} {
+		if _, err := ws.Resolve(ctx, id(n)); !errors.Is(err, memcore.ErrNotFound) {
+			t.Errorf("%s after the purge: %v, want ErrNotFound", id(n), err)
+		}
+	}
+	if _, err := ws.Resolve(ctx, id(4)); err != nil {
+		t.Errorf("the memory linking to the chain was deleted: %v", err)
+	}
+}
+
+func TestRememberSupersedesTheHead(t *testing.T) {
+	ws := open(t)
+	handWrite(t, ws, mem(1, memcore.ScopeRepo, "First."), mem(2, memcore.ScopeRepo, "Second.", 1))
+	ctx := context.Background()
+	res, err := ws.Remember(ctx, workspace.RememberInput{Text: "Third.", Supersedes: id(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Superseded != id(2) || res.NotHead != id(1) || res.Memory.Version != 3 || res.Memory.Trigger != "manual" {
+		t.Fatalf("result %+v; want version 3 superseding %s, the head, with NotHead %s", res, id(2), id(1))
+	}
+	d, err := ws.Show(ctx, id(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Chain) != 3 || d.Chain[2].ID != res.Memory.ID {
+		t.Fatalf("the chain has %d versions ending at %s; want 3 ending at the new one", len(d.Chain), d.Chain[len(d.Chain)-1].ID)
+	}
+}
+
+func TestNewModels(t *testing.T) {
+	tests := []struct {
+		name       string
+		env        []string
+		wantErr    error
+		llmErr     error
+		embedErr   error
+		classifier error
+	}{
+		{"fake", nil, nil, workspace.ErrNeedsModel, nil, workspace.ErrNeedsModel},
+		{"openai without a key", []string{"FORGEMEM_PROVIDER=openai"}, workspace.ErrProviderSetup, nil, nil, nil},
+		{"openai with a local server and no key", []string{"FORGEMEM_PROVIDER=openai", "OPENAI_BASE_URL=http://localhost:11434/v1", "FORGEMEM_CLASSIFIER_MODEL=llama3.2", "FORGEMEM_EMBEDDING_MODEL=nomic-embed-text"}, nil, nil, nil, nil},
+		{"openai without models: the chat default, no embedding model", []string{"FORGEMEM_PROVIDER=openai", "OPENAI_API_KEY=sk-x"}, nil, nil, workspace.ErrProviderSetup, nil},
+		{"a local server needs its classifier model named", []string{"FORGEMEM_PROVIDER=openai", "FORGEMEM_BASE_URL=http://localhost:11434/v1", "FORGEMEM_EMBEDDING_MODEL=nomic-embed-text"}, nil, nil, nil, workspace.ErrProviderSetup},
+		{"openai refusing a model", []string{"FORGEMEM_PROVIDER=openai", "OPENAI_API_KEY=sk-x", "FORGEMEM_CLASSIFIER_MODEL=text-embedding-3-small"}, workspace.ErrProviderSetup, nil, nil, nil},
+		{"gemini without a key", []string{"FORGEMEM_PROVIDER=gemini"}, workspace.ErrProviderSetup, nil, nil, nil},
+		{"gemini", []string{"FORGEMEM_PROVIDER=gemini", "GEMINI_API_KEY=k", "FORGEMEM_EMBEDDING_MODEL=gemini-embedding-001"}, nil, nil, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := settings.Load(settings.Options{Env: tt.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := workspace.NewModels(s, nil)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("NewModels: %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if _, err := m.NeedLLM(); !errors.Is(err, tt.llmErr) {
+				t.Errorf("NeedLLM: %v, want %v", err, tt.llmErr)
+			}
+			if _, err := m.NeedEmbedder(); !errors.Is(err, tt.embedErr) {
+				t.Errorf("NeedEmbedder: %v, want %v", err, tt.embedErr)
+			}
+			if _, _, err := m.NeedClassifier(); !errors.Is(err, tt.classifier) {
+				t.Errorf("NeedClassifier: %v, want %v", err, tt.classifier)
+			}
+		})
+	}
+}
