@@ -73,11 +73,13 @@ func (e *ConflictError) Error() string {
 // Unwrap returns [ErrConflict], so that errors.Is(err, ErrConflict) holds.
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
-// ErrInvalidConfig is wrapped by the error of a constructor given an option
-// out of range, for example
+// ErrInvalidConfig is matched, with errors.Is, by every configuration error
+// of forgemem's modules: a constructor given a field or option out of
+// range, a bad settings file. Such errors are a *[ConfigError] (or, in the
+// settings module, carry one file-and-line error per bad key), for example
 //
 //	memcore: invalid config: WithParallelism is 0, want at least 1
 //
-// The message names every bad option, the value given and the values
-// allowed. Options are never clamped silently.
+// The message names every bad field, the value given and the values
+// allowed. Values are never clamped silently.
 var ErrInvalidConfig = errors.New("invalid config")
