@@ -26,6 +26,9 @@ func typical(id string, i int) *MemoryFile {
 	m.Meta.CreatedAt = t0.Add(time.Duration(i) * time.Second)
 	m.Meta.Related = m.Meta.Related[:2]
 	m.Meta.Extra = nil
+	// The fields added in v0.2 are left out, so that the figures stay
+	// comparable with the README's.
+	m.Meta.Source, m.Meta.Evidence, m.Meta.Status, m.Meta.StatusReason, m.Meta.Anchors = "", nil, "", "", nil
 	m.Content = fmt.Sprintf("Prefers optimistic locking with retry for concurrent writes (changed from "+
 		"pessimistic locking after a performance issue in the billing service, memory %d). "+
 		"Use a version column and retry at most three times before surfacing a conflict to the user.", i)

@@ -30,6 +30,8 @@ func TestParseFastTakesCanonicalFiles(t *testing.T) {
 	minimal.Meta.UpdatedAt, minimal.Meta.SessionID, minimal.Meta.Trigger = minimal.Meta.CreatedAt.AddDate(0, 0, 0), "", ""
 	withEdges := full()
 	withEdges.Meta.Extra = nil
+	// The fields added in v0.2 are left to the YAML decoder.
+	withEdges.Meta.Source, withEdges.Meta.Evidence, withEdges.Meta.Status, withEdges.Meta.StatusReason, withEdges.Meta.Anchors = "", nil, "", "", nil
 	// Prose with spaces is left to the YAML decoder; a retired version is rare.
 	withEdges.Meta.RetiredReason = "replaced-by-the-event-log"
 	for name, m := range map[string]*MemoryFile{"plain": plain, "quoted session": quoted, "minimal": minimal, "edges and supersedes": withEdges} {

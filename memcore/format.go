@@ -116,6 +116,7 @@ func parseLenient(raw []byte, modTime time.Time) (*MemoryFile, []string, error) 
 		}
 		m.Meta.Related = kept
 	}
+	repairs = append(repairs, m.Meta.repairProvenance()...)
 	if err := m.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -174,6 +175,16 @@ func decodeFile(raw []byte) (*MemoryFile, error) {
 	}
 	meta.CreatedAt = meta.CreatedAt.UTC()
 	meta.UpdatedAt = meta.UpdatedAt.UTC()
+	if meta.Evidence != nil {
+		if meta.Evidence.IsZero() {
+			meta.Evidence = nil // "evidence: {}" records nothing, as an absent key
+		} else {
+			meta.Evidence.At = meta.Evidence.At.UTC()
+		}
+	}
+	if len(meta.Anchors) == 0 {
+		meta.Anchors = nil
+	}
 
 	body = strings.TrimPrefix(body, "\n")
 	body = strings.TrimSuffix(body, "\n")
@@ -410,6 +421,21 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 	if meta.Trigger != "" {
 		add("trigger", strNode(string(meta.Trigger)))
 	}
+	if meta.Source != SourceUnknown {
+		add("source", strNode(string(meta.Source)))
+	}
+	if meta.Evidence != nil && !meta.Evidence.IsZero() {
+		add("evidence", evidenceNode(meta.Evidence))
+	}
+	if meta.Status != StatusActive {
+		add("status", strNode(string(meta.Status)))
+	}
+	if meta.StatusReason != "" {
+		add("status_reason", strNode(meta.StatusReason))
+	}
+	if len(meta.Anchors) > 0 {
+		add("anchors", anchorsNode(meta.Anchors))
+	}
 	if meta.Retired {
 		add("retired", scalarNode("!!bool", "true"))
 	}
@@ -424,6 +450,34 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 		add(k, v)
 	}
 	return n, nil
+}
+
+// evidenceNode is the evidence mapping: quote, then at, each when set.
+func evidenceNode(e *Evidence) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	if e.Quote != "" {
+		n.Content = append(n.Content, strNode("quote"), strNode(e.Quote))
+	}
+	if !e.At.IsZero() {
+		n.Content = append(n.Content, strNode("at"), timeNode(e.At.UTC()))
+	}
+	return n
+}
+
+// anchorsNode is the anchors sequence: each anchor's path, symbol and
+// blob, each when set.
+func anchorsNode(anchors []Anchor) *yaml.Node {
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, a := range anchors {
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, kv := range [][2]string{{"path", a.Path}, {"symbol", a.Symbol}, {"blob", a.Blob}} {
+			if kv[1] != "" {
+				m.Content = append(m.Content, strNode(kv[0]), strNode(kv[1]))
+			}
+		}
+		seq.Content = append(seq.Content, m)
+	}
+	return seq
 }
 
 func scalarNode(tag, value string) *yaml.Node {

@@ -133,6 +133,22 @@ type MemoryMeta struct {
 	// RetiredReason optionally says why the chain was retired; it may be
 	// set only on a retired version.
 	RetiredReason string `yaml:"retired_reason,omitempty"`
+	// Source says who stated the memory (added in v0.2); absent reads as
+	// [SourceUnknown].
+	Source Source `yaml:"source,omitempty"`
+	// Evidence is where in the conversation the memory comes from (added
+	// in v0.2); nil when not recorded.
+	Evidence *Evidence `yaml:"evidence,omitempty"`
+	// Status is [StatusPending] for a memory that waits for review (added
+	// in v0.2); absent means active.
+	Status Status `yaml:"status,omitempty"`
+	// StatusReason says why a pending memory waits (the quarantine rule
+	// that held it, or review of every memory); set only when pending.
+	StatusReason string `yaml:"status_reason,omitempty"`
+	// Anchors are the paths and symbols of the repository the memory is
+	// about, with their state when it was written (added in v0.2); nil
+	// when none were recorded.
+	Anchors []Anchor `yaml:"anchors,omitempty"`
 	// Extra keeps front-matter keys this version does not know, so that
 	// hand-added keys survive a read and rewrite. Values are as decoded from
 	// YAML (string, int, int64, uint64, float64, bool, nil, time.Time for
@@ -153,7 +169,8 @@ type MemoryFile struct {
 var knownKeys = map[string]bool{
 	"id": true, "created_at": true, "updated_at": true, "version": true, "scope": true,
 	"category": true, "supersedes": true, "related": true, "session_id": true, "trigger": true,
-	"retired": true, "retired_reason": true,
+	"retired": true, "retired_reason": true, "source": true, "evidence": true, "status": true,
+	"status_reason": true, "anchors": true,
 }
 
 // Validate reports every way m breaks the memory schema, joined into one
@@ -164,8 +181,9 @@ var knownKeys = map[string]bool{
 // and content that is not blank. Times must lie in the years 0000-9999. Optional fields, when present, must be valid:
 // supersedes names another valid id, related edges name valid ids other than
 // m's own with refines, contradicts or relates-to, trigger is known,
-// retired_reason only on a retired version. All text
-// must be valid UTF-8, and Extra may not reuse a known key.
+// retired_reason only on a retired version, source and status known,
+// status_reason only on a pending version, anchors valid ([Anchor.Validate]).
+// All text must be valid UTF-8, and Extra may not reuse a known key.
 func (m *MemoryFile) Validate() error {
 	if m == nil {
 		return fmt.Errorf("%w: nil memory", ErrInvalidMemory)
@@ -230,6 +248,7 @@ func (m *MemoryFile) Validate() error {
 	case mt.RetiredReason != "" && !mt.Retired:
 		bad("retired_reason is set but retired is not true")
 	}
+	errs = append(errs, mt.validateProvenance(bad)...)
 	for k := range mt.Extra {
 		if knownKeys[k] {
 			bad("extra key %q is reserved for a known field", k)
@@ -271,6 +290,13 @@ func (m *MemoryFile) Clone() *MemoryFile {
 	}
 	if m.Meta.Related != nil {
 		c.Meta.Related = append([]RelatedMemory(nil), m.Meta.Related...)
+	}
+	if m.Meta.Evidence != nil {
+		e := *m.Meta.Evidence
+		c.Meta.Evidence = &e
+	}
+	if m.Meta.Anchors != nil {
+		c.Meta.Anchors = append([]Anchor(nil), m.Meta.Anchors...)
 	}
 	if m.Meta.Extra != nil {
 		c.Meta.Extra = cloneValue(m.Meta.Extra).(map[string]any)
