@@ -22,7 +22,23 @@ func TestFileErrorMessages(t *testing.T) {
 		{"out of range", "memory:\n  provider: fake\n  cadence_turns: 11\n", settings.ErrInvalidValue, 3, "memory.cadence_turns",
 			"FILE:3: memory.cadence_turns is 11, want 1–10"},
 		{"unknown key with suggestion", "memory:\n  cadense_turns: 2\n", settings.ErrUnknownKey, 2, "memory.cadense_turns",
-			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?); known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k"},
+			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?)"},
+		{"unknown key without suggestion", "memory:\n  colour: red\n", settings.ErrUnknownKey, 2, "memory.colour",
+			"FILE:2: unknown key memory.colour; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k"},
+		{"misspelt section", "model: claude\nmemroy:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 2, "memroy",
+			"FILE:2: unknown key memroy (did you mean memory:?)"},
+		{"section in capitals", "Memory:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 1, "Memory",
+			"FILE:1: unknown key Memory (did you mean memory:?)"},
+		{"key outside the section", "memory:\n  provider: openai\nretrieval_top_k: 5\n", settings.ErrUnknownKey, 3, "retrieval_top_k",
+			"FILE:3: unknown key retrieval_top_k (did you mean memory.retrieval_top_k?)"},
+		{"forgotten indent", "memory:\nembedding_model: e\n", settings.ErrUnknownKey, 2, "embedding_model",
+			"FILE:2: unknown key embedding_model (did you mean memory.embedding_model?)"},
+		{"secret as a value", "memory:\n  provider: sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z\n", settings.ErrInvalidValue, 2, "memory.provider",
+			"FILE:2: memory.provider is [REDACTED], want fake, openai or gemini"},
+		{"secret as a model", "memory:\n  embedding_model: \"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z \"\n", settings.ErrInvalidValue, 2, "memory.embedding_model",
+			`FILE:2: memory.embedding_model is "[REDACTED] ", want a string without control characters or surrounding spaces`},
+		{"secret as a key", "memory:\n  sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z: 1\n", settings.ErrUnknownKey, 2, "memory.sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
+			"FILE:2: unknown key memory.[REDACTED]; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k"},
 		{"wrong type", "memory:\n  retrieval_top_k: ten\n", settings.ErrInvalidValue, 2, "memory.retrieval_top_k",
 			"FILE:2: memory.retrieval_top_k is ten, want an integer in 1–100"},
 		{"enum with suggestion", "memory:\n  provider: OpenAI\n", settings.ErrInvalidValue, 2, "memory.provider",
@@ -40,7 +56,7 @@ func TestFileErrorMessages(t *testing.T) {
 		{"bad URL", "memory:\n  base_url: localhost:11434\n", settings.ErrInvalidValue, 2, "memory.base_url",
 			"FILE:2: memory.base_url is localhost:11434, want an absolute http or https URL such as http://localhost:11434/v1"},
 		{"URL with credentials", "memory:\n  base_url: https://me:sk-hunter2@gw.example/v1\n", settings.ErrInvalidValue, 2, "memory.base_url",
-			"FILE:2: memory.base_url is https://me:xxxxx@gw.example/v1, want an absolute http or https URL such as http://localhost:11434/v1"},
+			"FILE:2: memory.base_url is https://me:[REDACTED]@gw.example/v1, want an absolute http or https URL such as http://localhost:11434/v1"},
 		{"api key", "memory:\n  openai_api_key: sk-proj-abc123\n", settings.ErrSecretInFile, 2, "memory.openai_api_key",
 			"FILE:2: memory.openai_api_key: API keys are not read from settings files (the value is not shown); set OPENAI_API_KEY in the environment instead and remove the key from the file"},
 		{"generic api key", "memory:\n  api_key: sk-proj-abc123\n", settings.ErrSecretInFile, 2, "memory.api_key",
@@ -75,7 +91,7 @@ func TestFileErrorMessages(t *testing.T) {
 			if got := strings.ReplaceAll(e.Error(), f.userFile(), "FILE"); got != tt.want {
 				t.Errorf("message\n%s\nwant\n%s", got, tt.want)
 			}
-			if strings.Contains(e.Error(), "sk-") {
+			if strings.Contains(e.Error(), "sk-") || strings.Contains(e.Error(), "Ab3dEf6h") {
 				t.Errorf("the message repeats a secret: %s", e)
 			}
 		})

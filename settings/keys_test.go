@@ -66,8 +66,8 @@ func TestReferenceRows(t *testing.T) {
 	}
 	for i, k := range settings.Keys() {
 		row := lines[2+i]
-		if strings.Count(row, "|") != 8 {
-			t.Errorf("row %q does not have 7 cells (a | in a doc string?)", row)
+		if strings.Count(row, "|") != 9 {
+			t.Errorf("row %q does not have 8 cells (a | in a doc string?)", row)
 		}
 		for _, want := range []string{"`" + k.Name + "`", "`" + k.Env + "`", "`--" + k.Flag + "`"} {
 			if !strings.Contains(row, want) {

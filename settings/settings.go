@@ -108,6 +108,13 @@ type Settings struct {
 	// Paths are the memory folders and settings files.
 	Paths Paths
 
+	// Warnings are the values Load ignored, one per key: those of the
+	// repository's .forge/config.yaml that need the user's trust (see
+	// [Trust]) while the file is not trusted, or changed since it was.
+	// Show them to the user: the settings in effect are not all the
+	// repository's file says.
+	Warnings []Warning
+
 	openAIKey, geminiKey string
 	// sources maps a full key name (and the API key variables) to where
 	// its value came from; a missing entry is a default.
@@ -221,6 +228,11 @@ type Value struct {
 	Value string
 	// Source is where it came from.
 	Source Source
+	// InEffect is the value the libraries use when another setting
+	// overrides Value, and Why says why: the fake provider retrieves in
+	// identity mode whatever memory.retrieval_mode says. Both are empty
+	// when Value is in effect.
+	InEffect, Why string
 }
 
 // Values returns every setting's effective value and source, in the order
@@ -230,13 +242,18 @@ func (s *Settings) Values() []Value {
 	for i := range table {
 		k := &table[i]
 		vs[i] = Value{Key: k.public(), Value: k.get(s), Source: s.sources[k.fullName()]}
+		if k.name == "retrieval_mode" && s.retrievalMode() != s.RetrievalMode {
+			vs[i].InEffect = string(s.retrievalMode())
+			vs[i].Why = "the " + string(ProviderFake) + " provider always retrieves in identity mode"
+		}
 	}
 	return vs
 }
 
 // String lists the settings one per line, "memory.cadence_turns: 3
-// (repo file /r/.forge/config.yaml:2)", then whether each API key
-// variable is set — never its value.
+// (repo file /r/.forge/config.yaml:2)", with the value in effect where
+// another setting overrides one, then whether each API key variable is
+// set — never its value.
 func (s Settings) String() string {
 	var b strings.Builder
 	for _, v := range s.Values() {
@@ -244,7 +261,11 @@ func (s Settings) String() string {
 		if val == "" {
 			val = `""`
 		}
-		fmt.Fprintf(&b, "%s: %s (%s)\n", v.Name, val, v.Source)
+		fmt.Fprintf(&b, "%s: %s (%s)", v.Name, val, v.Source)
+		if v.InEffect != "" {
+			fmt.Fprintf(&b, "; in effect: %s (%s)", v.InEffect, v.Why)
+		}
+		b.WriteByte('\n')
 	}
 	for _, k := range []struct{ name, value string }{{EnvOpenAIAPIKey, s.openAIKey}, {EnvGeminiAPIKey, s.geminiKey}} {
 		state := "not set"

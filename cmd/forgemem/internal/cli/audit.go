@@ -145,8 +145,10 @@ func (a *app) configCommand() *cobra.Command {
 		Use:   "config",
 		Short: "Print the effective settings, each with where it came from",
 		Long: `Print every memory.* setting with its effective value and where it came from (the default,
-a settings file and line, an environment variable or a flag), whether the API key
-variables are set (never their values), and the memory folders.`,
+a settings file and line, an environment variable or a flag) — the value in effect, and
+why, where another setting overrides it — whether the API key variables are set (never
+their values), and the memory folders. The settings of the repository's file that are
+ignored until you trust it (forgemem trust) are listed on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := a.loadSettings(); err != nil {
@@ -167,7 +169,13 @@ func (a *app) printConfig(s *settings.Settings) {
 		if val == "" {
 			val = `""`
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\n", v.Name, val, v.Source)
+		from := v.Source.String()
+		if v.InEffect != "" {
+			// Another setting overrides the value: show the one in effect.
+			from = fmt.Sprintf("%s (set to %s by %s)", v.Why, val, from)
+			val = v.InEffect
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\n", v.Name, val, from)
 	}
 	for _, k := range []struct{ name, value string }{{settings.EnvOpenAIAPIKey, s.OpenAIAPIKey()}, {settings.EnvGeminiAPIKey, s.GeminiAPIKey()}} {
 		state := "not set"

@@ -154,6 +154,10 @@ type app struct {
 	// root is the command tree, whose persistent flags hold the settings
 	// flags.
 	root *cobra.Command
+	// cmd is the command running, once its command line is parsed; its
+	// flags hold the settings flags, its own (shown in its help) or the
+	// root's.
+	cmd *cobra.Command
 	// hookCC is the hook claude-code command: whatever fails in it, even
 	// its command line, exits 0.
 	hookCC *cobra.Command
@@ -200,27 +204,44 @@ func isFlagSettingsError(err error) bool {
 	return true
 }
 
-// loadSettings reads the settings with the global flags.
-func (a *app) loadSettings() error {
-	if a.settings != nil {
-		return nil
-	}
+// settingsOptions are the settings inputs of the process with the global
+// flags and the settings flags the user set.
+func (a *app) settingsOptions() settings.Options {
 	opts := a.env.Settings
 	opts.RepoDir, opts.UserDir, opts.ConfigFile = a.repoDir, a.userDir, a.configFile
 	opts.Flags = map[string]string{}
 	for k, v := range a.env.Settings.Flags {
 		opts.Flags[k] = v
 	}
+	flags := a.root.PersistentFlags()
+	if a.cmd != nil {
+		flags = a.cmd.Flags()
+	}
 	for _, k := range settings.Keys() {
-		if f := a.root.PersistentFlags().Lookup(k.Flag); f != nil && f.Changed {
+		if f := flags.Lookup(k.Flag); f != nil && f.Changed {
 			opts.Flags[k.Flag] = f.Value.String()
 		}
 	}
-	s, err := settings.Load(opts)
+	return opts
+}
+
+// loadSettings reads the settings with the global flags, once, and prints
+// their warnings (the repository's settings that were ignored) on stderr.
+// The hook prints nothing of its own there but its one failure line.
+func (a *app) loadSettings() error {
+	if a.settings != nil {
+		return nil
+	}
+	s, err := settings.Load(a.settingsOptions())
 	if err != nil {
 		return fmt.Errorf("the settings:\n%w", err)
 	}
 	a.settings = s
+	if a.hookCC == nil || a.cmd != a.hookCC {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(a.env.Stderr, "forgemem: %s\n", w)
+		}
+	}
 	return nil
 }
 
@@ -288,12 +309,15 @@ conversation as an agent would, and runs capture by hand. Start with: forgemem d
 
 Settings come from ~/.forge/config.yaml, the repository's .forge/config.yaml, FORGEMEM_*
 variables and flags (every memory.* key is a flag, such as --embedding-model);
-forgemem config shows each with where it came from.`,
+forgemem help settings lists them, and forgemem config shows each with where it came from.
+A repository's .forge/config.yaml cannot choose your provider, server or models, or turn
+memory on, until you trust it: forgemem trust.`,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.started = true
+			a.cmd = cmd
 			return nil
 		},
 	}
@@ -302,11 +326,12 @@ forgemem config shows each with where it came from.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.repoDir, "repo-dir", "", "the repository's memory folder (default: .forge/memory in the nearest folder above holding .git)")
 	pf.StringVar(&a.userDir, "user-dir", "", "the user's memory folder (default: ~/.forge/memory)")
-	pf.StringVar(&a.configFile, "config", "", "an extra settings file, read after ~/.forge/config.yaml and the repository's")
+	pf.StringVar(&a.configFile, "config", "", "an extra settings file, read after ~/.forge/config.yaml and the repository's .forge/config.yaml, and trusted (default: $FORGEMEM_CONFIG)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log what the libraries do to stderr")
 	// Every memory.* setting is a flag too (--cadence-turns, --embedding-model,
 	// …), read by the settings module with the highest precedence; only
-	// --provider is listed in the help.
+	// --provider is listed in the help, and forgemem help settings lists
+	// them all.
 	for _, k := range settings.Keys() {
 		if k.Flag == "provider" {
 			pf.String(k.Flag, "", "the model provider: fake (offline), openai or gemini (default: memory.provider)")
@@ -333,8 +358,10 @@ forgemem config shows each with where it came from.`,
 	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
 	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand())
-	add("other", a.demoCommand(), a.evalCommand(), a.configCommand())
+	add("other", a.demoCommand(), a.evalCommand(), a.configCommand(), a.trustCommand())
+	root.AddCommand(settingsHelpTopic())
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
+	root.SetUsageTemplate(usageTemplate(root.UsageTemplate()))
 	return root
 }
