@@ -44,6 +44,7 @@ memory.retrieval_lexical_weight 0 it is the cosine similarity).`,
 			if err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, res.Unreadable)
 			if asJSON {
 				return a.out.json(res)
 			}

@@ -119,7 +119,11 @@ func (a *app) printStats(st *workspace.Stats) {
 		p.printf("%s %s to %s\n", p.bold("Created:"), day(*st.Oldest), day(*st.Newest))
 	}
 	if st.Problems > 0 {
-		p.printf("%s %d (forgemem validate says why)\n", p.bold("Files not read:"), st.Problems)
+		var kinds []string
+		for _, k := range st.Unreadable {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Name))
+		}
+		p.printf("%s %d (%s; forgemem validate says why)\n", p.bold("Files not read:"), st.Problems, strings.Join(kinds, ", "))
 	}
 	switch {
 	case st.PendingCaptures > 0:

@@ -28,6 +28,7 @@ unless --retired is given.`,
 			if err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, ex.Unreadable)
 			a.printExport(ex)
 			return nil
 		},

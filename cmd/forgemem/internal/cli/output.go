@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/spf13/cobra"
 )
 
 // printer writes a command's output: plain text, with bold and dim
@@ -50,6 +51,21 @@ func (p *printer) json(v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// eprintf writes a message to w (stderr) as fmt.Fprintf does.
+func eprintf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, format, args...)
+}
+
+// warnUnreadable says on stderr, after a command's output, that n files
+// of the memory folders could not be read, so what it showed may miss
+// memories: never silently.
+func (a *app) warnUnreadable(cmd *cobra.Command, n int) {
+	if n > 0 {
+		eprintf(a.env.Stderr, "%s: %s in the memory folders could not be read, so memories may be missing here; forgemem validate says why\n",
+			cmd.CommandPath(), plural(n, "file", "files"))
+	}
 }
 
 // shortID is an id cut to "mem_" and its first 8 hexadecimal digits,

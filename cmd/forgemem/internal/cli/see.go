@@ -58,6 +58,7 @@ out unless --retired is given, and earlier versions unless --all-versions is.`,
 			if err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, res.Unreadable)
 			if asJSON {
 				return a.out.json(res)
 			}

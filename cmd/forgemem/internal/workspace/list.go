@@ -27,6 +27,10 @@ type ListResult struct {
 	// Hidden counts the forgotten chains left out (when Retired is false)
 	// that the filters would otherwise have kept.
 	Hidden int `json:"hidden_forgotten"`
+	// Unreadable counts the files and folders of either scope the store
+	// could not read (see [Workspace.Validate] for why): memories that may
+	// be missing from the list.
+	Unreadable int `json:"unreadable_files"`
 }
 
 // List returns the current version of every chain that is not forgotten,
@@ -65,6 +69,9 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 		res.Memories = append(res.Memories, view(w.store, snap.g, m))
 	}
 	res.Hidden = len(hidden)
+	if res.Unreadable, err = w.unreadableCount(ctx); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

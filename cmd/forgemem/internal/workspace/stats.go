@@ -1,10 +1,12 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -27,9 +29,12 @@ type Stats struct {
 	// Triggers counts the memory files by what wrote them: cadence and
 	// compaction (capture), manual (a person), and "" when unrecorded.
 	Triggers []Count `json:"triggers"`
-	// Problems counts what `forgemem validate` would report about files
-	// the store does not serve.
-	Problems int `json:"unreadable_files"`
+	// Problems counts the files (and folders) the store does not read,
+	// which `forgemem validate` lists with the reason; Unreadable counts
+	// them by that reason's kind (too-large, malformed, …), most frequent
+	// first. Files the store serves repaired are read, so not counted.
+	Problems   int     `json:"unreadable_files"`
+	Unreadable []Count `json:"unreadable_by_kind"`
 	// Oldest and Newest are the creation times of the oldest and newest
 	// memory files; nil when there is none.
 	Oldest *time.Time `json:"oldest,omitempty"`
@@ -66,11 +71,11 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	probs, err := w.store.Problems(ctx)
+	probs, err := w.unreadable(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stats{Scopes: []ScopeStats{}, Versions: len(snap.all), Problems: len(probs)}
+	st := &Stats{Scopes: []ScopeStats{}, Versions: len(snap.all), Problems: len(probs), Unreadable: countKinds(probs)}
 	pending, err := w.Pending()
 	if err != nil {
 		return nil, fmt.Errorf("reading the capture queue: %w", err)
@@ -132,4 +137,18 @@ func cacheBytes(dir string) int64 {
 		}
 	}
 	return n
+}
+
+// countKinds counts probs by kind, most frequent first, then by name.
+func countKinds(probs []Problem) []Count {
+	n := map[ProblemKind]int{}
+	for _, p := range probs {
+		n[p.Kind]++
+	}
+	out := []Count{}
+	for k, c := range n {
+		out = append(out, Count{Name: string(k), Count: c})
+	}
+	slices.SortFunc(out, func(a, b Count) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name)) })
+	return out
 }
