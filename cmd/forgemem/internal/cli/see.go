@@ -86,15 +86,15 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		if state {
 			header += "STATE\t"
 		}
-		fmt.Fprintln(t, p.bold(header+"TITLE"))
+		t.row("%s\n", p.bold(header+"TITLE"))
 		for _, m := range res.Memories {
-			row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt))
+			st := ""
 			if state {
-				row += stateOf(m) + "\t"
+				st = stateOf(m) + "\t"
 			}
-			fmt.Fprintln(t, row+clip(m.Title, titleWidth))
+			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(m.Title, titleWidth))
 		}
-		t.Flush()
+		t.flush()
 	}
 	scopes := map[memcore.Scope]int{}
 	for _, m := range res.Memories {
@@ -162,19 +162,19 @@ func (a *app) printDetail(d *workspace.Detail) {
 	p, m := a.out, d.Memory
 	p.println(p.bold(m.ID))
 	t := p.table()
-	fmt.Fprintf(t, "scope\t%s\n", m.Scope)
-	fmt.Fprintf(t, "category\t%s\n", m.Category)
+	t.row("scope\t%s\n", m.Scope)
+	t.row("category\t%s\n", m.Category)
 	pos := "the current version"
 	if !m.Head {
 		pos = "superseded"
 	}
-	fmt.Fprintf(t, "version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
-	fmt.Fprintf(t, "created\t%s\n", minute(m.CreatedAt))
+	t.row("version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
+	t.row("created\t%s\n", minute(m.CreatedAt))
 	if m.Trigger != "" {
-		fmt.Fprintf(t, "written by\t%s\n", triggerWords(m.Trigger))
+		t.row("written by\t%s\n", triggerWords(m.Trigger))
 	}
 	if m.SessionID != "" {
-		fmt.Fprintf(t, "session\t%s\n", m.SessionID)
+		t.row("session\t%s\n", m.SessionID)
 	}
 	if m.Forgotten {
 		head := d.Chain[len(d.Chain)-1]
@@ -182,10 +182,10 @@ func (a *app) printDetail(d *workspace.Detail) {
 		if head.RetiredReason != "" {
 			why = ": " + head.RetiredReason
 		}
-		fmt.Fprintf(t, "status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
+		t.row("status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
 	}
-	fmt.Fprintf(t, "file\t%s\n", m.Path)
-	t.Flush()
+	t.row("file\t%s\n", m.Path)
+	t.flush()
 	p.printf("\n%s\n", indent(m.Content, "  "))
 	if len(d.Chain) > 1 {
 		p.printf("\n%s\n", p.bold("History, oldest first:"))
@@ -200,17 +200,17 @@ func (a *app) printDetail(d *workspace.Detail) {
 			case v.ID == m.ID:
 				text = "(this version)"
 			}
-			fmt.Fprintf(t, "  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), text)
+			t.row("  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), text)
 		}
-		t.Flush()
+		t.flush()
 	}
 	if len(d.Out) > 0 {
 		p.printf("\n%s\n", p.bold("Links out:"))
 		t := p.table()
 		for _, e := range d.Out {
-			fmt.Fprintf(t, "  %s\t%s\t%s\n", e.Relationship, shortID(e.ID), otherTitle(e))
+			t.row("  %s\t%s\t%s\n", e.Relationship, shortID(e.ID), otherTitle(e))
 		}
-		t.Flush()
+		t.flush()
 	}
 	if len(d.In) > 0 {
 		p.printf("\n%s\n", p.bold("Links in:"))
@@ -220,9 +220,9 @@ func (a *app) printDetail(d *workspace.Detail) {
 			if e.To != m.ID {
 				to = fmt.Sprintf(" (to %s)", shortID(e.To))
 			}
-			fmt.Fprintf(t, "  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
+			t.row("  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
 		}
-		t.Flush()
+		t.flush()
 	}
 }
 
