@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -121,5 +122,117 @@ func TestValidateReadsNoHugeFile(t *testing.T) {
 	}
 	if len(probs) != 1 || probs[0].Kind != workspace.ProblemTooLarge || !strings.Contains(probs[0].Message, "64 GiB") {
 		t.Errorf("validate --json = %+v, want the 64 GiB file as too-large", probs)
+	}
+}
+
+// remember takes at most workspace.MaxContentBytes of text: more is a
+// usage error saying the limit and what to do, and nothing is written.
+func TestRememberRefusesTooMuchText(t *testing.T) {
+	tests := []struct {
+		name   string
+		size   int
+		code   int
+		stderr string
+	}{
+		{"at the limit", workspace.MaxContentBytes, cli.ExitOK, ""},
+		{"one byte over", workspace.MaxContentBytes + 1, cli.ExitUsage, "the text to remember is 65537 bytes, over the limit of 65536 bytes (64 KiB): a memory is one short statement"},
+		{"50 MB", 50 << 20, cli.ExitUsage, "over the limit of 65536 bytes (64 KiB)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			r := f.run("remember", strings.Repeat("a", tt.size), "--scope", "user", "--category", "patterns")
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Fatalf("exit %d, stderr %.300q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
+			}
+			ms, err := f.store().List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if written := len(ms) == 1; written != (tt.code == cli.ExitOK) {
+				t.Errorf("%d memories written", len(ms))
+			}
+		})
+	}
+}
+
+// forget, purge and the ids remember writes (--supersedes, links) need at
+// least four hexadecimal digits of an id, even when a shorter prefix
+// matches the only memory there is; show, which only reads, takes any
+// unique prefix.
+func TestShortPrefixesDoNotChangeMemories(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"forget mem_", []string{"forget", "mem_"}, cli.ExitUsage, `"mem_" is too short a prefix to forget a memory by: give at least 4 hexadecimal digits`},
+		{"forget one digit", []string{"forget", "0"}, cli.ExitUsage, `"0" is too short a prefix to forget`},
+		{"forget three digits", []string{"forget", "mem_000"}, cli.ExitUsage, "too short a prefix to forget"},
+		{"purge", []string{"purge", "mem_", "--yes"}, cli.ExitUsage, "too short a prefix to purge"},
+		{"purge dry run", []string{"purge", "00"}, cli.ExitUsage, "too short a prefix to purge"},
+		{"supersedes", []string{"remember", "New text.", "--supersedes", "000"}, cli.ExitUsage, "too short a prefix to supersede"},
+		{"link", []string{"remember", "New text.", "--scope", "repo", "--category", "patterns", "--refines", "mem_0"}, cli.ExitUsage, "too short a prefix to link to"},
+		{"show reads", []string{"show", "0"}, cli.ExitOK, ""},
+		{"forget four digits", []string{"forget", "0000"}, cli.ExitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			only := memory(1, memcore.ScopeRepo, memcore.CategoryPatterns, 2, "The only memory there is.")
+			f.write(only)
+			r := f.run(tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tt.code, tt.want)
+			}
+			ms, err := f.store().List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed := len(ms) != 1; changed != (tt.name == "forget four digits") {
+				t.Errorf("%d memory files after the command", len(ms))
+			}
+		})
+	}
+}
+
+// A link given to a superseded version names its chain's current version,
+// and so does an edge a new version carries from the version it
+// supersedes: no stored edge names a superseded version.
+func TestLinksNameTheCurrentVersion(t *testing.T) {
+	f := newFixture(t)
+	f.seed() // id(1) is superseded by id(2)
+	old := link(memory(50, memcore.ScopeRepo, memcore.CategoryPatterns, 7, "Retry updates that lose a race."), memcore.RelationshipRelatesTo, id(1))
+	f.handWrite(memcore.ScopeRepo, id(50), old)
+
+	r := f.run("remember", "Log every retried update.", "--scope", "repo", "--category", "patterns", "--refines", id(1), "--contradicts", "00000002")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "mem_00000001 is an earlier version of its memory, so the link names the current version.") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = f.run("remember", "Retry updates that lose a race, three times.", "--supersedes", id(50))
+	if r.code != cli.ExitOK {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	ms, err := f.store().List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := memcore.NewGraph(ms)
+	for _, m := range ms {
+		if m.Meta.Trigger != memcore.TriggerManual {
+			continue // the fixture's, and the hand-written one
+		}
+		for _, e := range m.Meta.Related {
+			if g.IsSuperseded(e.ID) {
+				t.Errorf("%s (%q) links to %s, a superseded version", m.Meta.ID, m.Content, e.ID)
+			}
+		}
+		if len(m.Meta.Related) == 0 {
+			t.Errorf("%s (%q) lost its links", m.Meta.ID, m.Content)
+		}
+	}
+	if r := f.run("export"); strings.Contains(r.stdout, "refines `"+id(1)) || strings.Contains(r.stdout, "relates-to `"+id(1)) {
+		t.Errorf("export prints a link to the superseded %s:\n%s", id(1), r.stdout)
 	}
 }

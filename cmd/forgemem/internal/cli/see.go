@@ -135,7 +135,8 @@ func (a *app) showCommand() *cobra.Command {
 		Use:   "show <id>",
 		Short: "Show a memory with its whole version history and its links",
 		Long: `Show one memory: its metadata, content, file, every version of its chain, and its links
-to and from other memories. The id may be a unique prefix ("mem_1b4e28ba" or "1b4e28ba").`,
+to and from other memories. The id may be any unique prefix ("mem_1b4e28ba", "1b4e", "1"):
+show only reads, so unlike forget and purge it takes a prefix of any length.`,
 		Example: "  forgemem show mem_1b4e28ba\n  forgemem show 1b4e --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

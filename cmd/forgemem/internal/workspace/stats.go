@@ -93,28 +93,8 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	cats := map[memcore.Category]int{}
 	triggers := map[memcore.Trigger]int{}
 	for _, m := range snap.all {
-		sc := byScope[m.Meta.Scope]
-		sc.Versions++
 		triggers[m.Meta.Trigger]++
-		if st.Oldest == nil || m.Meta.CreatedAt.Before(*st.Oldest) {
-			t := m.Meta.CreatedAt
-			st.Oldest = &t
-		}
-		if st.Newest == nil || m.Meta.CreatedAt.After(*st.Newest) {
-			t := m.Meta.CreatedAt
-			st.Newest = &t
-		}
-		if snap.g.IsSuperseded(m.Meta.ID) {
-			continue
-		}
-		if m.Meta.Retired {
-			sc.Forgotten++
-			st.Forgotten++
-			continue
-		}
-		sc.Chains++
-		st.Chains++
-		cats[m.Meta.Category]++
+		st.count(byScope[m.Meta.Scope], snap.g, m, cats)
 	}
 	for _, c := range memcore.Categories() {
 		st.Categories = append(st.Categories, Count{Name: string(c), Count: cats[c]})
@@ -125,6 +105,30 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// count adds m, a member of g, to st and to sc, its scope's counts, and
+// the category of a chain that is not forgotten to cats.
+func (st *Stats) count(sc *ScopeStats, g *memcore.Graph, m *memcore.MemoryFile, cats map[memcore.Category]int) {
+	sc.Versions++
+	if st.Oldest == nil || m.Meta.CreatedAt.Before(*st.Oldest) {
+		t := m.Meta.CreatedAt
+		st.Oldest = &t
+	}
+	if st.Newest == nil || m.Meta.CreatedAt.After(*st.Newest) {
+		t := m.Meta.CreatedAt
+		st.Newest = &t
+	}
+	switch {
+	case g.IsSuperseded(m.Meta.ID):
+	case m.Meta.Retired:
+		sc.Forgotten++
+		st.Forgotten++
+	default:
+		sc.Chains++
+		st.Chains++
+		cats[m.Meta.Category]++
+	}
 }
 
 // cacheBytes is the size of the embedding cache files in dir.
