@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -234,5 +235,58 @@ func TestLinksNameTheCurrentVersion(t *testing.T) {
 	}
 	if r := f.run("export"); strings.Contains(r.stdout, "refines `"+id(1)) || strings.Contains(r.stdout, "relates-to `"+id(1)) {
 		t.Errorf("export prints a link to the superseded %s:\n%s", id(1), r.stdout)
+	}
+}
+
+// A memory folder, or the .forge folder holding it, that is a symbolic
+// link — a repository can commit one pointing anywhere — is refused with
+// an error naming it and saying what to do; nothing is read or written
+// where it points.
+func TestLinkedMemoryFoldersAreRefused(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("creating symbolic links needs privileges on Windows")
+	}
+	tests := []struct {
+		name string
+		// link returns the path to make a link (to an empty folder), and
+		// the flag that names another folder.
+		link  func(f *fixture) (path, flag string)
+		scope string
+	}{
+		{"repo .forge", func(f *fixture) (string, string) { return filepath.Join(f.repo, ".forge"), "--repo-dir" }, "repo"},
+		{"repo memory folder", func(f *fixture) (string, string) { return f.repoDir(), "--repo-dir" }, "repo"},
+		{"user .forge", func(f *fixture) (string, string) { return filepath.Join(f.home, ".forge"), "--user-dir" }, "user"},
+		{"user memory folder", func(f *fixture) (string, string) { return f.userDir(), "--user-dir" }, "user"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			path, flag := tt.link(f)
+			target := filepath.Join(f.root, "elsewhere")
+			if err := os.MkdirAll(target, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"list"},
+				{"remember", "Written through a link.", "--scope", tt.scope, "--category", "patterns"},
+				{"worker"},
+			} {
+				r := f.run(args...)
+				want := path + " is a symbolic link, which forgemem never follows"
+				if r.code != cli.ExitFailure || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, flag) {
+					t.Errorf("%v: exit %d, stderr %q; want 1 and an error naming %s and %s", args, r.code, r.stderr, path, flag)
+				}
+			}
+			entries, err := os.ReadDir(target)
+			if err != nil || len(entries) != 0 {
+				t.Errorf("%d entries were made where the link points (%v)", len(entries), err)
+			}
+		})
 	}
 }
