@@ -59,27 +59,50 @@ func (a *app) printExport(ex *workspace.Export) {
 		}
 		p.printf("\n### %s\n\n", s.Category)
 		for _, c := range s.Chains {
-			h := c.Head
-			p.printf("- %s\n", strings.TrimPrefix(indent(strings.TrimSpace(h.Content), "  "), "  "))
-			meta := fmt.Sprintf("`%s`, version %d, %s", h.ID, h.Version, day(h.CreatedAt))
-			if h.Trigger != "" {
-				meta += ", " + h.Trigger
-			}
-			if h.Retired {
-				meta += ", **forgotten**"
-				if h.RetiredReason != "" {
-					meta += ": " + mdEscape(h.RetiredReason)
-				}
-			}
-			p.printf("  <br>*%s*\n", meta)
-			for _, r := range h.Related {
-				p.printf("  - %s `%s`\n", r.Relationship, r.ID)
-			}
-			for _, v := range c.History {
-				p.printf("  - earlier, version %d, %s (`%s`): %s\n", v.Version, day(v.CreatedAt), v.ID, mdEscape(oneLine(v.Content)))
-			}
+			a.printExportChain(c)
 		}
 	}
+}
+
+// printExportChain writes one chain of the export: its current text and
+// metadata, its links, and its earlier versions — a version that forgot
+// the memory as the forgetting it is, not as a repeat of its text.
+func (a *app) printExportChain(c workspace.Chain) {
+	p, h := a.out, c.Head
+	p.printf("- %s\n", strings.TrimPrefix(indent(strings.TrimSpace(h.Content), "  "), "  "))
+	meta := fmt.Sprintf("`%s`, version %d, %s", h.ID, h.Version, day(h.CreatedAt))
+	if h.Trigger != "" {
+		meta += ", " + h.Trigger
+	}
+	if h.Revives {
+		meta += ", brought back after it was forgotten"
+	}
+	if h.Retired {
+		meta += ", **forgotten**" + forgottenReason(h, ": ")
+	}
+	p.printf("  <br>*%s*\n", meta)
+	for _, r := range h.Related {
+		p.printf("  - %s `%s`\n", r.Relationship, r.ID)
+	}
+	for _, v := range c.History {
+		what := mdEscape(oneLine(v.Content))
+		switch {
+		case v.Retired:
+			what = "forgotten" + forgottenReason(v, ": ")
+		case v.Revives:
+			what = "brought back: " + what
+		}
+		p.printf("  - earlier, version %d, %s (`%s`): %s\n", v.Version, day(v.CreatedAt), v.ID, what)
+	}
+}
+
+// forgottenReason is sep and a retired version's reason, markdown-escaped,
+// or "" when it has none.
+func forgottenReason(m workspace.Memory, sep string) string {
+	if m.RetiredReason == "" {
+		return ""
+	}
+	return sep + mdEscape(m.RetiredReason)
 }
 
 // oneLine joins the lines of s with spaces.

@@ -192,16 +192,7 @@ func (a *app) printDetail(d *workspace.Detail) {
 		p.printf("\n%s\n", p.bold("History, oldest first:"))
 		t := p.table()
 		for _, v := range d.Chain {
-			text := clip(v.Title, titleWidth)
-			switch {
-			case v.Retired && v.RetiredReason != "":
-				text = "(forgotten: " + v.RetiredReason + ")"
-			case v.Retired:
-				text = "(forgotten)"
-			case v.ID == m.ID:
-				text = "(this version)"
-			}
-			t.row("  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), text)
+			t.row("  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), historyText(v, m.ID))
 		}
 		t.flush()
 	}
@@ -225,6 +216,25 @@ func (a *app) printDetail(d *workspace.Detail) {
 		}
 		t.flush()
 	}
+}
+
+// historyText is what show's history says of version v of the chain of
+// the memory shown, this: its title, or that it forgot the memory (with
+// the reason) or brought it back.
+func historyText(v workspace.Memory, this string) string {
+	text := clip(v.Title, titleWidth)
+	switch {
+	case v.Retired && v.RetiredReason != "":
+		return "(forgotten: " + v.RetiredReason + ")"
+	case v.Retired:
+		return "(forgotten)"
+	case v.ID == this:
+		text = "(this version)"
+	}
+	if v.Revives {
+		text += " (brought back)"
+	}
+	return text
 }
 
 // otherTitle is the title of the memory at an edge's other end.
