@@ -238,10 +238,7 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := m.Validate(); err != nil {
-		return fmt.Errorf("memcore: write: %w", err)
-	}
-	data, err := serialize(m)
+	data, err := encodeFile(m)
 	if err != nil {
 		return err
 	}
@@ -249,9 +246,6 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	dir := s.dirs[scopeIndex(scope)]
 	if dir == "" {
 		return fmt.Errorf("memcore: write %s: %w: this store has no %s folder", id, ErrScopeOff, scope)
-	}
-	if len(data) > MaxFileBytes {
-		return fmt.Errorf("memcore: write %s: %w", id, &TooLargeError{Size: int64(len(data)), Limit: MaxFileBytes})
 	}
 	if err := ensureFolder(scope, dir); err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
@@ -280,6 +274,12 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 			return fmt.Errorf("memcore: write %s: %w", id, err)
 		}
 	}
+	return s.publish(pending, id, scope)
+}
+
+// publish links the written file pending to its final name, id's in
+// scope's folder, unless the id is stored in either folder.
+func (s *FileStore) publish(pending *atomicfile.Pending, id string, scope Scope) error {
 	// The same id may not exist in the other scope's folder. Checking it and
 	// publishing are one step for every writer in this process; across
 	// processes, only a UUID collision could race here, while the same-folder
@@ -303,6 +303,22 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 		return fmt.Errorf("memcore: write %s: publish (the folder's file system must support hard links): %w", id, err)
 	}
 	return nil
+}
+
+// encodeFile validates m and returns its file, refusing one larger than
+// MaxFileBytes (a *TooLargeError), which no FileStore would read.
+func encodeFile(m *MemoryFile) ([]byte, error) {
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("memcore: write: %w", err)
+	}
+	data, err := serialize(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("memcore: write %s: %w", m.Meta.ID, &TooLargeError{Size: int64(len(data)), Limit: MaxFileBytes})
+	}
+	return data, nil
 }
 
 // checkSuccessor returns an error wrapping ErrAlreadyExists if m's id is
