@@ -25,7 +25,9 @@
 // write that supersedes a version already superseded fails with a
 // [*ConflictError] ([ErrConflict]) naming the chain's head, and FileStore
 // makes that check exclusive across processes with a lock file in each
-// folder. Both pass the conformance suite in
+// folder. A FileStore treats its folders as untrusted input: it reads no
+// memory file larger than [MaxFileBytes], follows no symbolic link, and
+// refuses a memory folder that is one ([ErrUnsafeFolder]). Both pass the conformance suite in
 // github.com/forgemem/forgemem/conformance/storetest.
 //
 // # Graph

@@ -134,7 +134,9 @@
 //
 // where History appears for changed memories (a version on the branch of a
 // fork that the chain did not continue from is marked "a parallel change
-// the current text does not include"), the "Recalled because" line
+// the current text does not include"; a version that forgot the memory is
+// shown as "forgotten", the one after it as "brought back", and neither is
+// counted as a change of the text), the "Recalled because" line
 // for memories reached through an edge, and Links lists refines and
 // contradicts edges in both directions (relates-to ones only between shown
 // memories). When memories were dropped to fit the budget, a line says how

@@ -65,7 +65,7 @@ func Main() int {
 	defer stop()
 	opts, err := settings.OSOptions()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "forgemem:", err)
+		eprintf(os.Stderr, "forgemem: %v\n", err)
 		return ExitFailure
 	}
 	exe, err := os.Executable()
@@ -116,13 +116,13 @@ func Run(ctx context.Context, env Env) int {
 		return ExitOK
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		fmt.Fprintf(env.Stderr, "%s: interrupted\n", cmd.CommandPath())
+		eprintf(env.Stderr, "%s: interrupted\n", cmd.CommandPath())
 		return ExitFailure
 	}
 	code := a.exitCode(err)
-	fmt.Fprintf(env.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+	eprintf(env.Stderr, "%s: %v\n", cmd.CommandPath(), err)
 	if !a.started {
-		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		eprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }
@@ -255,7 +255,7 @@ func (a *app) workspace() (*workspace.Workspace, error) {
 	}
 	opts := workspace.Options{Now: a.env.Now, HTTPClient: a.env.HTTPClient}
 	if a.verbose {
-		opts.Logger = zerolog.New(zerolog.ConsoleWriter{Out: a.env.Stderr, NoColor: !a.env.IsTerminal(a.env.Stderr)}).
+		opts.Logger = zerolog.New(zerolog.ConsoleWriter{Out: a.env.Stderr, NoColor: !a.env.IsTerminal(a.env.Stderr), FormatPrepare: escapeLogFields}).
 			Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	}
 	if a.env.IsTerminal(a.env.Stderr) {

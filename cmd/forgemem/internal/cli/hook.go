@@ -85,7 +85,7 @@ blocked by memory.`,
 // agent may show the line or keep it in its transcript.
 func (a *app) hookFailed(format string, args ...any) {
 	msg, _ := redact.Text(strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " "))
-	fmt.Fprintf(a.env.Stderr, "forgemem hook claude-code: %s\n", msg)
+	eprintf(a.env.Stderr, "forgemem hook claude-code: %s\n", msg)
 }
 
 // hookClaudeCode handles one event; every failure is one line on stderr.
@@ -403,7 +403,7 @@ by hand after fixing a provider problem that forgemem stats reports.`,
 				if e.Err != "" {
 					status = "failed, waits for the next worker: " + e.Err
 				}
-				fmt.Fprintf(a.env.Stderr, "%s forgemem worker: %s (%s): %s\n", time.Now().UTC().Format(time.RFC3339), e.Name, e.Kind, status)
+				eprintf(a.env.Stderr, "%s forgemem worker: %s (%s): %s\n", time.Now().UTC().Format(time.RFC3339), e.Name, e.Kind, status)
 			}})
 			if err != nil {
 				if res == nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -44,7 +43,7 @@ docs/INTEGRATIONS.md has the set-up of every agent.`,
 					dirs = append(dirs, d)
 				}
 			}
-			fmt.Fprintf(a.env.Stderr, "forgemem mcp: serving the memories of %s over stdio\n", strings.Join(dirs, " and "))
+			eprintf(a.env.Stderr, "forgemem mcp: serving the memories of %s over stdio\n", strings.Join(dirs, " and "))
 			srv := mcpserver.New(ws, mcpserver.Options{Logger: logger})
 			t := &mcp.IOTransport{Reader: io.NopCloser(a.env.Stdin), Writer: nopWriteCloser{a.env.Stdout}}
 			err = srv.Run(cmd.Context(), t)

@@ -25,16 +25,16 @@ type (
 		Limit int    `json:"limit,omitempty" jsonschema:"how many memories to return, best first (default 10)"`
 	}
 	rememberArgs struct {
-		Content    string `json:"content" jsonschema:"the memory: one self-contained statement, written so it makes sense in a later session without this conversation (include the reason when there is one)"`
+		Content    string `json:"content" jsonschema:"the memory: one self-contained statement, written so it makes sense in a later session without this conversation (include the reason when there is one); at most 64 KiB"`
 		Scope      string `json:"scope" jsonschema:"repo: true of this repository and shared with the team (conventions, decisions); user: true of the user in every project (personal preferences, facts about them). A new version keeps its chain's scope"`
 		Category   string `json:"category" jsonschema:"what kind of memory it is"`
-		Supersedes string `json:"supersedes,omitempty" jsonschema:"the id of a memory this one changes or replaces: the new text becomes that memory's next version and the old text stays in its history"`
+		Supersedes string `json:"supersedes,omitempty" jsonschema:"the id of a memory this one changes or replaces (or a unique prefix of at least 4 hexadecimal digits): the new text becomes that memory's next version and the old text stays in its history"`
 	}
 	showArgs struct {
 		ID string `json:"id" jsonschema:"the memory's id (mem_…) or a unique prefix of it"`
 	}
 	forgetArgs struct {
-		ID     string `json:"id" jsonschema:"the memory's id (mem_…) or a unique prefix of it"`
+		ID     string `json:"id" jsonschema:"the memory's id (mem_…) or a unique prefix of it of at least 4 hexadecimal digits"`
 		Reason string `json:"reason,omitempty" jsonschema:"why it is forgotten, kept in its history"`
 	}
 	listArgs struct {

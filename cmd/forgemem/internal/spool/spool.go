@@ -17,6 +17,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/atomicfile"
+	"github.com/forgemem/forgemem/settings"
 )
 
 // DirName is the spool's folder inside a memory folder.
@@ -98,6 +99,35 @@ var (
 	ErrUnsafe = errors.New("unsafe capture queue path")
 )
 
+// CheckMemoryDir refuses, with an error wrapping memcore.ErrUnsafeFolder
+// that names the path and says what to do, a memory folder that is a
+// symbolic link or not a folder, and a .forge folder holding it that is a
+// symbolic link: a repository can commit either, pointing anywhere, and
+// memories and queued conversations would be written where it points.
+// Folders that do not exist yet pass (they are made as real folders);
+// folders above .forge are the user's choice of path and may be links.
+func CheckMemoryDir(memoryDir string) error {
+	if parent := filepath.Dir(memoryDir); filepath.Base(parent) == settings.ForgeDir {
+		if info, err := os.Lstat(parent); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is a symbolic link, which forgemem never follows (memories and queued conversations would be written where it points); replace it with a real folder holding what it points to",
+				memcore.ErrUnsafeFolder, parent)
+		}
+	}
+	info, err := os.Lstat(memoryDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case info.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: the memory folder %s is a symbolic link, which forgemem never follows (memories and queued conversations would be written where it points); replace it with a real folder holding what it points to",
+			memcore.ErrUnsafeFolder, memoryDir)
+	case !info.IsDir():
+		return fmt.Errorf("%w: the memory folder %s is not a folder; move the file away", memcore.ErrUnsafeFolder, memoryDir)
+	}
+	return nil
+}
+
 // Spool is the capture queue of one memory folder: a folder of entry
 // files, each written atomically under a name that orders it, and an OS
 // lock held by the one worker that runs the passes.
@@ -115,10 +145,15 @@ type Spool struct {
 
 // Open returns the spool of the memory folder memoryDir, making its
 // .spool folder with a .gitignore ignoring everything in it. A .spool that
-// is a symbolic link or not a folder is refused with ErrUnsafe.
+// is a symbolic link or not a folder is refused with ErrUnsafe, and a
+// memory folder (or the .forge folder holding it) that is a symbolic link
+// as CheckMemoryDir refuses it, before anything is made.
 func Open(memoryDir string) (*Spool, error) {
 	if memoryDir == "" {
 		return nil, errors.New("spool: no memory folder")
+	}
+	if err := CheckMemoryDir(memoryDir); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
 	}
 	dir := filepath.Join(memoryDir, DirName)
 	if err := os.MkdirAll(memoryDir, dirPerm); err != nil {
@@ -154,8 +189,12 @@ func Open(memoryDir string) (*Spool, error) {
 
 // OpenExisting returns the spool of memoryDir if its folder exists, and
 // nil, nil otherwise; it creates nothing. A .spool that is a symbolic link
-// or not a folder is refused with ErrUnsafe.
+// or not a folder is refused with ErrUnsafe, and a memory folder as
+// CheckMemoryDir refuses it.
 func OpenExisting(memoryDir string) (*Spool, error) {
+	if err := CheckMemoryDir(memoryDir); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
 	dir := filepath.Join(memoryDir, DirName)
 	info, err := os.Lstat(dir)
 	switch {
