@@ -32,11 +32,13 @@
 //   - credentials in standard places: Bearer tokens, Basic credentials
 //     (Authorization: Basic, the auth of a Docker config.json, _auth in
 //     .npmrc; base64 of user:password), the password of a URL
-//     (scheme://user:password@host keeps user and host), .netrc passwords;
+//     (scheme://user:password@host keeps user and host), .netrc and
+//     .pgpass passwords, the Pwd of a connection string;
 //   - assigned values of keys that name a secret — password, passwd,
 //     passphrase, passcode, secret, token, api_key, access_key, secret_key,
 //     private_key, signing_key, encryption_key, credentials and the like,
-//     with any prefix (DB_PASSWORD, client_secret, X-Api-Key, _authToken):
+//     with any prefix (DB_PASSWORD, client_secret, X-Api-Key, _authToken),
+//     and _pass (SMTP_PASS):
 //     key=value (any value, up to white space, whatever it holds; in a URL
 //     query up to the next '&'), a quoted value (backslash escapes
 //     honoured), key: value and key = value unless the value is a plain

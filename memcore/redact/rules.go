@@ -8,9 +8,10 @@ import (
 // secretKeys are the key names whose values are secrets in assignments
 // (key=value, key: value, key = value, key := value, JSON, XML elements,
 // command-line flags). A key may carry a prefix (DB_PASSWORD,
-// client_secret, aws_secret_access_key, X-Api-Key, _authToken) and one of a
-// few suffixes (SECRET_KEY_BASE), but must otherwise end with one of these.
-const secretKeys = `(?:password|passwd|passphrase|passcode|[_.-]pwd|secret|token|api[_-]?key|apikey|access[_-]?key|` +
+// client_secret, aws_secret_access_key, X-Api-Key, _authToken, SMTP_PASS)
+// and one of a few suffixes (SECRET_KEY_BASE), but must otherwise end with
+// one of these.
+const secretKeys = `(?:password|passwd|passphrase|passcode|[_.-]pass|[_.-]pwd|secret|token|api[_-]?key|apikey|access[_-]?key|` +
 	`secret[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|session[_-]?key|auth[_-]?key|` +
 	`client[_-]?key|credentials?)(?:[_.-]?(?:base|b64|hex|value|raw))?`
 
@@ -162,6 +163,12 @@ var rules = []rule{
 	{name: "secret flag", scan: func(text, lower string) [][2]int {
 		return scanKeys(text, lower, secretKeyWords, secretKeyName, flag)
 	}},
+	// Pwd=… is a password in a connection string, where ';' separates the
+	// settings; PWD=/home/bob, the shell's working directory, is not.
+	{name: "connection string password", scan: func(text, lower string) [][2]int {
+		return scanKeys(text, lower, []string{"pwd"}, func(key string) bool { return key == "pwd" }, connectionPassword)
+	}},
+	{name: ".pgpass password", scan: pgpassPasswords},
 	{name: "password in prose", keywords: []string{"pass"}, re: regexp.MustCompile(
 		`(?i)\b(?:password|passwd|passphrase|passcode)(?:[ \t]+(?:for|of|on|to)[ \t]+[^\n.;:=!?]{1,40}?)?[ \t]+(?:is|was|are|were)[ \t]+` +
 			`(?:now[ \t]+|still[ \t]+|set[ \t]+to[ \t]+|changed[ \t]+to[ \t]+)?`),
@@ -182,8 +189,11 @@ var rules = []rule{
 }
 
 // secretKeyName reports whether key, a key name in lower case, ends with
-// one of secretKeys (see there).
+// one of secretKeys (see there), or is "pass".
 func secretKeyName(key string) bool {
+	if key == "pass" {
+		return true
+	}
 	for _, suffix := range []string{"base", "b64", "hex", "value", "raw"} {
 		if k, ok := strings.CutSuffix(key, suffix); ok {
 			key = strings.TrimRight(k, "_.-")
@@ -200,7 +210,8 @@ func secretKeyName(key string) bool {
 
 // secretKeyEnds are the endings of secretKeys, spelled out.
 var secretKeyEnds = func() []string {
-	ends := []string{"password", "passwd", "passphrase", "passcode", "_pwd", ".pwd", "-pwd", "secret", "token", "apikey", "credential", "credentials"}
+	ends := []string{"password", "passwd", "passphrase", "passcode", "_pass", ".pass", "-pass", "_pwd", ".pwd", "-pwd",
+		"secret", "token", "apikey", "credential", "credentials"}
 	for _, k := range []string{"api", "access", "secret", "private", "signing", "encryption", "master", "session", "auth", "client"} {
 		ends = append(ends, k+"key", k+"_key", k+"-key")
 	}

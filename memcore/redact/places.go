@@ -1,0 +1,145 @@
+package redact
+
+import "strings"
+
+// This file holds the scanners of credentials whose place, rather than
+// their format, makes them secret, where a regular expression would say
+// too little or cost too much.
+
+// connectionPassword is the value assigned to the key k, Pwd, of a
+// connection string: a key that follows a ';', or whose value holds or is
+// followed by one (Server=db;Uid=sa;Pwd=…;). The value runs as a
+// PASSWORD=… value does (see assignment).
+func connectionPassword(text string, k keyAt) (int, int, bool) {
+	start, end, ok := assignment(text, k)
+	if !ok {
+		return 0, 0, false
+	}
+	before := strings.TrimRight(text[:k.start], " \t")
+	if strings.HasSuffix(before, ";") || strings.Contains(text[start:end], ";") || end < len(text) && text[end] == ';' {
+		return start, end, true
+	}
+	return 0, 0, false
+}
+
+// pgpassPasswords returns the passwords of the .pgpass lines of text:
+// words of five fields, host:port:database:user:password (see
+// pgpassPassword), on lines that hold at least four ':'. lower is unused:
+// the scanner looks for colons, not keywords.
+func pgpassPasswords(text, _ string) [][2]int {
+	var out [][2]int
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		if strings.Count(text[start:end], ":") >= 4 {
+			out = appendPgpassPasswords(out, text, start, end)
+		}
+		start = end + 1
+	}
+	return out
+}
+
+// appendPgpassPasswords appends to out the passwords of the .pgpass words
+// of the line text[start:end]. A word ends at white space; quotes and
+// backquotes around it are not part of it.
+func appendPgpassPasswords(out [][2]int, text string, start, end int) [][2]int {
+	for i := start; i < end; {
+		for i < end && (isSpace(text[i]) || isQuote(text[i])) {
+			i++
+		}
+		j := i
+		for j < end && !isSpace(text[j]) {
+			j++
+		}
+		word := strings.TrimRight(text[i:j], "\"'`")
+		word = word[:trimPunct(word)]
+		if at, ok := pgpassPassword(word); ok {
+			out = append(out, [2]int{i + at, i + len(word)})
+		}
+		i = j
+	}
+	return out
+}
+
+// pgpassPassword returns the offset of the password in word when word is
+// a line of a .pgpass file: hostname:port:database:username:password, a
+// '\:' being part of a field. So that times, MAC and IPv6 addresses,
+// compiler positions and cache keys are not taken for one, the host must
+// be a host name or '*', the port a number of four or five digits or '*',
+// the user must hold a letter or be '*', and the password must not be a
+// reference.
+func pgpassPassword(word string) (int, bool) {
+	var cuts [4]int
+	n := 0
+	for i := 0; i < len(word); i++ {
+		switch word[i] {
+		case '\\':
+			i++
+		case ':':
+			if n == len(cuts) {
+				return 0, false
+			}
+			cuts[n] = i
+			n++
+		}
+	}
+	if n != len(cuts) {
+		return 0, false
+	}
+	host, port, db := word[:cuts[0]], word[cuts[0]+1:cuts[1]], word[cuts[1]+1:cuts[2]]
+	user, password := word[cuts[2]+1:cuts[3]], word[cuts[3]+1:]
+	if !hostOrAny(host) || !portOrAny(port) || db == "" || !userOrAny(user) || password == "" || reference(password) {
+		return 0, false
+	}
+	return cuts[3] + 1, true
+}
+
+// hostOrAny reports whether s is '*' or a host name: letters, digits, '.'
+// and '-', starting with a letter or a digit.
+func hostOrAny(s string) bool {
+	if s == "*" {
+		return true
+	}
+	if s == "" || !isWord(s[0]) || s[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isWord(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// portOrAny reports whether s is '*' or a port of four or five digits.
+func portOrAny(s string) bool {
+	if s == "*" {
+		return true
+	}
+	if len(s) < 4 || len(s) > 5 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// userOrAny reports whether s is '*' or a user name holding a letter.
+func userOrAny(s string) bool {
+	if s == "*" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; 'a' <= c && c <= 'z' {
+			return true
+		}
+	}
+	return false
+}
