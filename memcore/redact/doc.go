@@ -33,7 +33,9 @@
 //     (Authorization: Basic, the auth of a Docker config.json, _auth in
 //     .npmrc; base64 of user:password), the password of a URL
 //     (scheme://user:password@host keeps user and host), .netrc and
-//     .pgpass passwords, the Pwd of a connection string;
+//     .pgpass passwords, the Pwd of a connection string, passwords on a
+//     command line (mysql -pVALUE, sshpass -p, docker login -p and other
+//     logins, curl -u user:password);
 //   - assigned values of keys that name a secret — password, passwd,
 //     passphrase, passcode, secret, token, api_key, access_key, secret_key,
 //     private_key, signing_key, encryption_key, credentials and the like,

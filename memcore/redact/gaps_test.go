@@ -66,3 +66,38 @@ func TestPasswordVariables(t *testing.T) {
 		"the .pgpass format is hostname:port:database:username:password",
 	})
 }
+
+// Passwords given on a command line: mysql's attached -pVALUE, sshpass -p,
+// the -p of a registry or cloud login, curl -u user:password. A -p that
+// publishes a port or names a database, and a curl -u without a password
+// or with a variable, are left alone.
+func TestPasswordFlags(t *testing.T) {
+	runExact(t, []string{
+		"mysql -u root -p«{alnum:10}» app",
+		"mysqldump -uroot -p'«{alnum:10}»' --all-databases",
+		"docker exec db mysql -uroot -p«{alnum:10}» -e 'show databases'",
+		`mariadb -u app -p"«{alnum:6} {alnum:4}»"`,
+		"sshpass -p '«{alnum:10}»' ssh deploy@10.0.0.5",
+		"sshpass -p«{alnum:10}» scp backup.tgz 10.0.0.5:/srv",
+		"docker login -u me -p «{alnum:12}» registry.example.com",
+		"podman login --username me -p «{alnum:12}» quay.io",
+		"cf login -a https://api.example.com -u me -p «{alnum:12}»",
+		"helm registry login -u me -p«{alnum:12}» registry.example.com",
+		"curl -u deploy:«{alnum:12}» https://api.example.com/v1",
+		"curl -s --user 'deploy:«{alnum:12}»' https://api.example.com/v1",
+		"curl -udeploy:«{alnum:12}» http://localhost:9200",
+
+		"mysql -u root -p",
+		"mysql -u root -p mydb",
+		"mysql -h db -P 3306 -u app -p$MYSQL_PWD",
+		"docker run -p 8080:80 -p 127.0.0.1:5432:5432 postgres:16",
+		"ssh -p 2222 bob@10.0.0.5 and sshpass -f ~/.ssh/pw ssh host",
+		"docker login -u me --password-stdin registry.example.com",
+		"login -p -f root",
+		`curl -u "$USER" https://api.example.com`,
+		`curl -u "$USER:$API_PASS" https://api.example.com`,
+		"curl -u admin:$PASSWORD https://x.example.com",
+		"curl -u admin https://x.example.com",
+		`curl -A "Mozilla/5.0" --user-agent bot https://x.example.com`,
+	})
+}

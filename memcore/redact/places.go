@@ -1,6 +1,9 @@
 package redact
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // This file holds the scanners of credentials whose place, rather than
 // their format, makes them secret, where a regular expression would say
@@ -142,4 +145,46 @@ func userOrAny(s string) bool {
 		}
 	}
 	return false
+}
+
+// argPattern matches a command-line argument: in single or double quotes
+// (groups 1 and 2: the inside), or a word that does not start with '-'
+// (group 3).
+const argPattern = `(?:'([^'\n]*)'|"([^"\n]*)"|([^\s'"-]\S*))`
+
+// commandArg returns the rule of a password given as a command-line
+// argument: prefix, a regular expression, matches the command and the
+// option up to the argument, on a line that holds one of keywords. The
+// secret is the argument (the inside of its quotes), unless it is a
+// reference ($MYSQL_PWD); value, when not nil, picks the secret out of the
+// argument instead, given its offsets.
+func commandArg(name string, keywords []string, prefix string, value func(text string, start, end int) (int, int, bool)) rule {
+	r := rule{name: name, keywords: keywords, re: regexp.MustCompile(prefix + argPattern)}
+	r.value = func(t string, m []int) (int, int, bool) {
+		for g := 1; g <= 3; g++ {
+			start, end := m[2*g], m[2*g+1]
+			switch {
+			case start < 0:
+				continue
+			case value != nil:
+				return value(t, start, end)
+			case reference(t[start:end]):
+				return 0, 0, false
+			}
+			return start, end, true
+		}
+		return 0, 0, false
+	}
+	return r
+}
+
+// userPasswordArg returns the password of the argument text[start:end]
+// when it is user:password and the password is not a reference: curl -u
+// user alone asks for the password.
+func userPasswordArg(text string, start, end int) (int, int, bool) {
+	i := strings.IndexByte(text[start:end], ':')
+	if i < 0 || start+i+1 == end || reference(text[start+i+1:end]) {
+		return 0, 0, false
+	}
+	return start + i + 1, end, true
 }

@@ -149,6 +149,15 @@ var rules = []rule{
 	// one holding an unencoded '@' is redacted whole.
 	{name: "URL password", keywords: []string{"://"}, groups: []int{1}, re: regexp.MustCompile(
 		`\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:([^\s/?#]+)@`)},
+	// Passwords given on a command line: mysql's -pVALUE (only attached:
+	// mysql -p db prompts, and db is the database), sshpass -p, the -p of
+	// a registry or cloud login, and the password of curl -u user:password.
+	commandArg("mysql password", []string{"mysql", "mariadb"},
+		`\b(?:mysql|mariadb)[a-z-]*\b[^\n]*?[ \t]-p`, nil),
+	commandArg("sshpass password", []string{"sshpass"}, `\bsshpass(?:[ \t]+-[ev])*[ \t]+-p[ \t]*`, nil),
+	commandArg("login password", []string{"login"},
+		`\b(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|regctl|registry|cf|oc|acr|az)[ \t]+login\b[^\n]*?[ \t]-p(?:[ \t]+)?`, nil),
+	commandArg("curl password", []string{"curl"}, `\bcurl\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))`, userPasswordArg),
 	{name: "netrc password", keywords: []string{"machine"}, multiline: true, groups: []int{1}, re: regexp.MustCompile(
 		`(?i)\bmachine[ \t]+\S+\s+(?:login[ \t]+\S+\s+)?password[ \t]+(\S+)`)},
 	{name: "secret element", keywords: []string{"</"}, groups: []int{1}, re: regexp.MustCompile(
