@@ -9,7 +9,8 @@
 // are regular expressions and small scanners fixed at compile time, applied
 // in a fixed order, specific formats first. They find:
 //
-//   - tokens recognised by their format: AWS access key ids, Google API
+//   - tokens recognised by their format: AWS access key ids (and the
+//     secret access key beside one, or after "aws … secret"), Google API
 //     keys, OAuth client secrets and tokens, Azure storage, Service Bus,
 //     SAS and AD client secrets, GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
 //     github_pat_), GitLab (glpat-, gldt-, glrt-, glptt-, glft-, glcbt-,
@@ -35,7 +36,8 @@
 //     (scheme://user:password@host keeps user and host), .netrc and
 //     .pgpass passwords, the Pwd of a connection string, passwords on a
 //     command line (mysql -pVALUE, sshpass -p, docker login -p and other
-//     logins, curl -u user:password);
+//     logins, curl -u user:password), the columns of a CSV table whose
+//     header names a secret (an AWS credentials.csv);
 //   - assigned values of keys that name a secret — password, passwd,
 //     passphrase, passcode, secret, token, api_key, access_key, secret_key,
 //     private_key, signing_key, encryption_key, credentials and the like,

@@ -101,3 +101,32 @@ func TestPasswordFlags(t *testing.T) {
 		`curl -A "Mozilla/5.0" --user-agent bot https://x.example.com`,
 	})
 }
+
+// AWS secret access keys in prose, set by aws configure, beside their key
+// id, and in the columns of a credentials.csv that name a secret; hashes
+// near the word "secret" and CSV columns that only name one are left
+// alone.
+func TestAWSSecretKeys(t *testing.T) {
+	runExact(t, []string{
+		"my aws secret key is «{b64:40}»",
+		"aws configure set aws_secret_access_key «{b64:40}»",
+		"AWS Secret Access Key [None]: «{b64:40}»",
+		"the AWS secret key: «{b64:40}» was rotated",
+		`User name,Password,Access key ID,Secret access key\nbob,,«AKIA{upper:16}»,«{b64:40}»`,
+		`User name,Password,Access key ID,Secret access key,Console login link\nbob,«{alnum:12}»,«AKIA{upper:16}»,«{b64:40}»,https://123456789012.signin.aws.amazon.com/console`,
+		"Access key ID,Secret access key\r\n«AKIA{upper:16}»,«{b64:40}»\r\n",
+		"keys: «AKIA{upper:16}» / «{b64:40}»",
+		"«ASIA{upper:16}»,«{b64:40}»",
+		`name,password,role\nbob,«{alnum:10}»,admin\nalice,«{alnum:10}»,dev\n\nnot,a,row`,
+		`"user","api_token"\n"bob","«{alnum:24}»"`,
+
+		"aws secret rotation landed in commit e83c5163316f89bfbde7d9ab23ca2e25604af290",
+		"aws secretsmanager get-secret-value --secret-id prod/db --region eu-west-1",
+		`id,password_hash,created_at\n1,x,2024-01-01`,
+		`name,email_verified,role\nbob,true,admin`,
+		`token_count,cost\n12,0.4`,
+		`name,password,role\nbob,$BOB_PASSWORD,admin\nalice,,dev`,
+		"User name,Password,Access key ID,Secret access key",
+		"the user, the password, and the key\nbob, hunter2, and ok",
+	})
+}

@@ -188,3 +188,127 @@ func userPasswordArg(text string, start, end int) (int, int, bool) {
 	}
 	return start + i + 1, end, true
 }
+
+// csvSecretColumns returns the values of the columns of a CSV table whose
+// header names a secret (see secretKeyName): Password and Secret access
+// key in an AWS credentials.csv, password or api_token in an export. A
+// header is a line holding one of the keywords of secretKeys, of at least
+// two comma-separated names (see csvHeader); its rows are the lines that
+// follow with as many fields, up to the first that has not. Empty values
+// and references are left alone.
+func csvSecretColumns(text, lower string) [][2]int {
+	var out [][2]int
+	f := newFinder(lower, secretKeyWords)
+	for pos := 0; pos < len(text); {
+		at := f.from(pos)
+		if at < 0 {
+			break
+		}
+		start, end, next := lineBounds(text, at)
+		pos = next
+		n, secret := csvHeader(text[start:end])
+		if len(secret) == 0 {
+			continue
+		}
+		for pos < len(text) {
+			rowStart, rowEnd, rowNext := lineBounds(text, pos)
+			fields := csvFields(text[rowStart:rowEnd])
+			if len(fields) != n {
+				break
+			}
+			for _, col := range secret {
+				if v := fields[col]; v[1] > v[0] && !reference(text[rowStart+v[0]:rowStart+v[1]]) {
+					out = append(out, [2]int{rowStart + v[0], rowStart + v[1]})
+				}
+			}
+			pos = rowNext
+		}
+	}
+	return out
+}
+
+// lineBounds returns the start and end of the line of text that holds
+// offset at, without its line break (and a carriage return before it), and
+// the start of the next line.
+func lineBounds(text string, at int) (start, end, next int) {
+	start = strings.LastIndexByte(text[:at], '\n') + 1
+	end = strings.IndexByte(text[at:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += at
+	}
+	next = end + 1
+	if end > start && text[end-1] == '\r' {
+		end--
+	}
+	return start, end, next
+}
+
+// csvHeader returns the number of fields of line, when it is the header of
+// a CSV table, and the indexes of the columns that name a secret. Every
+// field must be a name: letters, digits, spaces, '_', '.' and '-', starting
+// with a letter, optionally in double quotes, with no space around the
+// commas — so that prose ("the user, the password, and the key") is not a
+// header.
+func csvHeader(line string) (n int, secret []int) {
+	fields := csvFields(line)
+	if len(fields) < 2 {
+		return 0, nil
+	}
+	for i, f := range fields {
+		name := line[f[0]:f[1]]
+		if !columnName(name) {
+			return 0, nil
+		}
+		if secretKeyName(strings.ReplaceAll(strings.ToLower(name), " ", "_")) {
+			secret = append(secret, i)
+		}
+	}
+	return len(fields), secret
+}
+
+// columnName reports whether s can name a column of a CSV header (see
+// csvHeader).
+func columnName(s string) bool {
+	if s == "" || len(s) > 40 || !('a' <= s[0]|0x20 && s[0]|0x20 <= 'z') || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isWord(c) && c != ' ' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// csvFields returns the offsets in line of its comma-separated fields, the
+// inside of the quotes for a field in double quotes ("" standing for a
+// quote), or nil when a quote is not closed.
+func csvFields(line string) [][2]int {
+	var out [][2]int
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && line[i] == '"' {
+			j := i + 1
+			for j < len(line) && (line[j] != '"' || j+1 < len(line) && line[j+1] == '"') {
+				if line[j] == '"' {
+					j++
+				}
+				j++
+			}
+			if j >= len(line) || j+1 < len(line) && line[j+1] != ',' {
+				return nil
+			}
+			out = append(out, [2]int{i + 1, j})
+			i = j + 1
+			continue
+		}
+		j := strings.IndexByte(line[i:], ',')
+		if j < 0 {
+			j = len(line) - i
+		}
+		out = append(out, [2]int{i, i + j})
+		i += j
+	}
+	return out
+}

@@ -48,10 +48,20 @@ var rules = []rule{
 	token("Replicate token", "r8_", `r8_[A-Za-z0-9]{37}\b`, 0),
 
 	// Cloud providers.
+	// An AWS secret access key beside its key id — a row of a
+	// credentials.csv, "AKIA… / wJal…" — whatever surrounds them. The key
+	// id stays for the next rule.
+	{name: "AWS secret key beside its key id", keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, bounded: true, groups: []int{1},
+		re:   regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}["']?[ \t]*[,;|/:=\t ][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		keep: func(t string, m []int) bool { return !mixedCase(t[m[2]:m[3]]) }},
 	{name: "AWS access key id", inToken: true, keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, bounded: true,
 		re: regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	// "aws … secret …" then 40 characters of base64 in upper and lower
+	// case: an assignment, a prompt, "my aws secret key is …", aws
+	// configure set aws_secret_access_key …; not a 40-digit hex hash.
 	{name: "AWS secret key", keywords: []string{"aws"}, groups: []int{1}, re: regexp.MustCompile(
-		`(?i)aws.{0,20}?secret.{0,20}?[:=][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`)},
+		`(?i)aws.{0,30}?secret.{0,30}?[:= \t][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		keep: func(t string, m []int) bool { return !mixedCase(t[m[2]:m[3]]) }},
 	token("Google API key", "aiza", `AIza[0-9A-Za-z_-]{35}`, 0),
 	token("Google OAuth client secret", "gocspx-", `GOCSPX-[A-Za-z0-9_-]{28}`, 0),
 	token("Google OAuth token", "ya29.", `ya29\.[A-Za-z0-9_-]{30,}`, 0),
@@ -158,6 +168,7 @@ var rules = []rule{
 	commandArg("login password", []string{"login"},
 		`\b(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|regctl|registry|cf|oc|acr|az)[ \t]+login\b[^\n]*?[ \t]-p(?:[ \t]+)?`, nil),
 	commandArg("curl password", []string{"curl"}, `\bcurl\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))`, userPasswordArg),
+	{name: "CSV secret column", scan: csvSecretColumns},
 	{name: "netrc password", keywords: []string{"machine"}, multiline: true, groups: []int{1}, re: regexp.MustCompile(
 		`(?i)\bmachine[ \t]+\S+\s+(?:login[ \t]+\S+\s+)?password[ \t]+(\S+)`)},
 	{name: "secret element", keywords: []string{"</"}, groups: []int{1}, re: regexp.MustCompile(

@@ -38,6 +38,13 @@ func randomish(s string) bool {
 	return classes >= 2 && longest >= 10
 }
 
+// mixedCase reports whether s looks machine-made (see randomish) and holds
+// both upper- and lower-case letters, as a base64 key does and a hex hash
+// does not.
+func mixedCase(s string) bool {
+	return randomish(s) && strings.ToLower(s) != s && strings.ToUpper(s) != s
+}
+
 // plainWord reports whether s is an ordinary word: letters only (with at
 // most a leading capital) and shorter than 16 letters.
 func plainWord(s string) bool {
