@@ -17,14 +17,16 @@
 //     glsoat-, gloas-, glimt-, glagent-, glffct-, GR1348941), Bitbucket and
 //     Atlassian, Slack (every xox… kind, xapp-, web hooks), Discord (bot
 //     tokens, web hooks), Telegram bot tokens, Stripe, Square, Shopify,
-//     Twilio, SendGrid, Mailgun, Mailchimp, Brevo, npm, PyPI, NuGet,
+//     Twilio (API keys, and auth tokens beside an account SID), SendGrid,
+//     Mailgun, Mailchimp, Brevo, npm, PyPI, NuGet,
 //     RubyGems, Clojars, Hugging Face, OpenAI, Anthropic, Perplexity, Groq,
 //     xAI, Replicate, DigitalOcean, Heroku, Alibaba, Fly.io, Scalingo,
 //     OpenShift, HashiCorp Vault and Terraform Cloud, Pulumi, Doppler,
 //     Databricks, Dynatrace, Grafana, New Relic, Sentry, Postman, JFrog,
 //     PlanetScale, Prefect, ReadMe, Infracost, Octopus Deploy, Contentful,
 //     Typeform, Linear, Notion, Airtable, Adobe, Shippo, EasyPost,
-//     Flutterwave, Duffel, 1Password service accounts; where a format
+//     Flutterwave, Duffel, Mapbox secret tokens, 1Password service
+//     accounts; where a format
 //     leaves room for words (sk-…, xoxb-…, hf_…) the part after the prefix
 //     must look machine-made;
 //   - private keys: PEM blocks (RSA, EC, PKCS #8, encrypted, OpenSSH, PGP;
@@ -32,7 +34,8 @@
 //     PuTTY key files, age secret keys; JSON Web Tokens;
 //   - credentials in standard places: Bearer tokens, Basic credentials
 //     (Authorization: Basic, the auth of a Docker config.json, _auth in
-//     .npmrc; base64 of user:password), the password of a URL
+//     .npmrc; base64 of user:password), session cookies (in a Cookie or
+//     Set-Cookie header, curl --cookie), the password of a URL
 //     (scheme://user:password@host keeps user and host), .netrc and
 //     .pgpass passwords, the Pwd of a connection string, passwords on a
 //     command line (mysql -pVALUE, sshpass -p, docker login -p and other

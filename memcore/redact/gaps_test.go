@@ -130,3 +130,32 @@ func TestAWSSecretKeys(t *testing.T) {
 		"the user, the password, and the key\nbob, hunter2, and ok",
 	})
 }
+
+// Twilio auth tokens beside an account SID or after "twilio … auth",
+// session cookies in a Cookie or Set-Cookie header or a curl --cookie,
+// and Mapbox secret tokens; hashes, other cookies and public tokens are
+// left alone.
+func TestServiceTokens(t *testing.T) {
+	runExact(t, []string{
+		`client = Client("AC{hex:32}", "«{hex:32}»")`,
+		"Twilio account AC{hex:32}, auth token «{hex:32}»",
+		"twilio auth: «{hex:32}»",
+		"TWILIO_AUTH_TOKEN=«{hex:32}»",
+		"Cookie: sessionid=«{alnum:32}»; theme=dark",
+		"Cookie: theme=dark; PHPSESSID=«{alnum:26}»; lang=en",
+		"cookie: __Host-next-auth.session-token=«{b64url:60}»",
+		"Set-Cookie: _app_session=«{b64url:60}»; Path=/; HttpOnly; Secure",
+		"curl -H 'Cookie: JSESSIONID=«{HEX:32}»' https://app.example.com",
+		`curl --cookie "connect.sid=«s%3A{b64url:40}»" https://app.example.com`,
+		"Cookie: theme=dark; __cf_bm=«{b64url:43}»",
+		"mapbox «sk.eyJ1Ijoi{b64url:30}.{b64url:22}»",
+
+		"md5 of twilio-python-9.2.3.tar.gz is d41d8cd98f00b204e9800998ecf8427e",
+		"Cookie: theme=dark; lang=en-GB; consent=yes",
+		"Set-Cookie: sessionid=; Max-Age=0; Path=/",
+		"Cookie: sessionid=$SESSION_ID",
+		"the session cookie is HttpOnly and Secure",
+		"Mapbox public tokens start with pk.eyJ, secret ones with sk.eyJ",
+		"trace id 4bf92f3577b34da6a3ce929d0e0e4736, span id 00f067aa0ba902b7",
+	})
+}

@@ -27,9 +27,9 @@ func connectionPassword(text string, k keyAt) (int, int, bool) {
 
 // pgpassPasswords returns the passwords of the .pgpass lines of text:
 // words of five fields, host:port:database:user:password (see
-// pgpassPassword), on lines that hold at least four ':'. lower is unused:
-// the scanner looks for colons, not keywords.
-func pgpassPasswords(text, _ string) [][2]int {
+// pgpassPassword), on lines that hold at least four ':'. The scanner looks
+// for colons, not keywords.
+func pgpassPasswords(text, _ string, _ [][2]int) [][2]int {
 	var out [][2]int
 	for start := 0; start < len(text); {
 		end := strings.IndexByte(text[start:], '\n')
@@ -196,7 +196,7 @@ func userPasswordArg(text string, start, end int) (int, int, bool) {
 // two comma-separated names (see csvHeader); its rows are the lines that
 // follow with as many fields, up to the first that has not. Empty values
 // and references are left alone.
-func csvSecretColumns(text, lower string) [][2]int {
+func csvSecretColumns(text, lower string, _ [][2]int) [][2]int {
 	var out [][2]int
 	f := newFinder(lower, secretKeyWords)
 	for pos := 0; pos < len(text); {
@@ -311,4 +311,157 @@ func csvFields(line string) [][2]int {
 		i += j
 	}
 	return out
+}
+
+// twilioHex matches a Twilio auth token: 32 lower-case hex digits.
+var twilioHex = regexp.MustCompile(`\b[0-9a-f]{32}\b`)
+
+// twilioAuthTokens returns the Twilio auth tokens of text: the first 32
+// lower-case hex digits after an account SID (AC and 32 hex digits, found
+// in the token runs of text) on the same line — Client("AC…", "…"),
+// "account AC…, auth token …". An auth token assigned to a key that names
+// it (TWILIO_AUTH_TOKEN=…) is an assignment's.
+func twilioAuthTokens(text, _ string, runs [][2]int) [][2]int {
+	var out [][2]int
+	for _, run := range runs {
+		for i := run[0]; ; {
+			j := strings.Index(text[i:run[1]], "AC")
+			if j < 0 {
+				break
+			}
+			sid := i + j
+			i = sid + 2
+			if !accountSID(text, sid) {
+				continue
+			}
+			_, end, _ := lineBounds(text, sid)
+			m := twilioHex.FindStringIndex(text[sid+34 : end])
+			if m == nil || len(out) > 0 && sid+34+m[0] < out[len(out)-1][1] {
+				continue
+			}
+			out = append(out, [2]int{sid + 34 + m[0], sid + 34 + m[1]})
+		}
+	}
+	return out
+}
+
+// accountSID reports whether a Twilio account SID, AC and 32 lower-case
+// hex digits, makes a word at text[at:].
+func accountSID(text string, at int) bool {
+	end := at + 34
+	if end > len(text) || at > 0 && isWord(text[at-1]) || end < len(text) && isWord(text[end]) {
+		return false
+	}
+	for i := at + 2; i < end; i++ {
+		if c := text[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionCookieWords are the words of the names of cookies that hold a
+// session or a credential: sessionid, PHPSESSID, connect.sid,
+// remember_token, next-auth.session-token, XSRF-TOKEN.
+var sessionCookieWords = []string{"sess", "sid", "auth", "token", "jwt", "remember", "login", "secret", "csrf", "xsrf"}
+
+// sessionCookies returns the values of the session cookies of text (see
+// cookieValue) in a Cookie or Set-Cookie header, a curl --cookie option or
+// a document.cookie assignment: the pairs name=value after "cookie:",
+// "cookie=" or "--cookie ", up to the end of the line or a quote. Of a
+// Set-Cookie header only the first pair is a cookie; the others are its
+// attributes.
+func sessionCookies(text, lower string, _ [][2]int) [][2]int {
+	var out [][2]int
+	f := newFinder(lower, []string{"cookie"})
+	for pos := 0; pos < len(text); {
+		at := f.from(pos)
+		if at < 0 {
+			break
+		}
+		pos = at + len("cookie")
+		start, ok := cookiesStart(text, at)
+		if !ok {
+			continue
+		}
+		_, end, _ := lineBounds(text, start)
+		if q := strings.IndexAny(text[start:end], "\"'`"); q >= 0 {
+			end = start + q
+		}
+		first := at >= 4 && lower[at-4:at] == "set-"
+		out = appendSessionCookies(out, text, start, end, first)
+		pos = max(pos, end)
+	}
+	return out
+}
+
+// cookiesStart returns where the cookies start after the word "cookie" at
+// text[at:]: after ':' or '=' (not "=="), or, for the option --cookie,
+// after white space; and after an opening quote.
+func cookiesStart(text string, at int) (int, bool) {
+	i := at + len("cookie")
+	if i < len(text) && isWord(text[i]) {
+		return 0, false
+	}
+	option := at >= 2 && text[at-2:at] == "--"
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	switch {
+	case i < len(text) && text[i] == ':',
+		i < len(text) && text[i] == '=' && !strings.HasPrefix(text[i:], "=="):
+		i++
+	case !option || i == at+len("cookie"):
+		return 0, false
+	}
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i < len(text) && isQuote(text[i]) {
+		i++
+	}
+	return i, true
+}
+
+// appendSessionCookies appends to out the values of the session cookies
+// among the pairs name=value, separated by ';', of text[start:end]; only
+// the first pair when first is set.
+func appendSessionCookies(out [][2]int, text string, start, end int, first bool) [][2]int {
+	for i := start; i < end; {
+		j := strings.IndexByte(text[i:end], ';')
+		if j < 0 {
+			j = end - i
+		}
+		pair := text[i : i+j]
+		if eq := strings.IndexByte(pair, '='); eq > 0 {
+			name := strings.TrimSpace(pair[:eq])
+			vs := i + eq + 1 + len(pair[eq+1:]) - len(strings.TrimLeft(pair[eq+1:], " \t"))
+			ve := i + len(strings.TrimRight(pair, " \t"))
+			if ve > vs && text[vs] == '"' && text[ve-1] == '"' && ve-vs >= 2 {
+				vs, ve = vs+1, ve-1
+			}
+			if ve > vs && sessionCookie(strings.ToLower(name), text[vs:ve]) {
+				out = append(out, [2]int{vs, ve})
+			}
+		}
+		if first {
+			break
+		}
+		i += j + 1
+	}
+	return out
+}
+
+// sessionCookie reports whether the cookie name=value holds a session or a
+// credential: a name holding one of sessionCookieWords and a value that is
+// neither a reference nor a plain word (sessionid=deleted), or any name
+// and a machine-made value of 16 characters or more.
+func sessionCookie(name, value string) bool {
+	if reference(value) {
+		return false
+	}
+	if len(value) >= 16 && randomish(value) {
+		return true
+	}
+	return containsAny(name, sessionCookieWords) && !plainWord(value)
 }

@@ -33,8 +33,9 @@ type rule struct {
 	keep    func(text string, m []int) bool
 	value   func(text string, m []int) (start, end int, ok bool)
 	// scan, when set, replaces keywords and re: it returns the spans of
-	// the rule's secrets in text, given lower = asciiLower(text).
-	scan func(text, lower string) [][2]int
+	// the rule's secrets in text, given lower = asciiLower(text) and runs
+	// = tokenRuns(text).
+	scan func(text, lower string, runs [][2]int) [][2]int
 }
 
 // spans returns the parts of text the rule replaces, in order and without
@@ -43,7 +44,7 @@ type rule struct {
 func (r *rule) spans(text, lower string, runs [][2]int) [][2]int {
 	if r.scan != nil {
 		var out [][2]int
-		for _, sp := range r.scan(text, lower) {
+		for _, sp := range r.scan(text, lower, runs) {
 			if !strings.HasPrefix(text[sp[0]:sp[1]], Placeholder) {
 				out = append(out, sp)
 			}

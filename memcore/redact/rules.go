@@ -126,6 +126,7 @@ var rules = []rule{
 		keep: func(t string, m []int) bool { return !randomish(t[m[0]:m[2]-1]) || !randomish(t[m[4]:m[5]]) }},
 	{name: "Telegram bot token", inToken: true, keywords: []string{":aa"}, re: regexp.MustCompile(`\b\d{8,10}:AA[A-Za-z0-9_-]{33}`)},
 	token("Twilio API key", "sk", `SK[0-9a-fA-F]{32}\b`, 0),
+	{name: "Twilio auth token", scan: twilioAuthTokens},
 	token("SendGrid API key", "sg.", `SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`, 0),
 	token("Mailgun API key", "key-", `(?:pub)?key-[0-9a-f]{32}\b`, 0),
 	{name: "Mailchimp API key", inToken: true, keywords: []string{"-us"}, re: regexp.MustCompile(`\b[0-9a-f]{32}-us\d{1,2}\b`)},
@@ -142,6 +143,8 @@ var rules = []rule{
 	token("Linear API key", "lin_", `lin_(?:api|oauth)_[A-Za-z0-9]{40,64}\b`, 0),
 	token("Notion token", "ntn_", `ntn_[A-Za-z0-9]{40,}`, 0),
 	token("Notion token", "secret_", `secret_[A-Za-z0-9]{43}\b`, 43),
+	{name: "Mapbox secret token", inToken: true, keywords: []string{"sk.eyj", "tk.eyj"}, bounded: true,
+		re: regexp.MustCompile(`[st]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`)},
 	token("Airtable token", "pat", `pat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b`, 0),
 	token("Adobe client secret", "p8e-", `p8e-[A-Za-z0-9]{32}\b`, 0),
 
@@ -155,6 +158,7 @@ var rules = []rule{
 	{name: "bearer token", keywords: []string{"bearer"}, groups: []int{1}, re: regexp.MustCompile(
 		`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)`),
 		keep: func(t string, m []int) bool { return !randomish(t[m[2]:m[3]]) }},
+	{name: "session cookie", scan: sessionCookies},
 	// The password is everything up to the last '@' of the authority, so
 	// one holding an unencoded '@' is redacted whole.
 	{name: "URL password", keywords: []string{"://"}, groups: []int{1}, re: regexp.MustCompile(
@@ -177,15 +181,15 @@ var rules = []rule{
 	// key=value: any value. key: value, key = value: a value that is not a
 	// plain word or code. key := value: a quoted or machine-made value.
 	// See assignedValue.
-	{name: "secret assignment", scan: func(text, lower string) [][2]int {
+	{name: "secret assignment", scan: func(text, lower string, _ [][2]int) [][2]int {
 		return scanKeys(text, lower, secretKeyWords, secretKeyName, assignment)
 	}},
-	{name: "secret flag", scan: func(text, lower string) [][2]int {
+	{name: "secret flag", scan: func(text, lower string, _ [][2]int) [][2]int {
 		return scanKeys(text, lower, secretKeyWords, secretKeyName, flag)
 	}},
 	// Pwd=… is a password in a connection string, where ';' separates the
 	// settings; PWD=/home/bob, the shell's working directory, is not.
-	{name: "connection string password", scan: func(text, lower string) [][2]int {
+	{name: "connection string password", scan: func(text, lower string, _ [][2]int) [][2]int {
 		return scanKeys(text, lower, []string{"pwd"}, func(key string) bool { return key == "pwd" }, connectionPassword)
 	}},
 	{name: ".pgpass password", scan: pgpassPasswords},
@@ -196,7 +200,7 @@ var rules = []rule{
 	// Any other assignment to a key that names a credential, when the
 	// value looks machine-made: at least 16 characters, mixed, with high
 	// entropy.
-	{name: "high-entropy secret", scan: func(text, lower string) [][2]int {
+	{name: "high-entropy secret", scan: func(text, lower string, _ [][2]int) [][2]int {
 		return scanKeys(text, lower, credentialWords, credentialKeyName, highEntropy)
 	}},
 
