@@ -30,8 +30,10 @@
 //     leaves room for words (sk-…, xoxb-…, hf_…) the part after the prefix
 //     must look machine-made;
 //   - private keys: PEM blocks (RSA, EC, PKCS #8, encrypted, OpenSSH, PGP;
-//     an unterminated one to the end of the text), the private lines of
-//     PuTTY key files, age secret keys; JSON Web Tokens;
+//     an unterminated one to the end of the text), their bodies without
+//     the -----BEGIN line (lines of 64 or 70 characters of base64; not a
+//     certificate's or a public key's), the private lines of PuTTY key
+//     files, age secret keys; JSON Web Tokens;
 //   - credentials in standard places: Bearer tokens, Basic credentials
 //     (Authorization: Basic, the auth of a Docker config.json, _auth in
 //     .npmrc; base64 of user:password), session cookies (in a Cookie or
@@ -54,8 +56,15 @@
 //     flags (--api-key VALUE), XML elements (<password>…</password>); a
 //     machine-made value of any other key that names a credential;
 //   - "the password is …" in prose (unless a word that reads as prose
-//     follows), and e-mail addresses (but not git@host remotes or a URL's
-//     user name).
+//     follows; "the passphrase is correct horse battery staple" gives
+//     several words), and e-mail addresses (but not git@host remotes or a
+//     URL's user name);
+//   - any of these URL-encoded: a word holding percent-escapes is decoded
+//     and scanned again (password%3D…, sk-proj-abc%2Bdef…).
+//
+// A machine-made secret goes on past the escapes of its characters
+// (…abc%2Bdef) and over the lines that continue it alone (a key wrapped by
+// a terminal or an editor).
 //
 // Look-alikes are left alone: UUIDs, git and other hashes, lock-file
 // checksums (go.sum, package-lock.json, Cargo.lock, pip --hash), base64

@@ -159,3 +159,46 @@ func TestServiceTokens(t *testing.T) {
 		"trace id 4bf92f3577b34da6a3ce929d0e0e4736, span id 00f067aa0ba902b7",
 	})
 }
+
+// Secrets broken up: a key wrapped over lines, URL-encoded, a private
+// key's body without its header, a passphrase of several words in prose.
+// Certificates, public keys, base64 wrapped at 76 columns, encoded URLs
+// without a secret and prose about passwords are left alone.
+func TestBrokenUpSecrets(t *testing.T) {
+	runExact(t, []string{
+		`«sk-proj-{b64url:40}\n{b64url:40}»`,
+		`export OPENAI_API_KEY=«sk-proj-{b64url:60}\n{b64url:56}»\nnpm test`,
+		"«ghp_{alnum:36}»\r\n«ghp_{alnum:36}»",
+		`key=«{b64:64}\n{b64:24}»`,
+		`client_secret: «{b64:48}\n  {b64:20}»\nclient_id: app`,
+		`token «sk-proj-{b64url:60}\nAb3x»\nThanks!`,
+		"the key «sk-proj-{alnum:3}%2B{alnum:30}» leaked",
+		"the key «sk-proj-{alnum:24}%2B{alnum:8}» leaked",
+		"https://x.example.com/login?user=bob&password%3D«{alnum:10}»",
+		"https://app.example.com/login?next=%2Fhome%3Ftoken%3D«{alnum:24}»%26tab%3D2",
+		"mailto:«jo.doe%40example.com»",
+		`«MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{b64:32}\n{b64:64}\n{b64:64}\n{b64:40}==»`,
+		`key body:\n«b3BlbnNzaC1rZXktdjEAAAAA{b64:46}\n{b64:70}\n{b64:70}\n{b64:30}»\nend`,
+		`    «MHcCAQEEI{b64:55}\n    {b64:64}\n    {b64:36}»`,
+		"the passphrase is «correct horse battery staple»",
+		"The passphrase is «purple monkey dishwasher lamp».",
+		"my password is «hunter2»",
+
+		`commit e83c5163316f89bfbde7d9ab23ca2e25604af290\nAuthor: Bob`,
+		"https://example.com/search?q=password%20reset%20flow and https://x.example.com/docs/My%20Token%20Guide.pdf",
+		"https://app.example.com/login?next=%2Fsettings%2Fpassword",
+		"100% of the tokens were counted",
+		`-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIUaAfaGv7g2XAcF+oc+ATWpO9n8f5q/+s7bM9AF2eUNy5v\nZH1zk8ukSbUFg2bw1DnJYvZiLIxbji764HSqU414EvmTOd8E4lXhYQaleqPpnEV4\nZjEAVUW8qUzqO80aOGKXgfR/Oe6WB/4nadzLu/g/BXQIs6gc8MttPA5POcAzGrDb\nKz6gEU6ji5LL9dGPJifbZKXbG3tg7i4i8GvvvHt+qyJLfHwPdCM+CTPZvpONIBti\nbCsDJ3GbeVvxzaiDVw/06EVd04h8Vjo=\n-----END CERTIFICATE-----`,
+		`MIIDdzCCAl+gAwIBAgIUaAfaGv7g2XAcF+oc+ATWpO9n8f5q/+s7bM9AF2eUNy5v\nZH1zk8ukSbUFg2bw1DnJYvZiLIxbji764HSqU414EvmTOd8E4lXhYQaleqPpnEV4\nZjEAVUW8qUzqO80aOGKXgfR/Oe6WB/4nadzLu/g/BXQIs6gc8MttPA5POcAzGrDb`,
+		`-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AaSt++qdeGueEyoIq7UGPZg6vlpeQk39X\nbPPJqJx27rugwDOqkcLFDL+zA580YhfjA5BctX/xkts02172AOE4keqE4nNtdCCy\nZKf3hsHAYFZOh2KIggbp3hvlQXSDtL2vo6ESHOzmWkSjLTUZmd8OztHTskQ7+qsV\n-----END PUBLIC KEY-----`,
+		`-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQENBDX2V8kapgrZSJzhsDzdtpv9BT6nNssH93pM00fGJ9Z+lAU6IVrWNLEBDgqE\n4yuxhVlg+gi2ILIXLgFblhRUfJR/3hQBCFlQ9pGapSl9TQ2JCTGYrvMdMWJ6Bg+7\nDzu/Z9WEgE3kBH9GJU+J08vnaR3jCwXypHLUW61vhLRAuwozh28U+1REtgZrY4G4\n-----END PGP PUBLIC KEY BLOCK-----`,
+		`Public-Lines: 3\nAAAAB3NzaC1yc2EAAAADAQABAAABAQC7aSt++qdeGueEyoIq7UGPZg6vlpeQk39X\nbPPJqJx27rugwDOqkcLFDL+zA580YhfjA5BctX/xkts02172AOE4keqE4nNtdCCy\nZKf3hsHAYFZOh2KIggbp3hvlQXSDtL2vo6ESHOzmWkSjLTUZmd8OztHTskQ7+qsV`,
+		`base64 output:\ndylyLc12icqDQx1sC4e7SgdrgIbt886ByBMTpwQqLXDHmr8WjurK8qRD+XFaWFjRXdmLLTP4fH4o\nY7H6b3APQf3M6ZS+4AlJxarpTe42LGNJysGGXR3ZRZavjgPxi634zSgRcDUQocndUFWeZXtPDGea\n6eb9XPUw9PhvW3P2/pXKP0NrRX1GDY1yUcUMIBU8BZLtAdjenKNUBQHYgTjme1t7m9zxxcJlV//N`,
+		"the password field is required",
+		"the passphrase is required to unlock the key",
+		"the password is correct and the login works",
+		"the password is weak compared to the old one",
+		"the password is the same as the one for staging",
+		"the passphrase is long enough now",
+	})
+}

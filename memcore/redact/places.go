@@ -252,6 +252,9 @@ func lineBounds(text string, at int) (start, end, next int) {
 // commas — so that prose ("the user, the password, and the key") is not a
 // header.
 func csvHeader(line string) (n int, secret []int) {
+	if !headerShaped(line) {
+		return 0, nil
+	}
 	fields := csvFields(line)
 	if len(fields) < 2 {
 		return 0, nil
@@ -266,6 +269,21 @@ func csvHeader(line string) (n int, secret []int) {
 		}
 	}
 	return len(fields), secret
+}
+
+// headerShaped reports whether line may be a CSV header, before it is
+// split: it holds a comma, and only the characters of column names, commas
+// and double quotes.
+func headerShaped(line string) bool {
+	if !strings.Contains(line, ",") {
+		return false
+	}
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; !isWord(c) && !strings.ContainsRune(" .-,\"", rune(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // columnName reports whether s can name a column of a CSV header (see
@@ -316,11 +334,14 @@ func csvFields(line string) [][2]int {
 // twilioHex matches a Twilio auth token: 32 lower-case hex digits.
 var twilioHex = regexp.MustCompile(`\b[0-9a-f]{32}\b`)
 
+// maxTwilioGap bounds the bytes between an account SID and its auth token.
+const maxTwilioGap = 200
+
 // twilioAuthTokens returns the Twilio auth tokens of text: the first 32
 // lower-case hex digits after an account SID (AC and 32 hex digits, found
-// in the token runs of text) on the same line — Client("AC…", "…"),
-// "account AC…, auth token …". An auth token assigned to a key that names
-// it (TWILIO_AUTH_TOKEN=…) is an assignment's.
+// in the token runs of text) on the same line, within maxTwilioGap bytes —
+// Client("AC…", "…"), "account AC…, auth token …". An auth token assigned
+// to a key that names it (TWILIO_AUTH_TOKEN=…) is an assignment's.
 func twilioAuthTokens(text, _ string, runs [][2]int) [][2]int {
 	var out [][2]int
 	for _, run := range runs {
@@ -334,7 +355,10 @@ func twilioAuthTokens(text, _ string, runs [][2]int) [][2]int {
 			if !accountSID(text, sid) {
 				continue
 			}
-			_, end, _ := lineBounds(text, sid)
+			end := sid + 34 + min(maxTwilioGap, len(text)-sid-34)
+			if nl := strings.IndexByte(text[sid+34:end], '\n'); nl >= 0 {
+				end = sid + 34 + nl
+			}
 			m := twilioHex.FindStringIndex(text[sid+34 : end])
 			if m == nil || len(out) > 0 && sid+34+m[0] < out[len(out)-1][1] {
 				continue
@@ -384,9 +408,11 @@ func sessionCookies(text, lower string, _ [][2]int) [][2]int {
 		if !ok {
 			continue
 		}
-		_, end, _ := lineBounds(text, start)
-		if q := strings.IndexAny(text[start:end], "\"'`"); q >= 0 {
-			end = start + q
+		end := strings.IndexAny(text[start:], "\n\"'`")
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
 		}
 		first := at >= 4 && lower[at-4:at] == "set-"
 		out = appendSessionCookies(out, text, start, end, first)
@@ -403,24 +429,18 @@ func cookiesStart(text string, at int) (int, bool) {
 	if i < len(text) && isWord(text[i]) {
 		return 0, false
 	}
-	option := at >= 2 && text[at-2:at] == "--"
-	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
-		i++
-	}
+	j := skipBlanks(text, i)
 	switch {
-	case i < len(text) && text[i] == ':',
-		i < len(text) && text[i] == '=' && !strings.HasPrefix(text[i:], "=="):
-		i++
-	case !option || i == at+len("cookie"):
-		return 0, false
+	case j < len(text) && (text[j] == ':' || text[j] == '=' && !strings.HasPrefix(text[j:], "==")):
+		j++
+	case j == i || !strings.HasSuffix(text[:at], "--"):
+		return 0, false // only the option --cookie takes its value after a blank
 	}
-	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
-		i++
+	j = skipBlanks(text, j)
+	if j < len(text) && isQuote(text[j]) {
+		j++
 	}
-	if i < len(text) && isQuote(text[i]) {
-		i++
-	}
-	return i, true
+	return j, true
 }
 
 // appendSessionCookies appends to out the values of the session cookies
@@ -464,4 +484,207 @@ func sessionCookie(name, value string) bool {
 		return true
 	}
 	return containsAny(name, sessionCookieWords) && !plainWord(value)
+}
+
+// The widths of the lines of a private key's body: 64 characters of
+// base64 in PEM, 70 in an OpenSSH key. Base64 wrapped at 76 (MIME, the
+// base64 command) is not taken for a key.
+const (
+	pemWidth     = 64
+	openSSHWidth = 70
+)
+
+// minBodyLines is the fewest full lines of a key's body found without its
+// header.
+const minBodyLines = 2
+
+// keyBodies returns the bodies of private keys pasted without their
+// -----BEGIN and -----END lines: blocks of at least minBodyLines full lines
+// of base64 of one width (pemWidth or openSSHWidth) and one indentation,
+// and the shorter line that may end them. A block is left alone when its
+// first line begins as a certificate's does, or when it follows a -----BEGIN
+// line or PuTTY's Public-Lines (a private key's block was redacted whole
+// by an earlier rule, so what remains is public).
+func keyBodies(text, _ string, _ [][2]int) [][2]int {
+	var out [][2]int
+	for pos := 0; pos < len(text); {
+		start, end, next := lineBounds(text, pos)
+		indent, width := bodyLine(text[start:end], 0)
+		if width == 0 {
+			pos = next
+			continue
+		}
+		blockEnd, after, lines := bodyBlock(text, next, indent, width, end)
+		if lines >= minBodyLines && !certificate(text[start+indent:end]) && !afterPublicHeader(text, start) {
+			out = append(out, [2]int{start + indent, blockEnd})
+		}
+		pos = after
+	}
+	return out
+}
+
+// bodyLine returns the indentation and the width of line when it is a full
+// line of a key's body: after blanks, pemWidth or openSSHWidth characters
+// of base64 that look machine-made. When want is not 0, only that width
+// counts. It returns a width of 0 otherwise.
+func bodyLine(line string, want int) (indent, width int) {
+	body := strings.TrimLeft(line, " \t")
+	indent, width = len(line)-len(body), len(body)
+	if want != 0 && width != want || want == 0 && width != pemWidth && width != openSSHWidth {
+		return 0, 0
+	}
+	if !base64Line(body) || !randomish(body) {
+		return 0, 0
+	}
+	return indent, width
+}
+
+// bodyBlock reads the lines of a key's body that follow the first, from
+// offset pos: full lines of width with the given indentation, then
+// optionally one shorter line of base64. It returns the end of the block's
+// last line (end, that of the first line, when none follows), where the
+// next line after the block starts, and the number of full lines, the
+// first included.
+func bodyBlock(text string, pos, indent, width, end int) (blockEnd, after, full int) {
+	blockEnd, after, full = end, pos, 1
+	for after < len(text) {
+		start, lineEnd, next := lineBounds(text, after)
+		line := text[start:lineEnd]
+		if in, w := bodyLine(line, width); w != 0 && in == indent {
+			blockEnd, after, full = lineEnd, next, full+1
+			continue
+		}
+		if body := strings.TrimLeft(line, " \t"); len(line)-len(body) == indent && body != "" && len(body) < width && base64Line(body) {
+			blockEnd, after = lineEnd, next
+		}
+		break
+	}
+	return blockEnd, after, full
+}
+
+// base64Line reports whether s is base64: letters, digits, '+' and '/',
+// then at most two '='.
+func base64Line(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if len(s)-len(body) > 2 {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		if c := body[i]; !isWord(c) && c != '+' && c != '/' || c == '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// certificate reports whether line, the first of a body in base64, begins
+// as an X.509 certificate's does: a SEQUENCE holding a SEQUENCE (MII… then
+// CCA), where a private key's holds a version number.
+func certificate(line string) bool {
+	return len(line) >= 9 && strings.HasPrefix(line, "MII") && line[6:9] == "CCA"
+}
+
+// afterPublicHeader reports whether one of the three lines before the
+// line that starts at start begins with -----BEGIN (a certificate's, a
+// public key's, a PGP block's) or Public-Lines: (PuTTY's public key).
+func afterPublicHeader(text string, start int) bool {
+	for n := 0; n < 3 && start > 0; n++ {
+		prev, _, _ := lineBounds(text, start-1)
+		line := strings.TrimLeft(text[prev:start-1], " \t")
+		if strings.HasPrefix(line, "-----BEGIN") || strings.HasPrefix(line, "Public-Lines:") {
+			return true
+		}
+		start = prev
+	}
+	return false
+}
+
+// encodedSecrets returns the secrets of the URL-encoded words of text:
+// each word (up to white space, quotes and angle brackets) that holds a
+// percent-escape is decoded (see decodeURLWord) and scanned with the other
+// rules, and the secrets they find there are mapped back to the encoded
+// text: "?next=%2Fhome%3Ftoken%3D…", "password%3D…", "sk-proj-abc%2Bdef…".
+func encodedSecrets(text, _ string, _ [][2]int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], '%')
+		if j < 0 {
+			break
+		}
+		at := i + j
+		if !escapeAt(text, at) {
+			i = at + 1
+			continue
+		}
+		start, end := urlWord(text, at)
+		view, offsets := decodeURLWord(text[start:end])
+		_, segs := scanWith(view, decodedRules)
+		for _, g := range segs {
+			if g.rule != "" {
+				out = append(out, [2]int{start + offsets[g.start], start + offsets[g.end]})
+			}
+		}
+		i = end
+	}
+	return out
+}
+
+// decodedRules are the rules encodedSecrets applies to a decoded word:
+// all but itself, the last.
+var decodedRules []rule
+
+func init() { decodedRules = rules[:len(rules)-1] }
+
+// urlWord returns the bounds of the word of text around offset at: up to
+// white space, a quote or an angle bracket on either side.
+func urlWord(text string, at int) (start, end int) {
+	inWord := func(c byte) bool { return !isSpace(c) && !isQuote(c) && c != '<' && c != '>' }
+	start, end = at, at
+	for start > 0 && inWord(text[start-1]) {
+		start--
+	}
+	for end < len(text) && inWord(text[end]) {
+		end++
+	}
+	return start, end
+}
+
+// urlStructure are the characters a percent-escape is decoded to in a
+// decoded word besides letters and digits: those that give a URL, a query
+// or an e-mail address its structure, and the unreserved - . _ ~.
+const urlStructure = "-._~=&?#/:@;, "
+
+// decodeURLWord returns word with its percent-escapes decoded, and the
+// offset in word of each byte of the result (and of its end). An escape of
+// a character outside urlStructure and the letters and digits — '+', '%',
+// a quote — becomes a '0', so that a token whose body was escaped still
+// reads as one word of a token's characters.
+func decodeURLWord(word string) (string, []int) {
+	var b strings.Builder
+	offsets := make([]int, 0, len(word)+1)
+	for i := 0; i < len(word); i++ {
+		offsets = append(offsets, i)
+		if !escapeAt(word, i) {
+			b.WriteByte(word[i])
+			continue
+		}
+		c := unhex(word[i+1])<<4 | unhex(word[i+2])
+		if !isWord(c) && strings.IndexByte(urlStructure, c) < 0 {
+			c = '0'
+		}
+		b.WriteByte(c)
+		i += 2
+	}
+	return b.String(), append(offsets, len(word))
+}
+
+// unhex is the value of the hex digit c.
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }

@@ -31,6 +31,7 @@ var rules = []rule{
 		value: func(t string, m []int) (int, int, bool) {
 			return m[2], m[2] + len(strings.TrimRight(t[m[2]:m[3]], "\r\n")), true
 		}},
+	{name: "private key body", scan: keyBodies},
 	token("age secret key", "age-secret-key-1", `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`, 0),
 	token("JWT", "eyj", `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, 0),
 	token("Grafana API key", "eyjrijoi", `eyJrIjoi[A-Za-z0-9+/]{40,}={0,2}`, 0),
@@ -210,6 +211,10 @@ var rules = []rule{
 			// user name, kept as the URL rule keeps it.
 			return strings.HasPrefix(t[m[0]:m[1]], "git@") || strings.HasSuffix(t[:m[0]], "://")
 		}},
+
+	// Last: the secrets the rules above find in URL-encoded words once
+	// decoded (see encodedSecrets), which must stay the last rule.
+	{name: "URL-encoded secret", scan: encodedSecrets},
 }
 
 // secretKeyName reports whether key, a key name in lower case, ends with

@@ -11,31 +11,22 @@ import (
 // mixes at least two of upper case, lower case and digits, and has a run of
 // at least ten letters and digits.
 func randomish(s string) bool {
-	var upper, lower, digit bool
+	return classes(s) >= 2 && longestAlnumRun(s) >= 10
+}
+
+// longestAlnumRun is the length of the longest run of ASCII letters and
+// digits in s.
+func longestAlnumRun(s string) int {
 	run, longest := 0, 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			upper = true
-		case 'a' <= c && c <= 'z':
-			lower = true
-		case '0' <= c && c <= '9':
-			digit = true
-		default:
+		if c := s[i]; isWord(c) && c != '_' {
+			run++
+			longest = max(longest, run)
+		} else {
 			run = 0
-			continue
-		}
-		run++
-		longest = max(longest, run)
-	}
-	classes := 0
-	for _, ok := range []bool{upper, lower, digit} {
-		if ok {
-			classes++
 		}
 	}
-	return classes >= 2 && longest >= 10
+	return longest
 }
 
 // mixedCase reports whether s looks machine-made (see randomish) and holds
@@ -80,6 +71,15 @@ func entropy(s string) float64 {
 		}
 	}
 	return h
+}
+
+// skipBlanks returns the offset of the first byte of text at or after i
+// that is neither a space nor a tab.
+func skipBlanks(text string, i int) int {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 // isSpace reports whether c is ASCII white space.
@@ -441,8 +441,13 @@ func init() {
 		what which who where whatever something nothing anything there here one two three
 		mine yours ours theirs hers his all any some none each both either neither
 		be being been is was are were will would should can could must may might
-		needed good bad new old simple complex strong easy hard same fine ok okay`) {
+		needed good bad new old simple complex strong easy hard same fine ok okay
+		and or but nor so yet because than then if when while since until unless enough every per via like`) {
 		proseWords[w] = true
+	}
+	for _, w := range strings.Fields(`correct incorrect wrong right weak strong short long empty blank secret private
+		public simple complex easy hard good bad new old random unique temporary permanent same different`) {
+		passphraseAdjectives[w] = true
 	}
 }
 
@@ -459,6 +464,9 @@ func proseValue(text string, i int) (start, end int, ok bool) {
 		}
 		return 0, 0, false
 	}
+	if end, ok := passphrase(text, i); ok {
+		return i, end, true
+	}
 	end = wordEnd(text, i, false, false)
 	for end > i && strings.IndexByte(".,;:!?)", text[end-1]) >= 0 {
 		end--
@@ -468,6 +476,41 @@ func proseValue(text string, i int) (start, end int, ok bool) {
 	}
 	return i, end, true
 }
+
+// minPassphraseWords is the fewest words of a passphrase in prose.
+const minPassphraseWords = 3
+
+// passphrase returns the end of a passphrase of several words at text[i:],
+// "the passphrase is correct horse battery staple": at least
+// minPassphraseWords plain words separated by blanks, up to the end of the
+// clause or the first word that reads as prose ("… staple and never
+// changes"). The first may be an adjective that otherwise reads as prose
+// ("correct"), not a word such as "the", "not" or "required": "the
+// password is correct and works" is prose.
+func passphrase(text string, i int) (int, bool) {
+	end, words := i, 0
+	for j := i; j < len(text) && isWord(text[j]); words++ {
+		k := j
+		for k < len(text) && isWord(text[k]) {
+			k++
+		}
+		w := text[j:k]
+		if !plainWord(w) || words == 0 && readsAsProse(w) && !passphraseAdjectives[strings.ToLower(w)] ||
+			words > 0 && readsAsProse(w) {
+			break
+		}
+		end = k
+		for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+			k++
+		}
+		j = k
+	}
+	return end, words >= minPassphraseWords
+}
+
+// passphraseAdjectives are the words of proseWords that may start a
+// passphrase.
+var passphraseAdjectives = map[string]bool{}
 
 // proseSuffixes end the words that, after "the password is", describe the
 // password rather than give it: "is required", "is rotated monthly".
