@@ -74,3 +74,26 @@ func TestRedactWindow(t *testing.T) {
 		t.Fatalf("the cut no longer goes through the key: %q", capped)
 	}
 }
+
+// BenchmarkRedactWindow is what redaction adds to a turn of retrieval or a
+// pass of capture: a long coding conversation fitted to 4,000 tokens (the
+// retrieval window's default budget, about 16 KB) and redacted, with a few
+// secrets in it.
+func BenchmarkRedactWindow(b *testing.B) {
+	turns := []string{
+		"How do we configure the database? The token budget is 2000 and max_tokens=4096.",
+		"Use the connection pool; read the password from os.Getenv(\"DB_PASSWORD\") and never log it. See https://example.com/docs?page=2.",
+		"```go\nfunc connect(ctx context.Context, cfg Config) (*sql.DB, error) {\n\treturn sql.Open(\"mysql\", cfg.DSN())\n}\n```",
+		"Run `go test ./...` then `git push origin main`; commit e83c5163316f89bfbde7d9ab23ca2e25604af290 pinned golang.org/x/tools@v0.24.0.",
+		"export OPENAI_API_KEY=" + randomKey(4, 100) + " and mail ops@example.com if it fails.",
+	}
+	var msgs []Message
+	for i := 0; i < 300; i++ {
+		msgs = append(msgs, Message{Role: []Role{RoleUser, RoleAssistant}[i%2], Content: turns[i%len(turns)]})
+	}
+	fit := func(m []Message) []Message { return CapWindow(m, 4000) }
+	b.ReportAllocs()
+	for b.Loop() {
+		RedactWindow(msgs, fit)
+	}
+}
