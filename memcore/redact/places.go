@@ -688,3 +688,41 @@ func unhex(c byte) byte {
 	}
 	return c - 'A' + 10
 }
+
+// awsKeyID matches an AWS access key id; awsKeyIDWords are its prefixes in
+// lower case.
+var (
+	awsKeyID      = regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)
+	awsKeyIDWords = []string{"akia", "asia", "abia", "acca", "a3t"}
+)
+
+// awsSecretAfterID matches, right after an AWS access key id, what
+// separates it from its secret access key — a comma, a slash, white
+// space… — and the key (group 1).
+var awsSecretAfterID = regexp.MustCompile(`^["']?[ \t]*[,;|/:=\t ][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`)
+
+// awsSecretsBesideIDs returns the AWS secret access keys that follow an
+// access key id, whatever surrounds them: a row of a credentials.csv,
+// "AKIA… / …". The ids are found in the token runs of text, and stay for
+// the rule of the ids; a key must mix upper and lower case (see
+// mixedCase).
+func awsSecretsBesideIDs(text, lower string, runs [][2]int) [][2]int {
+	var out [][2]int
+	for _, run := range runs {
+		if !containsAny(lower[run[0]:run[1]], awsKeyIDWords) {
+			continue
+		}
+		for _, id := range awsKeyID.FindAllStringIndex(text[run[0]:run[1]], -1) {
+			start, end := run[0]+id[0], run[0]+id[1]
+			if start > 0 && isWord(text[start-1]) {
+				continue
+			}
+			m := awsSecretAfterID.FindStringSubmatchIndex(text[end:min(end+60, len(text))])
+			if m == nil || !mixedCase(text[end+m[2]:end+m[3]]) || len(out) > 0 && end+m[2] < out[len(out)-1][1] {
+				continue
+			}
+			out = append(out, [2]int{end + m[2], end + m[3]})
+		}
+	}
+	return out
+}

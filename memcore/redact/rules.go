@@ -15,6 +15,10 @@ const secretKeys = `(?:password|passwd|passphrase|passcode|[_.-]pass|[_.-]pwd|se
 	`secret[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|session[_-]?key|auth[_-]?key|` +
 	`client[_-]?key|credentials?)(?:[_.-]?(?:base|b64|hex|value|raw))?`
 
+// passwordOption holds the keywords of the rules of a password given with
+// the option -p.
+var passwordOption = []string{" -p", "\t-p"}
+
 // secretKeyWords are the keywords of the rules built on secretKeys.
 var secretKeyWords = []string{"pass", "pwd", "secret", "token", "key", "credential"}
 
@@ -52,11 +56,8 @@ var rules = []rule{
 	// An AWS secret access key beside its key id — a row of a
 	// credentials.csv, "AKIA… / wJal…" — whatever surrounds them. The key
 	// id stays for the next rule.
-	{name: "AWS secret key beside its key id", keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, bounded: true, groups: []int{1},
-		re:   regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}["']?[ \t]*[,;|/:=\t ][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
-		keep: func(t string, m []int) bool { return !mixedCase(t[m[2]:m[3]]) }},
-	{name: "AWS access key id", inToken: true, keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, bounded: true,
-		re: regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{name: "AWS secret key beside its key id", scan: awsSecretsBesideIDs},
+	{name: "AWS access key id", inToken: true, keywords: awsKeyIDWords, bounded: true, re: awsKeyID},
 	// "aws … secret …" then 40 characters of base64 in upper and lower
 	// case: an assignment, a prompt, "my aws secret key is …", aws
 	// configure set aws_secret_access_key …; not a 40-digit hex hash.
@@ -167,12 +168,12 @@ var rules = []rule{
 	// Passwords given on a command line: mysql's -pVALUE (only attached:
 	// mysql -p db prompts, and db is the database), sshpass -p, the -p of
 	// a registry or cloud login, and the password of curl -u user:password.
-	commandArg("mysql password", []string{"mysql", "mariadb"},
-		`\b(?:mysql|mariadb)[a-z-]*\b[^\n]*?[ \t]-p`, nil),
-	commandArg("sshpass password", []string{"sshpass"}, `\bsshpass(?:[ \t]+-[ev])*[ \t]+-p[ \t]*`, nil),
-	commandArg("login password", []string{"login"},
+	// The keywords are the options, rarer than the commands' names.
+	commandArg("mysql password", passwordOption, `\b(?:mysql|mariadb)[a-z-]*\b[^\n]*?[ \t]-p`, nil),
+	commandArg("sshpass password", passwordOption, `\bsshpass(?:[ \t]+-[ev])*[ \t]+-p[ \t]*`, nil),
+	commandArg("login password", passwordOption,
 		`\b(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|regctl|registry|cf|oc|acr|az)[ \t]+login\b[^\n]*?[ \t]-p(?:[ \t]+)?`, nil),
-	commandArg("curl password", []string{"curl"}, `\bcurl\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))`, userPasswordArg),
+	commandArg("curl password", []string{" -u", "\t-u", "--user"}, `\bcurl\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))`, userPasswordArg),
 	{name: "CSV secret column", scan: csvSecretColumns},
 	{name: "netrc password", keywords: []string{"machine"}, multiline: true, groups: []int{1}, re: regexp.MustCompile(
 		`(?i)\bmachine[ \t]+\S+\s+(?:login[ \t]+\S+\s+)?password[ \t]+(\S+)`)},
