@@ -41,10 +41,15 @@
 //     budget in steps: past the budget, whole oldest messages are dropped
 //     half a budget at a time, so that the window's beginning — and the
 //     prompt's, for a provider's prompt cache — stays the same from one
-//     pass to the next (see [WithWindowTokens]).
+//     pass to the next (see [WithWindowTokens]). Its secrets are then
+//     replaced by "[REDACTED]" ([memcore.RedactWindow]): no conversation
+//     text reaches the classifier or the embedder unredacted, and since
+//     redaction is deterministic the window's beginning stays the same.
 //  2. A window identical to the last classified one is skipped.
 //  3. The existing memories' chain heads are listed for the classifier as
-//     "- [id] (scope/category) first line", as many as fit a token budget,
+//     "- [id] (scope/category) first line" (redacted, for a memory written
+//     by hand; so is a memory's text embedded to rank it), as many as fit
+//     a token budget,
 //     most similar to the window first when an embedder is configured,
 //     newest first otherwise. The list is pinned: chosen once for the
 //     window's beginning in a session and sent unchanged by the passes

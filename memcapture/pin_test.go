@@ -106,7 +106,7 @@ func TestPromptLayoutPinsTheList(t *testing.T) {
 			if strings.Index(text, sinceHeading) < strings.Index(text, conv[2*i+3].Content) {
 				t.Errorf("pass %d: the memories added since come before the conversation's end:\n%s", i+2, text)
 			}
-			if want := headLine(m1) + "\n"; strings.Count(text, want) != 1 || !strings.Contains(sinceSection(req), want) {
+			if line, _ := headLine(m1); strings.Count(text, line+"\n") != 1 || !strings.Contains(sinceSection(req), line+"\n") {
 				t.Errorf("pass %d: the memory written since is not listed once, after the conversation:\n%s", i+2, text)
 			}
 			wantPrefix(t, reqs[i], req)
@@ -128,12 +128,13 @@ func TestListRepinnedOnStepAndSession(t *testing.T) {
 	for i := range 40 {
 		conv = append(conv, win(fmt.Sprintf("Question %d about the build and its cache.", i), fmt.Sprintf("Answer %d: clear the cache.", i))...)
 	}
-	first := p.window(conv[:2])[0]
+	firstWindow, _ := p.window(conv[:2])
+	first := firstWindow[0]
 	// grown is the longest conversation whose window still begins with
 	// the first message; stepped the shortest whose window does not.
 	grown, stepped := 2, 0
 	for n := 4; n <= len(conv); n += 2 {
-		if p.window(conv[:n])[0] != first {
+		if w, _ := p.window(conv[:n]); w[0] != first {
 			stepped = n
 			break
 		}

@@ -18,9 +18,9 @@ import (
 
 // Pipeline turns conversation windows into memories on one background
 // goroutine: for each trigger it strips tool content, caps the window,
-// skips it if unchanged, lists the existing memories, asks the classifier
-// model what is worth remembering, validates and redacts the answer, writes
-// the memories and calls the rebuild callback. At most one classifier call
+// redacts its secrets, skips it if unchanged, lists the existing memories,
+// asks the classifier model what is worth remembering, validates and
+// redacts the answer, writes the memories and calls the rebuild callback. At most one classifier call
 // is in flight at a time, so the store is written by one goroutine only.
 //
 // Triggers wait in two places: one slot for the latest turn trigger (a
@@ -389,7 +389,7 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	defer p.stats.passes.Add(1)
 	defer p.recoverPanic(log, "memcapture: capture pass panicked (skipped)")
 
-	window := p.window(ev.Messages)
+	window, redactions := p.window(ev.Messages)
 	if len(window) == 0 {
 		p.stats.skippedEmpty.Add(1)
 		log.Debug().Msg("memcapture: window empty after stripping tool content (skipped)")
@@ -401,6 +401,8 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 		log.Debug().Msg("memcapture: window unchanged since the last pass (skipped)")
 		return
 	}
+
+	p.stats.requestRedactions.Add(uint64(redactions))
 
 	passCtx, cancel := context.WithTimeout(ctx, p.cfg.passTimeout)
 	defer cancel()
@@ -569,15 +571,18 @@ func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
 	}
 }
 
-// window is what the classifier sees of a trigger's messages: tool content
-// stripped, capped to the window budget in steps that keep the window's
-// beginning stable from one pass to the next (capInSteps).
-func (p *Pipeline) window(msgs []memcore.Message) []memcore.Message {
-	stripped := memcore.StripToolContent(msgs)
+// window is what the classifier (and the embedder ranking the existing
+// memories) sees of a trigger's messages: tool content stripped, capped to
+// the window budget in steps that keep the window's beginning stable from
+// one pass to the next (capInSteps), and secrets redacted
+// (memcore.RedactWindow), which keeps that beginning stable too. It
+// returns the number of secrets replaced.
+func (p *Pipeline) window(msgs []memcore.Message) ([]memcore.Message, int) {
+	fit := func(m []memcore.Message) []memcore.Message { return capInSteps(m, p.cfg.windowTokens) }
 	if p.capWindow != nil {
-		return p.capWindow(stripped, p.cfg.windowTokens)
+		fit = func(m []memcore.Message) []memcore.Message { return p.capWindow(m, p.cfg.windowTokens) }
 	}
-	return capInSteps(stripped, p.cfg.windowTokens)
+	return memcore.RedactWindow(memcore.StripToolContent(msgs), fit)
 }
 
 // windowHash identifies a window's content.

@@ -132,7 +132,7 @@ func TestWindowCappedOnRuneBoundaries(t *testing.T) {
 	}
 	msgs = append(msgs, memcore.Message{Role: memcore.RoleAssistant, Content: "NEWEST 最後のメッセージ"})
 
-	got := p.window(msgs)
+	got, _ := p.window(msgs)
 	if n := memcore.WindowTokens(got); n > budget {
 		t.Errorf("window costs %d tokens, budget %d", n, budget)
 	}

@@ -43,8 +43,10 @@
 //
 // [LLMProvider] and [Embedder] are the contracts of model providers, with
 // the error taxonomy ([ErrRateLimited], [ErrUnavailable], …), [IsTransient]
-// and [Retry]. [StripToolContent] and [CapWindow] build the conversation
-// windows that capture and retrieval send to models.
+// and [Retry]. [StripToolContent], [CapWindow] and [RedactWindow] build
+// the conversation windows that capture and retrieval send to models:
+// without tool content, within a token budget, and with the secrets
+// redacted.
 //
 // # Sub-packages
 //

@@ -3,6 +3,8 @@ package memcore
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // toolTags are the XML-style blocks that carry tool calls and their results
@@ -287,4 +289,46 @@ func tailRunes(s string, n int) string {
 		i -= size
 	}
 	return s[i:]
+}
+
+// RedactWindow returns the window fit makes of msgs with the secrets of its
+// messages replaced by redact.Placeholder (package
+// github.com/forgemem/forgemem/memcore/redact), and how many were replaced
+// — a message cut to fit counts whole. fit keeps the newest messages of
+// msgs, the oldest kept possibly cut to its end, as [CapWindow] does.
+//
+// Capture and retrieval call it on the conversation before any of it
+// leaves the machine for a model or an embedder. Only the messages fit
+// keeps are redacted, so the cost follows the window, not the
+// conversation; when fit cut the oldest kept message, that message is
+// redacted whole and the window fitted again, so that a secret the cut
+// went through is still found. Redaction is deterministic: the same
+// messages give the same window, and a window that keeps its beginning
+// from one call to the next keeps it redacted too. The input is not
+// modified.
+func RedactWindow(msgs []Message, fit func([]Message) []Message) ([]Message, int) {
+	window := fit(msgs)
+	from := len(msgs) - len(window)
+	if len(window) > 0 && from >= 0 && len(window[0].Content) != len(msgs[from].Content) {
+		redacted, n := redactMessages(msgs[from:])
+		return fit(redacted), n
+	}
+	return redactMessages(window)
+}
+
+// redactMessages returns a copy of msgs with each content redacted, and the
+// number of secrets replaced.
+func redactMessages(msgs []Message) ([]Message, int) {
+	if msgs == nil {
+		return nil, 0
+	}
+	out := make([]Message, len(msgs))
+	total := 0
+	for i, m := range msgs {
+		var n int
+		out[i] = m
+		out[i].Content, n = redact.Text(m.Content)
+		total += n
+	}
+	return out, total
 }
