@@ -14,11 +14,6 @@ import (
 	"github.com/forgemem/forgemem/memcore/atomicfile"
 )
 
-// HookTimeout is the timeout, in seconds, Claude Code gives forgemem's
-// hooks. A prompt's recall answers within memory.retrieval_timeout, and
-// Stop and PreCompact return at once.
-const HookTimeout = 10
-
 // HookArgs are the arguments after the forgemem binary in the command of
 // forgemem's hooks.
 const HookArgs = "hook claude-code"

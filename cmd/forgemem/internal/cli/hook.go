@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
@@ -20,10 +24,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// promptBudget bounds a UserPromptSubmit hook's work, below the timeout
-// Claude Code gives it (claudecode.HookTimeout): past it the prompt goes
-// without memories.
-const promptBudget = 8 * time.Second
+// hookWorkMargin is how long before the hook's hard deadline
+// (claudecode.HookDeadline) its work's context ends: a recall cut short
+// still prints what it found, and says why, before the process must go.
+const hookWorkMargin = time.Second
 
 // defaultWorkerIdle is how long a worker started by a hook waits for the
 // next entry before it exits.
@@ -56,22 +60,15 @@ forgemem hook install claude-code adds run it:
   PreCompact        queues a capture of the conversation about to be compacted
 
 Captures wait in .forge/memory/.spool/ for a capture worker (forgemem worker), which the
-hook starts when none is running; they need a real classifier model (memory.provider).
-Whatever goes wrong, the hook exits 0 with one line on stderr: the agent is never
-blocked by memory.`,
+hook starts when none is running; they need a real classifier model (memory.provider):
+with the fake provider nothing is queued, and the hook says so once.
+Whatever goes wrong, the hook exits 0 with at most one short line on stderr: the agent
+is never blocked by memory. It ends 8 seconds after it started (2 seconds below Claude
+Code's timeout), and at once on SIGTERM or SIGINT, even when its work is stuck.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					a.hookFailed("internal error: %v", r)
-					if a.verbose {
-						fmt.Fprintf(a.env.Stderr, "%s\n", debug.Stack())
-					}
-				}
-				err = nil // never fail the agent's turn
-			}()
-			a.hookClaudeCode(cmd.Context(), workerIdle)
-			return nil
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.runHook(cmd.Context(), workerIdle)
+			return nil // never fail the agent's turn
 		},
 	}
 	cmd.Flags().DurationVar(&workerIdle, "worker-idle", defaultWorkerIdle, "how long a worker the hook starts waits for more captures before it exits")
@@ -80,19 +77,168 @@ blocked by memory.`,
 	return cmd
 }
 
-// hookFailed writes the one line a hook that could not do its work says,
-// its secrets redacted: a provider's error may quote the API key, and the
-// agent may show the line or keep it in its transcript.
-func (a *app) hookFailed(format string, args ...any) {
-	msg, _ := redact.Text(strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " "))
-	fmt.Fprintf(a.env.Stderr, "forgemem hook claude-code: %s\n", msg)
+// hookRun is one run of the hook's work, which runs in a goroutine of its
+// own: what it prints, written by that goroutine and read once it has
+// finished, and what it is doing, which the process's goroutine reads if
+// the deadline or a signal comes first.
+type hookRun struct {
+	stage  atomic.Pointer[string]
+	stdout string
+	notes  []string
+	stack  []byte
 }
 
-// hookClaudeCode handles one event; every failure is one line on stderr.
-func (a *app) hookClaudeCode(ctx context.Context, workerIdle time.Duration) {
+// at records what the work is doing, for the line said if it never ends.
+func (r *hookRun) at(stage string) { r.stage.Store(&stage) }
+
+// doing is what the work was doing last.
+func (r *hookRun) doing() string {
+	if s := r.stage.Load(); s != nil {
+		return *s
+	}
+	return "starting"
+}
+
+// note adds to what the hook's one line says.
+func (r *hookRun) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// runHook runs the hook's work in a goroutine and waits for it to finish,
+// for the hook's deadline (counted from the process's start), or for ctx
+// to end (SIGTERM, SIGINT), whichever comes first; then it prints what
+// there is to print. Past the deadline or after a signal the work is left
+// where it is — a read that never returns, a call that never answers —
+// and the process exits 0 without waiting for it.
+func (a *app) runHook(ctx context.Context, workerIdle time.Duration) {
+	limit := claudecode.HookDeadline
+	if a.env.HookDeadline > 0 {
+		limit = a.env.HookDeadline
+	}
+	deadline := a.env.Started.Add(limit)
+	workCtx, cancel := context.WithDeadline(ctx, deadline.Add(-min(hookWorkMargin, limit/8)))
+	defer cancel()
+	run := &hookRun{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				run.note("internal error: %v", r)
+				if a.verbose {
+					run.stack = debug.Stack()
+				}
+			}
+		}()
+		a.hookWork(workCtx, run, workerIdle)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-done:
+		if ctx.Err() != nil {
+			run.note("stopped by a signal")
+		}
+		a.finishHook(run, deadline)
+	case <-timer.C:
+		a.hookAbandoned = true
+		a.hookSay(fmt.Sprintf("gave up at its %s deadline while %s; the turn goes on without memory", limit, run.doing()))
+	case <-ctx.Done():
+		a.hookAbandoned = true
+		a.hookSay(fmt.Sprintf("stopped by a signal while %s; the turn goes on without memory", run.doing()))
+	}
+}
+
+// finishHook prints what the finished work run has to print, and closes
+// the workspace before the deadline.
+func (a *app) finishHook(run *hookRun, deadline time.Time) {
+	if run.stdout != "" {
+		fmt.Fprint(a.env.Stdout, run.stdout)
+	}
+	a.hookSay(run.notes...)
+	if run.stack != nil {
+		_, _ = a.env.Stderr.Write(run.stack)
+	}
+	if a.ws != nil {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		_ = a.ws.Close(ctx)
+		a.ws = nil
+	}
+}
+
+// maxHookLine bounds the hook's line on stderr, in bytes.
+const maxHookLine = 2048
+
+// hookSay writes the hook's one line on stderr, when there is something to
+// say: the notes joined, its secrets redacted (a provider's error may
+// quote the API key, and the agent may show the line or keep it), control
+// characters escaped and its length bounded by maxHookLine, whatever the
+// errors quote — a settings file's hundred thousand unknown keys, a
+// model's reply, a payload's bytes.
+func (a *app) hookSay(notes ...string) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(a.env.Stderr, "forgemem hook claude-code: %s\n", hookLine(strings.Join(notes, "; ")))
+}
+
+// hookFailed says one failure in the hook's line.
+func (a *app) hookFailed(format string, args ...any) { a.hookSay(fmt.Sprintf(format, args...)) }
+
+// hookLine makes s fit the hook's line: redacted, escaped, bounded. What
+// is redacted is cut first, at four times the bound — redacting costs time
+// in proportion to the text — so that a secret cut there lies past the
+// final cut.
+func hookLine(s string) string {
+	if len(s) > 4*maxHookLine {
+		s = s[:4*maxHookLine]
+	}
+	s, _ = redact.Text(s)
+	s = escapeControl(s)
+	if len(s) <= maxHookLine {
+		return s
+	}
+	const more = " … (cut)"
+	cut := maxHookLine - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
+}
+
+// escapeControl writes the control and formatting characters of s (line
+// breaks, escape sequences, bidirectional overrides) and its invalid
+// UTF-8 as escapes, so that s stays one line that shows what it holds.
+func escapeControl(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[:size])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// hookWork handles one event, noting every failure in run.
+func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle time.Duration) {
+	run.at("reading the hook's input")
 	in, err := claudecode.ReadHookInput(a.env.Stdin)
 	if err != nil {
-		a.hookFailed("%v", err)
+		run.note("%v", err)
 		return
 	}
 	if in.CWD != "" {
@@ -102,104 +248,143 @@ func (a *app) hookClaudeCode(ctx context.Context, workerIdle time.Duration) {
 	}
 	switch in.HookEventName {
 	case claudecode.EventUserPromptSubmit:
-		a.hookPrompt(ctx, in)
+		a.hookPrompt(ctx, run, in)
 	case claudecode.EventStop:
-		a.hookCapture(in, memcore.TriggerCadence, workerIdle)
+		a.hookCapture(run, in, memcore.TriggerCadence, workerIdle)
 	case claudecode.EventPreCompact:
-		a.hookCapture(in, memcore.TriggerCompaction, workerIdle)
+		a.hookCapture(run, in, memcore.TriggerCompaction, workerIdle)
 	default:
-		a.hookFailed("the %s event is not one forgemem handles (UserPromptSubmit, Stop, PreCompact)", in.HookEventName)
+		run.note("the %s event is not one forgemem handles (UserPromptSubmit, Stop, PreCompact)", in.HookEventName)
 	}
 }
 
-// hookPrompt prints the memories recalled for a prompt as its additional
-// context.
-func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput) {
-	ctx, cancel := context.WithTimeout(ctx, promptBudget)
-	defer cancel()
+// hookPrompt recalls the memories for a prompt, to be printed as its
+// additional context.
+func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookInput) {
+	run.at("loading the settings and the memories")
 	ws, err := a.workspace()
 	if err != nil {
-		a.hookFailed("%v", err)
+		run.note("%v", err)
 		return
 	}
-	var window []memcore.Message
-	var transcriptErr error // reported only if the prompt's recall works
-	if in.TranscriptPath != "" {
-		window, transcriptErr = claudecode.ReadWindow(in.TranscriptPath)
-	}
-	if p := strings.TrimSpace(in.Prompt); p != "" {
-		if n := len(window); n == 0 || window[n-1].Role != memcore.RoleUser || window[n-1].Content != p {
-			window = append(window, memcore.Message{Role: memcore.RoleUser, Content: p})
-		}
-	}
+	run.at("reading the transcript")
+	window, transcriptErr := promptWindow(in)
 	if len(window) == 0 {
 		return
 	}
+	run.at("recalling memories")
 	res, err := ws.Recall(ctx, window)
-	var notes []string // said on one line
 	switch {
 	case errors.Is(err, workspace.ErrDisabled):
 		return // the user turned memory off here
 	case errors.Is(err, workspace.ErrPartial):
 		// Memories were still found (by words, or among those indexed):
 		// the prompt gets them.
-		notes = append(notes, fmt.Sprintf("some memories may be missing: %v", err))
+		run.note("some memories may be missing: %v", err)
 	case err != nil:
-		a.hookFailed("no memories for this prompt: %v", err)
+		run.note("no memories for this prompt: %v", err)
 		return
 	}
 	if transcriptErr != nil {
-		notes = append(notes, fmt.Sprintf("recalled for the prompt alone: %v", transcriptErr))
-	}
-	if len(notes) > 0 {
-		a.hookFailed("%s", strings.Join(notes, "; "))
+		run.note("recalled for the prompt alone: %v", transcriptErr)
 	}
 	if res.Injection == "" {
 		return
 	}
-	if err := claudecode.WritePromptContext(a.env.Stdout, res.Injection); err != nil {
-		a.hookFailed("%v", err)
+	var out strings.Builder
+	if err := claudecode.WritePromptContext(&out, res.Injection); err != nil {
+		run.note("%v", err)
+		return
 	}
+	run.stdout = out.String()
+}
+
+// promptWindow is the conversation a prompt's recall is for: the
+// session's window from its transcript, ending with the prompt. A
+// transcript that does not exist yet — the first prompt of a session,
+// before Claude Code writes it — is no error; one that cannot be read is
+// returned as the error, with the prompt alone as the window.
+func promptWindow(in *claudecode.HookInput) ([]memcore.Message, error) {
+	var window []memcore.Message
+	var err error
+	if in.TranscriptPath != "" {
+		window, err = claudecode.ReadWindow(in.TranscriptPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	}
+	if p := strings.TrimSpace(in.Prompt); p != "" {
+		if n := len(window); n == 0 || window[n-1].Role != memcore.RoleUser || window[n-1].Content != p {
+			window = append(window, memcore.Message{Role: memcore.RoleUser, Content: p})
+		}
+	}
+	return window, err
 }
 
 // hookCapture queues a capture of the session's conversation and starts a
-// worker if none is running.
-func (a *app) hookCapture(in *claudecode.HookInput, kind memcore.Trigger, workerIdle time.Duration) {
+// worker if none is running. With no model for capture it queues nothing,
+// and says why once per memory folder.
+func (a *app) hookCapture(run *hookRun, in *claudecode.HookInput, kind memcore.Trigger, workerIdle time.Duration) {
+	run.at("loading the settings")
 	ws, err := a.workspace()
 	if err != nil {
-		a.hookFailed("%v", err)
+		run.note("%v", err)
 		return
 	}
 	s := ws.Settings()
 	if !s.Enabled {
 		return // the user turned memory off here
 	}
-	if in.TranscriptPath == "" {
-		a.hookFailed("the %s event names no transcript; nothing to capture", in.HookEventName)
+	if err := ws.CaptureOff(); err != nil {
+		if ws.NoticeOnce(err.Error()) {
+			run.note("nothing captured: %v (said once; forgemem stats says it too)", err)
+		}
 		return
 	}
-	window, err := claudecode.ReadWindow(in.TranscriptPath)
-	if err != nil {
-		a.hookFailed("nothing captured: %v", err)
-		return
-	}
-	if kind == memcore.TriggerCadence && s.CadenceTurns > 1 && userTurns(window)%s.CadenceTurns != 0 {
-		return // not a turn to capture at memory.cadence_turns; the next one's window holds it
-	}
-	window = memcore.CapWindow(window, memcapture.DefaultWindowTokens)
+	run.at("reading the transcript")
+	window := captureWindow(run, in, kind, s.CadenceTurns)
 	if len(window) == 0 {
 		return
 	}
-	if _, err := ws.QueueCapture(spool.Entry{
+	run.at("queueing the capture")
+	_, err = ws.QueueCapture(spool.Entry{
 		Kind: kind, SessionID: in.SessionID, Source: "claude-code", Transcript: in.TranscriptPath,
 		Messages: spool.Messages(window),
-	}); err != nil {
-		a.hookFailed("nothing captured: %v", err)
-		return
+	})
+	if err != nil {
+		run.note("nothing captured: %v", err)
+		if !errors.Is(err, spool.ErrFull) {
+			return
+		}
+		// A full queue needs its worker all the more.
 	}
-	if err := a.ensureWorker(ws, workerIdle); err != nil {
-		a.hookFailed("the capture is queued, but %v", err)
+	run.at("starting the capture worker")
+	if werr := a.ensureWorker(ws, workerIdle); werr != nil && err == nil {
+		run.note("the capture is queued, but %v", werr)
 	}
+}
+
+// captureWindow is the conversation a capture of kind queues, read from
+// the session's transcript with the reply the payload carries, capped at
+// the classifier's budget; empty when there is nothing to capture (the
+// transcript cannot be read, or the turn is not one memory.cadence_turns
+// captures).
+func captureWindow(run *hookRun, in *claudecode.HookInput, kind memcore.Trigger, cadence int) []memcore.Message {
+	if in.TranscriptPath == "" {
+		run.note("the %s event names no transcript; nothing to capture", in.HookEventName)
+		return nil
+	}
+	window, err := claudecode.ReadWindow(in.TranscriptPath)
+	if err != nil {
+		run.note("nothing captured: %v", err)
+		return nil
+	}
+	// Claude Code runs Stop hooks before it writes the reply's line.
+	window = claudecode.WithLastReply(window, in.LastAssistantMessage)
+	if kind == memcore.TriggerCadence && cadence > 1 && userTurns(window)%cadence != 0 {
+		return nil // not a turn to capture at memory.cadence_turns; the next one's window holds it
+	}
+	return memcore.CapWindow(window, memcapture.DefaultWindowTokens)
 }
 
 // userTurns counts the user's messages in a window.
