@@ -38,7 +38,8 @@ func (a *app) hookCommand() *cobra.Command {
 		Use:   "hook",
 		Short: "Claude Code's hooks: recall on each prompt, capture after each turn and compaction",
 		Long: `Run as one of Claude Code's hooks, or install them. forgemem hook install claude-code adds
-them to .claude/settings.json; docs/INTEGRATIONS.md has the details.`,
+them to the repository's .claude/settings.json (.claude/settings.local.json when forgemem is
+not on PATH); docs/INTEGRATIONS.md has the details.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(a.hookClaudeCodeCommand(), a.hookInstallCommand())
@@ -449,10 +450,18 @@ func (a *app) hookInstallCommand() *cobra.Command {
 		Use:   "install claude-code",
 		Short: "Add forgemem's hooks to Claude Code's settings",
 		Long: `Add forgemem's three hooks — UserPromptSubmit (recall), Stop and PreCompact (capture) —
-to the repository's .claude/settings.json, or with --user to ~/.claude/settings.json,
-keeping everything else in the file; installing again changes nothing. The previous file
-is kept as settings.json.bak. The hooks run "forgemem hook claude-code", or the absolute
-path of this binary when forgemem is not on PATH.`,
+to Claude Code's settings, keeping everything else in the file:
+
+  in a repository  .claude/settings.json, which the team shares, when forgemem is on PATH:
+                   the hooks run "forgemem hook claude-code"; else .claude/settings.local.json,
+                   this machine's own settings, with this binary's absolute path
+  --user           ~/.claude/settings.json, for every project
+
+forgemem's hooks are recognised by what they run, whatever the binary's name or path:
+installing again changes nothing, installing another binary updates them in place, and
+duplicates left by earlier versions are removed. The previous file is kept as
+<file>.bak. A temporary build of go run is never written into the hooks: install
+forgemem first (go install github.com/forgemem/forgemem/cmd/forgemem@latest).`,
 		Example:   "  forgemem hook install claude-code\n  forgemem hook install claude-code --user",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"claude-code"},
@@ -463,25 +472,19 @@ path of this binary when forgemem is not on PATH.`,
 			if err := a.loadSettings(); err != nil {
 				return err
 			}
-			var path string
-			if user {
-				if a.env.Settings.Home == "" {
-					return errors.New("there is no home folder; run it in the repository without --user")
-				}
-				path = filepath.Join(a.env.Settings.Home, ".claude", "settings.json")
-			} else {
-				root := a.settings.Paths.RepoRoot
-				if root == "" {
-					return usagef("%v; pass --user to install the hooks for every project in ~/.claude/settings.json", a.settings.Paths.RequireRepo())
-				}
-				path = filepath.Join(root, ".claude", "settings.json")
-			}
-			bin, onPath := a.hookBinary()
-			res, err := claudecode.Install(path, bin+" "+claudecode.HookArgs)
+			bin, err := a.hookBinary()
 			if err != nil {
 				return err
 			}
-			a.printInstall(res, bin, onPath)
+			path, also, err := a.hookSettingsFile(user, bin.onPath)
+			if err != nil {
+				return err
+			}
+			res, err := claudecode.Install(path, bin.name+" "+claudecode.HookArgs, also...)
+			if err != nil {
+				return err
+			}
+			a.printInstall(res, bin, user)
 			return nil
 		},
 	}
@@ -489,24 +492,99 @@ path of this binary when forgemem is not on PATH.`,
 	return cmd
 }
 
-// hookBinary is how the hooks run forgemem: "forgemem" when the forgemem
-// found on PATH is this binary, else this binary's absolute path.
-func (a *app) hookBinary() (bin string, onPath bool) {
+// hookBin is the program forgemem's hooks run.
+type hookBin struct {
+	// name is what the hooks' command names: a name found on PATH, or an
+	// absolute path, quoted for the shell when it needs to be.
+	name string
+	// onPath is true when name is found on PATH: the command works on any
+	// machine that has forgemem installed.
+	onPath bool
+	// goRun is this binary's path when it is a temporary build of go run
+	// and the hooks run the forgemem on PATH instead.
+	goRun string
+}
+
+// hookBinary is how the hooks run forgemem: by name when the program of
+// that name on PATH is this binary (or, for a temporary build of go run,
+// whatever forgemem is on PATH), else by this binary's absolute path. A
+// go run build with no forgemem on PATH is an error: its path is deleted
+// when it exits.
+func (a *app) hookBinary() (hookBin, error) {
 	exe := a.env.Executable
 	if exe == "" {
-		return "forgemem", true
+		return hookBin{name: "forgemem", onPath: true}, nil
 	}
-	if found := lookPath("forgemem", a.env.Settings.Env); found != "" {
-		fi, err1 := os.Stat(found)
-		ei, err2 := os.Stat(exe)
-		if err1 == nil && err2 == nil && os.SameFile(fi, ei) {
-			return "forgemem", true
+	if isGoRunBuild(exe) {
+		if found := lookPath("forgemem", a.env.Settings.Env); found != "" {
+			return hookBin{name: "forgemem", onPath: true, goRun: exe}, nil
+		}
+		return hookBin{}, fmt.Errorf("this forgemem is a temporary build of go run (%s), deleted when it exits: hooks that ran it would break. "+
+			"Install forgemem — go install github.com/forgemem/forgemem/cmd/forgemem@latest, or go install ./cmd/forgemem in a checkout — "+
+			"put it on your PATH, and run forgemem hook install claude-code again", exe)
+	}
+	for _, name := range []string{filepath.Base(exe), "forgemem"} {
+		if found := lookPath(name, a.env.Settings.Env); found != "" && sameFile(found, exe) {
+			return hookBin{name: shellQuote(name), onPath: true}, nil
 		}
 	}
-	if strings.ContainsAny(exe, " \t'\"$`\\") {
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(exe) + `"`, false
+	return hookBin{name: shellQuote(exe)}, nil
+}
+
+// isGoRunBuild reports whether the binary at path is a temporary build of
+// go run: it lies in a go-build… folder the go command removes, as
+// …/go-build123/b001/exe/forgemem.
+func isGoRunBuild(path string) bool {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) != "exe" {
+		return false
 	}
-	return exe, false
+	for d := filepath.Dir(dir); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if strings.HasPrefix(filepath.Base(d), "go-build") {
+			return true
+		}
+	}
+	return false
+}
+
+// sameFile reports whether two paths name the same file.
+func sameFile(a, b string) bool {
+	ai, err1 := os.Stat(a)
+	bi, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ai, bi)
+}
+
+// shellQuote quotes s for the shell a hook's command runs in when it holds
+// a character the shell would read.
+func shellQuote(s string) string {
+	if !strings.ContainsAny(s, " \t'\"$`\\;&|<>()*?[]#~!{}") {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(s) + `"`
+}
+
+// hookSettingsFile returns the Claude Code settings file to install the
+// hooks in, and the other one Claude Code reads with it: the user's
+// settings with user; else, in the repository, the shared settings.json
+// when the hooks run forgemem by name, and this machine's
+// settings.local.json when they run it by a path.
+func (a *app) hookSettingsFile(user, onPath bool) (path string, also []string, err error) {
+	if user {
+		if a.env.Settings.Home == "" {
+			return "", nil, errors.New("there is no home folder; run it in the repository without --user")
+		}
+		return filepath.Join(a.env.Settings.Home, ".claude", claudecode.SettingsFile), nil, nil
+	}
+	root := a.settings.Paths.RepoRoot
+	if root == "" {
+		return "", nil, usagef("%v; pass --user to install the hooks for every project in ~/.claude/settings.json", a.settings.Paths.RequireRepo())
+	}
+	shared := filepath.Join(root, ".claude", claudecode.SettingsFile)
+	local := filepath.Join(root, ".claude", claudecode.LocalSettingsFile)
+	if onPath {
+		return shared, []string{local}, nil
+	}
+	return local, []string{shared}, nil
 }
 
 // lookPath finds an executable named name in the PATH of environ.
@@ -529,37 +607,65 @@ func lookPath(name string, environ []string) string {
 	return ""
 }
 
-func (a *app) printInstall(res *claudecode.InstallResult, bin string, onPath bool) {
+func (a *app) printInstall(res *claudecode.InstallResult, bin hookBin, user bool) {
+	p := a.out
+	a.printInstallChanges(res)
+	p.printf("The hooks run: %s %s\n", bin.name, claudecode.HookArgs)
+	switch {
+	case bin.goRun != "":
+		p.printf("  This is a temporary build of go run (%s): the hooks run the forgemem on your PATH instead.\n", bin.goRun)
+	case !bin.onPath && user:
+		p.println("  forgemem is not on your PATH, so they run this binary by its absolute path.")
+	case !bin.onPath:
+		p.printf("  forgemem is not on your PATH, so they run this binary by its absolute path, written to %s:\n", claudecode.LocalSettingsFile)
+		p.printf("  this machine's own settings, which Claude Code reads with %s and which are not to be\n", claudecode.SettingsFile)
+		p.printf("  committed. Put forgemem on your PATH and install again to share the hooks in %s.\n", claudecode.SettingsFile)
+	}
+	if a.settings != nil && a.settings.Provider == "fake" {
+		p.println("\nCapture needs a classifier model: with the fake provider the Stop and PreCompact hooks queue")
+		p.println("nothing (they say so once, and forgemem stats says so too). Set memory.provider and its model in")
+		p.println("~/.forge/config.yaml.")
+	}
+	p.printf("\nFor the memory_* tools, add the MCP server too:\n  claude mcp add forgemem -- %s mcp\n", bin.name)
+	if bin.onPath {
+		p.printf("or put it in the repository's .mcp.json:\n  {\"mcpServers\": {\"forgemem\": {\"command\": %q, \"args\": [\"mcp\"]}}}\n", strings.Trim(bin.name, `"`))
+	}
+	p.println("docs/INTEGRATIONS.md has the set-up of Cursor, Cline, Codex and Gemini CLI.")
+}
+
+// printInstallChanges says what Install changed, and what it found in the
+// other settings file.
+func (a *app) printInstallChanges(res *claudecode.InstallResult) {
 	p := a.out
 	switch {
-	case len(res.Added) == 0:
-		p.printf("forgemem's hooks are already in %s; nothing changed.\n", res.Path)
+	case len(res.Added) == 0 && len(res.Updated) == 0 && res.Duplicates == 0:
+		if len(res.Present) > 0 || len(res.Elsewhere) == 0 {
+			p.printf("forgemem's hooks are already in %s; nothing changed.\n", res.Path)
+		}
 	case res.Created:
 		p.printf("Wrote %s with forgemem's hooks: %s.\n", res.Path, strings.Join(res.Added, ", "))
 	default:
-		p.printf("Added forgemem's hooks to %s: %s; the previous file is %s.\n", res.Path, strings.Join(res.Added, ", "), res.Backup)
-	}
-	if len(res.Added) > 0 && len(res.Present) > 0 {
-		p.printf("Already there: %s.\n", strings.Join(res.Present, ", "))
-	}
-	p.printf("The hooks run: %s %s\n", bin, claudecode.HookArgs)
-	if !onPath {
-		p.println("  forgemem is not on your PATH, so they run this binary by its absolute path.")
-		if strings.Contains(bin, "go-build") {
-			p.println("  That is a temporary build of go run: install forgemem (go install github.com/forgemem/forgemem/cmd/forgemem@latest) and run this again.")
+		var did []string
+		if len(res.Added) > 0 {
+			did = append(did, "added "+strings.Join(res.Added, ", "))
 		}
+		if len(res.Updated) > 0 {
+			did = append(did, "changed "+strings.Join(res.Updated, ", ")+" to run this binary")
+		}
+		if res.Duplicates > 0 {
+			did = append(did, fmt.Sprintf("removed %s left by earlier installs", plural(res.Duplicates, "duplicate", "duplicates")))
+		}
+		p.printf("forgemem's hooks in %s: %s; the previous file is %s.\n", res.Path, strings.Join(did, "; "), res.Backup)
 	}
-	if a.settings != nil && a.settings.Provider == "fake" {
-		p.println("\nCapture needs a classifier model: with the fake provider the hooks queue captures that wait")
-		p.println("(forgemem stats shows them). Set memory.provider and its model in ~/.forge/config.yaml.")
+	for _, f := range res.Elsewhere {
+		p.printf("%s already runs forgemem's %s hook: %s", f.Path, f.Event, f.Command)
+		if bin, ok := claudecode.HookCommandBinary(f.Command); ok && filepath.IsAbs(bin) {
+			if _, err := os.Stat(bin); err != nil {
+				p.printf(" — that binary is gone: remove the hook from %s and install again", filepath.Base(f.Path))
+			}
+		}
+		p.println("")
 	}
-	mcpBin := "forgemem"
-	if !onPath {
-		mcpBin = bin
-	}
-	p.printf("\nFor the memory_* tools, add the MCP server too:\n  claude mcp add forgemem -- %s mcp\n", mcpBin)
-	p.printf("or put it in the repository's .mcp.json:\n  {\"mcpServers\": {\"forgemem\": {\"command\": %q, \"args\": [\"mcp\"]}}}\n", strings.Trim(mcpBin, `"`))
-	p.println("docs/INTEGRATIONS.md has the set-up of Cursor, Cline, Codex and Gemini CLI.")
 }
 
 func (a *app) workerCommand() *cobra.Command {
