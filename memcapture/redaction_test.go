@@ -33,7 +33,7 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	secrets := []string{"sk-proj-" + randomKey(rng, alnum+"-_", 100), "jo.doe@example.com", "S3cr3tP4ss!", privateKey}
 	content := "Connects with " + secrets[0] + " as " + secrets[1] + " to postgres://app:" + secrets[2] + "@db:5432/x.\nKey:\n" + secrets[3]
 	llm := newLLM(t, always(reply(mem{"content": content, "scope": "repo", "category": "project-conventions"})))
-	p := startPipeline(t, llm, store, nil)
+	p := startPipeline(t, llm, store, Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("setup")})
 	s := passes(t, p, 1)
 	if s.MemoriesWritten != 1 || s.Redactions != 4 {
