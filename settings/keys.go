@@ -25,9 +25,9 @@ const EnvPrefix = "FORGEMEM_"
 // order the reference lists them.
 var table = []key{
 	boolKey("enabled", true, func(s *Settings) *bool { return &s.Enabled }, "Turns capture and retrieval on. `false` in a repository's `.forge/config.yaml` turns them off in that repository.", "the host wires capture and retrieval only when true"),
-	intKey("cadence_turns", 1, 1, 10, func(s *Settings) *int { return &s.CadenceTurns }, "Runs a capture pass every N completed turns.", "`memcapture.WithCadence`"),
+	intKey("cadence_turns", 1, 1, 10, func(s *Settings) *int { return &s.CadenceTurns }, "Runs a capture pass every N completed turns.", "`memcapture.Config.Cadence`"),
 	enumKey("provider", ProviderFake, []Provider{ProviderFake, ProviderOpenAI, ProviderGemini}, func(s *Settings) *Provider { return &s.Provider }, "The model provider for capture and retrieval; `fake` is offline and deterministic.", "the command's provider factory"),
-	stringKey("classifier_model", func(s *Settings) *string { return &s.ClassifierModel }, "The capture classifier's model; empty means the provider's default.", "`memcapture.NewPipeline(…, classifierModel, …)`"),
+	stringKey("classifier_model", func(s *Settings) *string { return &s.ClassifierModel }, "The capture classifier's model; empty means the provider's default.", "`memcapture.Config.ClassifierModel`"),
 	stringKey("retrieval_model", func(s *Settings) *string { return &s.RetrievalModel }, "The hypothesis model of retrieval; empty turns retrieval off in `llm` mode.", "`memretrieve.Config.HypothesisModel`"),
 	enumKey("retrieval_mode", memretrieve.ModeLLM, []memretrieve.HypothesisMode{memretrieve.ModeLLM, memretrieve.ModeIdentity}, func(s *Settings) *memretrieve.HypothesisMode { return &s.RetrievalMode }, "`llm` searches with model-written hypotheses (HyDE), `identity` with the conversation itself; the `fake` provider always uses `identity`.", "`memretrieve.Config.Mode`"),
 	stringKey("embedding_model", func(s *Settings) *string { return &s.EmbeddingModel }, "The embedding model; empty turns retrieval off for `openai` and `gemini` (`fake` needs none).", "the provider's embedding model"),

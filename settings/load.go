@@ -205,19 +205,44 @@ func (l *loader) file(s *Settings, path string, origin Origin, mustExist bool) {
 // parseFile applies the memory: section of a settings file to s and
 // returns its problems. src names the file; lines are filled in.
 func parseFile(s *Settings, data []byte, src Source) Errors {
-	at := func(line int) Source { src.Line = line; return src }
-	var errs Errors
-	var memory *yaml.Node
-	memoryLine := 0
+	p := &fileParser{src: src}
+	if p.findSection(data) {
+		p.applySection(s)
+	}
+	return p.errs
+}
+
+// fileParser reads one settings file: it finds the memory: section among
+// the file's documents, then applies each of its keys, collecting the
+// problems.
+type fileParser struct {
+	src        Source
+	errs       Errors
+	memory     *yaml.Node // the memory: section's value, nil until found
+	memoryLine int
+}
+
+// at is the parser's source at line.
+func (p *fileParser) at(line int) Source {
+	src := p.src
+	src.Line = line
+	return src
+}
+
+// findSection reads every YAML document of data, records the memory:
+// section and the problems of the top level, and reports whether the file
+// could be read to its end.
+func (p *fileParser) findSection(data []byte) bool {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
-			break
+			return true
 		}
 		if err != nil {
-			return append(errs, &Error{Kind: ErrMalformedFile, Source: at(0), Err: err})
+			p.errs = append(p.errs, &Error{Kind: ErrMalformedFile, Source: p.at(0), Err: err})
+			return false
 		}
 		if len(doc.Content) == 0 {
 			continue
@@ -227,46 +252,65 @@ func parseFile(s *Settings, data []byte, src Source) Errors {
 			continue
 		}
 		if root.Kind != yaml.MappingNode {
-			return append(errs, &Error{Kind: ErrMalformedFile, Source: at(root.Line),
+			p.errs = append(p.errs, &Error{Kind: ErrMalformedFile, Source: p.at(root.Line),
 				Err: fmt.Errorf("the file is %s; want a mapping with a %s: section", describeNode(root), Section)})
+			return false
 		}
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			k, v := root.Content[i], root.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				continue // the host agent's business
-			}
-			switch {
-			case k.Value == Section:
-				if memory != nil {
-					errs = append(errs, &Error{Kind: ErrMalformedFile, Source: at(k.Line), Key: Section,
-						Err: fmt.Errorf("%s: is set twice (also on line %d)", Section, memoryLine)})
-					continue
-				}
-				memory, memoryLine = v, k.Line
-			case strings.HasPrefix(k.Value, Section+"."):
-				name := strings.TrimPrefix(k.Value, Section+".")
-				// The flat form: say how to write it nested.
-				e := &Error{Kind: ErrUnknownKey, Source: at(k.Line), Key: k.Value}
-				if lookupShort(name) == nil {
-					name = suggest(name, names(func(k *key) string { return k.name }))
-				}
-				if name != "" {
-					e.Suggestion = fmt.Sprintf("%s: {%s: …}", Section, name)
-				}
-				errs = append(errs, e)
-			}
+		p.topLevel(root)
+	}
+}
+
+// topLevel looks at the keys of one document's mapping: the memory:
+// section (once), and keys written in the flat form memory.<key>, which
+// are reported with how to write them nested. Other keys are the host
+// agent's business.
+func (p *fileParser) topLevel(root *yaml.Node) {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		switch {
+		case k.Value == Section && p.memory != nil:
+			p.errs = append(p.errs, &Error{Kind: ErrMalformedFile, Source: p.at(k.Line), Key: Section,
+				Err: fmt.Errorf("%s: is set twice (also on line %d)", Section, p.memoryLine)})
+		case k.Value == Section:
+			p.memory, p.memoryLine = v, k.Line
+		case strings.HasPrefix(k.Value, Section+"."):
+			p.errs = append(p.errs, flatKeyErr(k, p.at(k.Line)))
 		}
 	}
-	if memory == nil {
-		return errs
+}
+
+// flatKeyErr reports a key written memory.<key> at the top level, with the
+// nested form of the key it names (or the closest one) as the suggestion.
+func flatKeyErr(k *yaml.Node, src Source) *Error {
+	name := strings.TrimPrefix(k.Value, Section+".")
+	e := &Error{Kind: ErrUnknownKey, Source: src, Key: k.Value}
+	if lookupShort(name) == nil {
+		name = suggest(name, names(func(k *key) string { return k.name }))
 	}
-	memory = resolveAlias(memory)
+	if name != "" {
+		e.Suggestion = fmt.Sprintf("%s: {%s: …}", Section, name)
+	}
+	return e
+}
+
+// applySection applies each key of the memory: section to s, reporting a
+// section that is not a mapping and every key set twice, unknown, secret
+// or of a bad value.
+func (p *fileParser) applySection(s *Settings) {
+	if p.memory == nil {
+		return
+	}
+	memory := resolveAlias(p.memory)
 	if isNull(memory) {
-		return errs
+		return
 	}
 	if memory.Kind != yaml.MappingNode {
-		return append(errs, &Error{Kind: ErrInvalidValue, Source: at(memory.Line), Key: Section, Value: nodeText(memory),
+		p.errs = append(p.errs, &Error{Kind: ErrInvalidValue, Source: p.at(memory.Line), Key: Section, Value: nodeText(memory),
 			Want: "a mapping of settings, such as " + Section + ": {cadence_turns: 3}"})
+		return
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(memory.Content); i += 2 {
@@ -275,30 +319,36 @@ func parseFile(s *Settings, data []byte, src Source) Errors {
 		if k.Kind != yaml.ScalarNode {
 			name = nodeText(k)
 		}
-		full := Section + "." + name
 		if line, dup := seen[name]; dup {
-			errs = append(errs, &Error{Kind: ErrMalformedFile, Source: at(k.Line), Key: full,
+			full := Section + "." + name
+			p.errs = append(p.errs, &Error{Kind: ErrMalformedFile, Source: p.at(k.Line), Key: full,
 				Err: fmt.Errorf("%s is set twice (also on line %d)", full, line)})
 			continue
 		}
 		seen[name] = k.Line
-		kd := lookupShort(name)
-		switch {
-		case kd == nil && isSecretName(name):
-			errs = append(errs, &Error{Kind: ErrSecretInFile, Source: at(k.Line), Key: full, Want: apiKeyVariables(name)})
-		case kd == nil:
-			e := &Error{Kind: ErrUnknownKey, Source: at(k.Line), Key: full, Want: strings.Join(names(func(k *key) string { return k.fullName() }), ", ")}
-			if sug := suggest(strings.TrimPrefix(name, Section+"."), names(func(k *key) string { return k.name })); sug != "" {
-				e.Suggestion = Section + "." + sug
-			}
-			errs = append(errs, e)
-		default:
-			if e := applyNode(s, kd, v, at(v.Line)); e != nil {
-				errs = append(errs, e)
-			}
+		if e := applyKey(s, name, k, v, p.at); e != nil {
+			p.errs = append(p.errs, e)
 		}
 	}
-	return errs
+}
+
+// applyKey applies the key called name (its node k, its value v) of the
+// memory: section to s, or returns why it cannot: a secret, an unknown key
+// (with the closest known one) or a bad value.
+func applyKey(s *Settings, name string, k, v *yaml.Node, at func(int) Source) *Error {
+	full := Section + "." + name
+	kd := lookupShort(name)
+	switch {
+	case kd == nil && isSecretName(name):
+		return &Error{Kind: ErrSecretInFile, Source: at(k.Line), Key: full, Want: apiKeyVariables(name)}
+	case kd == nil:
+		e := &Error{Kind: ErrUnknownKey, Source: at(k.Line), Key: full, Want: strings.Join(names(func(k *key) string { return k.fullName() }), ", ")}
+		if sug := suggest(strings.TrimPrefix(name, Section+"."), names(func(k *key) string { return k.name })); sug != "" {
+			e.Suggestion = Section + "." + sug
+		}
+		return e
+	}
+	return applyNode(s, kd, v, at(v.Line))
 }
 
 // applyNode sets one key from its YAML value.
