@@ -58,7 +58,7 @@ func newFixtureEnv(t *testing.T, env ...string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ws.Close(context.Background()) })
-	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir)
+	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

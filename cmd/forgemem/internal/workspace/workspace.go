@@ -60,7 +60,7 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if s.Paths.RepoDir == "" && s.Paths.UserDir == "" {
 		return nil, fmt.Errorf("no memory folder: there is no home folder and %w", s.Paths.RequireRepo())
 	}
-	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.WithLogger(opts.Logger))
+	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
