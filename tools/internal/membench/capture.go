@@ -20,17 +20,17 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 	window := conversation(200, 1)
 
 	stuck := make(chan struct{})
-	blocked, err := fake.NewLLM(fake.WithReplyFunc(func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	blocked, err := fake.NewLLM(fake.LLMConfig{ReplyFunc: func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		select {
 		case <-stuck:
 		case <-ctx.Done():
 		}
 		return nil, errors.New("membench: the classifier is stuck on purpose")
-	}))
+	}})
 	if err != nil {
 		return err
 	}
-	p, err := memcapture.NewPipeline(blocked, "", memcore.NewMemStore(), nil)
+	p, err := memcapture.NewPipeline(blocked, memcore.NewMemStore(), memcapture.Config{})
 	if err != nil {
 		return err
 	}
@@ -68,11 +68,11 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 		}
 		ids = append(ids, m.Meta.ID)
 	}
-	classifier, err := fake.NewLLM(fake.WithReplies(`{"memories": []}`))
+	classifier, err := fake.NewLLM(fake.LLMConfig{Replies: []string{`{"memories": []}`}})
 	if err != nil {
 		return err
 	}
-	p, err = memcapture.NewPipeline(classifier, "", store, nil)
+	p, err = memcapture.NewPipeline(classifier, store, memcapture.Config{})
 	if err != nil {
 		return err
 	}

@@ -20,14 +20,14 @@ import (
 // memory, and the retrieval latency.
 func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error {
 	repo, user := filepath.Join(dir, "repo", ".forge", "memory"), filepath.Join(dir, "home", ".forge", "memory")
-	store, err := memcore.NewFileStore(repo, user)
+	store, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 	if err != nil {
 		return err
 	}
 	if _, err := writeCorpus(store, cfg.Memories); err != nil {
 		return err
 	}
-	emb, err := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: cfg.Dim})
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 	for range cfg.Trials {
 		before := emb.Inputs()
 		d, err := timed(func() error {
-			s, err := memcore.NewFileStore(repo, user)
+			s, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 			if err != nil {
 				return err
 			}
@@ -122,7 +122,7 @@ func identity(c memretrieve.Config) memretrieve.Config {
 // scriptedHypotheses returns a zero-latency hypothesis model: it answers every
 // request with five hypotheses made from the last message of the window.
 func scriptedHypotheses() (*fake.LLM, error) {
-	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	return fake.NewLLM(fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		last := ""
 		if n := len(req.Messages); n > 0 {
 			last = req.Messages[n-1].Content
@@ -135,7 +135,7 @@ func scriptedHypotheses() (*fake.LLM, error) {
 		}
 		text, err := json.Marshal(map[string][]string{"hypotheses": hyps})
 		return &memcore.CompletionResponse{Text: string(text)}, err
-	}))
+	}})
 }
 
 // latency is the 50th and 99th percentile of a series of Retrieve calls,
@@ -228,7 +228,7 @@ func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embed
 	}
 	// The memories and their graph, as the engine's build holds them.
 	base := liveHeap()
-	s, err := memcore.NewFileStore(repo, user)
+	s, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embed
 			c.LexicalWeight = 0
 		}
 		base := liveHeap()
-		s, err := memcore.NewFileStore(repo, user)
+		s, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 		if err != nil {
 			return 0, err
 		}
