@@ -92,8 +92,7 @@ func (g *Graph) resolveChains() {
 	// Union-find over ids, a predecessor that is not in the graph included,
 	// so that versions superseding one missing id form one chain.
 	parent := make(map[string]string, len(g.all))
-	var find func(string) string
-	find = func(id string) string {
+	find := func(id string) string {
 		root := id
 		for {
 			p, ok := parent[root]

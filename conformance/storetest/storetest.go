@@ -538,7 +538,7 @@ func testConcurrentWriters(ctx context.Context, s *suite) {
 			default:
 			}
 			if _, err := s.store.List(ctx); err != nil {
-				errs <- fmt.Errorf("List during writes: %w", err)
+				errs <- fmt.Errorf("a List during the writes: %w", err)
 				return
 			}
 		}

@@ -160,7 +160,7 @@ func generateConfig(req memcore.CompletionRequest) (*genai.GenerateContentConfig
 	}
 	if t := req.Temperature; t != nil {
 		if math.IsNaN(*t) || *t < 0 || *t > maxTemperature {
-			return nil, fmt.Errorf("Temperature %v is outside 0–%v", *t, maxTemperature)
+			return nil, fmt.Errorf("the Temperature %v is outside 0–%v", *t, maxTemperature)
 		}
 		t32 := float32(*t)
 		cfg.Temperature = &t32
