@@ -256,10 +256,16 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 			return fmt.Errorf("memcore: write %s: %w", id, err)
 		}
 	}
-	// The same id may not exist in the other scope's folder. Checking it and
-	// publishing are one step for every writer in this process; across
-	// processes, only a UUID collision could race here, while the same-folder
-	// race is settled by the link itself.
+	return s.publish(pending, id, scope)
+}
+
+// publish links the written file pending to its final name, the memory id
+// in scope's folder, unless id exists in either folder. The same id may not
+// exist in the other scope's folder: checking it and publishing are one
+// step for every writer in this process; across processes, only a UUID
+// collision could race here, while the same-folder race is settled by the
+// link itself.
+func (s *FileStore) publish(pending *atomicfile.Pending, id string, scope Scope) error {
 	lock := &idLocks[idLockIndex(id)]
 	lock.Lock()
 	defer lock.Unlock()
@@ -267,10 +273,10 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if scope == ScopeUser {
 		other = ScopeRepo
 	}
-	if s.Dir(other) == "" {
-		// The other scope is off: nothing there to collide with.
-	} else if _, err := os.Lstat(s.path(other, id)); err == nil {
-		return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
+	if s.Dir(other) != "" { // a scope that is off holds nothing to collide with
+		if _, err := os.Lstat(s.path(other, id)); err == nil {
+			return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
+		}
 	}
 	if err := pending.Link(s.path(scope, id)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
