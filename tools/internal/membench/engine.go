@@ -46,9 +46,33 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 		return fmt.Errorf("index memory: %w", err)
 	}
 
-	// Cold start: what a new process does — a new FileStore (nothing
-	// parsed yet) and a new engine (nothing in memory) — until the index
-	// is built and Retrieve can answer.
+	engine, err := measureColdStart(ctx, cfg, repo, user, emb, engineCfg, r)
+	if err != nil {
+		return err
+	}
+	if err := measureRebuildOneNew(ctx, cfg, store, emb, engine, r); err != nil {
+		return err
+	}
+
+	// Retrieval: distinct turns (no per-turn cache hits) with zero-latency
+	// fake providers, so the figures are what the engine adds to the two
+	// provider calls; each engine measured turn by turn beside the same
+	// engine with the lexical index off (see retrieveLatencies).
+	idEngine, err := memretrieve.NewEngine(store, emb, nil, identity(engineCfg))
+	if err != nil {
+		return err
+	}
+	if err := idEngine.Rebuild(ctx); err != nil {
+		return err
+	}
+	return measureRetrieve(ctx, cfg, store, emb, engine, idEngine, r)
+}
+
+// measureColdStart measures what a new process does — a new FileStore
+// (nothing parsed yet) and a new engine (nothing in memory) — until the
+// index is built and Retrieve can answer, beside the time of just reading
+// the files. It returns the last engine built.
+func measureColdStart(ctx context.Context, cfg Config, repo, user string, emb *fake.Embedder, engineCfg memretrieve.Config, r *Report) (*memretrieve.Engine, error) {
 	var cold, floor []float64
 	var engine *memretrieve.Engine
 	for range cfg.Trials {
@@ -69,20 +93,24 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 			return engine.Rebuild(ctx)
 		})
 		if err != nil {
-			return fmt.Errorf("cold start: %w", err)
+			return nil, fmt.Errorf("cold start: %w", err)
 		}
 		cold = append(cold, d)
 		r.ColdStartEmbedInputs = max(r.ColdStartEmbedInputs, emb.Inputs()-before)
 		f, err := timed(func() error { return readFloor(repo, user) })
 		if err != nil {
-			return err
+			return nil, err
 		}
 		floor = append(floor, f)
 	}
 	r.ColdStartMs, r.ColdStartReadFloorMs = median(cold)/1e6, median(floor)/1e6
 	r.ColdStartRatioVsReadFloor = r.ColdStartMs / r.ColdStartReadFloorMs
+	return engine, nil
+}
 
-	// One new memory, then a rebuild of the running engine.
+// measureRebuildOneNew writes one new memory, then rebuilds the running
+// engine, cfg.Trials times.
+func measureRebuildOneNew(ctx context.Context, cfg Config, store memcore.MemoryStore, emb *fake.Embedder, engine *memretrieve.Engine, r *Report) error {
 	var rebuilds []float64
 	rng := newRand(99)
 	for i := range cfg.Trials {
@@ -99,19 +127,7 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 		r.RebuildOneNewEmbedInputs = max(r.RebuildOneNewEmbedInputs, emb.Inputs()-before)
 	}
 	r.RebuildOneNewMs = median(rebuilds) / 1e6
-
-	// Retrieval: distinct turns (no per-turn cache hits) with zero-latency
-	// fake providers, so the figures are what the engine adds to the two
-	// provider calls; each engine measured turn by turn beside the same
-	// engine with the lexical index off (see retrieveLatencies).
-	idEngine, err := memretrieve.NewEngine(store, emb, nil, identity(engineCfg))
-	if err != nil {
-		return err
-	}
-	if err := idEngine.Rebuild(ctx); err != nil {
-		return err
-	}
-	return measureRetrieve(ctx, cfg, store, emb, engine, idEngine, r)
+	return nil
 }
 
 func identity(c memretrieve.Config) memretrieve.Config {
