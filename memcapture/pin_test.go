@@ -55,8 +55,8 @@ func TestPromptLayoutPinsTheList(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		a := seed(t, store, "Uses tabs for indentation.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 		b := seed(t, store, "Prefers errors.As over type assertions.", memcore.ScopeUser, memcore.CategoryCodingPreferences, t0.Add(time.Minute), nil)
-		llm := newLLM(t, fake.WithReplies(reply(item("Formats Go code with gofumpt.", "scope", "user", "category", "coding-preferences")), nothing, nothing))
-		p := startPipeline(t, llm, store, nil, WithClock(func() time.Time { return t0.Add(time.Hour) }))
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{reply(item("Formats Go code with gofumpt.", "scope", "user", "category", "coding-preferences")), nothing, nothing}})
+		p := startPipeline(t, llm, store, Config{Clock: func() time.Time { return t0.Add(time.Hour) }})
 
 		conv := win("From now on use gofumpt.", "Understood, gofumpt it is.")
 		enqueue(t, p, 1, "s", conv)
@@ -120,9 +120,9 @@ func TestPromptLayoutPinsTheList(t *testing.T) {
 func TestListRepinnedOnStepAndSession(t *testing.T) {
 	store := memcore.NewMemStore()
 	a := seed(t, store, "Uses tabs for indentation.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
-	llm := newLLM(t, fake.WithReplies(reply(item("Runs the linter before every commit.")), nothing, nothing, nothing, nothing))
+	llm := newLLM(t, fake.LLMConfig{Replies: []string{reply(item("Runs the linter before every commit.")), nothing, nothing, nothing, nothing}})
 	const budget = 100
-	p := startPipeline(t, llm, store, nil, WithWindowTokens(budget), WithClock(func() time.Time { return t0.Add(time.Hour) }))
+	p := startPipeline(t, llm, store, Config{WindowTokens: budget, Clock: func() time.Time { return t0.Add(time.Hour) }})
 
 	var conv []memcore.Message
 	for i := range 40 {
@@ -194,10 +194,10 @@ func TestStalePinnedIDs(t *testing.T) {
 			edge(x.Meta.ID, memcore.RelationshipRelatesTo))
 
 		var second string
-		llm := newLLM(t, fake.WithReplies(nothing), fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{nothing}, ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 			return &memcore.CompletionResponse{Text: second}, nil
-		}))
-		p := startPipeline(t, llm, store, nil, WithClock(func() time.Time { return t0.Add(time.Hour) }))
+		}})
+		p := startPipeline(t, llm, store, Config{Clock: func() time.Time { return t0.Add(time.Hour) }})
 		conv := win("How do we indent YAML?", "With tabs.")
 		enqueue(t, p, 1, "s", conv)
 
@@ -269,7 +269,7 @@ func TestAddedSinceOverflowRepins(t *testing.T) {
 	}
 	add(3)
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, store, nil, WithExistingTokens(budget))
+	p := startPipeline(t, llm, store, Config{ExistingTokens: budget})
 	conv := win("Which conventions does the build follow?", "Several.")
 	enqueue(t, p, 1, "s", conv)
 	add(1)
@@ -315,7 +315,7 @@ func TestPinsBounded(t *testing.T) {
 	store := memcore.NewMemStore()
 	a := seed(t, store, "Uses tabs for indentation.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 	llm := newLLM(t, always(nothing))
-	p := newPipeline(t, llm, store, nil) // passes run here, one after another
+	p := newPipeline(t, llm, store, Config{}) // passes run here, one after another
 	ctx := context.Background()
 	conv := func(session, n int) []memcore.Message {
 		var out []memcore.Message

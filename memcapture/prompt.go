@@ -170,7 +170,7 @@ func (p *Pipeline) request(pinned []string, window []memcore.Message, since []st
 	b.WriteString(replyReminder)
 	temp := 0.0
 	return memcore.CompletionRequest{
-		Model:          p.model,
+		Model:          p.cfg.model,
 		System:         systemPrompt,
 		Messages:       []memcore.Message{{Role: memcore.RoleUser, Content: b.String()}},
 		MaxTokens:      p.cfg.replyTokens,

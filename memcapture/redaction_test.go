@@ -13,6 +13,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/forgemem/forgemem/providers/fake"
 )
 
 // randomKey returns n characters of alphabet from a fixed seed: it looks
@@ -36,7 +37,7 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	secrets := []string{"sk-proj-" + randomKey(rng, alnum+"-_", 100), "jo.doe@example.com", "S3cr3tP4ss!", privateKey}
 	content := "Connects with " + secrets[0] + " as " + secrets[1] + " to postgres://app:" + secrets[2] + "@db:5432/x.\nKey:\n" + secrets[3]
 	llm := newLLM(t, always(reply(mem{"content": content, "scope": "repo", "category": "project-conventions"})))
-	p := startPipeline(t, llm, store, nil)
+	p := startPipeline(t, llm, store, Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("setup")})
 	s := passes(t, p, 1)
 	if s.MemoriesWritten != 1 || s.Redactions != 4 {
@@ -130,8 +131,8 @@ func TestNoSecretReachesTheProviders(t *testing.T) {
 	store := memcore.NewMemStore()
 	seed(t, store, "The CI reads its token from the vault; it was "+handToken+" before.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 	llm := newLLM(t, always(nothing))
-	emb := &recordingEmbedder{Embedder: newEmbedder(t)}
-	p := startPipeline(t, llm, store, nil, WithEmbedder(emb))
+	emb := &recordingEmbedder{Embedder: newEmbedder(t, fake.EmbedderConfig{})}
+	p := startPipeline(t, llm, store, Config{Embedder: emb})
 
 	enqueue(t, p, 1, "s", msgs)
 	first := p.Stats().RequestRedactions

@@ -121,7 +121,7 @@ type Failure struct {
 	// memcore.ErrUnauthenticated, …), context.DeadlineExceeded and
 	// [ErrStalled].
 	Err error
-	// At is when it happened, by the pipeline's clock (see WithClock).
+	// At is when it happened, by the pipeline's clock (see Config.Clock).
 	At time.Time
 }
 

@@ -541,54 +541,70 @@ func valueNode(v any) (*yaml.Node, error) {
 		}
 		return timeNode(t), nil
 	case []any:
-		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		for _, e := range t {
-			en, err := valueNode(e)
-			if err != nil {
-				return nil, err
-			}
-			n.Content = append(n.Content, en)
-		}
-		return n, nil
+		return seqNode(t)
 	case map[string]any:
-		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			en, err := valueNode(t[k])
-			if err != nil {
-				return nil, err
-			}
-			n.Content = append(n.Content, strNode(k), en)
-		}
-		return n, nil
+		return stringMapNode(t)
 	case map[any]any:
-		type pair struct{ k, v *yaml.Node }
-		pairs := make([]pair, 0, len(t))
-		for k, e := range t {
-			kn, err := valueNode(k)
-			if err != nil {
-				return nil, err
-			}
-			en, err := valueNode(e)
-			if err != nil {
-				return nil, err
-			}
-			pairs = append(pairs, pair{kn, en})
-		}
-		slices.SortFunc(pairs, func(a, b pair) int {
-			return cmp.Or(cmp.Compare(a.k.ShortTag(), b.k.ShortTag()), cmp.Compare(a.k.Value, b.k.Value))
-		})
-		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, p := range pairs {
-			n.Content = append(n.Content, p.k, p.v)
-		}
-		return n, nil
-	default:
-		n := new(yaml.Node)
-		if err := n.Encode(v); err != nil {
+		return anyMapNode(t)
+	}
+	n := new(yaml.Node)
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// seqNode is the sequence s as a YAML node (see valueNode).
+func seqNode(s []any) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, e := range s {
+		en, err := valueNode(e)
+		if err != nil {
 			return nil, err
 		}
-		return n, nil
+		n.Content = append(n.Content, en)
 	}
+	return n, nil
+}
+
+// stringMapNode is the mapping m as a YAML node, its keys sorted (see
+// valueNode).
+func stringMapNode(m map[string]any) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		en, err := valueNode(m[k])
+		if err != nil {
+			return nil, err
+		}
+		n.Content = append(n.Content, strNode(k), en)
+	}
+	return n, nil
+}
+
+// anyMapNode is the mapping m, whose keys are not all strings, as a YAML
+// node, its keys sorted by tag then text (see valueNode).
+func anyMapNode(m map[any]any) (*yaml.Node, error) {
+	type pair struct{ k, v *yaml.Node }
+	pairs := make([]pair, 0, len(m))
+	for k, e := range m {
+		kn, err := valueNode(k)
+		if err != nil {
+			return nil, err
+		}
+		en, err := valueNode(e)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, pair{kn, en})
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(a.k.ShortTag(), b.k.ShortTag()), cmp.Compare(a.k.Value, b.k.Value))
+	})
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, p := range pairs {
+		n.Content = append(n.Content, p.k, p.v)
+	}
+	return n, nil
 }
 
 // floatNode is f as a YAML scalar that reads back as the float f (the

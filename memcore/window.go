@@ -163,72 +163,69 @@ func closeTagLen(s, name string) int {
 // when "/>" ends it outside any attribute value (<tool a="b"/>, <tool a/>,
 // <tool/>; not <tool path=/tmp/>).
 func tagEnd(s string, nameLen int) (end int, selfClosing bool) {
-	const (
-		beforeName = iota // between attributes
-		attrName
-		afterName // after an attribute's name: '=' or another attribute
-		beforeValue
-		unquoted
-	)
-	state := beforeName
+	state := beforeAttr
 	for i := 1 + nameLen; i < len(s); i++ {
 		c := s[i]
-		space := c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-		switch state {
-		case beforeName, afterName:
-			switch {
-			case space:
-			case c == '>':
-				return i + 1, false
-			case c == '/':
-				if i+1 < len(s) && s[i+1] == '>' {
-					return i + 2, true
-				}
-				state = beforeName
-			case c == '=' && state == afterName:
-				state = beforeValue
-			default:
-				state = attrName
+		switch {
+		case c == '>':
+			return i + 1, false
+		case c == '/' && state <= afterAttrName && i+1 < len(s) && s[i+1] == '>':
+			return i + 2, true
+		case (c == '"' || c == '\'') && state == beforeValue:
+			q := strings.IndexByte(s[i+1:], c)
+			if q < 0 {
+				return -1, false
 			}
-		case attrName:
-			switch {
-			case space:
-				state = afterName
-			case c == '>':
-				return i + 1, false
-			case c == '/':
-				if i+1 < len(s) && s[i+1] == '>' {
-					return i + 2, true
-				}
-				state = beforeName
-			case c == '=':
-				state = beforeValue
-			}
-		case beforeValue:
-			switch {
-			case space:
-			case c == '>':
-				return i + 1, false
-			case c == '"' || c == '\'':
-				q := strings.IndexByte(s[i+1:], c)
-				if q < 0 {
-					return -1, false
-				}
-				i += 1 + q
-				state = beforeName
-			default:
-				state = unquoted
-			}
-		case unquoted:
-			switch {
-			case space:
-				state = beforeName
-			case c == '>':
-				return i + 1, false
-			}
+			i += 1 + q
+			state = beforeAttr
+		default:
+			state = state.next(c)
 		}
 	}
 	return -1, false
+}
+
+// tagState is where a tokenizer reading a start tag is, between its name
+// and its '>'.
+type tagState int
+
+// The states of a start tag, in an order tagEnd relies on: the first three
+// are outside any attribute value.
+const (
+	beforeAttr    tagState = iota // between attributes
+	inAttrName                    // in an attribute's name
+	afterAttrName                 // after an attribute's name: '=' or another attribute
+	beforeValue                   // after '='
+	unquotedValue                 // in an unquoted attribute value
+)
+
+// next is the state after the byte c, which neither ends the tag nor opens
+// a quoted value. A '/' outside a value that does not end the tag starts a
+// new attribute; in a value, it belongs to the value.
+func (st tagState) next(c byte) tagState {
+	space := isTagSpace(c)
+	switch {
+	case st == unquotedValue && space:
+		return beforeAttr
+	case st == unquotedValue, st == beforeValue && !space:
+		return unquotedValue
+	case st == beforeValue:
+		return beforeValue
+	case c == '/':
+		return beforeAttr
+	case c == '=' && st != beforeAttr:
+		return beforeValue
+	case space && st == inAttrName:
+		return afterAttrName
+	case space:
+		return st
+	}
+	return inAttrName
+}
+
+// isTagSpace reports whether c is white space between a tag's attributes.
+func isTagSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
 }
 
 // EstimateTokens approximates the number of tokens s costs a model: one

@@ -39,7 +39,7 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 	var engine *memretrieve.Engine
 	var observer *memcapture.Observer
 	if s.Enabled { // memory.enabled: false turns memory off, e.g. in one repository
-		store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir)
+		store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{})
 		if err != nil {
 			return err
 		}
@@ -48,7 +48,9 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 		}
 		engine.Start(ctx) // builds the index in the background
 		defer engine.Close(context.WithoutCancel(ctx))
-		pipeline, err := memcapture.NewPipeline(llm, s.ClassifierModel, store, engine.TriggerRebuild)
+		capture := s.CaptureConfig() // memory.classifier_model and memory.cadence_turns
+		capture.Rebuild = engine.TriggerRebuild
+		pipeline, err := memcapture.NewPipeline(llm, store, capture)
 		if err != nil {
 			return err
 		}
@@ -56,7 +58,7 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 			return err
 		}
 		defer pipeline.Close(context.WithoutCancel(ctx)) // lets capture finish
-		if observer, err = memcapture.NewObserver(pipeline, s.ObserverOptions()...); err != nil {
+		if observer, err = memcapture.NewObserver(pipeline); err != nil {
 			return err
 		}
 	}

@@ -22,11 +22,11 @@ const classifierModel = "scripted-classifier"
 // hashing embedder that retrieval and capture search with. It is the only
 // place the fakes are made.
 func newModels(sessions []session) (*fake.LLM, *fake.Embedder, error) {
-	llm, err := fake.NewLLM(fake.WithReplyFunc(newClassifier(sessions).reply))
+	llm, err := fake.NewLLM(fake.LLMConfig{ReplyFunc: newClassifier(sessions).reply})
 	if err != nil {
 		return nil, nil, err
 	}
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		return nil, nil, err
 	}

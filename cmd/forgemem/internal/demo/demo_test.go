@@ -127,7 +127,7 @@ func TestTheDecisionChangesAndIsRecalledWithItsHistory(t *testing.T) {
 	}
 
 	// The store on disk holds the chain, version 2 at its head.
-	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"))
+	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

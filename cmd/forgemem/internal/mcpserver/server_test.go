@@ -58,7 +58,7 @@ func newFixtureEnv(t *testing.T, env ...string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ws.Close(context.Background()) })
-	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir)
+	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestRememberSearchRecallSupersedeShowForget(t *testing.T) {
 	text, _ = f.ok("memory_recall", map[string]any{"query": "how should user updates lock rows?"})
 	contains(t, "memory_recall after the change", text, "optimistic locking", "version 2", "History")
 
-	text, st = f.ok("memory_forget", map[string]any{"id": second, "reason": "we moved to an event log"})
+	text, _ = f.ok("memory_forget", map[string]any{"id": second, "reason": "we moved to an event log"})
 	contains(t, "memory_forget", text, "Forgot "+second, "history is kept")
 	text, _ = f.ok("memory_forget", map[string]any{"id": second})
 	contains(t, "memory_forget again", text, "already forgotten")

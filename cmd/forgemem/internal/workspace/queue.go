@@ -326,14 +326,12 @@ func (w *Workspace) newPipeline(ctx context.Context) (*memcapture.Pipeline, erro
 	if err != nil {
 		return nil, err
 	}
-	opts := []memcapture.Option{memcapture.WithLogger(w.opts.Logger)}
-	if models.Embedder != nil {
-		opts = append(opts, memcapture.WithEmbedder(models.Embedder))
-	}
-	if w.opts.Now != nil {
-		opts = append(opts, memcapture.WithClock(w.opts.Now))
-	}
-	p, err := memcapture.NewPipeline(llm, model, w.store, nil, opts...)
+	capture := w.settings.CaptureConfig()
+	capture.ClassifierModel = model
+	capture.Embedder = models.Embedder
+	capture.Logger = w.opts.Logger
+	capture.Clock = w.opts.Now // nil: time.Now
+	p, err := memcapture.NewPipeline(llm, w.store, capture)
 	if err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}
