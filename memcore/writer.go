@@ -1,0 +1,259 @@
+package memcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/rs/zerolog"
+)
+
+// DefaultMaxConflicts is how many conflicts a [Writer] resolves for one
+// memory by default ([WriterConfig].MaxConflicts).
+const DefaultMaxConflicts = 3
+
+// WriterConfig holds the settings of a [Writer], given to [NewWriter]. A
+// zero field means its default, so WriterConfig{} is [DefaultWriterConfig].
+type WriterConfig struct {
+	// MaxConflicts is how many times one write is built again on a newer
+	// head after a conflict (another writer superseded the same version
+	// first) before it gives up with a [*TooManyConflictsError]: at least
+	// 1; 0 means [DefaultMaxConflicts].
+	MaxConflicts int
+	// Logger receives a line for every conflict resolved. Its zero value
+	// logs nothing (the default).
+	Logger zerolog.Logger
+}
+
+// DefaultWriterConfig returns the defaults of a [Writer]: up to
+// [DefaultMaxConflicts] conflicts resolved per write, and no logging.
+func DefaultWriterConfig() WriterConfig {
+	return WriterConfig{MaxConflicts: DefaultMaxConflicts}
+}
+
+// Validate reports every field of c out of range at once, in a
+// *[ConfigError] (which matches [ErrInvalidConfig]), or returns nil.
+func (c WriterConfig) Validate() error {
+	var bad FieldErrors
+	c.check(&bad)
+	return bad.Err("memcore", "")
+}
+
+// check records every field of c out of range in bad.
+func (c WriterConfig) check(bad *FieldErrors) {
+	bad.Check(c.MaxConflicts >= 0, "MaxConflicts", c.MaxConflicts, fmt.Sprintf("at least 1 (0 means %d)", DefaultMaxConflicts))
+}
+
+// Writer writes memories the one way every write path of forgemem does —
+// capture, a person's remember and forget, an agent's remember: a new
+// version of a chain is written after the head another writer stored
+// first, with that writer's edges, and a memory that then says what that
+// head says is not written at all. [Graph.Duplicate] is the check the
+// callers make before they write.
+//
+// A Writer is safe for concurrent use; the store makes writes exclusive
+// (see [MemoryStore].Write).
+type Writer struct {
+	store        MemoryStore
+	maxConflicts int
+	log          zerolog.Logger
+}
+
+// NewWriter returns a Writer that writes to store, configured by cfg. A
+// nil store, or a field of cfg out of range, is a *[ConfigError] naming
+// each of them.
+func NewWriter(store MemoryStore, cfg WriterConfig) (*Writer, error) {
+	var bad FieldErrors
+	bad.Check(store != nil, "NewWriter's store", Description("nil"), "a memcore.MemoryStore")
+	cfg.check(&bad)
+	if err := bad.Err("memcore", ""); err != nil {
+		return nil, err
+	}
+	n := cfg.MaxConflicts
+	if n == 0 {
+		n = DefaultMaxConflicts
+	}
+	return &Writer{store: store, maxConflicts: n, log: cfg.Logger}, nil
+}
+
+// WriteResult says what a [Writer] did with one memory.
+type WriteResult struct {
+	// Memory is the version written — the caller's memory, changed in
+	// place when it was built on a newer head — or nil when nothing was
+	// written (Duplicate is then set).
+	Memory *MemoryFile
+	// Duplicate is the head another writer stored first that already does
+	// what the memory would have done — says the same, or forgets the
+	// chain — so nothing was written.
+	Duplicate *MemoryFile
+	// Raced lists, oldest first, the heads other writers stored first
+	// that the memory was built on in turn: one per conflict resolved.
+	Raced []*MemoryFile
+}
+
+// ErrTooManyConflicts: a [Writer] met more conflicts writing one memory
+// than its MaxConflicts allows; nothing was written. The error is a
+// [*TooManyConflictsError], which also matches [ErrConflict].
+var ErrTooManyConflicts = errors.New("too many conflicts")
+
+// TooManyConflictsError is the error of a write a [Writer] gave up on:
+// other writers kept superseding the chain's head first. It matches
+// [ErrTooManyConflicts] and [ErrConflict], and errors.As reaches the last
+// [*ConflictError], naming the chain's head.
+type TooManyConflictsError struct {
+	// Conflicts is how many conflicts the write met, the last one
+	// included.
+	Conflicts int
+	// Last is the conflict the writer gave up at.
+	Last *ConflictError
+}
+
+func (e *TooManyConflictsError) Error() string {
+	return fmt.Sprintf("%v: gave up after %d conflicts, another writer kept changing the memory first (the last: %v); write it again later",
+		ErrTooManyConflicts, e.Conflicts, e.Last)
+}
+
+// Unwrap returns [ErrTooManyConflicts] and the last *ConflictError (which
+// matches [ErrConflict]).
+func (e *TooManyConflictsError) Unwrap() []error { return []error{ErrTooManyConflicts, e.Last} }
+
+// Write stores m. When m supersedes a version that another writer
+// superseded first (the store's [*ConflictError]), m is built again on the
+// chain's head now and written after it, up to MaxConflicts times: it
+// then supersedes that head with version head + 1, and keeps what m
+// changed of the version it was built on while taking what the other
+// writer changed — the head's edges, plus the edges m added, less the
+// edges m removed (none to m or the head), and the head's content and
+// category where m kept those it was built on (a version that forgets a
+// chain, say, forgets the text the other writer wrote). Its retirement,
+// status, source and evidence are m's. If m, built on the head, repeats
+// it (the same text, ignoring case and white space, category, status and
+// retirement: the other writer did what m does), nothing is written and
+// WriteResult.Duplicate is the head.
+//
+// m is changed in place (Supersedes, Version, Related, Category,
+// Content), so that on every return its fields are those of its last try.
+// Errors: the store's, one wrapping the store's error when the head cannot
+// be read, and a [*TooManyConflictsError] when the conflicts outnumber
+// MaxConflicts.
+func (w *Writer) Write(ctx context.Context, m *MemoryFile) (*WriteResult, error) {
+	res := &WriteResult{}
+	var base *MemoryFile // the version m was built on, read on the first conflict
+	for {
+		err := w.store.Write(ctx, m)
+		if err == nil {
+			res.Memory = m
+			return res, nil
+		}
+		head, herr := w.conflict(ctx, err, m, len(res.Raced))
+		if head == nil {
+			return res, herr
+		}
+		if base == nil {
+			base = w.readBase(ctx, m)
+		}
+		rebase(m, base, head)
+		res.Raced = append(res.Raced, head)
+		base = head
+		w.log.Info().Str("id", m.Meta.ID).Str("head", head.Meta.ID).Int("version", m.Meta.Version).
+			Msg("memcore: another writer changed the memory first; writing after its version")
+		if repeats(m, head) {
+			res.Duplicate = head
+			return res, nil
+		}
+	}
+}
+
+// conflict returns the head to build on after err, the error of writing
+// m with n conflicts resolved before: nil and err itself when err is no
+// conflict, and nil and a *TooManyConflictsError when the writer gives up.
+func (w *Writer) conflict(ctx context.Context, err error, m *MemoryFile, n int) (*MemoryFile, error) {
+	if !errors.Is(err, ErrConflict) {
+		return nil, err
+	}
+	var ce *ConflictError
+	if !errors.As(err, &ce) {
+		ce = &ConflictError{ID: m.Meta.ID}
+		if m.Meta.Supersedes != nil {
+			ce.Predecessor = *m.Meta.Supersedes
+		}
+	}
+	if n >= w.maxConflicts {
+		return nil, &TooManyConflictsError{Conflicts: n + 1, Last: ce}
+	}
+	if ce.Head != nil {
+		return ce.Head, nil
+	}
+	// A store that does not name the head: the one it lists now.
+	if m.Meta.Supersedes == nil {
+		return nil, err
+	}
+	id, lerr := LatestVersion(ctx, w.store, *m.Meta.Supersedes)
+	if lerr != nil {
+		return nil, fmt.Errorf("%w (and the chain's head cannot be read: %w)", err, lerr)
+	}
+	head, rerr := w.store.Read(ctx, id)
+	if rerr != nil {
+		return nil, fmt.Errorf("%w (and the chain's head cannot be read: %w)", err, rerr)
+	}
+	return head, nil
+}
+
+// readBase reads the version m supersedes, or returns nil when it cannot
+// (m is then merged as though it had changed everything it holds).
+func (w *Writer) readBase(ctx context.Context, m *MemoryFile) *MemoryFile {
+	if m.Meta.Supersedes == nil {
+		return nil
+	}
+	base, err := w.store.Read(ctx, *m.Meta.Supersedes)
+	if err != nil {
+		return nil
+	}
+	return base
+}
+
+// rebase makes m, built on base (nil when unknown), the next version of
+// head: superseding head, version head + 1, with head's edges plus those
+// m added to base's less those it removed (none to m or head), and head's
+// content and category where m kept base's.
+func rebase(m, base, head *MemoryFile) {
+	id := head.Meta.ID
+	m.Meta.Supersedes = &id
+	m.Meta.Version = head.Meta.Version + 1
+	var baseEdges []RelatedMemory
+	if base != nil {
+		baseEdges = base.Meta.Related
+		if m.Meta.Category == base.Meta.Category {
+			m.Meta.Category = head.Meta.Category
+		}
+		if m.Content == base.Content {
+			m.Content = head.Content
+		}
+	}
+	var related []RelatedMemory
+	keep := func(e RelatedMemory) {
+		if e.ID != m.Meta.ID && e.ID != id && !slices.Contains(related, e) {
+			related = append(related, e)
+		}
+	}
+	for _, e := range head.Meta.Related {
+		if !slices.Contains(baseEdges, e) || slices.Contains(m.Meta.Related, e) {
+			keep(e) // the other writer's, or kept by m
+		}
+	}
+	for _, e := range m.Meta.Related {
+		if !slices.Contains(baseEdges, e) {
+			keep(e) // added by m
+		}
+	}
+	m.Meta.Related = related
+}
+
+// repeats reports whether m, a new version of head's chain, changes
+// nothing of head that a reader sees: the same text (see [SameContent]),
+// category, status and retirement.
+func repeats(m, head *MemoryFile) bool {
+	return SameContent(m.Content, head.Content) && m.Meta.Category == head.Meta.Category &&
+		m.Meta.Status == head.Meta.Status && m.Meta.Retired == head.Meta.Retired
+}
