@@ -86,8 +86,10 @@
 //     (package github.com/forgemem/forgemem/memcore/redact), and the
 //     memories are written; the rebuild callback is then called once. A
 //     write refused because another session superseded the same memory
-//     first (memcore.ErrConflict) is re-pointed to the chain's new head and
-//     written after it, or dropped as a duplicate of it.
+//     first (memcore.ErrConflict) is built on the chain's new head, with
+//     that session's edges, and written after it, or dropped as a
+//     duplicate of it: the pipeline writes through memcore.Writer, as
+//     every write path of forgemem does.
 //
 // Everything that goes wrong is logged through [Config].Logger (silent by
 // default), counted in [Stats], and the latest
