@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -56,8 +55,8 @@ type RememberResult struct {
 	// Revived is true when the chain was forgotten and is current again.
 	Revived bool `json:"revived,omitempty"`
 	// Raced is the id of a version another session wrote while this one
-	// was being written: the new version supersedes it instead (memcore's
-	// ErrConflict, retried once).
+	// was being written: the new version supersedes it instead, with that
+	// session's links (memcore.Writer, as capture writes).
 	Raced string `json:"raced,omitempty"`
 	// LinkedToHead are the ids given to link to that are earlier versions
 	// of their chains: each link names the chain's current version
@@ -69,12 +68,15 @@ type RememberResult struct {
 // memory is written, to let another writer change the chain first.
 var testHookBeforeWrite func()
 
-// write stores m.
-func (w *Workspace) write(ctx context.Context, m *memcore.MemoryFile) error {
+// hookedStore is the store the workspace's memcore.Writer writes to: the
+// store, calling testHookBeforeWrite before each write.
+type hookedStore struct{ memcore.MemoryStore }
+
+func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 	if testHookBeforeWrite != nil {
 		testHookBeforeWrite()
 	}
-	return w.store.Write(ctx, m)
+	return s.MemoryStore.Write(ctx, m)
 }
 
 // Remember writes a memory a person gives (trigger manual), redacted as
@@ -85,10 +87,13 @@ func (w *Workspace) write(ctx context.Context, m *memcore.MemoryFile) error {
 // (teammates do not have it); each names its target chain's current
 // version.
 // Text equal, ignoring case and white space, to the current text of a
-// memory of the same scope is [ErrDuplicate]; an unusable argument is
-// [ErrInvalidInput]. When another session supersedes the same version
-// meanwhile (memcore.ErrConflict), the new version supersedes that
-// session's instead (RememberResult.Raced).
+// memory of the same scope (memcore's Graph.Duplicate) is [ErrDuplicate];
+// an unusable argument is [ErrInvalidInput]. The memory is written through
+// memcore.Writer, as capture writes: when another session supersedes the
+// same version meanwhile (memcore.ErrConflict), the new version
+// supersedes that session's instead, keeping its links
+// (RememberResult.Raced), or is not written when that session's says the
+// same ([ErrDuplicate]).
 func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberResult, error) {
 	if err := checkScope(in.Scope); err != nil {
 		return nil, err
@@ -118,10 +123,10 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 	if err := w.link(ctx, snap, m, in, res); err != nil {
 		return nil, err
 	}
-	if dup := duplicateOf(snap, m); dup != nil {
+	if dup := snap.g.Duplicate(m); dup != nil {
 		return nil, fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
 	}
-	if err := w.writeVersion(ctx, m, in.Category, res); err != nil {
+	if err := w.writeVersion(ctx, m, res); err != nil {
 		return nil, err
 	}
 	after, err := w.load(ctx)
@@ -174,24 +179,21 @@ func (w *Workspace) firstVersion(in RememberInput) (*memcore.MemoryFile, error) 
 	}}, nil
 }
 
-// writeVersion writes m. When another session superseded the same version
-// since it was read (memcore.ErrConflict), m is built on that session's
-// change instead, once: it supersedes the chain's new head, and takes its
-// category unless category was given.
-func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, category memcore.Category, res *RememberResult) error {
-	err := w.write(ctx, m)
-	var ce *memcore.ConflictError
-	if errors.As(err, &ce) && ce.Head != nil {
-		res.Raced, res.Superseded, res.Revived = ce.Head.Meta.ID, ce.Head.Meta.ID, ce.Head.Meta.Retired
-		pred := ce.Head.Meta.ID
-		m.Meta.Supersedes, m.Meta.Version = &pred, ce.Head.Meta.Version+1
-		if category == "" {
-			m.Meta.Category = ce.Head.Meta.Category
-		}
-		err = w.write(ctx, m)
+// writeVersion writes m through the workspace's memcore.Writer, and
+// records in res the versions other sessions wrote first that m was built
+// on. Their version saying the same is [ErrDuplicate].
+func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, res *RememberResult) error {
+	wr, err := w.writer.Write(ctx, m)
+	if n := len(wr.Raced); n > 0 {
+		head := wr.Raced[n-1]
+		res.Raced, res.Superseded, res.Revived = head.Meta.ID, head.Meta.ID, head.Meta.Retired
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return fmt.Errorf("writing the memory: %w", err)
+	case wr.Duplicate != nil:
+		return fmt.Errorf("%w: another session just wrote the same as %s (%s); nothing was written",
+			ErrDuplicate, wr.Duplicate.Meta.ID, clip(wr.Duplicate.Title(), 60))
 	}
 	return nil
 }
@@ -284,28 +286,4 @@ func addEdge(m *memcore.MemoryFile, e memcore.RelatedMemory) {
 	if !slices.Contains(m.Meta.Related, e) {
 		m.Meta.Related = append(m.Meta.Related, e)
 	}
-}
-
-// duplicateOf returns the current version, in m's scope, of another chain
-// or of m's own, whose text equals m's ignoring case and white space, or
-// nil. A forgotten chain's text may be remembered again, and a new version
-// may keep the text to change the category.
-func duplicateOf(snap *snapshot, m *memcore.MemoryFile) *memcore.MemoryFile {
-	want := normalizeText(m.Content)
-	for _, h := range snap.g.Heads() {
-		own := m.Meta.Supersedes != nil && *m.Meta.Supersedes == h.Meta.ID
-		if h.Meta.Scope != m.Meta.Scope || h.Meta.Retired || own && h.Meta.Category != m.Meta.Category {
-			continue
-		}
-		if normalizeText(h.Content) == want {
-			return h
-		}
-	}
-	return nil
-}
-
-// normalizeText lowers s and drops its white space, as capture compares
-// contents for duplicates.
-func normalizeText(s string) string {
-	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
 }

@@ -38,7 +38,9 @@ type Options struct {
 type Workspace struct {
 	settings *settings.Settings
 	store    *memcore.FileStore
-	opts     Options
+	// writer writes every memory the workspace writes, as capture does.
+	writer *memcore.Writer
+	opts   Options
 
 	mu     sync.Mutex
 	models *Models
@@ -71,7 +73,11 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
-	return &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
+	writer, err := memcore.NewWriter(hookedStore{store}, memcore.WriterConfig{Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{settings: s, store: store, writer: writer, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
 }
 
 // checkFolders refuses memory folders that are, or sit in a .forge folder
