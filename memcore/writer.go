@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/rs/zerolog"
 )
@@ -16,6 +17,10 @@ const DefaultMaxConflicts = 3
 // WriterConfig holds the settings of a [Writer], given to [NewWriter]. A
 // zero field means its default, so WriterConfig{} is [DefaultWriterConfig].
 type WriterConfig struct {
+	// Review decides which new memories [Writer.Write] holds for a
+	// person's review (memory.review; see [Screen]); "" means
+	// [ReviewUntrusted].
+	Review ReviewMode
 	// MaxConflicts is how many times one write is built again on a newer
 	// head after a conflict (another writer superseded the same version
 	// first) before it gives up with a [*TooManyConflictsError]: at least
@@ -26,10 +31,11 @@ type WriterConfig struct {
 	Logger zerolog.Logger
 }
 
-// DefaultWriterConfig returns the defaults of a [Writer]: up to
+// DefaultWriterConfig returns the defaults of a [Writer]: the quarantined
+// memories wait for review ([ReviewUntrusted]), up to
 // [DefaultMaxConflicts] conflicts resolved per write, and no logging.
 func DefaultWriterConfig() WriterConfig {
-	return WriterConfig{MaxConflicts: DefaultMaxConflicts}
+	return WriterConfig{Review: ReviewUntrusted, MaxConflicts: DefaultMaxConflicts}
 }
 
 // Validate reports every field of c out of range at once, in a
@@ -42,20 +48,25 @@ func (c WriterConfig) Validate() error {
 
 // check records every field of c out of range in bad.
 func (c WriterConfig) check(bad *FieldErrors) {
+	bad.Check(c.Review == "" || c.Review.Valid(), "Review", string(c.Review), "untrusted, all or off (\"\" means untrusted)")
 	bad.Check(c.MaxConflicts >= 0, "MaxConflicts", c.MaxConflicts, fmt.Sprintf("at least 1 (0 means %d)", DefaultMaxConflicts))
 }
 
 // Writer writes memories the one way every write path of forgemem does —
 // capture, a person's remember and forget, an agent's remember: a new
-// version of a chain is written after the head another writer stored
-// first, with that writer's edges, and a memory that then says what that
-// head says is not written at all. [Graph.Duplicate] is the check the
-// callers make before they write.
+// memory is screened for review ([Screen]) and held as pending when a
+// quarantine rule says so; a new version of a chain is written after the
+// head another writer stored first, with that writer's edges, and a memory
+// that then says what that head says is not written at all.
+// [Graph.Duplicate] is the check the callers make before they write.
+// [Writer.Approve] and [Writer.Reject] are a person's review of a pending
+// memory.
 //
 // A Writer is safe for concurrent use; the store makes writes exclusive
 // (see [MemoryStore].Write).
 type Writer struct {
 	store        MemoryStore
+	review       ReviewMode
 	maxConflicts int
 	log          zerolog.Logger
 }
@@ -74,7 +85,11 @@ func NewWriter(store MemoryStore, cfg WriterConfig) (*Writer, error) {
 	if n == 0 {
 		n = DefaultMaxConflicts
 	}
-	return &Writer{store: store, maxConflicts: n, log: cfg.Logger}, nil
+	review := cfg.Review
+	if review == "" {
+		review = ReviewUntrusted
+	}
+	return &Writer{store: store, review: review, maxConflicts: n, log: cfg.Logger}, nil
 }
 
 // WriteResult says what a [Writer] did with one memory.
@@ -90,6 +105,12 @@ type WriteResult struct {
 	// Raced lists, oldest first, the heads other writers stored first
 	// that the memory was built on in turn: one per conflict resolved.
 	Raced []*MemoryFile
+	// Held is why the memory waits for review (its status_reason), ""
+	// when it is in force.
+	Held string
+	// Restored is, for [Writer.Reject], the version in force the chain
+	// went back to; nil when the rejection retired the chain.
+	Restored *MemoryFile
 }
 
 // ErrTooManyConflicts: a [Writer] met more conflicts writing one memory
@@ -118,7 +139,10 @@ func (e *TooManyConflictsError) Error() string {
 // matches [ErrConflict]).
 func (e *TooManyConflictsError) Unwrap() []error { return []error{ErrTooManyConflicts, e.Last} }
 
-// Write stores m. When m supersedes a version that another writer
+// Write stores m, first held for review when [Screen] says so under the
+// writer's review mode: a memory that is not retired and has no status is
+// given [StatusPending] and the rule's status_reason (WriteResult.Held); one
+// that is pending already keeps its status. When m supersedes a version that another writer
 // superseded first (the store's [*ConflictError]), m is built again on the
 // chain's head now and written after it, up to MaxConflicts times: it
 // then supersedes that head with version head + 1, and keeps what m
@@ -139,6 +163,8 @@ func (e *TooManyConflictsError) Unwrap() []error { return []error{ErrTooManyConf
 // MaxConflicts.
 func (w *Writer) Write(ctx context.Context, m *MemoryFile) (*WriteResult, error) {
 	res := &WriteResult{}
+	w.screen(m)
+	res.Held = m.Meta.StatusReason
 	var base *MemoryFile // the version m was built on, read on the first conflict
 	for {
 		err := w.store.Write(ctx, m)
@@ -163,6 +189,95 @@ func (w *Writer) Write(ctx context.Context, m *MemoryFile) (*WriteResult, error)
 			return res, nil
 		}
 	}
+}
+
+// screen holds m for review when Screen says so under the writer's mode.
+func (w *Writer) screen(m *MemoryFile) {
+	if m.Meta.Status != StatusActive {
+		if m.Meta.Status == StatusPending && m.Meta.StatusReason == "" {
+			m.Meta.StatusReason = "pending: held by its writer"
+		}
+		return
+	}
+	if reason := Screen(m, w.review); reason != "" {
+		m.Meta.Status, m.Meta.StatusReason = StatusPending, reason
+	}
+}
+
+// ErrNotPending: a memory given to [Writer.Approve] or [Writer.Reject]
+// does not wait for review.
+var ErrNotPending = errors.New("the memory does not wait for review")
+
+// Approve puts pending, the head of a chain that waits for review, in
+// force: it writes its next version with no status, trigger manual and
+// sessionID — pending's text, source, evidence and anchors, or, when
+// content is not empty and says something else (a person's edit), content
+// with source user and no evidence. It is a person's decision, so it is not
+// screened. When another writer changed the chain since pending was read,
+// nothing is written and the error is the store's *[ConflictError] naming
+// the chain's head: the person reviews that one. pending not pending is
+// [ErrNotPending].
+func (w *Writer) Approve(ctx context.Context, pending *MemoryFile, content, sessionID string) (*WriteResult, error) {
+	if pending.Meta.Status != StatusPending {
+		return nil, fmt.Errorf("memcore: approve %s: %w", pending.Meta.ID, ErrNotPending)
+	}
+	m := NewVersion(pending, sessionID, TriggerManual)
+	m.Content = pending.Content
+	m.Meta.Source, m.Meta.Evidence, m.Meta.Anchors = pending.Meta.Source, cloneEvidence(pending.Meta.Evidence), slices.Clone(pending.Meta.Anchors)
+	if strings.TrimSpace(content) != "" && !SameContent(content, pending.Content) {
+		m.Content, m.Meta.Source, m.Meta.Evidence = content, SourceUser, nil
+	}
+	if err := w.store.Write(ctx, m); err != nil {
+		return nil, fmt.Errorf("memcore: approve %s: %w", pending.Meta.ID, err)
+	}
+	return &WriteResult{Memory: m}, nil
+}
+
+// Reject takes pending, the head of a chain that waits for review, out of
+// the review queue for good, without putting it in force: when a version
+// in force precedes the pending ones (a pending change of a memory), the
+// chain goes back to it — a new version with its text, category, edges,
+// source, evidence and anchors (WriteResult.Restored is it) — and
+// otherwise the chain is retired with reason, as a forgotten memory is.
+// Trigger manual and sessionID are recorded. Conflicts are returned as
+// [Writer.Approve] returns them; pending not pending is [ErrNotPending].
+func (w *Writer) Reject(ctx context.Context, pending *MemoryFile, reason, sessionID string) (*WriteResult, error) {
+	if pending.Meta.Status != StatusPending {
+		return nil, fmt.Errorf("memcore: reject %s: %w", pending.Meta.ID, ErrNotPending)
+	}
+	chain, err := VersionChain(ctx, w.store, pending.Meta.ID, 0)
+	if err != nil && len(chain) == 0 {
+		return nil, fmt.Errorf("memcore: reject %s: %w", pending.Meta.ID, err)
+	}
+	var prev *MemoryFile
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].Meta.Status != StatusPending {
+			prev = chain[i]
+			break
+		}
+	}
+	m := NewVersion(pending, sessionID, TriggerManual)
+	res := &WriteResult{Memory: m}
+	if prev != nil && !prev.Meta.Retired {
+		m.Content, m.Meta.Category = prev.Content, prev.Meta.Category
+		m.Meta.Related = slices.Clone(prev.Meta.Related)
+		m.Meta.Source, m.Meta.Evidence, m.Meta.Anchors = prev.Meta.Source, cloneEvidence(prev.Meta.Evidence), slices.Clone(prev.Meta.Anchors)
+		res.Restored = prev
+	} else {
+		m.Content, m.Meta.Retired, m.Meta.RetiredReason = pending.Content, true, reason
+	}
+	if err := w.store.Write(ctx, m); err != nil {
+		return nil, fmt.Errorf("memcore: reject %s: %w", pending.Meta.ID, err)
+	}
+	return res, nil
+}
+
+func cloneEvidence(e *Evidence) *Evidence {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	return &c
 }
 
 // conflict returns the head to build on after err, the error of writing
