@@ -22,6 +22,7 @@ type replyItem struct {
 		ID           string `json:"id"`
 		Relationship string `json:"relationship"`
 	} `json:"related"`
+	Evidence replyEvidence `json:"evidence"`
 }
 
 // build validates the classifier's items against the store as listed (g)
@@ -42,12 +43,14 @@ type replyItem struct {
 //     forward (memcore.NewVersion);
 //   - related edges with an unknown relationship, to ids that do not exist,
 //     or into the memory's own chain are dropped, and duplicates merged;
+//   - who stated it (the source) and its evidence are checked against the
+//     window (provenanceOf);
 //   - the result must pass memcore's Validate.
 //
 // Each skipped item and dropped link is counted and logged.
-func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, ev TriggerEvent, log zerolog.Logger) []*memcore.MemoryFile {
+func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, window []memcore.Message, ev TriggerEvent, log zerolog.Logger) []*memcore.MemoryFile {
 	b := &passBuilder{
-		p: p, g: g, ev: ev, log: log, now: p.now(),
+		p: p, g: g, window: window, ev: ev, log: log, now: p.now(),
 		seen:      map[memcore.Scope]map[string]bool{},
 		created:   map[string]*memcore.MemoryFile{},
 		successor: map[string]*memcore.MemoryFile{},
@@ -68,11 +71,14 @@ func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, ev TriggerEv
 
 // passBuilder is the state of build across the items of one reply.
 type passBuilder struct {
-	p   *Pipeline
-	g   *memcore.Graph
-	ev  TriggerEvent
-	log zerolog.Logger
-	now time.Time
+	p *Pipeline
+	g *memcore.Graph
+	// window is the redacted window the classifier saw, where the
+	// evidence of each memory is looked for.
+	window []memcore.Message
+	ev     TriggerEvent
+	log    zerolog.Logger
+	now    time.Time
 	// seen holds, by scope, the normalized content of the memories made
 	// so far, to skip an item repeating an earlier one (memcore's
 	// Graph.Duplicate skips those repeating a stored memory).
@@ -117,6 +123,7 @@ func (b *passBuilder) item(i int, raw json.RawMessage) *memcore.MemoryFile {
 		return nil
 	}
 	m.Meta.Related = b.edges(m, pred, it)
+	b.provenance(i, m, it.Evidence)
 	if err := m.Validate(); err != nil {
 		b.p.stats.invalid.Add(1)
 		b.log.Warn().Err(redactErr(err)).Int("item", i).Msg("memcapture: memory fails validation (skipped)")
@@ -254,6 +261,18 @@ func (b *passBuilder) edges(m, pred *memcore.MemoryFile, it replyItem) []memcore
 		add(memcore.RelatedMemory{ID: cleanID(r.ID), Relationship: memcore.Relationship(strings.ToLower(strings.TrimSpace(r.Relationship)))}, false)
 	}
 	return related
+}
+
+// provenance records in m who stated it and where, from the evidence the
+// classifier gave for item i (see provenanceOf); evidence not found in the
+// window is counted and logged.
+func (b *passBuilder) provenance(i int, m *memcore.MemoryFile, ev replyEvidence) {
+	pv := provenanceOf(b.window, ev, m.Content, b.now)
+	m.Meta.Source, m.Meta.Evidence = pv.source, pv.evidence
+	if !pv.found {
+		b.p.stats.evidenceNotFound.Add(1)
+		b.log.Debug().Int("item", i).Str("id", m.Meta.ID).Msg("memcapture: the item's evidence is not in the conversation (source mixed)")
+	}
 }
 
 // remember records normalized content as seen in scope.

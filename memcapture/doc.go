@@ -91,6 +91,18 @@
 //     duplicate of it: the pipeline writes through memcore.Writer, as
 //     every write path of forgemem does.
 //
+// # Trust
+//
+// The classifier gives each memory its evidence: the numbered messages it
+// comes from and a quote. The pipeline checks the quote against the
+// redacted window and records who stated the memory (memcore.Source: user
+// for the user's own words, assistant, or mixed for pasted text and
+// evidence not found), the quote and the time of its message. Written
+// through memcore.Writer under [Config].Review, a memory that reads like an
+// instruction to the agent's tools, quotes tool output or is not the
+// user's waits for a person's review (status pending); memories that wait
+// are never offered to the classifier as settled facts.
+//
 // Everything that goes wrong is logged through [Config].Logger (silent by
 // default), counted in [Stats], and the latest
 // failure kept in [Stats].LastFailure with its cause; nothing is passed back

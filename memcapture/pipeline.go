@@ -90,7 +90,7 @@ func NewPipeline(classifier memcore.LLMProvider, store memcore.MemoryStore, cfg 
 		return nil, err
 	}
 	c := cfg.resolve()
-	writer, err := memcore.NewWriter(store, memcore.WriterConfig{Logger: c.log})
+	writer, err := memcore.NewWriter(store, memcore.WriterConfig{Review: c.review, Logger: c.log})
 	if err != nil {
 		return nil, err
 	}
@@ -408,9 +408,14 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 		return
 	}
 	// Retired (forgotten) chains are not offered to the classifier, nor
-	// linked to, superseded or counted as duplicates.
-	g := memcore.NewGraph(memcore.NewGraph(existing).Live())
-	heads := g.Heads()
+	// linked to, superseded or counted as duplicates. Versions that wait
+	// for review are not offered to it either, as the settled facts they
+	// are not; they still count as duplicates (the classifier keeps
+	// finding a poisoned text: it is not queued again) and are superseded
+	// rather than forked.
+	all := memcore.NewGraph(existing)
+	g := memcore.NewGraph(all.Live())
+	heads := memcore.NewGraph(all.Settled()).Heads()
 	pinned, since := p.lists(passCtx, ev.SessionID, window, existing, heads, log)
 	req := p.request(pinned, window, since)
 
@@ -429,7 +434,7 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	}
 	p.lastWindow, p.haveLast = sum, true
 
-	memories := p.build(elems, g, ev, log)
+	memories := p.build(elems, g, window, ev, log)
 	if len(memories) == 0 {
 		log.Debug().Int("items", len(elems)).Msg("memcapture: nothing to remember")
 		return
@@ -473,6 +478,10 @@ func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, lo
 		default:
 			written++
 			p.stats.written.Add(1)
+			if res.Held != "" {
+				p.stats.held.Add(1)
+				log.Info().Str("id", m.Meta.ID).Str("reason", res.Held).Msg("memcapture: memory held for review")
+			}
 			log.Info().Str("id", m.Meta.ID).Str("scope", string(m.Meta.Scope)).Str("category", string(m.Meta.Category)).
 				Int("version", m.Meta.Version).Msg("memcapture: memory written")
 		}
