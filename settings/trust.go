@@ -105,6 +105,8 @@ func (k *key) untrusted() string {
 			verb = " need trust"
 		}
 		return "`" + r.to + "` applies; " + strings.Join(others, " or ") + verb
+	case r.dir > 0 && k.order != nil:
+		return "a stricter value applies (`" + strings.Join(k.order, "` < `") + "`); a laxer one needs trust"
 	case r.dir > 0:
 		return "a higher value applies; a lower one needs trust"
 	case r.dir < 0:
