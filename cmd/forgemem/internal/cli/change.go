@@ -94,6 +94,9 @@ func (a *app) printRemembered(res *workspace.RememberResult) {
 	if res.Redactions > 0 {
 		p.printf("Replaced %s with %s.\n", plural(res.Redactions, "secret", "secrets"), redact.Placeholder)
 	}
+	if res.Held != "" {
+		p.printf("It waits for your review (%s): it is not recalled until you approve it with forgemem review --approve %s.\n", res.Held, shortID(m.ID))
+	}
 	p.printf("%s\n", p.dim("File: "+m.Path))
 }
 

@@ -100,7 +100,9 @@ the project, a decision and its reason, or a correction of a mistake. Do not sto
 the current task only, or anything secret (secrets are replaced by [REDACTED] anyway). To
 change what a memory says, pass its id as supersedes: the new text becomes its next version
 and the history is kept (this also brings back a forgotten memory). Returns the new memory's
-id. Text already remembered word for word is refused, naming the memory that says it.`,
+id. Text already remembered word for word is refused, naming the memory that says it. What you
+remember is recorded as written by an agent and, unless the user turned review off, waits for
+the user's review (forgemem review) before it is recalled or searched; you cannot approve it.`,
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		}, func(p map[string]*jsonschema.Schema) { enumScope(p); enumCategory(p) }, h.remember),
 		newTool(&mcp.Tool{
@@ -209,7 +211,7 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, any, erro
 func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, any, error) {
 	res, err := h.ws.Remember(ctx, workspace.RememberInput{
 		Text: in.Content, Scope: memcore.Scope(in.Scope), Category: memcore.Category(in.Category),
-		Supersedes: in.Supersedes, SessionID: h.session,
+		Supersedes: in.Supersedes, SessionID: h.session, Source: memcore.SourceAgent,
 	})
 	if err != nil {
 		return "", nil, err
@@ -231,6 +233,9 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, any, 
 	if res.Redactions > 0 {
 		fmt.Fprintf(&b, " %s replaced by [REDACTED].", count(res.Redactions, "secret was", "secrets were"))
 	}
+	if res.Held != "" {
+		fmt.Fprintf(&b, " It waits for the user's review (%s) and is not recalled or searched until the user approves it.", res.Held)
+	}
 	return b.String(), res, nil
 }
 
@@ -249,6 +254,8 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, any, error) {
 			reason = " (" + head.RetiredReason + ")"
 		}
 		fmt.Fprintf(&b, "Status: forgotten%s; it is not recalled, searched or listed.\n", reason)
+	case m.Head && m.Status == string(memcore.StatusPending):
+		fmt.Fprintf(&b, "Status: waits for the user's review (%s); it is not recalled or searched until approved.\n", m.StatusReason)
 	case m.Head:
 		b.WriteString("Status: current.\n")
 	default:

@@ -31,7 +31,8 @@ type ForgetResult struct {
 // it, and Purge deletes it. It writes through memcore.Writer: when another
 // session changes the memory meanwhile (memcore.ErrConflict), its version
 // is retired instead, and when it forgot the memory first, nothing is
-// written (Already).
+// written (Already). A memory that waits for review is not forgotten but
+// rejected (Reject): forgetting it is [ErrWaitsForReview].
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
 	reason = strings.TrimSpace(reason)
 	if len(reason) > MaxContentBytes {
@@ -46,6 +47,9 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 		return nil, err
 	}
 	head, _ := snap.g.Head(t.Meta.ID)
+	if head.Meta.Status == memcore.StatusPending {
+		return nil, fmt.Errorf("%w: %s waits for review; reject it instead (forgemem review --reject %s)", ErrWaitsForReview, head.Meta.ID, head.Meta.ID)
+	}
 	if head.Meta.Retired {
 		return &ForgetResult{Memory: view(w.store, snap.g, head), Already: true}, nil
 	}

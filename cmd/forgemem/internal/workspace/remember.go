@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -39,6 +40,12 @@ type RememberInput struct {
 	RelatesTo, Refines, Contradicts []string
 	// SessionID is recorded in the file; empty leaves it out.
 	SessionID string
+	// Source is who states the memory: memcore.SourceUser for a person
+	// (the default, when empty), memcore.SourceAgent for an agent through
+	// a tool. The memory is screened for review as every memory is
+	// (memory.review); an agent's waits for review unless review is off,
+	// and an agent may not change a memory that waits.
+	Source memcore.Source
 }
 
 // RememberResult says what [Workspace.Remember] wrote.
@@ -62,6 +69,9 @@ type RememberResult struct {
 	// of their chains: each link names the chain's current version
 	// instead.
 	LinkedToHead []string `json:"linked_to_head,omitempty"`
+	// Held says why the memory waits for a person's review (forgemem
+	// review), "" when it is in force: the quarantine rule that held it.
+	Held string `json:"held,omitempty"`
 }
 
 // testHookBeforeWrite, when set by a test, is called just before a
@@ -79,8 +89,9 @@ func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 	return s.MemoryStore.Write(ctx, m)
 }
 
-// Remember writes a memory a person gives (trigger manual), redacted as
-// captured ones are: a new memory, or with Supersedes a new version of an
+// Remember writes a memory a person (or, with Source agent, an agent)
+// gives (trigger manual), redacted as captured ones are, with its source,
+// and screened for review as every memory is (RememberResult.Held): a new memory, or with Supersedes a new version of an
 // existing one. Text over MaxContentBytes is refused. Links are checked
 // before anything is written: their targets must exist, may not be in the
 // memory's own chain, and a repo memory may not link to a user-scope one
@@ -120,11 +131,12 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 		return nil, err
 	}
 	m.Content = clean
+	m.Meta.Source = cmp.Or(in.Source, memcore.SourceUser)
 	if err := w.link(ctx, snap, m, in, res); err != nil {
 		return nil, err
 	}
 	if dup := snap.g.Duplicate(m); dup != nil {
-		return nil, fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
+		return nil, duplicateError(dup)
 	}
 	if err := w.writeVersion(ctx, m, res); err != nil {
 		return nil, err
@@ -145,6 +157,9 @@ func (w *Workspace) nextVersion(ctx context.Context, snap *snapshot, in Remember
 		return nil, err
 	}
 	head, _ := snap.g.Head(pred.Meta.ID)
+	if in.Source == memcore.SourceAgent && head.Meta.Status == memcore.StatusPending {
+		return nil, fmt.Errorf("%w: %s waits for a person's review (forgemem review); an agent cannot change it", ErrWaitsForReview, head.Meta.ID)
+	}
 	if in.Scope != "" && in.Scope != head.Meta.Scope {
 		return nil, invalidf("a new version keeps its chain's scope (%s); to move the memory, remember it anew with --scope %s and forget %s",
 			head.Meta.Scope, in.Scope, head.Meta.ID)
@@ -184,6 +199,7 @@ func (w *Workspace) firstVersion(in RememberInput) (*memcore.MemoryFile, error) 
 // on. Their version saying the same is [ErrDuplicate].
 func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, res *RememberResult) error {
 	wr, err := w.writer.Write(ctx, m)
+	res.Held = wr.Held
 	if n := len(wr.Raced); n > 0 {
 		head := wr.Raced[n-1]
 		res.Raced, res.Superseded, res.Revived = head.Meta.ID, head.Meta.ID, head.Meta.Retired
@@ -196,6 +212,17 @@ func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, res
 			ErrDuplicate, wr.Duplicate.Meta.ID, clip(wr.Duplicate.Title(), 60))
 	}
 	return nil
+}
+
+// duplicateError says that dup, a current memory, already says what was
+// to be remembered: ErrDuplicate, naming it, and saying how to approve it
+// when it waits for review.
+func duplicateError(dup *memcore.MemoryFile) error {
+	if dup.Meta.Status == memcore.StatusPending {
+		return fmt.Errorf("%w: %s already says this (%s) and waits for review; nothing was written (approve it with forgemem review --approve %s)",
+			ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60), dup.Meta.ID)
+	}
+	return fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
 }
 
 // rememberText is text as Remember writes it: trimmed and redacted, with
