@@ -30,7 +30,11 @@
 //  7. adds related memories within Config.HopDepth edges, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  8. renders the injection block (below), cut to
+//  8. asks the host's Config.StaleCheck, when set, whether each of them
+//     may be outdated (the code it names moved or went away), and labels
+//     or drops those it says are (Config.Stale: [StaleLabel], [StaleDrop],
+//     [StaleIgnore]);
+//  9. renders the injection block (below), cut to
 //     Config.InjectionTokenBudget by dropping whole memories, lowest score
 //     first.
 //
@@ -124,6 +128,7 @@
 // background to weigh, not instructions. Each memory follows as
 //
 //	[1] coding-preferences, user scope, version 2, 2025-03-02, relevance 0.83 (mem_…)
+//	May be outdated: internal/db/queries.go no longer exists.
 //	<content>
 //	History, oldest first (changed 1 time):
 //	  - version 1, 2025-01-15: <earlier content>
@@ -132,7 +137,8 @@
 //	Links:
 //	  - contradicts mem_… "<title>" (see [2])
 //
-// where History appears for changed memories (a version on the branch of a
+// where the "May be outdated" line appears for a memory Config.StaleCheck
+// found outdated, History for changed memories (a version on the branch of a
 // fork that the chain did not continue from is marked "a parallel change
 // the current text does not include"), the "Recalled because" line
 // for memories reached through an edge, and Links lists refines and

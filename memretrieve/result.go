@@ -21,6 +21,9 @@ type Result struct {
 	// Omitted counts the memories that were found but left out of the
 	// injection (and of Memories) to fit Config.InjectionTokenBudget.
 	Omitted int
+	// StaleDropped counts the memories left out because Config.StaleCheck
+	// found them outdated, with Config.Stale StaleDrop.
+	StaleDropped int
 	// Ranked is the turn's search ranking, best first: every chain head the
 	// vector or the lexical search found, with its place in each, before
 	// graph expansion, the MaxMemories cap and the injection budget. A host
@@ -129,6 +132,10 @@ type Recalled struct {
 	// injection marks as parallel changes (see memcore.Graph.History).
 	// Empty for a memory that was never changed.
 	History []*memcore.MemoryFile
+	// Stale says why the memory may be outdated, as Config.StaleCheck
+	// said it; the injection shows it as a note. "" when nothing says so,
+	// or nothing was checked.
+	Stale string
 }
 
 // Via says how a recalled memory was reached: by the search (Hops 0;
