@@ -183,9 +183,10 @@ func (r Report) Renames() map[string]string {
 // Anchors that are not valid are reported Unchecked. ctx bounds git and
 // the walk of the tree.
 func (c *Checker) Check(ctx context.Context, anchors []memcore.Anchor) Report {
+	k := c.begin(ctx)
 	r := Report{Findings: make([]Finding, 0, len(anchors))}
 	for _, a := range anchors {
-		r.Findings = append(r.Findings, c.checkOne(ctx, a))
+		r.Findings = append(r.Findings, k.checkOne(a))
 	}
 	return r
 }
@@ -202,14 +203,14 @@ func (c *Checker) Stale(ctx context.Context, m *memcore.MemoryFile) string {
 }
 
 // checkOne checks one anchor.
-func (c *Checker) checkOne(ctx context.Context, a memcore.Anchor) Finding {
+func (k *call) checkOne(a memcore.Anchor) Finding {
 	f := Finding{Anchor: a}
 	if err := a.Validate(); err != nil {
 		f.Status, f.Err = Unchecked, err
 		return f
 	}
 	if a.Path == "" {
-		files, err := c.definedInTree(ctx, a.Symbol)
+		files, err := k.definedInTree(k.ctx, a.Symbol)
 		switch {
 		case err != nil:
 			f.Status, f.Err = Unchecked, err
@@ -220,14 +221,12 @@ func (c *Checker) checkOne(ctx context.Context, a memcore.Anchor) Finding {
 		}
 		return f
 	}
-	info, err := c.lstat(a.Path)
+	info, err := k.lstat(a.Path)
 	switch {
-	case err == nil && !c.inside(a.Path):
-		f.Status, f.Err = Unchecked, fmt.Errorf("%s: %w", a.Path, errLink)
 	case err == nil:
-		c.checkSymbol(&f, a.Path, info)
+		k.checkSymbol(&f, a.Path, info)
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		c.checkGone(ctx, &f)
+		k.checkGone(&f)
 	default:
 		f.Status, f.Err = Unchecked, err
 	}
@@ -237,7 +236,7 @@ func (c *Checker) checkOne(ctx context.Context, a memcore.Anchor) Finding {
 // checkSymbol completes f for an anchor whose path (or the path it was
 // renamed to, at) exists with the Lstat info: present without a symbol,
 // else whether at, or its folder, defines it.
-func (c *Checker) checkSymbol(f *Finding, at string, info fs.FileInfo) {
+func (k *call) checkSymbol(f *Finding, at string, info fs.FileInfo) {
 	renamed := at != f.Anchor.Path
 	ok := func() {
 		f.Status = Present
@@ -250,18 +249,18 @@ func (c *Checker) checkSymbol(f *Finding, at string, info fs.FileInfo) {
 	case sym == "":
 		ok()
 	case info.IsDir():
-		if c.symbolInFolder(at, sym, "", "") != "" {
+		if k.symbolInFolder(at, sym, "", "", true) != "" {
 			ok()
 			return
 		}
 		f.Status = Undefined
 	case info.Mode().IsRegular():
-		found, err := c.symbolInFile(at, info, sym)
+		found, err := k.symbolInFile(at, info, sym)
 		if err != nil {
 			f.Status, f.Err = Unchecked, err
 			return
 		}
-		if found || c.symbolInFolder(path.Dir(at), sym, at, at) != "" {
+		if found || k.symbolInFolder(path.Dir(at), sym, at, at, true) != "" {
 			ok()
 			return
 		}
@@ -278,18 +277,18 @@ func (c *Checker) checkSymbol(f *Finding, at string, info fs.FileInfo) {
 // checkGone completes f for an anchor whose path no longer exists: renamed
 // when git knows where it went, moved when its symbol is defined in
 // another file of its folder, else gone.
-func (c *Checker) checkGone(ctx context.Context, f *Finding) {
+func (k *call) checkGone(f *Finding) {
 	a := f.Anchor
-	to, gitErr := c.git.renamed(ctx, a.Path, a.Blob, a.Commit, c.exists)
+	to, gitErr := k.git.renamed(k.ctx, a.Path, a.Blob, a.Commit, k.exists)
 	if to != "" {
-		if info, err := c.lstat(to); err == nil {
-			c.checkSymbol(f, to, info)
+		if info, err := k.lstat(to); err == nil {
+			k.checkSymbol(f, to, info)
 			return
 		}
 	}
 	if a.Symbol != "" {
-		if dir := path.Dir(a.Path); c.isFolder(dir) {
-			if at := c.symbolInFolder(dir, a.Symbol, a.Path, a.Path); at != "" {
+		if dir := path.Dir(a.Path); k.isFolder(dir) {
+			if at := k.symbolInFolder(dir, a.Symbol, a.Path, a.Path, true); at != "" {
 				f.Status, f.To = Moved, at
 				return
 			}
@@ -302,10 +301,10 @@ func (c *Checker) checkGone(ctx context.Context, f *Finding) {
 }
 
 // isFolder reports whether rel ("." is the root) is a folder of the tree.
-func (c *Checker) isFolder(rel string) bool {
+func (k *call) isFolder(rel string) bool {
 	if rel == "." {
 		return true
 	}
-	info, err := c.lstat(rel)
-	return err == nil && info.IsDir() && c.inside(rel)
+	info, err := k.lstat(rel)
+	return err == nil && info.IsDir()
 }

@@ -37,6 +37,8 @@ type Checker struct {
 	words map[wordKey]wordEntry
 	dirs  map[string]dirEntry // regular files by folder
 	tree  map[string]treeEntry
+	// folders holds the last search of a folder for a symbol.
+	folders map[folderKey]folderHit
 	// reads counts the files read, for tests of the caches.
 	reads atomic.Int64
 }
@@ -67,6 +69,18 @@ type wordEntry struct {
 type dirEntry struct {
 	state fileState
 	files []string // names of the regular files, sorted
+}
+
+// folderKey is one search of a folder for a symbol (see symbolInFolder).
+type folderKey struct{ dir, sym, like, skip string }
+
+// folderHit is where a search of a folder found a symbol ("" for
+// nowhere), with the states it depends on: the folder's, the file left
+// out's, and the file found's.
+type folderHit struct {
+	dir, skip  fileState
+	found      string
+	foundState fileState
 }
 
 // treeEntry is where a symbol without a path was found in the whole tree,
@@ -100,6 +114,7 @@ func New(cfg Config) (*Checker, error) {
 	return &Checker{
 		cfg: cfg, git: newGitRepo(cfg),
 		decls: map[string]declEntry{}, words: map[wordKey]wordEntry{}, dirs: map[string]dirEntry{}, tree: map[string]treeEntry{},
+		folders: map[folderKey]folderHit{},
 	}, nil
 }
 
@@ -179,38 +194,40 @@ func (c *Checker) symbolInFile(rel string, info fs.FileInfo, sym string) (bool, 
 }
 
 // folderFiles returns the names of the regular files of the folder dir
-// ("" is the root), sorted, at most maxFolderFiles of them, from the cache
-// when the folder has not changed.
-func (c *Checker) folderFiles(dir string) ([]string, error) {
+// ("" or "." is the root), sorted, at most maxFolderFiles of them, with
+// the folder's state, from the cache when the folder has not changed.
+func (k *call) folderFiles(dir string) ([]string, fileState, error) {
 	if dir == "." {
 		dir = ""
 	}
-	if dir != "" && !c.inside(dir+"/x") {
-		return nil, fmt.Errorf("%s: %w", dir, errLink)
+	info, err := k.lstat(dir)
+	if dir == "" {
+		info, err = os.Lstat(k.cfg.Root)
 	}
-	p := c.fsPath(dir)
-	info, err := os.Lstat(p)
 	if err != nil {
-		return nil, err
+		return nil, fileState{}, err
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("%s: not a folder", dir)
+		return nil, fileState{}, fmt.Errorf("%s: not a folder", dir)
 	}
 	st := stateOf(info)
-	c.mu.Lock()
-	e, ok := c.dirs[dir]
-	c.mu.Unlock()
+	k.mu.Lock()
+	e, ok := k.dirs[dir]
+	k.mu.Unlock()
 	if ok && e.state == st {
-		return e.files, nil
+		return e.files, st, nil
 	}
-	f, err := os.Open(p)
+	if dir != "" && !k.inside(dir+"/x") {
+		return nil, st, fmt.Errorf("%s: %w", dir, errLink)
+	}
+	f, err := os.Open(k.fsPath(dir))
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	entries, err := f.ReadDir(4096)
 	f.Close()
 	if err != nil && len(entries) == 0 {
-		return nil, err
+		return nil, st, err
 	}
 	var names []string
 	for _, de := range entries {
@@ -220,38 +237,88 @@ func (c *Checker) folderFiles(dir string) ([]string, error) {
 	}
 	slices.Sort(names)
 	names = names[:min(len(names), maxFolderFiles)]
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.dirs) >= maxCached {
-		clear(c.dirs)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.dirs) >= maxCached {
+		clear(k.dirs)
 	}
-	c.dirs[dir] = dirEntry{state: st, files: names}
-	return names, nil
+	k.dirs[dir] = dirEntry{state: st, files: names}
+	return names, st, nil
 }
 
-// symbolInFolder returns the first file of the folder dir ("" is the
-// root) that defines sym, or "": a Go file by its declarations, and, when
-// like is set, only files of like's kind (see sameKind); skip is left
+// symbolInFolder returns the first file of the folder dir ("" or "." is
+// the root) that defines sym, or "": a Go file by its declarations, and,
+// when like is set, only files of like's kind (see sameKind); skip is left
 // out.
-func (c *Checker) symbolInFolder(dir, sym, like, skip string) string {
-	names, err := c.folderFiles(dir)
+//
+// With reuse (a check), the last answer stands while the folder's listing,
+// skip and the file the symbol was found in are unchanged: a search costs
+// their stats, not one per file of the folder. So a symbol that appears in
+// another file of the folder by an edit in place, while nothing else of
+// the folder changes, is seen at the next change of the folder or of skip
+// (a symbol moving out of skip changes skip), or by a new Checker: an
+// outdated label can linger, a missing one cannot. Without reuse (a memory
+// being written) the folder is searched.
+func (k *call) symbolInFolder(dir, sym, like, skip string, reuse bool) string {
+	names, st, err := k.folderFiles(dir)
 	if err != nil {
 		return ""
 	}
+	key := folderKey{dir: dir, sym: sym, like: like, skip: skip}
+	hit := folderHit{dir: st, skip: k.stateOrZero(skip)}
+	if reuse {
+		if e, ok := k.cachedFolder(key); ok && e.dir == hit.dir && e.skip == hit.skip &&
+			(e.found == "" || k.stateOrZero(e.found) == e.foundState) {
+			return e.found
+		}
+	}
+	hit.found, hit.foundState = k.searchFolder(dir, names, sym, like, skip)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.folders) >= maxCached {
+		clear(k.folders)
+	}
+	k.folders[key] = hit
+	return hit.found
+}
+
+// searchFolder returns the first of the files names of the folder dir that
+// defines sym (see symbolInFolder), with its state, or "".
+func (k *call) searchFolder(dir string, names []string, sym, like, skip string) (string, fileState) {
 	for _, n := range names {
 		rel := path.Join(dir, n)
 		if rel == skip || like != "" && !sameKind(rel, like) {
 			continue
 		}
-		info, err := c.lstat(rel)
+		info, err := k.lstat(rel)
 		if err != nil || !info.Mode().IsRegular() {
 			continue
 		}
-		if ok, _ := c.symbolInFile(rel, info, sym); ok {
-			return rel
+		if ok, _ := k.symbolInFile(rel, info, sym); ok {
+			return rel, stateOf(info)
 		}
 	}
-	return ""
+	return "", fileState{}
+}
+
+// stateOrZero is the state of rel, or the zero state when it has none.
+func (k *call) stateOrZero(rel string) fileState {
+	if rel == "" {
+		return fileState{}
+	}
+	info, err := k.lstat(rel)
+	if err != nil {
+		return fileState{}
+	}
+	return stateOf(info)
+}
+
+// cachedFolder returns the last search of a folder for a symbol.
+func (c *Checker) cachedFolder(key folderKey) (folderHit, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.folders[key]
+	return e, ok
 }
 
 // defsInTree returns, for each of syms, the Go files among files (a walk
@@ -266,24 +333,39 @@ func (c *Checker) defsInTree(ctx context.Context, files, syms []string) (map[str
 		if !isGo(rel) {
 			continue
 		}
-		data, opened, err := c.readFile(rel)
-		if err != nil {
-			continue
-		}
-		var d declSet
+		d := c.declsIfNamed(rel, syms)
 		for _, s := range syms {
-			if !containsWord(data, searchWord(s)) {
-				continue
-			}
-			if d == nil {
-				d = c.cachedDecls(rel, opened, data)
-			}
 			if d.has(s) {
 				defs[s] = append(defs[s], rel)
 			}
 		}
 	}
 	return defs, nil
+}
+
+// declsIfNamed returns the declarations of the Go file rel when they may
+// hold one of syms: from the cache when the file has not changed, else by
+// reading it and parsing it if its text holds one of the symbols' search
+// words; nil otherwise.
+func (c *Checker) declsIfNamed(rel string, syms []string) declSet {
+	if info, err := os.Lstat(c.fsPath(rel)); err == nil {
+		c.mu.Lock()
+		e, ok := c.decls[rel]
+		c.mu.Unlock()
+		if ok && e.state == stateOf(info) {
+			return e.decls
+		}
+	}
+	data, opened, err := c.readFile(rel)
+	if err != nil {
+		return nil
+	}
+	for _, s := range syms {
+		if containsWord(data, searchWord(s)) {
+			return c.cachedDecls(rel, opened, data)
+		}
+	}
+	return nil
 }
 
 // cachedDecls returns the declarations of the Go file rel, read as data
@@ -330,10 +412,10 @@ func (c *Checker) definedInTree(ctx context.Context, sym string) ([]string, erro
 }
 
 // exists reports whether rel is in the work tree (as anything, a link
-// included, but not reached through a link).
-func (c *Checker) exists(rel string) bool {
-	_, err := c.lstat(rel)
-	return err == nil && c.inside(rel)
+// included).
+func (k *call) exists(rel string) bool {
+	_, err := k.lstat(rel)
+	return err == nil
 }
 
 // preferred orders the files that define a symbol: files that are not

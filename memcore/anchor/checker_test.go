@@ -252,3 +252,35 @@ func TestBlobIDIsGits(t *testing.T) {
 		t.Errorf("BlobID(hello) = %s", got)
 	}
 }
+
+// The search of a symbol's folder is reused while the folder, the
+// anchored file and the file the symbol was found in are unchanged, and
+// redone when one of them changes — also by an edit in place.
+func TestFolderSearchFollowsEdits(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, shop)
+	c := newChecker(t, root)
+	a := []memcore.Anchor{{Path: "internal/db/queries.go", Symbol: "GetOrder"}}
+	status := func() Status { return c.Check(context.Background(), a).Findings[0].Status }
+	if s := status(); s != Present {
+		t.Fatalf("first check: %s", s)
+	}
+	// GetOrder moves to orders.go: both files edited in place.
+	writeTree(t, root, map[string]string{
+		"internal/db/queries.go": "package db\n",
+		"internal/db/orders.go":  "package db\n\nfunc ListOrders() {}\n\nfunc GetOrder() {}\n",
+	})
+	if s := status(); s != Present {
+		t.Fatalf("moved within its package: %s", s)
+	}
+	before := c.reads.Load()
+	if s := status(); s != Present || c.reads.Load() != before {
+		t.Fatalf("again: %s, %d reads", s, c.reads.Load()-before)
+	}
+	// Then deleted from orders.go, in place: queries.go and the folder's
+	// listing are unchanged.
+	writeTree(t, root, map[string]string{"internal/db/orders.go": "package db\n\nfunc ListOrders() {}\n"})
+	if s := status(); s != Undefined {
+		t.Errorf("deleted from the file it moved to: %s", s)
+	}
+}

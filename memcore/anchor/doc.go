@@ -35,7 +35,13 @@
 // What a check learns of a file is cached by its size and modification
 // time, and what git says by the repository's HEAD and index, so checking
 // the anchors of the memories about to be injected costs about a stat per
-// path (membench measures it per turn at 10,000 memories).
+// path (membench measures it per turn at 10,000 memories). A search of a
+// symbol's folder is reused while the folder's listing, the anchored file
+// and the file the symbol was found in are unchanged: a symbol that
+// appears in another file of the folder by an edit in place alone is seen
+// at the next change of the folder or by a new Checker — an outdated label
+// can linger that long, a missing one cannot. A path reached through a
+// symbolic link counts as present, but nothing is ever read through one.
 //
 // # Someone else's input
 //

@@ -48,6 +48,7 @@ type Result struct {
 // Every file is read as [Checker.Check] reads it. ctx bounds the walk of
 // the tree and git; when it ends, what was found so far is returned.
 func (c *Checker) Anchors(ctx context.Context, text string, proposed, given []memcore.Anchor) Result {
+	k := c.begin(ctx)
 	var r Result
 	var out []memcore.Anchor
 	for _, a := range given {
@@ -55,20 +56,20 @@ func (c *Checker) Anchors(ctx context.Context, text string, proposed, given []me
 			continue
 		}
 		a.Blob, a.Commit = "", ""
-		if !c.inTree(a) {
+		if !k.inTree(a) {
 			r.Missing = append(r.Missing, a)
 		}
 		out = append(out, a)
 	}
 	for _, a := range proposed {
-		if kept, ok := c.verify(ctx, a); ok {
+		if kept, ok := k.verify(a); ok {
 			out = append(out, kept)
 		} else {
 			r.Dropped = append(r.Dropped, a)
 		}
 	}
-	out = append(out, c.extract(ctx, text)...)
-	r.Anchors = c.withState(ctx, unique(out, c.cfg.MaxAnchors))
+	out = append(out, k.extract(text)...)
+	r.Anchors = k.withState(unique(out, c.cfg.MaxAnchors))
 	return r
 }
 
@@ -90,22 +91,22 @@ func unique(anchors []memcore.Anchor, n int) []memcore.Anchor {
 
 // withState returns anchors with the state of each path filled in: the
 // blob id of a regular file's content, and the commit checked out.
-func (c *Checker) withState(ctx context.Context, anchors []memcore.Anchor) []memcore.Anchor {
+func (k *call) withState(anchors []memcore.Anchor) []memcore.Anchor {
 	if len(anchors) == 0 {
 		return nil
 	}
-	head := c.git.Head(ctx)
+	head := k.git.Head(k.ctx)
 	blobs := map[string]string{}
 	for i := range anchors {
 		a := &anchors[i]
 		a.Blob, a.Commit = "", ""
-		if a.Path == "" || !c.exists(a.Path) {
+		if a.Path == "" || !k.exists(a.Path) {
 			continue
 		}
 		a.Commit = head
 		b, ok := blobs[a.Path]
 		if !ok {
-			if data, _, err := c.readFile(a.Path); err == nil {
+			if data, _, err := k.readFile(a.Path); err == nil {
 				b = BlobID(data)
 			}
 			blobs[a.Path] = b
@@ -116,25 +117,25 @@ func (c *Checker) withState(ctx context.Context, anchors []memcore.Anchor) []mem
 }
 
 // inTree reports whether a check would find a present now.
-func (c *Checker) inTree(a memcore.Anchor) bool {
+func (k *call) inTree(a memcore.Anchor) bool {
 	if a.Path == "" {
 		return true // placed by a walk of the tree at the next check
 	}
-	info, err := c.lstat(a.Path)
-	if err != nil || !c.inside(a.Path) {
+	info, err := k.lstat(a.Path)
+	if err != nil || !k.inside(a.Path) {
 		return false
 	}
 	if a.Symbol == "" {
 		return true
 	}
 	f := Finding{Anchor: a}
-	c.checkSymbol(&f, a.Path, info)
+	k.checkSymbol(&f, a.Path, info)
 	return f.Status == Present
 }
 
 // verify returns a, a model's proposal, when the tree has it: a symbol
 // without a path placed in the one package that declares it.
-func (c *Checker) verify(ctx context.Context, a memcore.Anchor) (memcore.Anchor, bool) {
+func (k *call) verify(a memcore.Anchor) (memcore.Anchor, bool) {
 	a.Blob, a.Commit = "", ""
 	if a.Validate() != nil {
 		return a, false
@@ -143,11 +144,11 @@ func (c *Checker) verify(ctx context.Context, a memcore.Anchor) (memcore.Anchor,
 		if kind := identOf(a.Symbol, true); kind == notIdent || !treeWide(a.Symbol, kind) {
 			return a, false
 		}
-		files, err := c.walk(ctx)
+		files, err := k.walk(k.ctx)
 		if err != nil && len(files) == 0 {
 			return a, false
 		}
-		defs, err := c.defsInTree(ctx, files, []string{a.Symbol})
+		defs, err := k.defsInTree(k.ctx, files, []string{a.Symbol})
 		if err != nil {
 			return a, false
 		}
@@ -155,7 +156,7 @@ func (c *Checker) verify(ctx context.Context, a memcore.Anchor) (memcore.Anchor,
 		a.Path = at
 		return a, ok
 	}
-	return a, c.inTree(a)
+	return a, k.inTree(a)
 }
 
 // onePackage returns the preferred of files (see preferred) when they are
@@ -175,7 +176,7 @@ func onePackage(files []string) (string, bool) {
 
 // extraction is the state of one extraction from a text.
 type extraction struct {
-	c     *Checker
+	c     *call
 	files []string // the regular files the text names
 	dirs  []string // the folders the text names
 	out   []memcore.Anchor
@@ -195,8 +196,9 @@ func (x *extraction) walk(ctx context.Context) []string {
 
 // extract returns the anchors the text names that the tree has now: paths
 // first, then symbols, in order of appearance (see Anchors).
-func (c *Checker) extract(ctx context.Context, text string) []memcore.Anchor {
-	x := &extraction{c: c}
+func (k *call) extract(text string) []memcore.Anchor {
+	ctx := k.ctx
+	x := &extraction{c: k}
 	idents, bare := x.sortCandidates(candidates(text))
 	if len(bare) > 0 {
 		x.placeBareNames(ctx, bare)
@@ -208,7 +210,7 @@ func (c *Checker) extract(ctx context.Context, text string) []memcore.Anchor {
 		}
 	}
 	if len(wide) > 0 && ctx.Err() == nil {
-		defs, _ := c.defsInTree(ctx, x.walk(ctx), wide)
+		defs, _ := k.defsInTree(ctx, x.walk(ctx), wide)
 		for _, sym := range wide {
 			if at, ok := onePackage(defs[sym]); ok {
 				x.out = append(x.out, memcore.Anchor{Path: at, Symbol: sym})
@@ -288,13 +290,13 @@ func (x *extraction) placeSymbol(sym string) bool {
 		}
 	}
 	for _, f := range x.files {
-		if at := c.symbolInFolder(path.Dir(f), sym, f, f); at != "" {
+		if at := c.symbolInFolder(path.Dir(f), sym, f, f, false); at != "" {
 			x.out = append(x.out, memcore.Anchor{Path: at, Symbol: sym})
 			return true
 		}
 	}
 	for _, d := range x.dirs {
-		if at := c.symbolInFolder(d, sym, "", ""); at != "" {
+		if at := c.symbolInFolder(d, sym, "", "", false); at != "" {
 			x.out = append(x.out, memcore.Anchor{Path: at, Symbol: sym})
 			return true
 		}

@@ -122,14 +122,17 @@ func readSmall(p string, limit int64) ([]byte, error) {
 }
 
 // currentState says which state of the repository the cached answers
-// belong to: what HEAD names and the index file's size, time and inode. A
-// checkout, a commit, git add or git mv changes it.
+// belong to: the size, time and inode of its HEAD and of its index. A
+// checkout rewrites HEAD; a checkout, a commit, git add or git mv rewrites
+// the index.
 func (g *gitRepo) currentState() string {
-	head, _ := readSmall(filepath.Join(g.gitDir, "HEAD"), 4096)
 	var b strings.Builder
-	b.Write(bytes.TrimSpace(head))
-	if info, err := os.Lstat(filepath.Join(g.gitDir, "index")); err == nil {
-		fmt.Fprintf(&b, "|%d|%d|%d", info.Size(), info.ModTime().UnixNano(), inodeOf(info))
+	for _, name := range []string{"HEAD", "index"} {
+		if info, err := os.Lstat(filepath.Join(g.gitDir, name)); err == nil {
+			fmt.Fprintf(&b, "%d|%d|%d|", info.Size(), info.ModTime().UnixNano(), inodeOf(info))
+		} else {
+			b.WriteString("-|")
+		}
 	}
 	return b.String()
 }

@@ -41,8 +41,34 @@ func (c *Checker) fsPath(rel string) string {
 	return filepath.Join(c.cfg.Root, filepath.FromSlash(rel))
 }
 
-// lstat describes rel itself (a link is not followed).
-func (c *Checker) lstat(rel string) (fs.FileInfo, error) { return os.Lstat(c.fsPath(rel)) }
+// call is one public call of a Checker: it remembers what it learnt of
+// each path, so that the anchors of a memory that share a path, a folder
+// or a file cost one stat of it.
+type call struct {
+	*Checker
+	ctx   context.Context
+	stats map[string]statEntry
+}
+
+type statEntry struct {
+	info fs.FileInfo
+	err  error
+}
+
+// begin starts a call.
+func (c *Checker) begin(ctx context.Context) *call {
+	return &call{Checker: c, ctx: ctx, stats: map[string]statEntry{}}
+}
+
+// lstat describes rel itself (a link is not followed), once per call.
+func (k *call) lstat(rel string) (fs.FileInfo, error) {
+	if e, ok := k.stats[rel]; ok {
+		return e.info, e.err
+	}
+	info, err := os.Lstat(k.fsPath(rel))
+	k.stats[rel] = statEntry{info, err}
+	return info, err
+}
 
 // inside reports whether every folder between the root and rel is a real
 // folder, not a symbolic link: a committed link could lead anywhere.

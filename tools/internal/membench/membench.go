@@ -137,6 +137,10 @@ type Report struct {
 	// off, from the same run.
 	Lexical Lexical `json:"lexical"`
 
+	// Anchors holds the figures of memories' anchors: extraction per
+	// memory written, and the check per turn, at Memories memories.
+	Anchors Anchors `json:"anchors"`
+
 	// Misses lists each target the figures miss, with the figure.
 	Misses []string `json:"targets_missed"`
 }
@@ -205,6 +209,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := measureLexical(cfg, r); err != nil {
 		return nil, err
 	}
+	progress("anchors of %d memories", cfg.Memories)
+	if err := measureAnchors(ctx, cfg, dir, r, progress); err != nil {
+		return nil, fmt.Errorf("anchors: %w", err)
+	}
 	progress("capture overhead and classifier prompt with %d memories", cfg.Memories)
 	if err := measureCapture(ctx, cfg, r); err != nil {
 		return nil, err
@@ -255,6 +263,7 @@ func misses(r *Report) []string {
 	if r.CapturePromptTokens > r.CapturePromptBudgetTokens {
 		out = append(out, fmt.Sprintf("capture: existing-memories list of %d tokens over its budget of %d", r.CapturePromptTokens, r.CapturePromptBudgetTokens))
 	}
+	out = append(out, anchorMisses(r)...)
 	return append(out, lexicalMisses(r)...)
 }
 

@@ -46,7 +46,8 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| prompt tokens shared with the previous pass, same session | ≥ %.1f | %.3f | %s |\n", Targets.CaptureSharedRatio, r.CapturePrefixSharedRatio, yes(r.CapturePrefixSharedRatio >= Targets.CaptureSharedRatio))
 	addedLLM, addedID := r.RetrieveP99Ms-r.Lexical.RetrieveVectorOnlyP99Ms, r.RetrieveIdentityP99Ms-r.Lexical.RetrieveIdentityVectorOnlyP99Ms
 	p("| Retrieve p99 added by the lexical index (HyDE) | ≤ %.0f ms | %.2f ms | %s |\n", LexicalMaxAddedP99Ms, addedLLM, yes(addedLLM <= LexicalMaxAddedP99Ms))
-	p("| Retrieve p99 added by the lexical index (`identity`) | ≤ %.0f ms | %.2f ms | %s |\n\n", LexicalMaxAddedP99Ms, addedID, yes(addedID <= LexicalMaxAddedP99Ms))
+	p("| Retrieve p99 added by the lexical index (`identity`) | ≤ %.0f ms | %.2f ms | %s |\n", LexicalMaxAddedP99Ms, addedID, yes(addedID <= LexicalMaxAddedP99Ms))
+	p("| anchor check per turn at %d memories, p99 | ≤ %.0f ms | %.3f ms | %s |\n\n", r.Anchors.Memories, AnchorCheckMaxP99Ms, r.Anchors.CheckTurnP99Ms, yes(r.Anchors.CheckTurnP99Ms <= AnchorCheckMaxP99Ms))
 
 	p("## Vector search: memretrieve vs chromem-go vs the stream floor\n\n")
 	p("Random unit vectors of %d dimensions, top-%d, median over %d queries. *ours* is\n", r.Config.Dim, r.Config.K, r.Config.Queries)
@@ -148,8 +149,33 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| build: tokenise every text and index it (median of the trials) | %.1f ms |\n", r.Lexical.BuildMs)
 	p("| one turn's search (three focused queries, top %d), p50 | %.3f ms |\n", r.Config.K, r.Lexical.QueryP50Ms)
 	p("| one turn's search, p99 | %.3f ms |\n", r.Lexical.QueryP99Ms)
+	writeAnchors(p, r.Anchors)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeAnchors renders the anchors' figures.
+func writeAnchors(p func(string, ...any), a Anchors) {
+	git := "a git work tree (renames followed)"
+	if !a.Git {
+		git = "no git (renames read as gone)"
+	}
+	p("\n## Anchors: extraction and the stale check\n\n")
+	p("%d repo memories, each naming a function of a synthetic repository of %d Go files (%s) —\n", a.Memories, a.RepoFiles, git)
+	p("with its file, or alone for one memory in ten — among words of the vocabulary. *Extraction* is\n")
+	p("`anchor.Checker.Anchors` for each memory as it is written (%.1f anchors a memory); the memories\n", a.AnchorsPerMemory)
+	p("that name a function without its file, and those whose words hold a dotted or CamelCase name, walk\n")
+	p("the repository. Then one file in twenty is deleted, one renamed with git and one edited to drop a\n")
+	p("function: %d memories are stale. *Per turn* is the time a turn of an `identity` engine spends in\n", a.StaleMemories)
+	p("its `StaleCheck` (the checker of memcore/anchor) over the %.1f memories it is about to inject\n", a.CheckedPerTurn)
+	p("(%.1f of them labelled), in a process that checked every memory once; the *first turn of a new\n", a.StalePerTurn)
+	p("process* is the same memories checked with every cache empty, as by an agent hook that lives one turn.\n\n")
+	p("| measurement | p50 | p99 |\n|---|---:|---:|\n")
+	p("| extraction per memory written | %.2f ms | %.2f ms |\n", a.ExtractP50Ms, a.ExtractP99Ms)
+	p("| extraction per memory that names a function without its file | %.2f ms | %.2f ms |\n", a.ExtractWalkP50Ms, a.ExtractWalkP99Ms)
+	p("| **check per turn** | **%.3f ms** | **%.3f ms** |\n", a.CheckTurnP50Ms, a.CheckTurnP99Ms)
+	p("| check of the first turn's memories in a new process | %.2f ms | |\n", a.CheckFirstTurnMs)
+	p("| check of every memory in a new process (`forgemem validate`) | %.0f ms | |\n", a.CheckAllMs)
 }
 
 func yes(ok bool) string {
