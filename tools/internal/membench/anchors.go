@@ -278,21 +278,42 @@ func measureChecks(ctx context.Context, cfg Config, root string, store *memcore.
 		return nil
 	})
 	a.CheckAllMs = d / 1e6
-
-	emb, err := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	first, err := turnChecks(ctx, cfg, store, checker, a)
 	if err != nil {
 		return err
+	}
+	cold, err := anchor.New(anchor.DefaultConfig(root))
+	if err != nil {
+		return err
+	}
+	d, _ = timed(func() error {
+		for _, m := range first {
+			cold.Stale(ctx, m)
+		}
+		return nil
+	})
+	a.CheckFirstTurnMs = d / 1e6
+	return nil
+}
+
+// turnChecks runs cfg.Retrieves turns of an identity engine over store
+// whose StaleCheck is checker, records the percentiles of each turn's
+// checks, and returns the first turn's memories.
+func turnChecks(ctx context.Context, cfg Config, store *memcore.FileStore, checker *anchor.Checker, a *Anchors) ([]*memcore.MemoryFile, error) {
+	emb, err := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	if err != nil {
+		return nil, err
 	}
 	tc := &timedChecker{c: checker}
 	ecfg := identity(memretrieve.DefaultConfig())
 	ecfg.StaleCheck = tc
 	engine, err := memretrieve.NewEngine(store, emb, nil, ecfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer engine.Close(ctx)
 	if err := engine.Rebuild(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	var lat []float64
 	var first []*memcore.MemoryFile
@@ -300,11 +321,11 @@ func measureChecks(ctx context.Context, cfg Config, root string, store *memcore.
 	for i := range cfg.Retrieves {
 		res, err := engine.Retrieve(ctx, fmt.Sprintf("anchors-turn-%d", i), conversation(8, uint64(i)))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d, n, s := tc.turn()
 		if n == 0 || len(res.Memories) == 0 {
-			return fmt.Errorf("anchors: turn %d checked nothing; the measurement would not be of a real turn", i)
+			return nil, fmt.Errorf("turn %d checked nothing; the measurement would not be of a real turn", i)
 		}
 		if i == 0 {
 			for _, rc := range res.Memories {
@@ -318,19 +339,7 @@ func measureChecks(ctx context.Context, cfg Config, root string, store *memcore.
 	slices.Sort(lat)
 	a.CheckTurnP50Ms, a.CheckTurnP99Ms = percentile(lat, 50), percentile(lat, 99)
 	a.CheckedPerTurn, a.StalePerTurn = float64(checked)/float64(len(lat)), float64(stale)/float64(len(lat))
-
-	cold, err := anchor.New(anchor.DefaultConfig(root))
-	if err != nil {
-		return err
-	}
-	d, _ = timed(func() error {
-		for _, m := range first {
-			cold.Stale(ctx, m)
-		}
-		return nil
-	})
-	a.CheckFirstTurnMs = d / 1e6
-	return nil
+	return first, nil
 }
 
 // anchorMisses lists the anchor targets the figures miss.
