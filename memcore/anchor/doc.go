@@ -17,7 +17,9 @@
 // names) defined by the files the text names or by exactly one Go package
 // of the tree. Each anchor with a path records the git blob id of the
 // file's content ([BlobID], computed as git does, without git) and the
-// commit checked out.
+// commit checked out. [Store] wraps a memcore.MemoryStore so that every
+// memory written through it — by a capture pipeline, say — gets its
+// anchors so.
 //
 // # Checking
 //
