@@ -145,10 +145,11 @@ func (g *gitRepo) fresh() {
 	}
 }
 
-// run runs git with args in the root, read-only and safely: no system or
-// global configuration, no pager, no optional locks, no file system
-// monitor, no external diff or text conversion, none of the caller's GIT_*
-// variables, a timeout, and a cap on what it prints.
+// run runs git with args in the root, read-only and safely: the root's
+// own git folder and no other, no system or global configuration, no
+// pager, no optional locks, no file system monitor, no external diff or
+// text conversion, none of the caller's GIT_* variables, a timeout, and a
+// cap on what it prints.
 func (g *gitRepo) run(ctx context.Context, args ...string) ([]byte, error) {
 	if g.program == "" {
 		return nil, g.why
@@ -158,7 +159,9 @@ func (g *gitRepo) run(ctx context.Context, args ...string) ([]byte, error) {
 	full := append([]string{"-C", g.root, "--no-pager", "--no-optional-locks",
 		"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.hooksPath=" + os.DevNull}, args...)
 	cmd := exec.CommandContext(ctx, g.program, full...)
-	cmd.Env = gitEnv()
+	// The git folder found is named, so that git never looks for a
+	// repository above the root when that folder is not one.
+	cmd.Env = append(gitEnv(), "GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+g.root)
 	cmd.Stdin = nil
 	var out, errOut capped
 	out.limit, errOut.limit = maxGitOutput, 4096

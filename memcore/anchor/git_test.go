@@ -150,3 +150,20 @@ func TestGitIgnoresTheCallersGitVariables(t *testing.T) {
 		t.Errorf("Reason = %q", got)
 	}
 }
+
+// A root whose .git is not a repository (an empty folder) inside another
+// repository never gets that repository's commit or renames.
+func TestGitNeverUsesAnEnclosingRepository(t *testing.T) {
+	parent, _ := gitShop(t)
+	child := filepath.Join(parent, "vendored")
+	writeTree(t, child, map[string]string{"lib.go": "package lib\n\nfunc LibCall() {}\n", ".git/.keep": ""})
+	c, err := New(DefaultConfig(child))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range c.Anchors(context.Background(), "LibCall in lib.go", nil, nil).Anchors {
+		if a.Commit != "" {
+			t.Errorf("%+v: the enclosing repository's commit", a)
+		}
+	}
+}
