@@ -72,6 +72,9 @@ func (a *app) printHits(res *workspace.SearchResult) {
 			line += fmt.Sprintf(" (matched its earlier version %s)", shortID(h.Matched))
 		}
 		p.println(line)
+		if m.Stale != "" {
+			p.printf("   may be outdated: %s\n", m.Stale)
+		}
 		p.println(indent(m.Content, "   "))
 	}
 }

@@ -18,5 +18,9 @@
 // an unknown category, an unknown or ambiguous id, empty text, a wrong
 // type — is a tool result with IsError set and a message the model can
 // act on, never a protocol error. Results are text for the model and the
-// operation's result as structured content.
+// operation's result as structured content. A memory whose code moved or
+// went away (its anchors, package memcore/anchor) is said to be possibly
+// outdated, and why, by memory_recall, memory_search and memory_show;
+// memory_remember takes the agent's anchors, kept when the repository has
+// them.
 package mcpserver

@@ -25,10 +25,15 @@ type (
 		Limit int    `json:"limit,omitempty" jsonschema:"how many memories to return, best first (default 10)"`
 	}
 	rememberArgs struct {
-		Content    string `json:"content" jsonschema:"the memory: one self-contained statement, written so it makes sense in a later session without this conversation (include the reason when there is one)"`
-		Scope      string `json:"scope" jsonschema:"repo: true of this repository and shared with the team (conventions, decisions); user: true of the user in every project (personal preferences, facts about them). A new version keeps its chain's scope"`
-		Category   string `json:"category" jsonschema:"what kind of memory it is"`
-		Supersedes string `json:"supersedes,omitempty" jsonschema:"the id of a memory this one changes or replaces: the new text becomes that memory's next version and the old text stays in its history"`
+		Content    string      `json:"content" jsonschema:"the memory: one self-contained statement, written so it makes sense in a later session without this conversation (include the reason when there is one)"`
+		Scope      string      `json:"scope" jsonschema:"repo: true of this repository and shared with the team (conventions, decisions); user: true of the user in every project (personal preferences, facts about them). A new version keeps its chain's scope"`
+		Category   string      `json:"category" jsonschema:"what kind of memory it is"`
+		Supersedes string      `json:"supersedes,omitempty" jsonschema:"the id of a memory this one changes or replaces: the new text becomes that memory's next version and the old text stays in its history"`
+		Anchors    []anchorArg `json:"anchors,omitempty" jsonschema:"for a repo memory, the files, folders and identifiers of this repository it is about, so that it can be labelled outdated when they move or go; those the content names are found anyway, and one the repository does not have is left out"`
+	}
+	anchorArg struct {
+		Path   string `json:"path,omitempty" jsonschema:"a file or folder, relative to the repository's root, with slashes"`
+		Symbol string `json:"symbol,omitempty" jsonschema:"a function, type or configuration key"`
 	}
 	showArgs struct {
 		ID string `json:"id" jsonschema:"the memory's id (mem_…) or a unique prefix of it"`
@@ -200,6 +205,9 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, any, erro
 		if hit.Matched != "" {
 			fmt.Fprintf(&b, " — matched its earlier version %s", hit.Matched)
 		}
+		if m.Stale != "" {
+			fmt.Fprintf(&b, "\nMay be outdated: %s.", m.Stale)
+		}
 		b.WriteString("\n" + indent(m.Content) + "\n")
 	}
 	b.WriteString(strings.TrimPrefix(note, "\n"))
@@ -207,9 +215,13 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, any, erro
 }
 
 func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, any, error) {
+	var proposed []memcore.Anchor
+	for _, a := range in.Anchors {
+		proposed = append(proposed, memcore.Anchor{Path: a.Path, Symbol: a.Symbol})
+	}
 	res, err := h.ws.Remember(ctx, workspace.RememberInput{
 		Text: in.Content, Scope: memcore.Scope(in.Scope), Category: memcore.Category(in.Category),
-		Supersedes: in.Supersedes, SessionID: h.session,
+		Supersedes: in.Supersedes, SessionID: h.session, Proposed: proposed,
 	})
 	if err != nil {
 		return "", nil, err
@@ -231,6 +243,9 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, any, 
 	if res.Redactions > 0 {
 		fmt.Fprintf(&b, " %s replaced by [REDACTED].", count(res.Redactions, "secret was", "secrets were"))
 	}
+	if n := len(res.DroppedAnchors); n > 0 {
+		fmt.Fprintf(&b, " %s not in the repository, so not recorded.", count(n, "anchor is", "anchors are"))
+	}
 	return b.String(), res, nil
 }
 
@@ -249,6 +264,8 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, any, error) {
 			reason = " (" + head.RetiredReason + ")"
 		}
 		fmt.Fprintf(&b, "Status: forgotten%s; it is not recalled, searched or listed.\n", reason)
+	case m.Head && m.Stale != "":
+		fmt.Fprintf(&b, "Status: current, but may be outdated: %s.\n", m.Stale)
 	case m.Head:
 		b.WriteString("Status: current.\n")
 	default:

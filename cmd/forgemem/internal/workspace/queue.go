@@ -295,7 +295,7 @@ func (w *Workspace) newPipeline(ctx context.Context) (*memcapture.Pipeline, erro
 	if w.opts.Now != nil {
 		opts = append(opts, memcapture.WithClock(w.opts.Now))
 	}
-	p, err := memcapture.NewPipeline(llm, model, w.store, nil, opts...)
+	p, err := memcapture.NewPipeline(llm, model, w.captureStore(), nil, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}

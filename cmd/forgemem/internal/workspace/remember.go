@@ -28,6 +28,13 @@ type RememberInput struct {
 	RelatesTo, Refines, Contradicts []string
 	// SessionID is recorded in the file; empty leaves it out.
 	SessionID string
+	// Anchors are the paths and symbols of the repository the memory is
+	// about, as a person gives them: recorded whether or not the working
+	// tree has them now (RememberResult.MissingAnchors lists those it has
+	// not). Proposed are an agent's: recorded only when the tree has them.
+	// The anchors the text names are recorded either way. Only a repo
+	// memory has anchors.
+	Anchors, Proposed []memcore.Anchor
 }
 
 // RememberResult says what [Workspace.Remember] wrote.
@@ -47,6 +54,12 @@ type RememberResult struct {
 	// was being written: the new version supersedes it instead (memcore's
 	// ErrConflict, retried once).
 	Raced string `json:"raced,omitempty"`
+	// MissingAnchors are the anchors given that the working tree does not
+	// have now: recorded all the same, and reported stale.
+	MissingAnchors []memcore.Anchor `json:"missing_anchors,omitempty"`
+	// DroppedAnchors are the proposed anchors the tree does not have: not
+	// recorded.
+	DroppedAnchors []memcore.Anchor `json:"dropped_anchors,omitempty"`
 }
 
 // testHookBeforeWrite, when set by a test, is called just before a
@@ -124,7 +137,7 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 		}}
 	}
 	m.Content = clean
-	if err := w.link(ctx, snap, m, in); err != nil {
+	if err := w.anchorAndLink(ctx, snap, m, in, res); err != nil {
 		return nil, err
 	}
 	if dup := duplicateOf(snap, m); dup != nil {
