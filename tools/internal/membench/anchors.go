@@ -342,6 +342,35 @@ func turnChecks(ctx context.Context, cfg Config, store *memcore.FileStore, check
 	return first, nil
 }
 
+// RunAnchors measures the anchors alone (see Run), at cfg's Memories and
+// Retrieves, and returns a report holding only their figures and misses.
+func RunAnchors(ctx context.Context, cfg Config) (*Report, error) {
+	r := &Report{Machine: machine()}
+	r.Config.Dim, r.Config.K, r.Config.Queries, r.Config.Memories = cfg.Dim, cfg.K, cfg.Queries, cfg.Memories
+	dir := cfg.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "membench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	progress := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "membench: "+format+"\n", args...)
+		}
+	}
+	if err := measureAnchors(ctx, cfg, dir, r, progress); err != nil {
+		return nil, fmt.Errorf("anchors: %w", err)
+	}
+	r.Misses = anchorMisses(r)
+	if r.Misses == nil {
+		r.Misses = []string{}
+	}
+	return r, nil
+}
+
 // anchorMisses lists the anchor targets the figures miss.
 func anchorMisses(r *Report) []string {
 	var out []string
