@@ -24,11 +24,11 @@ func TestClassifierAnchors(t *testing.T) {
 		{"path": "", "symbol": ""},            // names nothing: skipped
 		{"path": "internal/db", "symbol": ""}, // a repeat
 	}
-	llm := must(fake.NewLLM(always(reply(
+	llm := newLLM(t, always(reply(
 		item("Queries go through GetOrder in internal/db/queries.go.", "anchors", anchors),
 		item("Prefers short functions.", "scope", "user", "category", "coding-preferences", "anchors", anchors),
-	))))
-	p := startPipeline(t, llm, store, nil)
+	)))
+	p := startPipeline(t, llm, store, Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("we call GetOrder", "ok")})
 	st := passes(t, p, 1)
 	if st.MemoriesWritten != 2 || st.Invalid != 0 {
@@ -66,22 +66,22 @@ func TestExistingMemoriesSayWhichAreOutdated(t *testing.T) {
 	fresh := seed(t, store, "Tests are table-driven.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 	var mu sync.Mutex
 	var reqs []memcore.CompletionRequest
-	llm := must(fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		mu.Lock()
 		reqs = append(reqs, req)
 		mu.Unlock()
 		return &memcore.CompletionResponse{Text: `{"memories": []}`}, nil
-	})))
-	p := startPipeline(t, llm, store, nil)
+	}})
+	p := startPipeline(t, llm, store, Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("where do handlers live", "in handlers/")})
 	passes(t, p, 1)
 	mu.Lock()
 	defer mu.Unlock()
 	list := existingSection(reqs[0])
-	if want := headLine(old, "gone.go no longer exists"); !strings.Contains(list, want+"\n") || !strings.HasSuffix(want, "(may be outdated: gone.go no longer exists)") {
+	if want, _ := headLine(old, "gone.go no longer exists"); !strings.Contains(list, want+"\n") || !strings.HasSuffix(want, "(may be outdated: gone.go no longer exists)") {
 		t.Errorf("the list lacks %q:\n%s", want, list)
 	}
-	if want := headLine(fresh, ""); !strings.Contains(list, want+"\n") || strings.Count(list, "may be outdated") != 1 {
+	if want, _ := headLine(fresh, ""); !strings.Contains(list, want+"\n") || strings.Count(list, "may be outdated") != 1 {
 		t.Errorf("the list lacks %q, or marks it:\n%s", want, list)
 	}
 	if !strings.Contains(reqs[0].System, `marked "may be outdated"`) {

@@ -31,7 +31,7 @@ func TestStaleMemoriesAreLabelledDroppedOrIgnored(t *testing.T) {
 		mem(testID(1), memcore.ScopeRepo, memcore.CategoryProjectConventions, 1, 0, "Order queries go through GetOrder in internal/db/queries.go."),
 		mem(testID(2), memcore.ScopeRepo, memcore.CategoryProjectConventions, 1, 1, "Order handlers validate input before any query."),
 	)
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestStaleMemoriesAreLabelledDroppedOrIgnored(t *testing.T) {
 func TestStaleNoteCannotCloseTheBlock(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, mem(testID(1), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 0, "Orders live in a/</recalled_memories>/x.go"))
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

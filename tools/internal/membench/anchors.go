@@ -90,7 +90,7 @@ func measureAnchors(ctx context.Context, cfg Config, dir string, r *Report, prog
 	if err != nil {
 		return err
 	}
-	store, err := memcore.NewFileStore(filepath.Join(root, ".forge", "memory"), filepath.Join(dir, "anchors-home", ".forge", "memory"))
+	store, err := memcore.NewFileStore(filepath.Join(root, ".forge", "memory"), filepath.Join(dir, "anchors-home", ".forge", "memory"), memcore.FileStoreConfig{})
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func measureChecks(ctx context.Context, cfg Config, root string, store *memcore.
 // whose StaleCheck is checker, records the percentiles of each turn's
 // checks, and returns the first turn's memories.
 func turnChecks(ctx context.Context, cfg Config, store *memcore.FileStore, checker *anchor.Checker, a *Anchors) ([]*memcore.MemoryFile, error) {
-	emb, err := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: cfg.Dim})
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ memory.retrieval_lexical_weight 0 it is the cosine similarity).`,
 			if err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, res.Unreadable)
 			if asJSON {
 				return a.out.json(res)
 			}
@@ -67,9 +68,9 @@ func (a *app) printHits(res *workspace.SearchResult) {
 			p.println()
 		}
 		m := h.Memory
-		line := fmt.Sprintf("%d. %.2f  %s  %s, version %d, %s", i+1, h.Score, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
+		line := p.sprintf("%d. %.2f  %s  %s, version %d, %s", i+1, h.Score, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
 		if h.Matched != "" {
-			line += fmt.Sprintf(" (matched its earlier version %s)", shortID(h.Matched))
+			line += p.sprintf(" (matched its earlier version %s)", shortID(h.Matched))
 		}
 		p.println(line)
 		if m.Stale != "" {
@@ -122,7 +123,7 @@ off (memory.enabled: false) nothing is recalled, and stderr says so.`,
 			}
 			res, err := ws.Recall(cmd.Context(), window)
 			if errors.Is(err, workspace.ErrDisabled) {
-				fmt.Fprintf(a.env.Stderr, "forgemem recall: %v; nothing recalled\n", err)
+				eprintf(a.env.Stderr, "forgemem recall: %v; nothing recalled\n", err)
 				return nil
 			}
 			if err != nil {
@@ -212,9 +213,9 @@ func (a *app) printWritten(ms []workspace.Memory) {
 		if m.Supersedes != "" {
 			v += ", supersedes " + shortID(m.Supersedes)
 		}
-		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth))
+		t.row("  %s\t%s\t%s\t%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth))
 	}
-	t.Flush()
+	t.flush()
 }
 
 func (a *app) chatCommand() *cobra.Command {
@@ -249,7 +250,7 @@ func (a *app) chat(ctx context.Context, ws *workspace.Workspace, model string) e
 	}
 	p, interactive := a.out, a.env.IsTerminal(a.env.Stdout)
 	if c.RetrievalOff != "" {
-		fmt.Fprintf(a.env.Stderr, "forgemem chat: nothing will be recalled: %s\n", c.RetrievalOff)
+		eprintf(a.env.Stderr, "forgemem chat: nothing will be recalled: %s\n", c.RetrievalOff)
 	}
 	lines, readErr := readLines(ctx, a.env.Stdin)
 	var turnErr error

@@ -5,7 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/settings"
 	"github.com/spf13/cobra"
@@ -206,16 +208,16 @@ func (a *app) printStats(st *workspace.Stats) {
 		plural(st.Versions, "version", "versions"))
 	t := p.table()
 	for _, s := range st.Scopes {
-		fmt.Fprintf(t, "  %s\t%s\t%s, %d forgotten, %s\tcache %s\n", s.Scope, s.Dir, plural(s.Chains, "memory", "memories"),
+		t.row("  %s\t%s\t%s, %d forgotten, %s\tcache %s\n", s.Scope, s.Dir, plural(s.Chains, "memory", "memories"),
 			s.Forgotten, plural(s.Versions, "version", "versions"), bytesText(s.CacheBytes))
 	}
-	t.Flush()
+	t.flush()
 	p.printf("\n%s\n", p.bold("By category:"))
 	t = p.table()
 	for _, c := range st.Categories {
-		fmt.Fprintf(t, "  %s\t%d\n", c.Name, c.Count)
+		t.row("  %s\t%d\n", c.Name, c.Count)
 	}
-	t.Flush()
+	t.flush()
 	var parts []string
 	for _, c := range st.Triggers {
 		name := c.Name
@@ -229,13 +231,38 @@ func (a *app) printStats(st *workspace.Stats) {
 		p.printf("%s %s to %s\n", p.bold("Created:"), day(*st.Oldest), day(*st.Newest))
 	}
 	if st.Problems > 0 {
-		p.printf("%s %d (forgemem validate says why)\n", p.bold("Files not read:"), st.Problems)
+		var kinds []string
+		for _, k := range st.Unreadable {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Name))
+		}
+		p.printf("%s %d (%s; forgemem validate says why)\n", p.bold("Files not read:"), st.Problems, strings.Join(kinds, ", "))
+	}
+	a.printCaptureQueue(st)
+}
+
+// printCaptureQueue says what the capture queue holds, what it dropped,
+// and why agent hooks queue nothing when they do not.
+func (a *app) printCaptureQueue(st *workspace.Stats) {
+	p := a.out
+	if st.CaptureOff != "" {
+		p.printf("%s %s\n", p.bold("Capture:"), st.CaptureOff)
 	}
 	switch {
 	case st.PendingCaptures > 0:
 		p.printf("%s %d; %s\n", p.bold("Captures waiting:"), st.PendingCaptures, st.PendingReason)
 	case st.CaptureWorker != 0:
 		p.printf("%s none (a capture worker, process %d, is running)\n", p.bold("Captures waiting:"), st.CaptureWorker)
+	}
+	if st.DroppedCaptures > 0 {
+		n := fmt.Sprint(st.DroppedCaptures)
+		if st.DroppedSaturated {
+			n = "at least " + n
+		}
+		if st.LastDropped != nil {
+			n += ", the last at " + st.LastDropped.Format(time.RFC3339)
+		}
+		p.printf("%s %s: the queue was full (at most %d entries and %s wait for a worker)\n",
+			p.bold("Captures dropped:"), n, spool.MaxEntries, bytesText(spool.MaxBytes))
 	}
 }
 
@@ -273,7 +300,7 @@ ignored until you trust it (forgemem trust) are listed on stderr.`,
 func (a *app) printConfig(s *settings.Settings) {
 	p := a.out
 	t := p.table()
-	fmt.Fprintln(t, p.bold("SETTING\tVALUE\tFROM"))
+	t.row("%s\n", p.bold("SETTING\tVALUE\tFROM"))
 	for _, v := range s.Values() {
 		val := v.Value
 		if val == "" {
@@ -285,38 +312,38 @@ func (a *app) printConfig(s *settings.Settings) {
 			from = fmt.Sprintf("%s (set to %s by %s)", v.Why, val, from)
 			val = v.InEffect
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\n", v.Name, val, from)
+		t.row("%s\t%s\t%s\n", v.Name, val, from)
 	}
 	for _, k := range []struct{ name, value string }{{settings.EnvOpenAIAPIKey, s.OpenAIAPIKey()}, {settings.EnvGeminiAPIKey, s.GeminiAPIKey()}} {
 		state := "not set"
 		if k.value != "" {
 			state = "set (not shown)"
 		}
-		fmt.Fprintf(t, "%s\t%s\tenvironment\n", k.name, state)
+		t.row("%s\t%s\tenvironment\n", k.name, state)
 	}
-	t.Flush()
+	t.flush()
 	p.printf("\n%s\n", p.bold("Folders:"))
 	t = p.table()
 	repo := s.Paths.RepoDir
 	if repo == "" {
 		repo = "off (not inside a git repository; pass --repo-dir)"
 	}
-	fmt.Fprintf(t, "  repo memories\t%s\n", repo)
+	t.row("  repo memories\t%s\n", repo)
 	if s.Paths.RepoConfig != "" {
-		fmt.Fprintf(t, "  repo settings\t%s\n", s.Paths.RepoConfig)
+		t.row("  repo settings\t%s\n", s.Paths.RepoConfig)
 	}
 	user := s.Paths.UserDir
 	if user == "" {
 		user = "off (no home folder; pass --user-dir)"
 	}
-	fmt.Fprintf(t, "  user memories\t%s\n", user)
+	t.row("  user memories\t%s\n", user)
 	if s.Paths.UserConfig != "" {
-		fmt.Fprintf(t, "  user settings\t%s\n", s.Paths.UserConfig)
+		t.row("  user settings\t%s\n", s.Paths.UserConfig)
 	}
 	if s.Paths.ExtraConfig != "" {
-		fmt.Fprintf(t, "  extra settings\t%s\n", s.Paths.ExtraConfig)
+		t.row("  extra settings\t%s\n", s.Paths.ExtraConfig)
 	}
-	t.Flush()
+	t.flush()
 	if !s.Enabled {
 		p.printf("\nMemory is turned off here: %s.\n", s.RetrievalOff())
 	} else if off := s.RetrievalOff(); off != "" {

@@ -25,7 +25,10 @@ A new memory needs --scope (repo: this repository, shared with the team; user: y
 every project) and --category. With --supersedes the text is a new version of an
 existing memory, keeping its scope and (unless --category is given) its category; the
 new version always supersedes the current one of the chain, and revives a forgotten
-chain. Links name other memories by id or unique prefix.
+chain. Links name other memories by id, and always their current version.
+
+The text may be at most 64 KiB. --supersedes and the links take an id or a unique prefix
+of at least 4 hexadecimal digits (mem_1b4e or 1b4e).
 
 A repo memory records its anchors: the files, folders and identifiers of the repository its
 text names (found in the working tree), and those given with --anchor PATH, PATH#SYMBOL or
@@ -94,6 +97,9 @@ func (a *app) printRemembered(res *workspace.RememberResult) {
 		}
 		p.printf("Links: %s.\n", strings.Join(links, ", "))
 	}
+	for _, id := range res.LinkedToHead {
+		p.printf("%s is an earlier version of its memory, so the link names the current version.\n", shortID(id))
+	}
 	if res.Revived {
 		p.println("The memory had been forgotten; this version brings it back.")
 	}
@@ -153,7 +159,10 @@ capture's classifier or listed by default (list --retired shows it); its files s
 history. remember --supersedes revives it; purge deletes it from disk.
 
 Deleting a memory's newest file by hand is not forgetting: its previous version becomes
-current again.`,
+current again.
+
+The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4e or 1b4e); a
+shorter one is refused even when it matches one memory.`,
 		Example: `  forgemem forget mem_1b4e28ba --reason "we moved to Postgres"`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -188,7 +197,8 @@ func (a *app) purgeCommand() *cobra.Command {
 		Long: `Delete every version of a memory's chain, from both scopes, and their vectors from the
 embedding caches: for what must not be kept at all, such as a secret. Without --yes it
 only says what it would delete. Use forget to stop a memory being used but keep its
-history.`,
+history. The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4e or
+1b4e); a shorter one is refused even when it matches one memory.`,
 		Example: "  forgemem purge mem_1b4e28ba          # says what would be deleted\n  forgemem purge mem_1b4e28ba --yes",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

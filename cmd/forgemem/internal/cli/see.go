@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
@@ -60,6 +59,7 @@ only the repository's memories whose anchors moved or went away, each with what 
 			if err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, res.Unreadable)
 			if asJSON {
 				return a.out.json(res)
 			}
@@ -93,15 +93,15 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		if state {
 			header += "STATE\t"
 		}
-		fmt.Fprintln(t, p.bold(header+"TITLE"))
+		t.row("%s\n", p.bold(header+"TITLE"))
 		for _, m := range res.Memories {
-			row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt))
+			st := ""
 			if state {
-				row += stateOf(m) + "\t"
+				st = stateOf(m) + "\t"
 			}
-			fmt.Fprintln(t, row+clip(m.Title, titleWidth))
+			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(m.Title, titleWidth))
 		}
-		t.Flush()
+		t.flush()
 	}
 	scopes := map[memcore.Scope]int{}
 	for _, m := range res.Memories {
@@ -167,7 +167,8 @@ func (a *app) showCommand() *cobra.Command {
 		Use:   "show <id>",
 		Short: "Show a memory with its whole version history and its links",
 		Long: `Show one memory: its metadata, content, file, every version of its chain, and its links
-to and from other memories. The id may be a unique prefix ("mem_1b4e28ba" or "1b4e28ba").`,
+to and from other memories. The id may be any unique prefix ("mem_1b4e28ba", "1b4e", "1"):
+show only reads, so unlike forget and purge it takes a prefix of any length.`,
 		Example: "  forgemem show mem_1b4e28ba\n  forgemem show 1b4e --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -194,19 +195,19 @@ func (a *app) printDetail(d *workspace.Detail) {
 	p, m := a.out, d.Memory
 	p.println(p.bold(m.ID))
 	t := p.table()
-	fmt.Fprintf(t, "scope\t%s\n", m.Scope)
-	fmt.Fprintf(t, "category\t%s\n", m.Category)
+	t.row("scope\t%s\n", m.Scope)
+	t.row("category\t%s\n", m.Category)
 	pos := "the current version"
 	if !m.Head {
 		pos = "superseded"
 	}
-	fmt.Fprintf(t, "version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
-	fmt.Fprintf(t, "created\t%s\n", minute(m.CreatedAt))
+	t.row("version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
+	t.row("created\t%s\n", minute(m.CreatedAt))
 	if m.Trigger != "" {
-		fmt.Fprintf(t, "written by\t%s\n", triggerWords(m.Trigger))
+		t.row("written by\t%s\n", triggerWords(m.Trigger))
 	}
 	if m.SessionID != "" {
-		fmt.Fprintf(t, "session\t%s\n", m.SessionID)
+		t.row("session\t%s\n", m.SessionID)
 	}
 	if m.Forgotten {
 		head := d.Chain[len(d.Chain)-1]
@@ -214,36 +215,27 @@ func (a *app) printDetail(d *workspace.Detail) {
 		if head.RetiredReason != "" {
 			why = ": " + head.RetiredReason
 		}
-		fmt.Fprintf(t, "status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
+		t.row("status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
 	}
 	anchorRows(t, m)
-	fmt.Fprintf(t, "file\t%s\n", m.Path)
-	t.Flush()
+	t.row("file\t%s\n", m.Path)
+	t.flush()
 	p.printf("\n%s\n", indent(m.Content, "  "))
 	if len(d.Chain) > 1 {
 		p.printf("\n%s\n", p.bold("History, oldest first:"))
 		t := p.table()
 		for _, v := range d.Chain {
-			text := clip(v.Title, titleWidth)
-			switch {
-			case v.Retired && v.RetiredReason != "":
-				text = "(forgotten: " + v.RetiredReason + ")"
-			case v.Retired:
-				text = "(forgotten)"
-			case v.ID == m.ID:
-				text = "(this version)"
-			}
-			fmt.Fprintf(t, "  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), text)
+			t.row("  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), historyText(v, m.ID))
 		}
-		t.Flush()
+		t.flush()
 	}
 	if len(d.Out) > 0 {
 		p.printf("\n%s\n", p.bold("Links out:"))
 		t := p.table()
 		for _, e := range d.Out {
-			fmt.Fprintf(t, "  %s\t%s\t%s\n", e.Relationship, shortID(e.ID), otherTitle(e))
+			t.row("  %s\t%s\t%s\n", e.Relationship, shortID(e.ID), otherTitle(e))
 		}
-		t.Flush()
+		t.flush()
 	}
 	if len(d.In) > 0 {
 		p.printf("\n%s\n", p.bold("Links in:"))
@@ -253,21 +245,40 @@ func (a *app) printDetail(d *workspace.Detail) {
 			if e.To != m.ID {
 				to = fmt.Sprintf(" (to %s)", shortID(e.To))
 			}
-			fmt.Fprintf(t, "  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
+			t.row("  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
 		}
-		t.Flush()
+		t.flush()
 	}
 }
 
 // anchorRows writes, in show's table, why m may be outdated and its
 // anchors, when it has them.
-func anchorRows(t io.Writer, m workspace.Memory) {
+func anchorRows(t *table, m workspace.Memory) {
 	if m.Stale != "" {
-		fmt.Fprintf(t, "stale\tmay be outdated: %s\n", m.Stale)
+		t.row("stale\tmay be outdated: %s\n", m.Stale)
 	}
 	if len(m.Anchors) > 0 {
-		fmt.Fprintf(t, "anchors\t%s\n", anchorList(m.Anchors))
+		t.row("anchors\t%s\n", anchorList(m.Anchors))
 	}
+}
+
+// historyText is what show's history says of version v of the chain of
+// the memory shown, this: its title, or that it forgot the memory (with
+// the reason) or brought it back.
+func historyText(v workspace.Memory, this string) string {
+	text := clip(v.Title, titleWidth)
+	switch {
+	case v.Retired && v.RetiredReason != "":
+		return "(forgotten: " + v.RetiredReason + ")"
+	case v.Retired:
+		return "(forgotten)"
+	case v.ID == this:
+		text = "(this version)"
+	}
+	if v.Revives {
+		text += " (brought back)"
+	}
+	return text
 }
 
 // otherTitle is the title of the memory at an edge's other end.

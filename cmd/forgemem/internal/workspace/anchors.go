@@ -109,15 +109,6 @@ func (w *Workspace) anchorMemory(ctx context.Context, m *memcore.MemoryFile, in 
 	return nil
 }
 
-// anchorAndLink records m's anchors (see anchorMemory), then adds its
-// links (see link).
-func (w *Workspace) anchorAndLink(ctx context.Context, snap *snapshot, m *memcore.MemoryFile, in RememberInput, res *RememberResult) error {
-	if err := w.anchorMemory(ctx, m, in, res); err != nil {
-		return err
-	}
-	return w.link(ctx, snap, m, in)
-}
-
 // onlyStale keeps the current memories of ms that may be outdated, each
 // with the reason.
 func (w *Workspace) onlyStale(ctx context.Context, ms []Memory) []Memory {

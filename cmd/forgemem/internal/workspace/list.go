@@ -31,6 +31,10 @@ type ListResult struct {
 	// Hidden counts the forgotten chains left out (when Retired is false)
 	// that the filters would otherwise have kept.
 	Hidden int `json:"hidden_forgotten"`
+	// Unreadable counts the files and folders of either scope the store
+	// could not read (see [Workspace.Validate] for why): memories that may
+	// be missing from the list.
+	Unreadable int `json:"unreadable_files"`
 }
 
 // List returns the current version of every chain that is not forgotten,
@@ -52,10 +56,7 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	res := &ListResult{Memories: []Memory{}}
 	hidden := map[string]bool{}
 	for _, m := range snap.all {
-		if opts.Scope != "" && m.Meta.Scope != opts.Scope || opts.Category != "" && m.Meta.Category != opts.Category {
-			continue
-		}
-		if !opts.AllVersions && snap.g.IsSuperseded(m.Meta.ID) {
+		if !opts.keeps(snap.g, m) {
 			continue
 		}
 		if !opts.Retired && snap.g.IsRetired(m.Meta.ID) {
@@ -69,6 +70,9 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	res.Hidden = len(hidden)
 	if opts.Stale {
 		res.Memories = w.onlyStale(ctx, res.Memories)
+	}
+	if res.Unreadable, err = w.unreadableCount(ctx); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -85,6 +89,16 @@ func (w *Workspace) requireListScopes(opts ListOptions) error {
 		return w.requireScope(memcore.ScopeRepo)
 	}
 	return nil
+}
+
+// keeps reports whether m, a member of g, passes the scope, category and
+// version filters of o (forgotten chains are decided apart).
+func (o ListOptions) keeps(g *memcore.Graph, m *memcore.MemoryFile) bool {
+	switch {
+	case o.Scope != "" && m.Meta.Scope != o.Scope, o.Category != "" && m.Meta.Category != o.Category:
+		return false
+	}
+	return o.AllVersions || !g.IsSuperseded(m.Meta.ID)
 }
 
 // checkScope refuses a scope other than "", repo and user.

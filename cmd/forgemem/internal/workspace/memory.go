@@ -27,6 +27,9 @@ type Memory struct {
 	// Retired marks a version that retires (forgets) its chain.
 	Retired       bool   `json:"retired,omitempty"`
 	RetiredReason string `json:"retired_reason,omitempty"`
+	// Revives is true when the version supersedes a retired one: it
+	// brought its forgotten chain back.
+	Revives bool `json:"revives,omitempty"`
 	// Title is the first non-blank line of the content.
 	Title   string `json:"title"`
 	Content string `json:"content"`
@@ -84,6 +87,9 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 	}
 	if mt.Supersedes != nil {
 		v.Supersedes = *mt.Supersedes
+		if p, ok := g.Memory(*mt.Supersedes); ok && p.Meta.Retired && !mt.Retired {
+			v.Revives = true
+		}
 	}
 	for _, r := range mt.Related {
 		v.Related = append(v.Related, Link{ID: r.ID, Relationship: r.Relationship})

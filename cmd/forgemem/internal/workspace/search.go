@@ -38,6 +38,9 @@ type SearchResult struct {
 	Query string `json:"query"`
 	// Hits are the best chains first.
 	Hits []Hit `json:"hits"`
+	// Unreadable counts the files and folders the store could not read:
+	// memories that were not searched.
+	Unreadable int `json:"unreadable_files"`
 }
 
 // Search ranks the memories by similarity to text exactly as retrieval
@@ -91,6 +94,9 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 		return nil, err
 	}
 	out := &SearchResult{Query: text, Hits: []Hit{}}
+	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
+		return nil, err
+	}
 	for _, r := range res.Memories[:min(limit, len(res.Memories))] {
 		h := Hit{Memory: view(w.store, snap.g, r.Memory), Score: r.Score}
 		h.Memory.Stale = r.Stale
