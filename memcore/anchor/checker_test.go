@@ -2,6 +2,7 @@ package anchor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,32 @@ func TestAnchorsAreBounded(t *testing.T) {
 	c := newChecker(t, root)
 	if n := len(c.Anchors(context.Background(), text.String(), nil, nil).Anchors); n != DefaultMaxAnchors {
 		t.Errorf("%d anchors, want %d", n, DefaultMaxAnchors)
+	}
+}
+
+// A flood of proposals (an agent's tool call) is cut before any is looked
+// up: no walk of the tree per proposal.
+func TestAFloodOfAnchorsIsCut(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, shop)
+	c := newChecker(t, root)
+	flood := make([]memcore.Anchor, 10_000)
+	for i := range flood {
+		flood[i] = memcore.Anchor{Symbol: fmt.Sprintf("MissingName%d", i)}
+	}
+	before := c.reads.Load()
+	r := c.Anchors(context.Background(), "", flood, flood)
+	if len(r.Dropped) != len(flood) || len(r.Anchors) != DefaultMaxAnchors {
+		t.Errorf("%d dropped, %d recorded; want all %d proposals dropped and %d given kept", len(r.Dropped), len(r.Anchors), len(flood), DefaultMaxAnchors)
+	}
+	goFiles := 0
+	for name := range shop {
+		if strings.HasSuffix(name, ".go") {
+			goFiles++
+		}
+	}
+	if n := c.reads.Load() - before; n > int64(DefaultMaxAnchors*goFiles) {
+		t.Errorf("%d files read for the flood, want at most %d", n, DefaultMaxAnchors*goFiles)
 	}
 }
 

@@ -30,10 +30,12 @@ type Result struct {
 //   - given anchors (a person's, or a hand-edited file's) are honoured:
 //     recorded whether or not the tree has them now (those it has not are
 //     listed in Missing); only an anchor that is not valid is dropped;
+//     beyond Config.MaxAnchors of them, the rest are not looked at;
 //   - proposed anchors (a model's: the capture classifier's, an agent's)
 //     are recorded only when the tree has them: the path exists, and
 //     defines the symbol; a symbol without a path is placed in the one
-//     package that declares it, or dropped;
+//     package that declares it, or dropped; beyond Config.MaxAnchors of
+//     them, the rest are dropped unexamined;
 //   - the anchors the text names are extracted deterministically: path-like
 //     tokens naming a file or folder of the tree (internal/db/queries.go,
 //     db/migrations/, go.mod; a file name alone when one file of the tree
@@ -51,6 +53,11 @@ func (c *Checker) Anchors(ctx context.Context, text string, proposed, given []me
 	k := c.begin(ctx)
 	var r Result
 	var out []memcore.Anchor
+	given = given[:min(len(given), c.cfg.MaxAnchors)]
+	if len(proposed) > c.cfg.MaxAnchors {
+		r.Dropped = append(r.Dropped, proposed[c.cfg.MaxAnchors:]...)
+		proposed = proposed[:c.cfg.MaxAnchors]
+	}
 	for _, a := range given {
 		if a.Validate() != nil {
 			continue
