@@ -2,6 +2,7 @@ package memcapture
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,6 +24,12 @@ type replyItem struct {
 		Relationship string `json:"relationship"`
 	} `json:"related"`
 	Evidence replyEvidence `json:"evidence"`
+	// Anchors are the paths and symbols of the repository the memory
+	// names, as the model read them; "" for the part it does not give.
+	Anchors []struct {
+		Path   string `json:"path"`
+		Symbol string `json:"symbol"`
+	} `json:"anchors"`
 }
 
 // build validates the classifier's items against the store as listed (g)
@@ -45,6 +52,10 @@ type replyItem struct {
 //     or into the memory's own chain are dropped, and duplicates merged;
 //   - who stated it (the source) and its evidence are checked against the
 //     window (provenanceOf);
+//   - anchors that are not valid (memcore.Anchor.Validate), and every
+//     anchor of a user-scope memory, are dropped; the others are kept as
+//     the model's proposals, for the store to check against the tree (see
+//     Pipeline's documentation);
 //   - the result must pass memcore's Validate.
 //
 // Each skipped item and dropped link is counted and logged.
@@ -124,6 +135,7 @@ func (b *passBuilder) item(i int, raw json.RawMessage) *memcore.MemoryFile {
 	}
 	m.Meta.Related = b.edges(m, pred, it)
 	b.provenance(i, m, it.Evidence)
+	m.Meta.Anchors = b.anchors(i, f.scope, it)
 	if err := m.Validate(); err != nil {
 		b.p.stats.invalid.Add(1)
 		b.log.Warn().Err(redactErr(err)).Int("item", i).Msg("memcapture: memory fails validation (skipped)")
@@ -273,6 +285,26 @@ func (b *passBuilder) provenance(i int, m *memcore.MemoryFile, ev replyEvidence)
 		b.p.stats.evidenceNotFound.Add(1)
 		b.log.Debug().Int("item", i).Str("id", m.Meta.ID).Msg("memcapture: the item's evidence is not in the conversation (source mixed)")
 	}
+}
+
+// anchors returns the valid anchors of item i, tidied, each once; none for
+// a user-scope memory, which holds in every repository. Each anchor
+// dropped is logged.
+func (b *passBuilder) anchors(i int, scope memcore.Scope, it replyItem) []memcore.Anchor {
+	var out []memcore.Anchor
+	for _, a := range it.Anchors {
+		an := memcore.Anchor{Path: strings.TrimSpace(a.Path), Symbol: strings.Trim(strings.TrimSpace(a.Symbol), "`")}
+		if an.Path == "" && an.Symbol == "" || slices.Contains(out, an) {
+			continue
+		}
+		if err := an.Validate(); err != nil || scope != memcore.ScopeRepo {
+			b.log.Debug().Int("item", i).Str("path", redactStr(clipRunes(an.Path, 80))).Str("symbol", redactStr(clipRunes(an.Symbol, 80))).
+				Msg("memcapture: anchor dropped (not valid, or of a user-scope memory)")
+			continue
+		}
+		out = append(out, an)
+	}
+	return out
 }
 
 // remember records normalized content as seen in scope.

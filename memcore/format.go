@@ -125,11 +125,30 @@ func parseLenient(raw []byte, modTime time.Time) (*MemoryFile, []string, error) 
 
 // decodeFile decodes a memory file without validating its fields.
 func decodeFile(raw []byte) (*MemoryFile, error) {
-	s := string(raw)
+	yamlBlock, body, opening, err := splitFile(string(raw))
+	if err != nil {
+		return nil, err
+	}
+	meta, fast := parseFast(yamlBlock)
+	if !fast {
+		if meta, err = decodeFrontMatter(yamlBlock, opening); err != nil {
+			return nil, err
+		}
+	}
+	meta.normalizeDecoded()
+	body = strings.TrimPrefix(body, "\n")
+	body = strings.TrimSuffix(body, "\n")
+	return &MemoryFile{Meta: meta, Content: body}, nil
+}
+
+// splitFile splits a memory file into its front-matter block and its body,
+// with the file's line number of the opening delimiter (blank lines may
+// come before it), so that YAML errors can name the file's lines. A BOM is
+// dropped, and CRLF line endings become LF when the opening delimiter has
+// one.
+func splitFile(s string) (yamlBlock, body string, opening int, err error) {
 	s = strings.TrimPrefix(s, bom)
-	// Skip blank lines before the opening delimiter, counting them so that
-	// YAML errors can name the file's line numbers.
-	opening := 1 // the file's line number of the opening delimiter
+	opening = 1
 	for {
 		line, rest, ok := strings.Cut(s, "\n")
 		if !ok || strings.TrimSpace(line) != "" {
@@ -140,28 +159,28 @@ func decodeFile(raw []byte) (*MemoryFile, error) {
 	}
 	first, rest, ok := strings.Cut(s, "\n")
 	if strings.TrimRight(first, " \t\r") != "---" {
-		return nil, fmt.Errorf("%w: the first line is not \"---\" (front matter missing)", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: the first line is not \"---\" (front matter missing)", ErrMalformed)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
 	}
 	if strings.HasSuffix(first, "\r") {
 		rest = strings.ReplaceAll(rest, "\r\n", "\n")
 	}
 	yamlBlock, body, found := splitFrontMatter(rest)
 	if !found {
-		return nil, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
 	}
 	if strings.TrimSpace(yamlBlock) == "" {
-		return nil, fmt.Errorf("%w: front matter is empty", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: front matter is empty", ErrMalformed)
 	}
-	meta, fast := parseFast(yamlBlock)
-	if !fast {
-		var err error
-		if meta, err = decodeFrontMatter(yamlBlock, opening); err != nil {
-			return nil, err
-		}
-	}
+	return yamlBlock, body, opening, nil
+}
+
+// normalizeDecoded gives decoded metadata its one form: an empty
+// supersedes, no edges, no extra keys, empty evidence and no anchors read
+// as absent; times in UTC.
+func (meta *MemoryMeta) normalizeDecoded() {
 	if meta.Supersedes != nil && *meta.Supersedes == "" {
 		meta.Supersedes = nil
 	}
@@ -185,10 +204,6 @@ func decodeFile(raw []byte) (*MemoryFile, error) {
 	if len(meta.Anchors) == 0 {
 		meta.Anchors = nil
 	}
-
-	body = strings.TrimPrefix(body, "\n")
-	body = strings.TrimSuffix(body, "\n")
-	return &MemoryFile{Meta: meta, Content: body}, nil
 }
 
 // decodeFrontMatter decodes a front-matter block with the YAML decoder.
@@ -421,21 +436,7 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 	if meta.Trigger != "" {
 		add("trigger", strNode(string(meta.Trigger)))
 	}
-	if meta.Source != SourceUnknown {
-		add("source", strNode(string(meta.Source)))
-	}
-	if meta.Evidence != nil && !meta.Evidence.IsZero() {
-		add("evidence", evidenceNode(meta.Evidence))
-	}
-	if meta.Status != StatusActive {
-		add("status", strNode(string(meta.Status)))
-	}
-	if meta.StatusReason != "" {
-		add("status_reason", strNode(meta.StatusReason))
-	}
-	if len(meta.Anchors) > 0 {
-		add("anchors", anchorsNode(meta.Anchors))
-	}
+	addProvenance(meta, add)
 	if meta.Retired {
 		add("retired", scalarNode("!!bool", "true"))
 	}
@@ -452,6 +453,26 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 	return n, nil
 }
 
+// addProvenance adds the fields of v0.2 that meta sets, in their order:
+// source, evidence, status, status_reason, anchors.
+func addProvenance(meta *MemoryMeta, add func(key string, v *yaml.Node)) {
+	if meta.Source != SourceUnknown {
+		add("source", strNode(string(meta.Source)))
+	}
+	if meta.Evidence != nil && !meta.Evidence.IsZero() {
+		add("evidence", evidenceNode(meta.Evidence))
+	}
+	if meta.Status != StatusActive {
+		add("status", strNode(string(meta.Status)))
+	}
+	if meta.StatusReason != "" {
+		add("status_reason", strNode(meta.StatusReason))
+	}
+	if len(meta.Anchors) > 0 {
+		add("anchors", anchorsNode(meta.Anchors))
+	}
+}
+
 // evidenceNode is the evidence mapping: quote, then at, each when set.
 func evidenceNode(e *Evidence) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -464,13 +485,13 @@ func evidenceNode(e *Evidence) *yaml.Node {
 	return n
 }
 
-// anchorsNode is the anchors sequence: each anchor's path, symbol and
-// blob, each when set.
+// anchorsNode is the anchors sequence: each anchor's path, symbol, blob
+// and commit, each when set.
 func anchorsNode(anchors []Anchor) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for _, a := range anchors {
 		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, kv := range [][2]string{{"path", a.Path}, {"symbol", a.Symbol}, {"blob", a.Blob}} {
+		for _, kv := range [][2]string{{"path", a.Path}, {"symbol", a.Symbol}, {"blob", a.Blob}, {"commit", a.Commit}} {
 			if kv[1] != "" {
 				m.Content = append(m.Content, strNode(kv[0]), strNode(kv[1]))
 			}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // ErrInvalidConfig is memcore.ErrInvalidConfig under this package's name:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,8 +69,10 @@ var table = []key{
 		anyValue),
 	intKey("retrieval_fusion_k", 60, 1, 1000, func(s *Settings) *int { return &s.RetrievalFusionK }, "The constant k of reciprocal-rank fusion: a memory ranked r-th by a ranking gains its weight/(k + r).", "`memretrieve.Config.FusionK`",
 		anyValue),
-	orderedEnumKey("review", memcore.ReviewUntrusted, memcore.ReviewModes(), []memcore.ReviewMode{memcore.ReviewOff, memcore.ReviewUntrusted, memcore.ReviewAll}, func(s *Settings) *memcore.ReviewMode { return &s.Review }, "Which new memories wait for your review (`forgemem review`) before they are recalled: `untrusted` holds those that read like instructions to the agent's tools, quote tool output or are not in your own words; `all` holds every one; `off` holds only the instruction-like ones.", "`memcapture.Config.Review`, `memcore.WriterConfig.Review`",
-		narrowsUp("let memories that could be poisoned be used before you review them")),
+	ranked(enumKey("stale", memretrieve.StaleLabel, []memretrieve.StaleMode{memretrieve.StaleIgnore, memretrieve.StaleLabel, memretrieve.StaleDrop}, func(s *Settings) *memretrieve.StaleMode { return &s.Stale }, "What recall does with a memory whose code moved or went away (its anchors are checked against the working tree): `label` injects it with a note saying what changed, `drop` leaves it out, `ignore` does not check.", "`memretrieve.Config.Stale`",
+		narrowsUp("inject memories whose code moved or went away without a note"))),
+	ranked(enumKey("review", memcore.ReviewUntrusted, []memcore.ReviewMode{memcore.ReviewOff, memcore.ReviewUntrusted, memcore.ReviewAll}, func(s *Settings) *memcore.ReviewMode { return &s.Review }, "Which new memories wait for your review (`forgemem review`) before they are recalled: `untrusted` holds those that read like instructions to the agent's tools, quote tool output or are not in your own words; `all` holds every one; `off` holds only the instruction-like ones.", "`memcapture.Config.Review`, `memcore.WriterConfig.Review`",
+		narrowsUp("let memories that could be poisoned be used before you review them"))),
 }
 
 // Key describes one setting, for help texts, flag definitions and the
@@ -176,9 +177,6 @@ type key struct {
 	// values are the values of a boolean or one-of key, as a file writes
 	// them; nil for the others.
 	values []string
-	// order lists the values of an ordered one-of key from the laxest to
-	// the strictest (orderedEnumKey); nil for the others.
-	order []string
 }
 
 func (k *key) fullName() string { return Section + "." + k.name }
@@ -345,6 +343,22 @@ func stringKey(name string, field func(*Settings) *string, doc, setting string, 
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
+// ranked orders the values of an enum key, listed in k.values from the
+// widest to the narrowest, for its trust rule (narrowsUp).
+func ranked(k key) key {
+	rank := func(s *Settings) int {
+		v := k.get(s)
+		for i, name := range k.values {
+			if name == v {
+				return i
+			}
+		}
+		return -1
+	}
+	k.cmp = func(a, b *Settings) int { return cmp.Compare(rank(a), rank(b)) }
+	return k
+}
+
 // enumKey accepts one of values, exactly.
 func enumKey[T ~string](name string, def T, values []T, field func(*Settings) *T, doc, setting string, trust trustRule) key {
 	names := make([]string, len(values))
@@ -366,21 +380,6 @@ func enumKey[T ~string](name string, def T, values []T, field func(*Settings) *T
 		},
 		get: func(s *Settings) string { return string(*field(s)) },
 	}
-}
-
-// orderedEnumKey is an enumKey whose values are ordered, from the laxest
-// to the strictest in order: its cmp compares them by that order, for a
-// trust rule that lets a stricter value narrow.
-func orderedEnumKey[T ~string](name string, def T, values, order []T, field func(*Settings) *T, doc, setting string, trust trustRule) key {
-	k := enumKey(name, def, values, field, doc, setting, trust)
-	k.order = make([]string, len(order))
-	for i, v := range order {
-		k.order[i] = string(v)
-	}
-	k.cmp = func(a, b *Settings) int {
-		return cmp.Compare(slices.Index(order, *field(a)), slices.Index(order, *field(b)))
-	}
-	return k
 }
 
 // urlKey is empty or an absolute http or https URL without credentials, a

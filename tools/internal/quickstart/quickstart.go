@@ -4,6 +4,7 @@ package quickstart
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
@@ -25,6 +26,9 @@ func Run(ctx context.Context, ask Ask, turns <-chan string) error {
 	s, err := settings.Load(opts)
 	if err != nil {
 		return err // every mistake, by file and line, variable or flag
+	}
+	for _, w := range s.Warnings { // a cloned repository's settings the user has not trusted
+		fmt.Fprintln(os.Stderr, "forgemem:", w)
 	}
 	client, err := openai.New(openai.Config{APIKey: s.OpenAIAPIKey(), BaseURL: s.BaseURL,
 		Model: s.ClassifierModel, EmbeddingModel: s.EmbeddingModel})

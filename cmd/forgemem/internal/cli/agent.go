@@ -82,6 +82,9 @@ func (a *app) printHits(res *workspace.SearchResult) {
 			line += p.sprintf(" (waits for review: %s)", m.StatusReason)
 		}
 		p.println(line)
+		if m.Stale != "" {
+			p.printf("   may be outdated: %s\n", m.Stale)
+		}
 		p.println(indent(m.Content, "   "))
 	}
 }

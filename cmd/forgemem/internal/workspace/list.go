@@ -24,6 +24,10 @@ type ListOptions struct {
 	// by default: a memory whose change waits is listed as it is in force,
 	// and, with Pending, its change after it.
 	Pending bool
+	// Stale keeps the current repo memories whose anchors say they may be
+	// outdated, each with the reason (Memory.Stale). It needs the repo
+	// scope.
+	Stale bool
 }
 
 // ListResult is what [Workspace.List] found.
@@ -50,10 +54,8 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	if err := checkScope(opts.Scope); err != nil {
 		return nil, err
 	}
-	if opts.Scope != "" {
-		if err := w.requireScope(opts.Scope); err != nil {
-			return nil, err
-		}
+	if err := w.requireListScopes(opts); err != nil {
+		return nil, err
 	}
 	if err := checkCategory(opts.Category); err != nil {
 		return nil, err
@@ -71,6 +73,9 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	if opts.Pending && !opts.AllVersions {
 		res.Memories = w.withWaitingHeads(snap, opts, res.Memories)
 		res.HiddenPending = 0
+	}
+	if opts.Stale {
+		res.Memories = w.onlyStale(ctx, res.Memories)
 	}
 	if res.Unreadable, err = w.unreadableCount(ctx); err != nil {
 		return nil, err
@@ -129,6 +134,20 @@ func (w *Workspace) withWaitingHeads(snap *snapshot, opts ListOptions, listed []
 	}
 	slices.SortStableFunc(listed, func(a, b Memory) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
 	return listed
+}
+
+// requireListScopes checks that the scopes opts need are on: the one it
+// names, and the repo scope for Stale.
+func (w *Workspace) requireListScopes(opts ListOptions) error {
+	if opts.Scope != "" {
+		if err := w.requireScope(opts.Scope); err != nil {
+			return err
+		}
+	}
+	if opts.Stale {
+		return w.requireScope(memcore.ScopeRepo)
+	}
+	return nil
 }
 
 // keeps reports whether m, a member of g, passes the scope, category and

@@ -46,6 +46,13 @@ type RememberInput struct {
 	// (memory.review); an agent's waits for review unless review is off,
 	// and an agent may not change a memory that waits.
 	Source memcore.Source
+	// Anchors are the paths and symbols of the repository the memory is
+	// about, as a person gives them: recorded whether or not the working
+	// tree has them now (RememberResult.MissingAnchors lists those it has
+	// not). Proposed are an agent's: recorded only when the tree has them.
+	// The anchors the text names are recorded either way. Only a repo
+	// memory has anchors.
+	Anchors, Proposed []memcore.Anchor
 }
 
 // RememberResult says what [Workspace.Remember] wrote.
@@ -65,6 +72,12 @@ type RememberResult struct {
 	// was being written: the new version supersedes it instead, with that
 	// session's links (memcore.Writer, as capture writes).
 	Raced string `json:"raced,omitempty"`
+	// MissingAnchors are the anchors given that the working tree does not
+	// have now: recorded all the same, and reported stale.
+	MissingAnchors []memcore.Anchor `json:"missing_anchors,omitempty"`
+	// DroppedAnchors are the proposed anchors the tree does not have: not
+	// recorded.
+	DroppedAnchors []memcore.Anchor `json:"dropped_anchors,omitempty"`
 	// LinkedToHead are the ids given to link to that are earlier versions
 	// of their chains: each link names the chain's current version
 	// instead.
@@ -132,6 +145,9 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 	}
 	m.Content = clean
 	m.Meta.Source = cmp.Or(in.Source, memcore.SourceUser)
+	if err := w.anchorMemory(ctx, m, in, res); err != nil {
+		return nil, err
+	}
 	if err := w.link(ctx, snap, m, in, res); err != nil {
 		return nil, err
 	}

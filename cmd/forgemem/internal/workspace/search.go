@@ -88,6 +88,8 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	cfg.MaxMemories = MaxSearchLimit
 	cfg.InjectionTokenBudget = 1 << 30
 	cfg.Timeout = max(cfg.Timeout, searchTimeout)
+	// A search shows what is stored, outdated or not, with the reason.
+	cfg.StaleCheck, cfg.Stale = w.staleCheck(), memretrieve.StaleLabel
 	purpose, store := "search", memcore.MemoryStore(w.store)
 	if pending {
 		purpose, store = "search with pending", pendingInForce{w.store}
@@ -119,7 +121,7 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 
 // hits describes the memories a search found as they are in snap (with
 // their status: the engine of a search with pending memories reads them as
-// in force).
+// in force), each with why it may be outdated.
 func (w *Workspace) hits(snap *snapshot, found []memretrieve.Recalled) []Hit {
 	out := []Hit{}
 	for _, r := range found {
@@ -128,6 +130,7 @@ func (w *Workspace) hits(snap *snapshot, found []memretrieve.Recalled) []Hit {
 			m = r.Memory
 		}
 		h := Hit{Memory: view(w.store, snap.g, m), Score: r.Score}
+		h.Memory.Stale = r.Stale
 		if r.Via.Matched != r.Memory.Meta.ID {
 			h.Matched = r.Via.Matched
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/anchor"
 	"github.com/forgemem/forgemem/memretrieve"
 	"github.com/forgemem/forgemem/settings"
 	"github.com/rs/zerolog"
@@ -50,6 +51,10 @@ type Workspace struct {
 	// was last built from; builds counts the index builds.
 	built  map[string]folderState
 	builds atomic.Int64
+
+	// anchors checks the repository's anchors (see Workspace.Anchors).
+	anchorsOnce sync.Once
+	anchors     *anchor.Checker
 }
 
 // Open opens the memory folders s locates (s.Paths): the repository's,
