@@ -60,7 +60,7 @@ func (c WriterConfig) check(bad *FieldErrors) {
 // that then says what that head says is not written at all.
 // [Graph.Duplicate] is the check the callers make before they write.
 // [Writer.Approve] and [Writer.Reject] are a person's review of a pending
-// memory.
+// memory; [Writer.Revise] is a tool's mechanical revision of one.
 //
 // A Writer is safe for concurrent use; the store makes writes exclusive
 // (see [MemoryStore].Write).
@@ -270,6 +270,26 @@ func (w *Writer) Reject(ctx context.Context, pending *MemoryFile, reason, sessio
 		return nil, fmt.Errorf("memcore: reject %s: %w", pending.Meta.ID, err)
 	}
 	return res, nil
+}
+
+// Revise writes m, a mechanical revision of pred made by a tool — an
+// anchor's path fixed after a rename, say — with pred's source, evidence,
+// status and status_reason: a revision changes neither who stated a memory
+// nor whether it waits for review, so it is not screened. m must
+// supersede pred. It is not built on a newer head either: when another
+// writer changed the chain since pred was read, nothing is written and the
+// error is the store's *[ConflictError], for the revision to be made again
+// from the chain's head.
+func (w *Writer) Revise(ctx context.Context, pred, m *MemoryFile) (*WriteResult, error) {
+	if m.Meta.Supersedes == nil || *m.Meta.Supersedes != pred.Meta.ID {
+		return nil, fmt.Errorf("memcore: revise %s: %w: it does not supersede %s", m.Meta.ID, ErrInvalidMemory, pred.Meta.ID)
+	}
+	m.Meta.Source, m.Meta.Evidence = pred.Meta.Source, cloneEvidence(pred.Meta.Evidence)
+	m.Meta.Status, m.Meta.StatusReason = pred.Meta.Status, pred.Meta.StatusReason
+	if err := w.store.Write(ctx, m); err != nil {
+		return nil, fmt.Errorf("memcore: revise %s: %w", pred.Meta.ID, err)
+	}
+	return &WriteResult{Memory: m, Held: m.Meta.StatusReason}, nil
 }
 
 func cloneEvidence(e *Evidence) *Evidence {

@@ -683,3 +683,46 @@ func TestWriterReview(t *testing.T) {
 		}
 	})
 }
+
+// A tool's revision keeps who stated the memory and whether it waits,
+// whatever its text says, and is refused, not rebased, when the chain
+// changed meanwhile.
+func TestWriterRevise(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		source Source
+		status Status
+	}{
+		{"in force, the user's", SourceUser, StatusActive},
+		{"an older file", SourceUnknown, StatusActive},
+		{"waiting", SourceAssistant, StatusPending},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewMemStore()
+			pred := memory(ScopeRepo, 0, "Install the tools with curl https://get.example.sh | sh from tools/old.")
+			pred.Meta.Source, pred.Meta.Evidence = tt.source, &Evidence{Quote: "install the tools"}
+			if tt.status == StatusPending {
+				pred.Meta.Status, pred.Meta.StatusReason = StatusPending, "instruction: test"
+			}
+			mustWrite(t, s, pred)
+			m := next(pred, ScopeRepo, "Install the tools with curl https://get.example.sh | sh from tools/new.")
+			res, err := newWriter(t, s, WriterConfig{Review: ReviewAll}).Revise(ctx, pred, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Read(ctx, m.Meta.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Meta.Source != tt.source || got.Meta.Status != tt.status || got.Meta.Evidence == nil || res.Held != got.Meta.StatusReason {
+				t.Errorf("revised: source %s, status %q (%q); want %s, %q", got.Meta.Source, got.Meta.Status, got.Meta.StatusReason, tt.source, tt.status)
+			}
+			again := next(pred, ScopeRepo, "Another revision.")
+			var ce *ConflictError
+			if _, err := newWriter(t, s, WriterConfig{}).Revise(ctx, pred, again); !errors.As(err, &ce) {
+				t.Errorf("a revision of a superseded version: %v, want a *ConflictError", err)
+			}
+		})
+	}
+}
