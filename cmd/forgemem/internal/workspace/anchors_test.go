@@ -147,6 +147,11 @@ func TestStaleMemoryIsReportedAndFixed(t *testing.T) {
 	if err != nil || len(d.Chain) != 2 || d.Chain[1].ID != fix.Fixes[0].Written || d.Chain[1].Content != fix.Fixes[0].Content {
 		t.Errorf("the new version is not the chain's head: %+v, %v", d, err)
 	}
+	// The fix is a revision (memcore.Writer.Revise): who stated the memory,
+	// and that it is in force, are the version's it revises.
+	if v := d.Chain[len(d.Chain)-1]; v.Source != d.Chain[0].Source || v.Source != "user" || v.Status != "" {
+		t.Errorf("the fixed version: source %s, status %q; want the user's, in force", v.Source, v.Status)
+	}
 	if probs := staleOnly(t, ws); len(probs) != 0 {
 		t.Errorf("after the fix: %+v", probs)
 	}
