@@ -99,6 +99,9 @@ func TestHelperProcess(t *testing.T) {
 		}
 		superseder(ctx, s, name, Scope(os.Getenv(helperScope)))
 		os.Exit(0)
+	case "writer":
+		writerChild(ctx, s, name)
+		os.Exit(0)
 	}
 	os.Exit(3)
 }

@@ -39,7 +39,9 @@ type Options struct {
 type Workspace struct {
 	settings *settings.Settings
 	store    *memcore.FileStore
-	opts     Options
+	// writer writes every memory the workspace writes, as capture does.
+	writer *memcore.Writer
+	opts   Options
 
 	mu     sync.Mutex
 	models *Models
@@ -76,7 +78,11 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
-	return &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
+	writer, err := memcore.NewWriter(hookedStore{store}, memcore.WriterConfig{Review: s.Review, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{settings: s, store: store, writer: writer, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
 }
 
 // checkFolders refuses memory folders that are, or sit in a .forge folder
@@ -167,6 +173,11 @@ func (w *Workspace) load(ctx context.Context) (*snapshot, error) {
 // ErrProvider, returned with the engine, which searches what it could
 // index.
 func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
+	return w.engineOver(ctx, purpose, w.store, cfg, llm, emb)
+}
+
+// engineOver is engine over store, a view of the workspace's folders.
+func (w *Workspace) engineOver(ctx context.Context, purpose string, store memcore.MemoryStore, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
 	// The state is read before the build, so that a change made during
 	// the build makes the next call build again.
 	state, known := w.folderState()
@@ -183,7 +194,7 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 			opts = append(opts, memretrieve.WithBuildProgress(w.opts.Progress))
 		}
 		var err error
-		e, err = memretrieve.NewEngine(w.store, emb, llm, cfg, opts...)
+		e, err = memretrieve.NewEngine(store, emb, llm, cfg, opts...)
 		if err != nil {
 			w.mu.Unlock()
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)
