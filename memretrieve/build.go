@@ -11,6 +11,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // buildCallLimit bounds one Embed call of an index build.
@@ -157,23 +158,23 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 		live[it.key] = struct{}{}
 	}
 	c.retain(live)
-	var idx *flatIndex
+	var idx *index.Flat
 	if c.quantized {
 		idx = e.quantIndex(items, rows)
 	} else {
 		dim := c.dim
-		idx = &flatIndex{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
+		idx = &index.Flat{Dim: dim, IDs: make([]string, len(rows)), Vecs: make([]float32, len(rows)*dim)}
 		for j, i := range rows {
 			it := items[i]
-			row := idx.vecs[j*dim : (j+1)*dim : (j+1)*dim]
+			row := idx.Vecs[j*dim : (j+1)*dim : (j+1)*dim]
 			copy(row, c.vecs[it.key])
-			idx.ids[j] = it.m.Meta.ID
+			idx.IDs[j] = it.m.Meta.ID
 			c.vecs[it.key] = row
 		}
 	}
 	e.gen++
 	e.fingerprint = fp
-	var lex *lexIndex
+	var lex *index.Lex
 	if p := e.partial; p != nil {
 		// A build's partial snapshots share one lexical index: their items
 		// are the same.
@@ -185,7 +186,7 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 		lex = e.lexicalIndex(items, live)
 	}
 	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex})
-	if idx.len() > 0 || e.partial == nil {
+	if idx.Len() > 0 || e.partial == nil {
 		// A turn waiting for the first build need wait no longer (a
 		// partial snapshot of the lexical index alone is not enough).
 		e.firstPublish.Do(func() { close(e.published) })
@@ -196,41 +197,43 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 // quantised cache: the int8 codes in one block (shared with the cache), and
 // for each row the place of its vector on disk — or, for vectors with no
 // copy on disk, the vector itself, in memory.
-func (e *Engine) quantIndex(items []item, rows []int) *flatIndex {
+func (e *Engine) quantIndex(items []item, rows []int) *index.Flat {
 	c := e.cache
 	dim := c.dim
-	q := &quantRows{codes: make([]int8, len(rows)*dim), scales: make([]float32, len(rows))}
-	idx := &flatIndex{dim: dim, ids: make([]string, len(rows)), quant: q}
+	q := &index.Quant{Codes: make([]int8, len(rows)*dim), Scales: make([]float32, len(rows))}
+	idx := &index.Flat{Dim: dim, IDs: make([]string, len(rows)), Quant: q}
 	onDisk := 0
 	for _, i := range rows {
 		if c.codes[items[i].key].loc.file != nil {
 			onDisk++
 		}
 	}
+	var disk *diskRows
 	if onDisk > 0 {
-		q.locs = make([]diskLoc, len(rows))
-		q.resident = make(map[int][]float32, len(rows)-onDisk)
+		disk = &diskRows{codes: q.Codes, scales: q.Scales, locs: make([]diskLoc, len(rows)),
+			resident: make(map[int][]float32, len(rows)-onDisk)}
+		q.Source = disk
 	} else {
-		q.block = make([]float32, len(rows)*dim)
+		q.Block = make([]float32, len(rows)*dim)
 	}
 	for j, i := range rows {
 		it := items[i]
 		ent := c.codes[it.key]
-		code := q.codes[j*dim : (j+1)*dim : (j+1)*dim]
+		code := q.Codes[j*dim : (j+1)*dim : (j+1)*dim]
 		copy(code, ent.q)
 		ent.q = code
 		c.codes[it.key] = ent
-		q.scales[j] = ent.scale
-		idx.ids[j] = it.m.Meta.ID
+		q.Scales[j] = ent.scale
+		idx.IDs[j] = it.m.Meta.ID
 		switch {
 		case ent.loc.file != nil:
-			q.locs[j] = ent.loc
-		case q.block != nil:
-			row := q.block[j*dim : (j+1)*dim : (j+1)*dim]
+			disk.locs[j] = ent.loc
+		case q.Block != nil:
+			row := q.Block[j*dim : (j+1)*dim : (j+1)*dim]
 			copy(row, c.vecs[it.key])
 			c.vecs[it.key] = row
 		default:
-			q.resident[j] = c.vecs[it.key]
+			disk.resident[j] = c.vecs[it.key]
 		}
 	}
 	return idx
@@ -260,8 +263,8 @@ func (e *Engine) missing(items []item) []pending {
 // dropped (the caller embeds again).
 func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, reset bool, err error) {
 	e.reportProgress(0, len(missing))
-	for start := 0; start < len(missing); start += e.opt.embedBatch {
-		part := missing[start:min(start+e.opt.embedBatch, len(missing))]
+	for start := 0; start < len(missing); start += e.cfg.EmbedBatch {
+		part := missing[start:min(start+e.cfg.EmbedBatch, len(missing))]
 		vecs, err := e.embedBatch(ctx, part)
 		if err != nil {
 			return n, false, fmt.Errorf("memretrieve: build: embed %d of %d missing memories: %w", len(missing)-start, len(missing), err)
@@ -279,10 +282,10 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 }
 
 // reportProgress passes a build's embedding progress to the
-// WithBuildProgress function, if any.
+// Config.BuildProgress function, if any.
 func (e *Engine) reportProgress(done, total int) {
-	if e.opt.progress != nil {
-		e.opt.progress(done, total)
+	if e.cfg.BuildProgress != nil {
+		e.cfg.BuildProgress(done, total)
 	}
 }
 
@@ -325,7 +328,7 @@ func (e *Engine) cacheVectors(part []pending, vecs [][]float32) {
 	for i, v := range vecs {
 		row := block[i*dim : (i+1)*dim : (i+1)*dim]
 		copy(row, v)
-		if !normalize(row) {
+		if !index.Normalize(row) {
 			unusable++
 			e.unusable[part[i].key] = struct{}{}
 			continue

@@ -14,6 +14,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/atomicfile"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 	"github.com/rs/zerolog"
 )
 
@@ -173,7 +174,7 @@ func (c *vecCache) putCode(key contentKey, v []float32, loc diskLoc) {
 	e, ok := c.codes[key]
 	if !ok || len(e.q) != len(v) {
 		e = codeEntry{q: make([]int8, len(v))}
-		e.scale = quantize(v, e.q)
+		e.scale = index.Quantize(v, e.q)
 	} else if loc.file == nil {
 		// Already cached; keep its location, if it has one.
 		if e.loc.file != nil {
@@ -516,9 +517,9 @@ func (c *vecCache) vectorsOf(keys map[contentKey]struct{}) map[contentKey][]floa
 		}
 		return out
 	}
-	// Read the records on disk through a quantRows of the keys' codes.
+	// Read the records on disk through diskRows of the keys' codes.
 	var ks []contentKey
-	q := &quantRows{resident: make(map[int][]float32)}
+	q := &diskRows{resident: make(map[int][]float32)}
 	for k := range keys {
 		e, ok := c.codes[k]
 		if !ok || len(e.q) != c.dim {
@@ -537,7 +538,7 @@ func (c *vecCache) vectorsOf(keys map[contentKey]struct{}) map[contentKey][]floa
 	for i := range rows {
 		rows[i] = i
 	}
-	vecs, _ := q.floats(rows, c.dim, make([]float32, len(rows)*c.dim))
+	vecs, _ := q.Floats(rows, c.dim, make([]float32, len(rows)*c.dim))
 	for r, v := range vecs {
 		out[ks[r]] = v
 	}

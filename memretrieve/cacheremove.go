@@ -15,7 +15,7 @@ import (
 
 // CacheDirName is the name of the folder, inside a scope's memory folder,
 // that holds the embedding cache of the scope's memories when the engine's
-// store has folders (see [ScopeDirs]) and no [WithCacheDir] is given.
+// store has folders (see [ScopeDirs]) and no Config.CacheDir is given.
 const CacheDirName = cacheDirName
 
 // RemoveCachedVectors deletes from the embedding cache in dir the vectors of

@@ -52,7 +52,7 @@
 //
 // [NewEngine] requires a store, an embedder and, in [ModeLLM], a
 // hypothesis provider; a missing one (typed nils included) is a
-// *[ConfigError] naming it. Retrieval is off when the host builds no
+// *memcore.ConfigError naming it. Retrieval is off when the host builds no
 // engine: a nil *Engine is safe to use, and its results are skipped as
 // [SkipDisabled].
 //
@@ -70,8 +70,9 @@
 // with the vectors the cache holds, then more vectors as batches are
 // embedded. The first Retrieve after Start waits, within the model calls'
 // share of its budget, only until one of them holds vectors; a turn that
-// cannot wait is answered from the lexical index alone. [Index] offers the
-// same exact search on its own, over any vectors.
+// cannot wait is answered from the lexical index alone. The experimental
+// package memretrieve/experimental/search offers the same exact search on
+// its own, over any vectors, for benchmarks.
 //
 // # The lexical index
 //
@@ -80,7 +81,7 @@
 // common English words left out, and code identifiers indexed whole and by
 // their parts (errors.As, snake_case, CamelCase, db/migrations). It finds
 // what an embedding blurs — an identifier, a path, a rare name — and needs
-// no model. [LexicalIndex] offers it on its own.
+// no model. memretrieve/experimental/search offers it on its own.
 //
 // With Config.Quantized the index holds each vector as int8 values with one
 // scale per vector, scans them with SIMD integer dot products and re-ranks
@@ -90,12 +91,14 @@
 //
 // # Settings
 //
-// [NewEngine] takes a [Config] (start from [DefaultConfig]) and options of
-// type [EngineOption]; [NewIndex] takes options of type [IndexOption]; an
-// [Option], such as [WithParallelism], is both. Nothing out of range is clamped, and no option
-// panics: the constructor returns one *[ConfigError], wrapping
-// [ErrInvalidConfig], that names every bad Config field and option with its
-// value and its range.
+// [NewEngine] takes a [Config]: the retrieval settings and what the host
+// gives the engine (Config.Logger, Config.CacheDir, Config.BuildProgress,
+// …). Start from [DefaultConfig]: a zero field means its default wherever
+// zero has no meaning of its own, but HopDepth, MinScore and LexicalWeight
+// mean 0. Nothing out of range is clamped, and nothing panics: NewEngine
+// and [Config.Validate] return one *memcore.ConfigError, matching
+// memcore.ErrInvalidConfig, that names every bad field with its value and
+// its range.
 //
 // # The embedding cache
 //
@@ -104,7 +107,7 @@
 // vector, in batches. With a [memcore.FileStore] (any store implementing
 // [ScopeDirs]) the cache is kept on disk in a .cache folder inside each
 // scope's memory folder, which holds a .gitignore ignoring everything in it;
-// [WithCacheDir] names another folder; otherwise it is kept in memory. Each
+// Config.CacheDir names another folder; otherwise it is kept in memory. Each
 // model has one append-only file per folder of length-prefixed,
 // CRC-32C-checked records written with single O_APPEND writes, so several
 // processes can share it; damaged, truncated or foreign data is skipped and
@@ -112,7 +115,7 @@
 // link or a special file is never followed or opened (the vectors of that
 // folder are then kept in memory); and a file that mostly holds vectors of
 // memories that no longer exist is compacted (rewritten and renamed into
-// place). See README.md for the byte layout. [WithBuildProgress] reports
+// place). See README.md for the byte layout. Config.BuildProgress reports
 // how far a build that embeds many memories has got. [RemoveCachedVectors]
 // deletes the vectors of given contents from a cache folder, for memories
 // that must leave no trace.
@@ -145,8 +148,8 @@
 //
 // # Logging
 //
-// Nothing here prints: the engine logs through the zerolog.Logger given
-// with [WithLogger], and by default logs nothing. Provider errors, which may
+// Nothing here prints: the engine logs through Config.Logger, and by
+// default logs nothing. Provider errors, which may
 // quote the conversation or the memories, are redacted (package
 // github.com/forgemem/forgemem/memcore/redact) before they are logged or
 // returned in a Result.

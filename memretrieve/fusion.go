@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // Found says which of a turn's rankings found a memory: the vector search,
@@ -87,7 +89,7 @@ func (c Candidate) Found() Found {
 // (1+LexicalWeight)/(k+1), so that first place in both rankings scores 1.
 // Ranks, unlike the raw scores, are comparable across the two searches
 // whatever the embedding model or the length of the texts.
-func (e *Engine) fuse(snap *snapshot, vhits [][]hit, lhits []hit) []Candidate {
+func (e *Engine) fuse(snap *snapshot, vhits [][]index.Hit, lhits []index.Hit) []Candidate {
 	byHead := make(map[string]*Candidate)
 	get := func(head string) *Candidate {
 		c := byHead[head]
@@ -100,11 +102,11 @@ func (e *Engine) fuse(snap *snapshot, vhits [][]hit, lhits []hit) []Candidate {
 	var vec, lex []*Candidate
 	for _, hs := range vhits {
 		for _, h := range hs {
-			score := float64(h.score)
+			score := float64(h.Score)
 			if score < e.cfg.MinScore {
 				continue
 			}
-			id := snap.idx.ids[h.row]
+			id := snap.idx.IDs[h.Row]
 			head, ok := snap.graph.Head(id)
 			if !ok {
 				continue
@@ -120,12 +122,12 @@ func (e *Engine) fuse(snap *snapshot, vhits [][]hit, lhits []hit) []Candidate {
 		}
 	}
 	for _, h := range lhits {
-		id := snap.lex.ids[h.row]
+		id := snap.lex.IDs[h.Row]
 		head, ok := snap.graph.Head(id)
 		if !ok {
 			continue
 		}
-		score := float64(h.score)
+		score := float64(h.Score)
 		c := get(head.Meta.ID)
 		if c.LexicalRank == 0 {
 			c.LexicalRank = -1

@@ -244,7 +244,7 @@ func TestLexicalIndexInStep(t *testing.T) {
 		st.change(t)
 		rebuild(t, e)
 		snap := e.snap.Load()
-		lexIDs, vecIDs := slices.Sorted(slices.Values(snap.lex.ids)), slices.Sorted(slices.Values(snap.idx.ids))
+		lexIDs, vecIDs := slices.Sorted(slices.Values(snap.lex.IDs)), slices.Sorted(slices.Values(snap.idx.IDs))
 		want := slices.Sorted(slices.Values(st.indexed))
 		if !slices.Equal(lexIDs, want) || !slices.Equal(vecIDs, want) {
 			t.Errorf("%s: lexical index %v, vector index %v; want both %v", st.name, lexIDs, vecIDs, want)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // compute runs the retrieval of one turn within ctx and returns its result
@@ -92,20 +93,20 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (re
 	if skip != nil {
 		return &Result{}, 0, skip, nil
 	}
-	var vhits [][]hit
+	var vhits [][]index.Hit
 	if vskip == nil {
 		vhits, vskip = e.search(ctx, snap, qvecs)
 		if vskip != nil && !lexical {
 			return &Result{}, snap.gen, vskip, nil
 		}
 	}
-	var lhits []hit
+	var lhits []index.Hit
 	if lexical {
 		texts := focused
 		if e.cfg.Mode == ModeLLM && len(queries) > 0 {
 			texts = append(slices.Clone(focused), queries...)
 		}
-		lhits = snap.lex.search(lexicalQuery(texts), e.cfg.TopK)
+		lhits = snap.lex.Search(index.NewQuery(texts), e.cfg.TopK)
 	}
 	ranked := e.fuse(snap, vhits, lhits)
 	res = e.render(snap.graph, e.choose(snap, ranked))
@@ -155,7 +156,7 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 	qs := make([][]float32, 0, len(vecs))
 	for _, v := range vecs {
 		v = append([]float32(nil), v...)
-		if normalize(v) {
+		if index.Normalize(v) {
 			qs = append(qs, v)
 		}
 	}
@@ -176,7 +177,7 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 // lexical index alone, or no index.
 func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 	s := e.snap.Load()
-	if s != nil && s.idx.len() > 0 {
+	if s != nil && s.idx.Len() > 0 {
 		return s, nil
 	}
 	e.mu.Lock()
@@ -233,29 +234,29 @@ func isClosed(ch chan struct{}) bool {
 // ranking, or is skipped. Query vectors of another dimension than the
 // index's mean the embedder changed: the vector search is skipped and a
 // rebuild requested.
-func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([][]hit, *skipped) {
-	if snap.idx.len() == 0 {
+func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([][]index.Hit, *skipped) {
+	if snap.idx.Len() == 0 {
 		if err := e.lastBuildErr(); err != nil {
 			return nil, &skipped{kind: SkipNoIndex, reason: "the index is empty: the last build could not embed the memories", err: err}
 		}
-		if snap.lex.len() > 0 {
+		if snap.lex.Len() > 0 {
 			return nil, &skipped{kind: SkipNoIndex, reason: "no memory has a vector yet"}
 		}
 		return nil, nil
 	}
 	for _, q := range qs {
-		if len(q) != snap.idx.dim {
-			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.dim).
+		if len(q) != snap.idx.Dim {
+			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.Dim).
 				Msg("memretrieve: the embedder's vectors changed dimension; rebuilding the index")
 			e.TriggerRebuild()
 			return nil, &skipped{kind: SkipEmbedderError, reason: "query and index dimensions differ",
-				err: fmt.Errorf("%w: query vectors of dimension %d, an index of %d (rebuilding)", memcore.ErrInvalidResponse, len(q), snap.idx.dim)}
+				err: fmt.Errorf("%w: query vectors of dimension %d, an index of %d (rebuilding)", memcore.ErrInvalidResponse, len(q), snap.idx.Dim)}
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &skipped{kind: SkipTimeout, reason: "out of time before the search", err: err}
 	}
-	hits, degraded := snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism)
+	hits, degraded := snap.idx.Search(qs, e.cfg.TopK, e.cfg.Parallelism)
 	if degraded {
 		// A cache file the quantised index reads its candidates' vectors
 		// from was replaced (another process compacted it) or damaged: the
