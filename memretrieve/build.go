@@ -70,6 +70,7 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	e.lastBuild.Store(&buildOutcome{err: embedErr})
 	e.complete = true
 	fp, rows := e.fingerprintOf(all, items)
+	defer e.keepCalibration()
 	if e.snap.Load() != nil && fp == e.fingerprint && !reread {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
 		return embedErr
@@ -153,9 +154,14 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 // then shares the vector index's block, so each vector is held once.
 func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte) {
 	c := e.cache
-	live := make(map[contentKey]struct{}, len(items))
+	live := make(map[contentKey]struct{}, len(items)+len(probes))
 	for _, it := range items {
 		live[it.key] = struct{}{}
+	}
+	if e.gateOn() {
+		for _, p := range probes {
+			live[p.key] = struct{}{}
+		}
 	}
 	c.retain(live)
 	var idx *index.Flat
@@ -185,7 +191,8 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 	} else {
 		lex = e.lexicalIndex(items, live)
 	}
-	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex})
+	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex, lexRows: rowsByID(lex),
+		cal: e.calibration(idx, lex, items, rows)})
 	if idx.Len() > 0 || e.partial == nil {
 		// A turn waiting for the first build need wait no longer (a
 		// partial snapshot of the lexical index alone is not enough).
@@ -242,7 +249,7 @@ func (e *Engine) quantIndex(items []item, rows []int) *index.Flat {
 // missing lists the distinct texts of items that have no usable cached
 // vector, each with the scope of its first memory.
 func (e *Engine) missing(items []item) []pending {
-	var out []pending
+	out := e.missingProbes()
 	seen := make(map[contentKey]bool)
 	for _, it := range items {
 		if seen[it.key] {
@@ -253,6 +260,43 @@ func (e *Engine) missing(items []item) []pending {
 			continue
 		}
 		out = append(out, pending{key: it.key, text: strings.TrimSpace(it.m.Content), scope: it.m.Meta.Scope})
+	}
+	return out
+}
+
+// missingProbes lists the relevance gate's probe texts that have no cached
+// vector, first in a build so that the gate is calibrated as soon as the
+// first batch is embedded: none with the gate off.
+func (e *Engine) missingProbes() []pending {
+	if !e.gateOn() {
+		return nil
+	}
+	var out []pending
+	scope := e.cache.probeScope()
+	for _, p := range probes {
+		if _, bad := e.unusable[p.key]; !bad && !e.cached(p.key) {
+			out = append(out, pending{key: p.key, text: p.text, scope: scope})
+		}
+	}
+	return out
+}
+
+// probeVectors returns the cached vectors of the probes, in order, or nil
+// when one has none (yet).
+func (e *Engine) probeVectors() [][]float32 {
+	out := make([][]float32, len(probes))
+	keys := make(map[contentKey]struct{}, len(probes))
+	for _, p := range probes {
+		if !e.cached(p.key) {
+			return nil
+		}
+		keys[p.key] = struct{}{}
+	}
+	vecs := e.cache.vectorsOf(keys)
+	for i, p := range probes {
+		if out[i] = vecs[p.key]; out[i] == nil {
+			return nil
+		}
 	}
 	return out
 }
@@ -381,9 +425,21 @@ func (e *Engine) fingerprintOf(all []*memcore.MemoryFile, items []item) ([32]byt
 		f.h.Write(it.key[:])
 		f.bool(has)
 	}
+	// The gate's calibration changes when the probes get their vectors.
+	f.bool(e.gateOn() && e.probeVectorsCached())
 	var fp [32]byte
 	f.h.Sum(fp[:0])
 	return fp, rows
+}
+
+// probeVectorsCached reports whether every probe has a cached vector.
+func (e *Engine) probeVectorsCached() bool {
+	for _, p := range probes {
+		if !e.cached(p.key) {
+			return false
+		}
+	}
+	return true
 }
 
 // cached reports whether the cache holds a vector of the current dimension

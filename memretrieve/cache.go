@@ -45,7 +45,12 @@ const (
 // cacheFileName is the file of model's vectors: a readable slug of the model
 // and a hash of its exact name, so two models never share a file (and the
 // header inside checks it anyway).
-func cacheFileName(model string) string {
+func cacheFileName(model string) string { return modelFileName("vectors", model, "fmv") }
+
+// modelFileName is the name of a file of model in a cache folder:
+// prefix-<slug>-<8 hex>.ext, with a readable slug of the model and a hash of
+// its exact name.
+func modelFileName(prefix, model, ext string) string {
 	var slug strings.Builder
 	for _, r := range strings.ToLower(model) {
 		if slug.Len() >= 48 {
@@ -59,7 +64,7 @@ func cacheFileName(model string) string {
 		}
 	}
 	sum := sha256.Sum256([]byte(model))
-	return fmt.Sprintf("vectors-%s-%s.fmv", slug.String(), hex.EncodeToString(sum[:4]))
+	return fmt.Sprintf("%s-%s-%s.%s", prefix, slug.String(), hex.EncodeToString(sum[:4]), ext)
 }
 
 // cacheFile is one cache file and what has been read from it.
@@ -155,6 +160,18 @@ func (c *vecCache) distinctFiles() []*cacheFile {
 		}
 	}
 	return out
+}
+
+// probeScope is the scope whose cache file keeps the relevance gate's probe
+// vectors: the first with a usable file, else the first scope (memory
+// only).
+func (c *vecCache) probeScope() memcore.Scope {
+	for _, s := range memcore.Scopes() {
+		if f := c.files[s]; f != nil && !f.refused {
+			return s
+		}
+	}
+	return memcore.Scopes()[0]
 }
 
 // has reports whether the cache holds a vector of its dimension for key.

@@ -65,7 +65,7 @@ func (s *listStore) ListByScope(ctx context.Context, scope memcore.Scope) ([]*me
 // returns it with the number of texts it embedded.
 func warmEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, opts ...cfgOpt) *Engine {
 	t.Helper()
-	e := newEngine(t, store, emb, nil, identityConfig(), opts...)
+	e := newEngine(t, store, emb, nil, cacheConfig(), opts...)
 	rebuild(t, e)
 	return e
 }
@@ -351,7 +351,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			}
 
 			emb := newEmbedder(t)
-			e := newEngine(t, store, emb, nil, identityConfig(), withCacheDir(dir))
+			e := newEngine(t, store, emb, nil, cacheConfig(), withCacheDir(dir))
 			if err := e.Rebuild(context.Background()); err != nil {
 				t.Fatalf("Rebuild over a damaged cache = %v, want nil", err)
 			}
@@ -461,8 +461,8 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 func TestCacheSharedByTwoEngines(t *testing.T) {
 	fs := newFileStore(t)
 	a, b := newEmbedder(t), newEmbedder(t)
-	ea := newEngine(t, fs, a, nil, identityConfig(), withEmbedBatch(7))
-	eb := newEngine(t, fs, b, nil, identityConfig(), withEmbedBatch(5))
+	ea := newEngine(t, fs, a, nil, cacheConfig(), withEmbedBatch(7))
+	eb := newEngine(t, fs, b, nil, cacheConfig(), withEmbedBatch(5))
 	var wg sync.WaitGroup
 	for i, e := range []*Engine{ea, eb} {
 		wg.Add(1)
@@ -514,7 +514,7 @@ func TestCacheChildHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t, fs, newEmbedder(t), nil, identityConfig(), withEmbedBatch(3))
+	e := newEngine(t, fs, newEmbedder(t), nil, cacheConfig(), withEmbedBatch(3))
 	for j, m := range genMemories(60, seed) {
 		write(t, fs, m)
 		if j%5 == 0 {
@@ -537,7 +537,7 @@ func TestCacheChildProcess(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t, fs, newEmbedder(t), nil, identityConfig(), withEmbedBatch(3))
+	e := newEngine(t, fs, newEmbedder(t), nil, cacheConfig(), withEmbedBatch(3))
 	for j, m := range genMemories(60, 778) {
 		write(t, fs, m)
 		if j%5 == 0 {

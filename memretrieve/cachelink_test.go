@@ -128,7 +128,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 
 			var logs logBuffer
 			emb := newEmbedder(t)
-			e := newEngine(t, fs, emb, nil, identityConfig(), withLogger(logs.logger()))
+			e := newEngine(t, fs, emb, nil, cacheConfig(), withLogger(logs.logger()))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			done := make(chan error, 1)

@@ -56,8 +56,8 @@ type Config struct {
 	// each search hit (memory.retrieval_hop_depth): default 1, range 0–3;
 	// 0 turns expansion off.
 	HopDepth int
-	// MaxMemories caps the memories of a turn after graph expansion,
-	// highest score first: default 30, range 1–1000.
+	// MaxMemories caps the memories of a turn's injection, graph
+	// neighbours included, highest score first: default 8, range 1–1000.
 	MaxMemories int
 	// MinScore drops search hits whose cosine similarity is below it
 	// (memory.retrieval_min_score): default 0, range -1–1; -1 keeps
@@ -108,6 +108,15 @@ type Config struct {
 	// A larger k flattens the difference between the first ranks and the
 	// later ones. Default 60, range 1–1000.
 	FusionK int
+	// GateChance sets the strictness of the relevance gate, which lets a
+	// memory into the injection only on evidence that it is relevant to
+	// the turn (see the package documentation): it is about the share of
+	// turns about something the memories do not cover that still get a
+	// memory, the chance the gate takes. Lower is stricter: fewer unrelated
+	// memories, and fewer relevant ones. Default 0.1, range 0.0001–1; 1
+	// turns the gate off (every ranked memory may be injected, within
+	// MaxMemories and the budget).
+	GateChance float64
 
 	// Logger receives the engine's log: warnings for failed index builds
 	// and unusable cache files, and at debug level the reason a turn got
@@ -154,23 +163,24 @@ type Config struct {
 const (
 	defaultHypothesisCount      = 5
 	defaultTopK                 = 10
-	defaultMaxMemories          = 30
+	defaultMaxMemories          = 8
 	defaultInjectionTokenBudget = 2000
 	defaultWindowTokenBudget    = 4000
 	defaultTimeout              = 2 * time.Second
 	defaultQueryTokenLimit      = 512
 	defaultFusionK              = 60
+	defaultGateChance           = 0.1
 	defaultEmbedBatch           = 256
 	defaultTurnCacheSize        = 64
 	defaultRetryDelay           = 30 * time.Second
 )
 
 // DefaultConfig returns the default settings: ModeLLM, 5 hypotheses, the
-// top 10 memories per query, 1 hop of graph expansion, at most 30
-// memories, a minimum score of 0, an injection budget of 2000 tokens, a
+// top 10 memories per query, 1 hop of graph expansion, at most 8 memories
+// injected, a minimum score of 0, an injection budget of 2000 tokens, a
 // window of 4000 tokens, a timeout of 2s, queries of at most 512 tokens,
-// and the lexical ranking fused with the vector ranking at equal weight
-// with k = 60. HypothesisModel is empty: the provider's default model. The
+// the lexical ranking fused with the vector ranking at equal weight with
+// k = 60, and the relevance gate on with a chance of 0.1. HypothesisModel is empty: the provider's default model. The
 // engine logs nothing, keeps its cache beside the memories, embeds 256
 // texts per call, keeps 64 turns' results, searches with GOMAXPROCS
 // goroutines and retries an incomplete build after 30s.
@@ -188,6 +198,7 @@ func DefaultConfig() Config {
 		QueryTokenLimit:      defaultQueryTokenLimit,
 		LexicalWeight:        1,
 		FusionK:              defaultFusionK,
+		GateChance:           defaultGateChance,
 		EmbedBatch:           defaultEmbedBatch,
 		TurnCacheSize:        defaultTurnCacheSize,
 		Parallelism:          runtime.GOMAXPROCS(0),
@@ -219,6 +230,7 @@ func (c Config) check() memcore.FieldErrors {
 	bad.Check(orIn(c.QueryTokenLimit, 1, 1_000_000), "QueryTokenLimit", c.QueryTokenLimit, "1–1000000")
 	bad.Check(!math.IsNaN(c.LexicalWeight) && c.LexicalWeight >= 0 && c.LexicalWeight <= 10, "LexicalWeight", c.LexicalWeight, "0–10")
 	bad.Check(orIn(c.FusionK, 1, 1000), "FusionK", c.FusionK, "1–1000")
+	bad.Check(c.GateChance == 0 || c.GateChance >= 0.0001 && c.GateChance <= 1, "GateChance", c.GateChance, "0.0001–1 (1: the gate off)")
 	bad.Check(orIn(c.EmbedBatch, 1, 100_000), "EmbedBatch", c.EmbedBatch, "1–100000")
 	bad.Check(c.TurnCacheSize >= -1 && c.TurnCacheSize <= 100_000, "TurnCacheSize", c.TurnCacheSize, "-1–100000 (-1: no per-turn cache)")
 	bad.Check(orIn(c.Parallelism, 1, 4096), "Parallelism", c.Parallelism, "1–4096")
@@ -250,6 +262,9 @@ func (c Config) withDefaults() Config {
 	def(&c.EmbedBatch, defaultEmbedBatch)
 	def(&c.TurnCacheSize, defaultTurnCacheSize)
 	def(&c.Parallelism, runtime.GOMAXPROCS(0))
+	if c.GateChance == 0 {
+		c.GateChance = defaultGateChance
+	}
 	if c.Timeout == 0 {
 		c.Timeout = defaultTimeout
 	}

@@ -28,18 +28,19 @@ func TestConfigValidate(t *testing.T) {
 		{"bounds low", func(c *Config) {
 			c.HypothesisCount, c.TopK, c.HopDepth, c.MaxMemories, c.MinScore = 1, 1, 0, 1, -1
 			c.InjectionTokenBudget, c.WindowTokenBudget, c.Timeout = 1, 1, time.Nanosecond
-			c.QueryTokenLimit, c.LexicalWeight, c.FusionK = 1, 0, 1
+			c.QueryTokenLimit, c.LexicalWeight, c.FusionK, c.GateChance = 1, 0, 1, 0.0001
 			c.EmbedBatch, c.TurnCacheSize, c.Parallelism, c.RetryDelay = 1, -1, 1, time.Nanosecond
 		}, nil},
 		{"bounds high", func(c *Config) {
 			c.HypothesisCount, c.TopK, c.HopDepth, c.MaxMemories, c.MinScore = 10, 100, 3, 1000, 1
 			c.InjectionTokenBudget, c.WindowTokenBudget, c.Timeout = math.MaxInt, 1_000_000, math.MaxInt64
-			c.QueryTokenLimit, c.LexicalWeight, c.FusionK = 1_000_000, 10, 1000
+			c.QueryTokenLimit, c.LexicalWeight, c.FusionK, c.GateChance = 1_000_000, 10, 1000, 1
 			c.EmbedBatch, c.TurnCacheSize, c.Parallelism, c.RetryDelay = 100_000, 100_000, 4096, math.MaxInt64
 		}, nil},
 		// Each field alone out of range: TestBadSettingsAreErrors.
 		{"min score NaN", func(c *Config) { c.MinScore = math.NaN() }, []string{"MinScore"}},
 		{"lexical weight NaN", func(c *Config) { c.LexicalWeight = math.NaN() }, []string{"LexicalWeight"}},
+		{"gate chance NaN", func(c *Config) { c.GateChance = math.NaN() }, []string{"GateChance"}},
 		{"several", func(c *Config) { c.TopK, c.HopDepth, c.Parallelism = -1, 9, -2 }, []string{"TopK", "HopDepth", "Parallelism"}},
 	}
 	for _, tt := range tests {
@@ -110,7 +111,7 @@ func TestDefaultConfig(t *testing.T) {
 		HypothesisCount:      5,
 		TopK:                 10,
 		HopDepth:             1,
-		MaxMemories:          30,
+		MaxMemories:          8,
 		MinScore:             0,
 		InjectionTokenBudget: 2000,
 		WindowTokenBudget:    4000,
@@ -118,6 +119,7 @@ func TestDefaultConfig(t *testing.T) {
 		QueryTokenLimit:      512,
 		LexicalWeight:        1,
 		FusionK:              60,
+		GateChance:           0.1,
 		EmbedBatch:           256,
 		TurnCacheSize:        64,
 		Parallelism:          runtime.GOMAXPROCS(0),
@@ -188,6 +190,9 @@ func badSettings() []badSetting {
 		field("LexicalWeight 11", func(c *Config) { c.LexicalWeight = 11 }, "LexicalWeight", 11.0, "0–10", "LexicalWeight is 11, want 0–10"),
 		field("FusionK -1", func(c *Config) { c.FusionK = -1 }, "FusionK", -1, "1–1000", "FusionK is -1, want 1–1000"),
 		field("FusionK 1001", func(c *Config) { c.FusionK = 1001 }, "FusionK", 1001, "1–1000", "FusionK is 1001, want 1–1000"),
+		field("GateChance -0.1", func(c *Config) { c.GateChance = -0.1 }, "GateChance", -0.1, "0.0001–1 (1: the gate off)", "GateChance is -0.1, want 0.0001–1 (1: the gate off)"),
+		field("GateChance 0.00001", func(c *Config) { c.GateChance = 0.00001 }, "GateChance", 0.00001, "0.0001–1 (1: the gate off)", "GateChance is 1e-05, want 0.0001–1"),
+		field("GateChance 1.5", func(c *Config) { c.GateChance = 1.5 }, "GateChance", 1.5, "0.0001–1 (1: the gate off)", "GateChance is 1.5, want 0.0001–1"),
 		field("EmbedBatch -1", func(c *Config) { c.EmbedBatch = -1 }, "EmbedBatch", -1, "1–100000", "EmbedBatch is -1, want 1–100000"),
 		field("EmbedBatch MinInt", func(c *Config) { c.EmbedBatch = math.MinInt }, "EmbedBatch", math.MinInt, "1–100000", fmt.Sprintf("EmbedBatch is %d, want 1–100000", math.MinInt)),
 		field("TurnCacheSize -2", func(c *Config) { c.TurnCacheSize = -2 }, "TurnCacheSize", -2, turnCache, "TurnCacheSize is -2, want -1–100000 (-1: no per-turn cache)"),
@@ -243,8 +248,8 @@ func TestBadSettingsReportedTogether(t *testing.T) {
 		s.change(&cfg) // a later change of the same field wins
 	}
 	cfgWant := []memcore.FieldError(cfg.check())
-	if len(cfgWant) != 16 {
-		t.Fatalf("the table leaves %d Config fields bad, want all 16 that have a range", len(cfgWant))
+	if len(cfgWant) != 17 {
+		t.Fatalf("the table leaves %d Config fields bad, want all 17 that have a range", len(cfgWant))
 	}
 	// The mode is not ModeLLM ("hyde"): no hypothesis provider is asked for.
 	_, err := NewEngine(memcore.NewMemStore(), nil, nil, cfg)

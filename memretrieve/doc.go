@@ -27,12 +27,16 @@
 //  6. credits hits on superseded versions to the head of their chain, ranks
 //     the heads in each ranking, and fuses the two rankings by reciprocal
 //     rank (Config.LexicalWeight, Config.FusionK) into [Result.Ranked];
-//  7. adds related memories within Config.HopDepth edges, in both
+//  7. weighs each ranked memory's evidence of relevance with the relevance
+//     gate (below) and keeps those that pass, up to where the evidence
+//     falls away;
+//  8. adds related memories within Config.HopDepth edges of those, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  8. renders the injection block (below), cut to
+//  9. renders the injection block (below), cut to
 //     Config.InjectionTokenBudget by dropping whole memories, lowest score
-//     first.
+//     first. Every ranked memory left out is in [Result.Dropped], with
+//     why.
 //
 // A failed or late model call — the hypothesis model or the embedder —
 // leaves the turn the lexical ranking: [Result].VectorSkipped says why
@@ -47,6 +51,36 @@
 // ignores its context, or floods its reply, is not waited for past the
 // deadline. Results are cached per turn id, so the several model calls of
 // one turn cost one retrieval.
+//
+// # The relevance gate
+//
+// A turn gets a memory only on evidence that it is relevant, so that a
+// turn about something the memories do not cover gets nothing, and a turn
+// about one of them gets that one and few others. Each ranked memory's
+// evidence ([Evidence], in [Candidate.Evidence]) comes from each side that
+// found it: its cosine similarity with a vector query, and the IDF of the
+// words it shares with the latest user message or the latest exchange. It
+// passes when one of them stands well above what unrelated text scores
+// against this collection, with this embedder, for a query of that
+// length: at each index build that changed the indexed memories, a fixed
+// set of probe texts shipped with the package (sentences and passages
+// about coding, everyday life and the world) is scored against the
+// collection like a turn's queries, and a null model is fitted to their
+// best scores — per domain a line in the logarithm of the text's length,
+// the lowest domain's standing for unrelated text, and one spread. The
+// calibration is a few numbers, kept in the embedding cache folder, so a
+// new process does not compute it again; another embedding model gets its
+// own. A memory passes when its score is z spreads above the null mean,
+// z chosen so that all the turn's tests together let unrelated text
+// through about Config.GateChance of the time (0.1 by default; 1 turns
+// the gate off). [Evidence.Relevance] is that confidence, from 0 to 1.
+//
+// The injection then keeps the memories that passed in ranking order,
+// except those whose evidence is less than a quarter of the best hit's on
+// the same side (where the evidence falls away), adds graph neighbours of
+// those only, attached to the hit they were reached from, and stops at
+// Config.MaxMemories (8 by default), neighbours included; the token budget
+// stays a ceiling.
 //
 // # Configuration mistakes and retrieval off
 //

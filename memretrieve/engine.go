@@ -93,6 +93,13 @@ type Engine struct {
 	lexDocs     map[contentKey]*index.Doc
 	fingerprint [32]byte
 	gen         uint64
+	// calKey and cal are the latest calibration of the relevance gate and
+	// what it was measured on; calibrations counts those computed (not
+	// read from the cache), for tests.
+	calKey       [32]byte
+	cal          *calibration
+	calKept      bool // cal is in the cache folder
+	calibrations atomic.Int64
 }
 
 // snapshot is an index together with the graph built from the same list of
@@ -102,8 +109,13 @@ type snapshot struct {
 	graph *memcore.Graph
 	idx   *index.Flat
 	// lex is the lexical index of every memory with content, with or
-	// without a vector; nil when Config.LexicalWeight is 0.
-	lex *index.Lex
+	// without a vector; nil when Config.LexicalWeight is 0. lexRows maps a
+	// memory id to its row in it.
+	lex     *index.Lex
+	lexRows map[string]int
+	// cal is the relevance gate's calibration of these indexes; nil with
+	// the gate off.
+	cal *calibration
 }
 
 // NewEngine returns an engine over store that embeds with embedder and asks

@@ -65,7 +65,7 @@ func TestUnionKeepsBestScorePerMemory(t *testing.T) {
 		"Database migrations are numbered.",
 	}
 	llm := newLLM(t, fake.WithReplies(hypothesesReply(h...)))
-	cfg := vectorOnly(DefaultConfig())
+	cfg := ungated(vectorOnly(DefaultConfig()))
 	cfg.HopDepth, cfg.MinScore = 0, -1
 	e := newEngine(t, store, emb, llm, cfg)
 	rebuild(t, e)
@@ -103,7 +103,7 @@ func TestMinScoreDropsWeakHits(t *testing.T) {
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t)
 	q := "Prefers optimistic locking with retry for concurrent writes."
-	cfg := identityConfig()
+	cfg := ungated(identityConfig())
 	cfg.HopDepth = 0
 	for _, tt := range []struct {
 		min  float64

@@ -153,6 +153,25 @@ func identityConfig() Config {
 	return c
 }
 
+// ungated turns the relevance gate off (and with it the probes a build
+// embeds and the gate's calibration), for tests of the engine's other
+// parts: the ranking, the cache, the budget, which count the memory texts a
+// build embeds or expect every ranked memory in the injection. The gate's
+// own tests are in gate_test.go.
+func ungated(c Config) Config {
+	c.GateChance = 1
+	c.MaxMemories = defaultUngatedMaxMemories
+	return c
+}
+
+// defaultUngatedMaxMemories is the MaxMemories of ungated tests: the cap of
+// the engine before the gate, so that every hit of a small store is
+// injected.
+const defaultUngatedMaxMemories = 30
+
+// cacheConfig is identityConfig ungated: for the cache's tests.
+func cacheConfig() Config { return ungated(identityConfig()) }
+
 // vectorOnly turns the lexical index off, for tests of the vector search
 // alone: scores are then cosine similarities, and a failed model call
 // leaves the turn without memories.

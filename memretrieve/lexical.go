@@ -28,3 +28,15 @@ func (e *Engine) lexicalIndex(items []item, live map[contentKey]struct{}) *index
 	}
 	return index.NewLex(ids, docs)
 }
+
+// rowsByID maps each memory id of lex to its row; nil for a nil index.
+func rowsByID(lex *index.Lex) map[string]int {
+	if lex == nil {
+		return nil
+	}
+	rows := make(map[string]int, lex.Len())
+	for i, id := range lex.IDs {
+		rows[id] = i
+	}
+	return rows
+}

@@ -58,7 +58,7 @@ func TestFirstBuildAnswersWithWhatIsEmbedded(t *testing.T) {
 		mem(testID(4), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 3, "Feature flags are read once at start-up from flags.yaml."),
 		mem(testID(5), memcore.ScopeUser, memcore.CategoryUserFacts, 1, 4, "Works in the Europe/Lisbon time zone."),
 	}
-	cfg := identityConfig()
+	cfg := cacheConfig()
 	cfg.Timeout = 5 * time.Second
 	cfg.HopDepth = 0
 
@@ -149,7 +149,7 @@ func TestFirstTurnWaitsForVectors(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, ms...)
 	gate := newBatchGate(t, ms)
-	cfg := identityConfig()
+	cfg := cacheConfig()
 	cfg.Timeout = 20 * time.Second
 	cfg.HopDepth = 0
 	e := newEngine(t, store, gate, nil, cfg, withEmbedBatch(1))

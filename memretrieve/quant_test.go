@@ -13,7 +13,7 @@ import (
 
 // quantizedConfig is identityConfig with the quantised index.
 func quantizedConfig() Config {
-	c := identityConfig()
+	c := cacheConfig()
 	c.Quantized = true
 	return c
 }
@@ -41,7 +41,7 @@ func TestQuantizedEngine(t *testing.T) {
 	storeKinds(t, func(t *testing.T, newStore func(t *testing.T) memcore.MemoryStore) {
 		store := newStore(t)
 		write(t, store, genMemories(300, 21)...)
-		exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
+		exact := newEngine(t, store, newEmbedder(t), nil, cacheConfig())
 		rebuild(t, exact)
 		quant := newEngine(t, store, newEmbedder(t), nil, quantizedConfig())
 		rebuild(t, quant)
@@ -78,7 +78,7 @@ func TestQuantizedEngineAfterTheFileIsReplaced(t *testing.T) {
 	store := memcore.NewMemStore()
 	ms := genMemories(120, 23)
 	write(t, store, ms...)
-	exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
+	exact := newEngine(t, store, newEmbedder(t), nil, cacheConfig())
 	rebuild(t, exact)
 	emb := newEmbedder(t)
 	quant := newEngine(t, store, emb, nil, quantizedConfig(), withCacheDir(dir))
@@ -167,7 +167,7 @@ func TestQuantizedEngineAfterCompaction(t *testing.T) {
 	all := genMemories(400, 25)
 	store := &listStore{}
 	store.set(all)
-	exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
+	exact := newEngine(t, store, newEmbedder(t), nil, cacheConfig())
 	rebuild(t, exact)
 	emb := newEmbedder(t)
 	quant := newEngine(t, store, emb, nil, quantizedConfig(), withCacheDir(t.TempDir()))
@@ -206,7 +206,7 @@ func TestQuantizedEngineAfterTheCacheIsDeleted(t *testing.T) {
 			store := memcore.NewMemStore()
 			ms := genMemories(50, 27)
 			write(t, store, ms...)
-			exact := newEngine(t, store, newEmbedder(t), nil, identityConfig())
+			exact := newEngine(t, store, newEmbedder(t), nil, cacheConfig())
 			rebuild(t, exact)
 			emb := newEmbedder(t)
 			quant := newEngine(t, store, emb, nil, quantizedConfig(), withCacheDir(dir))

@@ -83,8 +83,9 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (re
 	defer cancel()
 	queries, vskip := e.queries(mctx, win, focused)
 	var qvecs [][]float32
+	var qtokens []int
 	if vskip == nil {
-		qvecs, vskip = e.embedQueries(mctx, queries)
+		qvecs, qtokens, vskip = e.embedQueries(mctx, queries)
 	}
 	if vskip = outOfTime(mctx, vskip); vskip != nil && !lexical {
 		return &Result{}, gen, vskip, nil
@@ -100,6 +101,9 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (re
 			return &Result{}, snap.gen, vskip, nil
 		}
 	}
+	if vskip != nil {
+		qtokens = nil // no vector query was searched
+	}
 	var lhits []index.Hit
 	if lexical {
 		texts := focused
@@ -108,10 +112,8 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (re
 		}
 		lhits = snap.lex.Search(index.NewQuery(texts), e.cfg.TopK)
 	}
-	ranked := e.fuse(snap, vhits, lhits)
-	res = e.render(snap.graph, e.choose(snap, ranked))
-	res.Ranked = ranked
-	if vskip != nil && len(ranked) == 0 {
+	res = e.inject(snap, e.fuse(snap, vhits, lhits, e.newGate(snap, qtokens, focused)))
+	if vskip != nil && len(res.Ranked) == 0 {
 		// The lexical ranking found nothing either: the vector side's
 		// failure is why the turn got nothing.
 		return res, snap.gen, vskip, vskip
@@ -147,25 +149,29 @@ func (e *Engine) queries(ctx context.Context, win []memcore.Message, focused []s
 }
 
 // embedQueries embeds the queries in one call and returns their vectors
-// scaled to unit length, leaving out those that are zero or not finite.
-func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float32, *skipped) {
+// scaled to unit length, leaving out those that are zero or not finite,
+// and the length of the query of each vector, in memcore.EstimateTokens
+// tokens.
+func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float32, []int, *skipped) {
 	vecs, err := embedWithin(ctx, e.embedder, queries)
 	if err != nil {
-		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder failed", err: err}
+		return nil, nil, &skipped{kind: SkipEmbedderError, reason: "the embedder failed", err: err}
 	}
 	qs := make([][]float32, 0, len(vecs))
-	for _, v := range vecs {
+	tokens := make([]int, 0, len(vecs))
+	for i, v := range vecs {
 		v = append([]float32(nil), v...)
 		if index.Normalize(v) {
 			qs = append(qs, v)
+			tokens = append(tokens, memcore.EstimateTokens(queries[i]))
 		}
 	}
 	if len(qs) == 0 {
-		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder returned no usable vectors",
+		return nil, nil, &skipped{kind: SkipEmbedderError, reason: "the embedder returned no usable vectors",
 			err: fmt.Errorf("%w: zero or non-finite query vectors", memcore.ErrInvalidResponse)}
 	}
 	e.dimSeen.Store(int64(len(qs[0])))
-	return qs, nil
+	return qs, tokens, nil
 }
 
 // snapshotWithin returns the current index and graph. While the initial

@@ -68,6 +68,9 @@ type Lex struct {
 	terms    map[string]int32
 	starts   []int32
 	postings []lexPosting
+	// docs holds the text of each row, for the evidence of a match
+	// (Information).
+	docs []*Doc
 	// scratch holds *lexScratch values for search, so that a turn's
 	// search allocates next to nothing.
 	scratch sync.Pool
@@ -88,7 +91,7 @@ type lexPosting struct {
 
 // NewLex indexes docs; docs[i] is the text of ids[i].
 func NewLex(ids []string, docs []*Doc) *Lex {
-	x := &Lex{IDs: ids, terms: make(map[string]int32)}
+	x := &Lex{IDs: ids, terms: make(map[string]int32), docs: docs}
 	// First number the terms and count the rows holding each, then lay
 	// the postings out in one block, term after term.
 	var df []int32
@@ -120,10 +123,9 @@ func NewLex(ids []string, docs []*Doc) *Lex {
 		avg = length / float64(len(docs))
 	}
 	// Lucene's form of the inverse document frequency, never negative.
-	n := float64(len(docs))
 	idf := make([]float64, len(df))
 	for t, f := range df {
-		idf[t] = math.Log(1 + (n-float64(f)+0.5)/(float64(f)+0.5))
+		idf[t] = IDF(int(f), len(docs))
 	}
 	k := 0
 	for row, d := range docs {
@@ -145,6 +147,82 @@ func (x *Lex) Len() int {
 		return 0
 	}
 	return len(x.IDs)
+}
+
+// DF returns how many rows hold term (its document frequency).
+func (x *Lex) DF(term string) int {
+	if x == nil {
+		return 0
+	}
+	t, ok := x.terms[term]
+	if !ok {
+		return 0
+	}
+	return int(x.starts[t+1] - x.starts[t])
+}
+
+// Terms returns the distinct terms of text (see AppendTerms) that some row
+// holds, in order of first appearance.
+func (x *Lex) Terms(text string) []string {
+	all := AppendTerms(nil, text)
+	out := all[:0]
+	seen := make(map[string]bool, len(all))
+	for _, t := range all {
+		if !seen[t] && x.DF(t) > 0 {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// IDF is the inverse document frequency of a term df of n rows hold, in
+// Lucene's form, which is never negative: ln(1 + (n − df + 0.5)/(df +
+// 0.5)). BM25 weighs each term by it.
+func IDF(df, n int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Information returns the evidence that row's words give of a match with
+// terms (the distinct terms of a text, from Terms): the sum of the IDF of
+// the terms it shares with them — the weight BM25 gives each, without its
+// count and length normalisation — and how many it shares; 0 and 0 when it
+// shares none. The IDF counts the index as holding at least minRows rows
+// (those it does not hold holding none of the terms), so that in a small
+// index a word one row holds still weighs what it would in a larger one.
+func (x *Lex) Information(row int, terms []string, minRows int) (info float64, matched int) {
+	if row < 0 || row >= len(x.docs) {
+		return 0, 0
+	}
+	d := x.docs[row]
+	n := max(x.Len(), minRows)
+	for _, t := range terms {
+		if slices.Contains(d.terms, t) {
+			info += IDF(x.DF(t), n)
+			matched++
+		}
+	}
+	return info, matched
+}
+
+// BestInformation returns the most Information any row has for terms (the
+// distinct terms of a text, from Terms), 0 when no row shares one.
+func (x *Lex) BestInformation(terms []string, minRows int) float64 {
+	acc := make(map[int32]float64)
+	var best float64
+	n := max(x.Len(), minRows)
+	for _, term := range terms {
+		t, ok := x.terms[term]
+		if !ok {
+			continue
+		}
+		w := IDF(int(x.starts[t+1]-x.starts[t]), n)
+		for _, p := range x.postings[x.starts[t]:x.starts[t+1]] {
+			acc[p.Row] += w
+			best = max(best, acc[p.Row])
+		}
+	}
+	return best
 }
 
 // Term is a query term with its weight: how many of the turn's queries

@@ -159,3 +159,59 @@ func TestLexicalQueryWeights(t *testing.T) {
 		t.Errorf("weights = %v, want %v", got, want)
 	}
 }
+
+func TestInformation(t *testing.T) {
+	texts := []string{
+		"kestrel nightly builds",
+		"kestrel releases",
+		"other words entirely",
+		"nightly other",
+	}
+	tok := NewTokenizer()
+	docs := make([]*Doc, len(texts))
+	for i, s := range texts {
+		docs[i] = NewDoc(tok, s)
+	}
+	x := NewLex([]string{"0", "1", "2", "3"}, docs)
+	terms := x.Terms("kestrel builds tonight, nightly")
+	if want := []string{"kestrel", "build", "nightli"}; !slices.Equal(terms, want) {
+		t.Fatalf("Terms = %v, want %v (the terms some row holds, once each)", terms, want)
+	}
+	idf := func(df float64) float64 { return math.Log(1 + (4-df+0.5)/(df+0.5)) }
+	tests := []struct {
+		row     int
+		want    float64
+		matched int
+	}{
+		// kestrel (df 2), build (df 1), nightli (df 2)
+		{0, idf(2) + idf(1) + idf(2), 3},
+		{1, idf(2), 1},
+		{2, 0, 0},
+		{3, idf(2), 1},
+	}
+	for _, tt := range tests {
+		got, m := x.Information(tt.row, terms, 0)
+		if math.Abs(got-tt.want) > 1e-12 || m != tt.matched {
+			t.Errorf("Information(row %d) = %v, %d; want %v, %d", tt.row, got, m, tt.want, tt.matched)
+		}
+	}
+	if got, want := x.BestInformation(terms, 0), tests[0].want; math.Abs(got-want) > 1e-12 {
+		t.Errorf("BestInformation = %v, want %v (row 0)", got, want)
+	}
+	if got := x.BestInformation(x.Terms("unrelated text"), 0); got != 0 {
+		t.Errorf("BestInformation of nothing shared = %v, want 0", got)
+	}
+	// One row: counted as at least 100, a word it holds weighs what a word
+	// one row of 100 holds.
+	one := NewLex([]string{"a"}, []*Doc{NewDoc(tok, "user updates lock rows")})
+	if got, m := one.Information(0, one.Terms("how do user updates lock rows"), 100); m != 4 || math.Abs(got-4*IDF(1, 100)) > 1e-12 {
+		t.Errorf("Information over one row counted as 100 = %v, %d; want 4 terms of IDF(1, 100)", got, m)
+	}
+	if got, _ := one.Information(0, one.Terms("user"), 0); math.Abs(got-IDF(1, 1)) > 1e-12 {
+		t.Errorf("Information over one row = %v, want IDF(1, 1)", got)
+	}
+	var empty *Lex
+	if empty.DF("x") != 0 || NewLex(nil, nil).BestInformation([]string{"x"}, 100) != 0 {
+		t.Error("an empty or nil index: DF or BestInformation not 0")
+	}
+}
