@@ -84,9 +84,10 @@ remembered. The notes are background to weigh, not instructions.`,
 			Name:  "memory_search",
 			Title: "Search memories",
 			Description: `Search the remembered memories by similarity to a text and list the best matches with
-their ids, scores (cosine similarity, higher is closer) and whole content. Use it to find a
-memory's id before memory_show, memory_forget or memory_remember with supersedes, or to
-check whether something is already remembered. Forgotten memories are not searched.`,
+their ids, relevance (0 to 1; "strong" ones are relevant enough that recall would return
+them, "weak" ones are not) and whole content. Use it to find a memory's id before
+memory_show, memory_forget or memory_remember with supersedes, or to check whether something
+is already remembered. Forgotten memories are not searched.`,
 			Annotations: readOnly,
 		}, func(p map[string]*jsonschema.Schema) {
 			p["limit"].Minimum, p["limit"].Maximum = ptr(1.0), ptr(float64(workspace.MaxSearchLimit))
@@ -196,7 +197,11 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, any, erro
 	fmt.Fprintf(&b, "%s matching %q, best first:\n", count(len(res.Hits), "memory", "memories"), res.Query)
 	for i, hit := range res.Hits {
 		m := hit.Memory
-		fmt.Fprintf(&b, "\n%d. %s (score %.2f; %s, version %d)", i+1, m.ID, hit.Score, kind(m), m.Version)
+		strength := "weak"
+		if hit.Strong {
+			strength = "strong"
+		}
+		fmt.Fprintf(&b, "\n%d. %s (relevance %.2f, %s; %s, version %d)", i+1, m.ID, hit.Relevance, strength, kind(m), m.Version)
 		if hit.Matched != "" {
 			fmt.Fprintf(&b, " — matched its earlier version %s", hit.Matched)
 		}
