@@ -216,40 +216,30 @@ func (c *vecCache) refresh() {
 	}
 }
 
+// refreshFile reads what was appended to f since it was last read, or all
+// of it when it is new or was replaced (see refresh).
 func (c *vecCache) refreshFile(f *cacheFile) {
+	const cannotRead = "memretrieve: cannot read the embedding cache; its vectors count as missing"
 	if err := checkCacheDir(f.dir); err != nil {
-		c.cannotUse(f, err, "memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.cannotUse(f, err, cannotRead)
 		return
 	}
 	fh, err := atomicfile.Open(f.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		f.info, f.off, f.st = nil, 0, decodeState{}
-		if f.ver != nil {
-			// Deleted: what a quantised cache had there is missing now.
-			f.ver = nil
-			if c.quantized {
-				c.forgetStale(f)
-			}
-		}
+		c.fileGone(f)
 		return
 	}
 	if err != nil {
-		c.cannotUse(f, err, "memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.cannotUse(f, err, cannotRead)
 		return
 	}
 	defer fh.Close()
 	info, err := fh.Stat()
 	if err != nil {
-		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.log.Warn().Err(err).Str("path", f.path).Msg(cannotRead)
 		return
 	}
-	reread := f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.off
-	if reread {
-		f.off, f.st = 0, decodeState{}
-		clear(f.keys)
-		f.ver = &fileVersion{path: f.path, info: info}
-	}
-	f.info = info
+	reread := c.sameOrReplaced(f, info)
 	if info.Size() == f.off {
 		if reread && c.quantized {
 			c.forgetStale(f) // replaced by an empty file
@@ -259,23 +249,44 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 	data := make([]byte, info.Size()-f.off)
 	n, err := fh.ReadAt(data, f.off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.log.Warn().Err(err).Str("path", f.path).Msg(cannotRead)
 		return
 	}
-	data = data[:n]
+	c.decodeNew(f, data[:n], reread)
+}
+
+// fileGone forgets what was read of f, whose file does not exist (any
+// more): what a quantised cache had there is missing now.
+func (c *vecCache) fileGone(f *cacheFile) {
+	f.info, f.off, f.st = nil, 0, decodeState{}
+	if f.ver != nil {
+		f.ver = nil
+		if c.quantized {
+			c.forgetStale(f)
+		}
+	}
+}
+
+// sameOrReplaced records info as f's, and reports whether the file must be
+// read from its start: it is new, another file is at the path (another
+// process compacted it), or it is shorter than what was read.
+func (c *vecCache) sameOrReplaced(f *cacheFile, info fs.FileInfo) bool {
+	reread := f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.off
+	if reread {
+		f.off, f.st = 0, decodeState{}
+		clear(f.keys)
+		f.ver = &fileVersion{path: f.path, info: info}
+	}
+	f.info = info
+	return reread
+}
+
+// decodeNew decodes data, the bytes of f from its read position on, into
+// the cache, and moves the position past the records that settled.
+func (c *vecCache) decodeNew(f *cacheFile, data []byte, reread bool) {
 	base := f.off
 	settled := decodeRecordsAt(data, c.model, c.dim, &f.st, c.quantized, func(k contentKey, v []float32, at int) {
-		if c.dim != 0 && len(v) != c.dim {
-			return // written before the dimension changed
-		}
-		f.keys[k] = struct{}{}
-		if c.quantized {
-			c.putCode(k, v, diskLoc{file: f.ver, off: base + int64(at)})
-			return
-		}
-		if _, ok := c.vecs[k]; !ok {
-			c.vecs[k] = v
-		}
+		c.found(f, k, v, base+int64(at))
 	})
 	if reread && c.quantized {
 		c.forgetStale(f)
@@ -290,6 +301,21 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 		c.log.Warn().Str("path", f.path).Msg("memretrieve: the embedding cache file belongs to another model or dimension; it will be replaced")
 	}
 	f.off += int64(settled)
+}
+
+// found records the vector v of k read from f at offset off.
+func (c *vecCache) found(f *cacheFile, k contentKey, v []float32, off int64) {
+	if c.dim != 0 && len(v) != c.dim {
+		return // written before the dimension changed
+	}
+	f.keys[k] = struct{}{}
+	if c.quantized {
+		c.putCode(k, v, diskLoc{file: f.ver, off: off})
+		return
+	}
+	if _, ok := c.vecs[k]; !ok {
+		c.vecs[k] = v
+	}
 }
 
 // forgetStale drops, from a quantised cache, the vectors whose records

@@ -186,17 +186,35 @@ func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 	if s != nil && s.idx.Len() > 0 {
 		return s, nil
 	}
+	if s, skip, decided := e.snapshotNow(s); decided {
+		return s, skip
+	}
+	return e.awaitSnapshot(ctx)
+}
+
+// snapshotNow decides, without waiting, what a turn goes on with when the
+// published snapshot s (nil: none) holds no vectors: s, or no index, when
+// there is nothing to wait for — Start was not called, the first build
+// ended, or an earlier turn waited in vain. decided is false when the turn
+// should wait for the first build.
+func (e *Engine) snapshotNow(s *snapshot) (*snapshot, *skipped, bool) {
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
 	switch {
 	case s != nil && (!started || e.firstBuildDone() || e.stopWaiting.Load()):
-		return s, nil
+		return s, nil, true
 	case !started || e.firstBuildDone():
-		return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}
+		return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}, true
 	case e.stopWaiting.Load():
-		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}
+		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}, true
 	}
+	return nil, nil, false
+}
+
+// awaitSnapshot waits, while ctx lasts, for the first build to publish a
+// snapshot holding vectors or to end, and returns what is published then.
+func (e *Engine) awaitSnapshot(ctx context.Context) (*snapshot, *skipped) {
 	select {
 	case <-e.published:
 	case <-e.ready:

@@ -344,60 +344,81 @@ const maxKnownWords = 1 << 16
 // ASCII letters and digits, capitalised at most, is a plain word; any
 // other run goes through word.
 func (t *Tokenizer) terms(dst []string, text string) []string {
-	start := -1
-	simple := true
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		if simple {
-			dst = t.plain(dst, text[start:end])
-		} else {
-			dst = t.word(dst, text[start:end])
-		}
-		start = -1
-	}
+	w := wordScan{t: t, text: text, dst: dst, start: -1}
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
-			switch {
-			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-				if start < 0 {
-					start, simple = i, true
-				}
-			case 'A' <= c && c <= 'Z':
-				if start < 0 {
-					start, simple = i, true
-				} else {
-					simple = false
-				}
-			case isJoiner(rune(c)) || c == '\'':
-				if start < 0 {
-					start = i
-				}
-				simple = false
-			default:
-				flush(i)
-			}
+			w.ascii(c, i)
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case isIdeograph(r):
-			flush(i)
-			dst = append(dst, text[i:i+size])
-		case isWordRune(r):
-			if start < 0 {
-				start = i
-			}
-			simple = false
-		default:
-			flush(i)
-		}
+		w.other(r, i, size)
 		i += size
 	}
-	flush(len(text))
-	return dst
+	w.flush(len(text))
+	return w.dst
+}
+
+// wordScan is the state of Tokenizer.terms: the word being read, from
+// start (−1: none), and whether it is a plain word so far.
+type wordScan struct {
+	t      *Tokenizer
+	text   string
+	dst    []string
+	start  int
+	simple bool
+}
+
+// begin starts a word at i unless one is being read.
+func (w *wordScan) begin(i int, simple bool) {
+	if w.start < 0 {
+		w.start, w.simple = i, simple
+	}
+}
+
+// ascii reads the ASCII byte c at i.
+func (w *wordScan) ascii(c byte, i int) {
+	switch {
+	case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+		w.begin(i, true)
+	case 'A' <= c && c <= 'Z':
+		if w.start >= 0 {
+			w.simple = false
+		}
+		w.begin(i, true)
+	case isJoiner(rune(c)) || c == '\'':
+		w.begin(i, false)
+		w.simple = false
+	default:
+		w.flush(i)
+	}
+}
+
+// other reads the rune r, of size bytes, at i.
+func (w *wordScan) other(r rune, i, size int) {
+	switch {
+	case isIdeograph(r):
+		w.flush(i)
+		w.dst = append(w.dst, w.text[i:i+size])
+	case isWordRune(r):
+		w.begin(i, false)
+		w.simple = false
+	default:
+		w.flush(i)
+	}
+}
+
+// flush appends the terms of the word being read, which ends at end.
+func (w *wordScan) flush(end int) {
+	if w.start < 0 {
+		return
+	}
+	if w.simple {
+		w.dst = w.t.plain(w.dst, w.text[w.start:end])
+	} else {
+		w.dst = w.t.word(w.dst, w.text[w.start:end])
+	}
+	w.start = -1
 }
 
 // isIdeograph reports whether r is a character of a script written without
