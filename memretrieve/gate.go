@@ -219,7 +219,7 @@ func (g *turnGate) judge(c *Candidate, zVector, zLexical float64) {
 	if g.tests == 0 {
 		return
 	}
-	if c.VectorRank > 0 && ev.VectorNeeded != 0 && zVector >= g.z {
+	if c.VectorRank > 0 && !math.IsInf(zVector, -1) && zVector >= g.z {
 		ev.Passed |= FoundVector
 	}
 	if ev.LexicalTerms > 0 && zLexical >= g.z {
