@@ -257,7 +257,8 @@ func BenchmarkRetrieve(b *testing.B) {
 // (1,536-dimensional vectors) from a warm on-disk cache: "restart" is a new
 // engine reading the cache file, "rebuild" a running engine asked to
 // rebuild with nothing changed, "one-new" a running engine indexing one new
-// memory.
+// memory (and calibrating the relevance gate again), "one-new-gate-off" the
+// same with the gate off.
 func BenchmarkBuildWarmCache(b *testing.B) {
 	store := benchStore(b, 10_000)
 	dir := b.TempDir()
@@ -283,14 +284,20 @@ func BenchmarkBuildWarmCache(b *testing.B) {
 			rebuild(b, warm)
 		}
 	})
-	b.Run("one-new", func(b *testing.B) {
-		b.ReportAllocs()
-		r := rand.New(rand.NewPCG(5, 5))
-		for b.Loop() {
-			b.StopTimer()
-			write(b, store, mem(memcore.NewMemoryID(), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 1, genContent(r)))
-			b.StartTimer()
-			rebuild(b, warm)
+	oneNew := func(e *Engine) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			r := rand.New(rand.NewPCG(5, 5))
+			for b.Loop() {
+				b.StopTimer()
+				write(b, store, mem(memcore.NewMemoryID(), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 1, genContent(r)))
+				b.StartTimer()
+				rebuild(b, e)
+			}
 		}
-	})
+	}
+	b.Run("one-new", oneNew(warm))
+	off := newEngine(b, store, emb, nil, ungated(identityConfig()), withCacheDir(dir))
+	rebuild(b, off)
+	b.Run("one-new-gate-off", oneNew(off))
 }
