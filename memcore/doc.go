@@ -19,13 +19,13 @@
 //
 // [MemoryStore] is the interface the capture and retrieval packages use.
 // [FileStore] keeps memories in folders with atomic, never-overwriting
-// writes; its options ([WithLogger], [WithParallelism]) are checked, and
-// one out of range is an error wrapping [ErrInvalidConfig], never clamped.
-// [MemStore] keeps them in memory. A version gets at most one successor: a
+// writes; [MemStore] keeps them in memory. A version gets at most one successor: a
 // write that supersedes a version already superseded fails with a
 // [*ConflictError] ([ErrConflict]) naming the chain's head, and FileStore
 // makes that check exclusive across processes with a lock file in each
-// folder. Both pass the conformance suite in
+// folder. A FileStore treats its folders as untrusted input: it reads no
+// memory file larger than [MaxFileBytes], follows no symbolic link, and
+// refuses a memory folder that is one ([ErrUnsafeFolder]). Both pass the conformance suite in
 // github.com/forgemem/forgemem/conformance/storetest.
 //
 // # Graph
@@ -41,18 +41,42 @@
 //
 // [LLMProvider] and [Embedder] are the contracts of model providers, with
 // the error taxonomy ([ErrRateLimited], [ErrUnavailable], …), [IsTransient]
-// and [Retry]. [StripToolContent] and [CapWindow] build the conversation
-// windows that capture and retrieval send to models.
+// and [Retry]. [StripToolContent], [CapWindow] and [RedactWindow] build
+// the conversation windows that capture and retrieval send to models:
+// without tool content, within a token budget, and with the secrets
+// redacted.
 //
 // # Sub-packages
 //
 // Package github.com/forgemem/forgemem/memcore/redact replaces secrets in
 // text before it is stored; every write path uses it. Package
 // github.com/forgemem/forgemem/memcore/atomicfile writes files that readers
-// never see half-written; FileStore uses it.
+// never see half-written; FileStore uses it. Package
+// github.com/forgemem/forgemem/memcore/anchor records the paths and symbols
+// a memory names ([Anchor]) and checks them against the working tree, so
+// that a memory whose code moved or went away is found and labelled stale.
+//
+// # Configuration
+//
+// Every configurable type of forgemem's library modules is configured the
+// same way, and this package holds what they share. A constructor takes one
+// struct value as its last parameter — [NewFileStore] takes a
+// [FileStoreConfig] — and wiring with a default (a zerolog.Logger, a clock,
+// an embedder, a callback) is a field of it. [DefaultFileStoreConfig]
+// returns the defaults, and [FileStoreConfig.Validate] reports every field
+// out of range at once, as a *[ConfigError] listing each [FieldError];
+// nothing is ever clamped. Every configuration error of every module
+// matches [ErrInvalidConfig] with errors.Is.
+//
+// A zero field means its default wherever zero has no meaning of its own,
+// so FileStoreConfig{} is DefaultFileStoreConfig(). Where "none" or "off"
+// is a setting, a negative value says it, never zero. A package one of
+// whose fields has a zero that means something other than its default says
+// "start from DefaultConfig()" in its documentation and in its Validate
+// hint.
 //
 // # Logging
 //
-// Nothing in this package prints. Stores log through the zerolog.Logger
-// given with [WithLogger]; by default they log nothing.
+// Nothing in this package prints. Stores log through
+// [FileStoreConfig].Logger; its zero value logs nothing.
 package memcore

@@ -32,7 +32,34 @@ var (
 	// write with a [*ConflictError], which wraps ErrConflict and names the
 	// chain's current head to supersede instead.
 	ErrConflict = errors.New("conflict")
+	// ErrTooLarge: a memory file is larger than [MaxFileBytes], so a
+	// [FileStore] does not read it, or a memory would make one (a
+	// [*TooLargeError] says how large).
+	ErrTooLarge = errors.New("memory file too large")
+	// ErrUnsafeFolder: a memory folder is a symbolic link (or not a folder),
+	// which a [FileStore] never follows: a repository can commit a link that
+	// points anywhere, and memories would be written where it points.
+	ErrUnsafeFolder = errors.New("unsafe memory folder")
 )
+
+// TooLargeError is the error of a memory file larger than [MaxFileBytes]:
+// a file a [FileStore] skips without reading it whole (see
+// [FileStore.Problems]), or a memory [FileStore.Write] refuses. It wraps
+// [ErrTooLarge]; reach it with errors.As.
+type TooLargeError struct {
+	// Size is the file's size in bytes (for a file that grew while it was
+	// read, at least Limit + 1).
+	Size int64
+	// Limit is the largest size read: [MaxFileBytes].
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%v: %d bytes, over the limit of %d bytes", ErrTooLarge, e.Size, e.Limit)
+}
+
+// Unwrap returns [ErrTooLarge], so that errors.Is(err, ErrTooLarge) holds.
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 
 // ConflictError is the error of a [MemoryStore.Write] refused because the
 // version the memory supersedes already has a successor: another session
@@ -74,11 +101,15 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // ErrInvalidConfig is matched, with errors.Is, by every configuration error
-// of forgemem's modules: a constructor given a field or option out of
-// range, a bad settings file. Such errors are a *[ConfigError] (or, in the
-// settings module, carry one file-and-line error per bad key), for example
+// of forgemem's modules: a constructor given a Config field or an argument
+// out of range, a bad settings file. Such errors are a *[ConfigError] (or,
+// in the settings module, carry one file-and-line error per bad key), for
+// example
 //
-//	memcore: invalid config: WithParallelism is 0, want at least 1
+//	memcore: invalid config: Parallelism is -1, want at least 1 (0 means runtime.GOMAXPROCS(0))
+//
+// A package that names an ErrInvalidConfig of its own holds this same
+// value.
 //
 // The message names every bad field, the value given and the values
 // allowed. Values are never clamped silently.

@@ -17,89 +17,148 @@ import (
 // checks this), and it never decides an error itself.
 func parseFast(block string) (MemoryMeta, bool) {
 	var meta MemoryMeta
-	var seen uint16
+	var seen uint32
 	for block != "" {
 		line, rest, ok := strings.Cut(block, "\n")
 		if !ok {
-			return meta, false // the block always ends with the newline before the closing line
+			return MemoryMeta{}, false // the block always ends with the newline before the closing line
 		}
 		block = rest
-		key, value, ok := strings.Cut(line, ": ")
-		if !ok {
-			if line != "related:" {
-				return meta, false
-			}
-			key = "related"
-		}
+		key, value, ok := fastKey(line)
 		bit := fastKeyBit(key)
-		if bit == 0 || seen&bit != 0 {
-			return meta, false
+		if !ok || bit == 0 || seen&bit != 0 {
+			return MemoryMeta{}, false
 		}
 		seen |= bit
-		switch key {
-		case "id":
-			if !isPlainID(value) {
-				return meta, false
-			}
-			meta.ID = value
-		case "created_at", "updated_at":
-			t, ok := plainTime(value)
-			if !ok {
-				return meta, false
-			}
-			if key == "created_at" {
-				meta.CreatedAt = t
-			} else {
-				meta.UpdatedAt = t
-			}
-		case "version":
-			n, ok := plainVersion(value)
-			if !ok {
-				return meta, false
-			}
-			meta.Version = n
-		case "scope":
-			if !Scope(value).Valid() {
-				return meta, false
-			}
-			meta.Scope = Scope(value)
-		case "category":
-			if !Category(value).Valid() {
-				return meta, false
-			}
-			meta.Category = Category(value)
-		case "trigger":
-			if !Trigger(value).Valid() {
-				return meta, false
-			}
-			meta.Trigger = Trigger(value)
-		case "supersedes":
-			if !isPlainID(value) {
-				return meta, false
-			}
-			meta.Supersedes = &value
-		case "session_id", "retired_reason":
-			s, ok := plainString(value)
-			if !ok {
-				return meta, false
-			}
-			if key == "session_id" {
-				meta.SessionID = s
-			} else {
-				meta.RetiredReason = s
-			}
-		case "retired":
-			if value != "true" {
-				return meta, false
-			}
-			meta.Retired = true
-		case "related":
-			if meta.Related, block, ok = plainRelated(block); !ok {
-				return meta, false
-			}
+		if parse := fastBlocks[key]; parse != nil {
+			block, ok = parse(&meta, block)
+		} else {
+			ok = fastFields[key](&meta, value)
+		}
+		if !ok {
+			return MemoryMeta{}, false
 		}
 	}
 	return meta, seen != 0
+}
+
+// fastKey splits a top-level line into its key and value: "key: value"
+// for a key of fastFields, "key:" alone for a key of fastBlocks, whose
+// value follows on the next lines; false for anything else.
+func fastKey(line string) (key, value string, ok bool) {
+	if key, ok := strings.CutSuffix(line, ":"); ok && fastBlocks[key] != nil {
+		return key, "", true
+	}
+	key, value, ok = strings.Cut(line, ": ")
+	return key, value, ok && fastBlocks[key] == nil
+}
+
+// fastBlocks decode, for each key parseFast knows whose value is written
+// on the lines after it, that value from the block that follows the key's
+// line, and return the rest of the block.
+var fastBlocks = map[string]func(m *MemoryMeta, block string) (string, bool){
+	"related": func(m *MemoryMeta, block string) (rest string, ok bool) {
+		m.Related, rest, ok = plainRelated(block)
+		return rest, ok
+	},
+	"evidence": func(m *MemoryMeta, block string) (rest string, ok bool) {
+		m.Evidence, rest, ok = plainEvidence(block)
+		return rest, ok
+	},
+	"anchors": func(m *MemoryMeta, block string) (rest string, ok bool) {
+		m.Anchors, rest, ok = plainAnchors(block)
+		return rest, ok
+	},
+}
+
+// fastFields sets, for each key parseFast knows but related, its field of
+// a MemoryMeta from a value of the plain shape Serialize writes, and
+// reports whether the value has that shape.
+var fastFields = map[string]func(m *MemoryMeta, value string) bool{
+	"id":         func(m *MemoryMeta, v string) bool { m.ID = v; return isPlainID(v) },
+	"supersedes": func(m *MemoryMeta, v string) bool { m.Supersedes = &v; return isPlainID(v) },
+	"created_at": func(m *MemoryMeta, v string) (ok bool) { m.CreatedAt, ok = plainTime(v); return ok },
+	"updated_at": func(m *MemoryMeta, v string) (ok bool) { m.UpdatedAt, ok = plainTime(v); return ok },
+	"version":    func(m *MemoryMeta, v string) (ok bool) { m.Version, ok = plainVersion(v); return ok },
+	"scope":      func(m *MemoryMeta, v string) bool { m.Scope = Scope(v); return m.Scope.Valid() },
+	"category":   func(m *MemoryMeta, v string) bool { m.Category = Category(v); return m.Category.Valid() },
+	"trigger":    func(m *MemoryMeta, v string) bool { m.Trigger = Trigger(v); return m.Trigger.Valid() },
+	"session_id": func(m *MemoryMeta, v string) (ok bool) { m.SessionID, ok = plainString(v); return ok },
+	"retired_reason": func(m *MemoryMeta, v string) (ok bool) {
+		m.RetiredReason, ok = plainText(v)
+		return ok
+	},
+	"retired": func(m *MemoryMeta, v string) bool { m.Retired = true; return v == "true" },
+	"source":  func(m *MemoryMeta, v string) bool { m.Source = Source(v); return v != "" && m.Source.Valid() },
+	"status":  func(m *MemoryMeta, v string) bool { m.Status = Status(v); return m.Status == StatusPending },
+	"status_reason": func(m *MemoryMeta, v string) (ok bool) {
+		m.StatusReason, ok = plainText(v)
+		return ok
+	},
+}
+
+// plainEvidence decodes the evidence mapping that opens block — a
+// "  quote: <text>" line, an "  at: <time>" line, or both in that order —
+// and returns it with the rest of the block; false if there is neither or
+// a value is of another shape.
+func plainEvidence(block string) (*Evidence, string, bool) {
+	var e Evidence
+	if v, rest, ok := cutField(block, "  quote: "); ok {
+		if e.Quote, ok = plainText(v); !ok {
+			return nil, block, false
+		}
+		block = rest
+	}
+	if v, rest, ok := cutField(block, "  at: "); ok {
+		if e.At, ok = plainTime(v); !ok {
+			return nil, block, false
+		}
+		block = rest
+	}
+	return &e, block, !e.IsZero()
+}
+
+// plainAnchors decodes the anchors that open block, each a mapping of
+// path, symbol, blob and commit lines in that order (the first opened by
+// "  - ", the others indented by four spaces), and returns them with the
+// rest of the block; false if there is none or one is of another shape.
+func plainAnchors(block string) ([]Anchor, string, bool) {
+	var anchors []Anchor
+	for strings.HasPrefix(block, "  - ") {
+		var a Anchor
+		indent := "  - "
+		for _, f := range []struct {
+			key   string
+			field *string
+		}{{"path", &a.Path}, {"symbol", &a.Symbol}, {"blob", &a.Blob}, {"commit", &a.Commit}} {
+			v, rest, ok := cutField(block, indent+f.key+": ")
+			if !ok {
+				continue
+			}
+			if *f.field, ok = plainPath(v); !ok {
+				return nil, block, false
+			}
+			block, indent = rest, "    "
+		}
+		if indent != "    " { // the item opened with no field of ours
+			return nil, block, false
+		}
+		anchors = append(anchors, a)
+	}
+	return anchors, block, len(anchors) > 0
+}
+
+// cutField returns the value of block's first line when it starts with
+// prefix, and the rest of the block.
+func cutField(block, prefix string) (value, rest string, ok bool) {
+	if !strings.HasPrefix(block, prefix) {
+		return "", block, false
+	}
+	value, rest, ok = strings.Cut(block[len(prefix):], "\n")
+	if !ok {
+		return "", block, false
+	}
+	return value, rest, true
 }
 
 // plainRelated decodes the edges that open block, each an "  - id: <id>"
@@ -124,12 +183,15 @@ func plainRelated(block string) ([]RelatedMemory, string, bool) {
 }
 
 // fastKeyBit is a bit per key parseFast knows, 0 for any other key.
-func fastKeyBit(key string) uint16 {
+func fastKeyBit(key string) uint32 {
 	switch key {
 	case "retired":
 		return 1 << 10
 	case "retired_reason":
 		return 1 << 11
+	}
+	if bit := fastProvenanceBit(key); bit != 0 {
+		return bit
 	}
 	switch key {
 	case "id":
@@ -152,6 +214,24 @@ func fastKeyBit(key string) uint16 {
 		return 1 << 8
 	case "trigger":
 		return 1 << 9
+	}
+	return 0
+}
+
+// fastProvenanceBit is the bit of each key added in v0.2, 0 for any other
+// key.
+func fastProvenanceBit(key string) uint32 {
+	switch key {
+	case "source":
+		return 1 << 12
+	case "evidence":
+		return 1 << 13
+	case "status":
+		return 1 << 14
+	case "status_reason":
+		return 1 << 15
+	case "anchors":
+		return 1 << 16
 	}
 	return 0
 }
@@ -201,8 +281,48 @@ func plainString(s string) (string, bool) {
 		}
 		return inner, true
 	}
-	if s == "" || !isAlnum(s[0]) {
+	if !plainWord(s) || readsAsOtherType(s) {
 		return "", false
+	}
+	return s, true
+}
+
+// plainPath decodes a path or a symbol as plainString does, a slash
+// allowed in the plain form too.
+func plainPath(s string) (string, bool) {
+	if s != "" && !strings.HasPrefix(s, `"`) && strings.Contains(s, "/") {
+		if plainWord(strings.ReplaceAll(s, "/", "_")) && !strings.Contains(s, "//") {
+			return s, true
+		}
+		return "", false
+	}
+	return plainString(s)
+}
+
+// plainText decodes a short text as plainString does, or written plainly
+// as words separated by single spaces, made of letters, digits and the
+// punctuation , . ' ( ) - _ / (no colon, hash or quote that would mean
+// something to YAML), that does not read as another type.
+func plainText(s string) (string, bool) {
+	if v, ok := plainString(s); ok {
+		return v, true
+	}
+	if s == "" || !isAlnum(s[0]) || strings.Contains(s, "  ") || strings.HasSuffix(s, " ") || readsAsOtherType(s) {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && !strings.ContainsRune(" ,.'()-_/", rune(c)) {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// plainWord reports whether s is made of letters, digits, '_', '.' and
+// '-', starts with a letter or digit, and holds a letter.
+func plainWord(s string) bool {
+	if s == "" || !isAlnum(s[0]) {
+		return false
 	}
 	letter := false
 	for i := 0; i < len(s); i++ {
@@ -212,27 +332,28 @@ func plainString(s string) (string, bool) {
 			letter = true
 		case '0' <= c && c <= '9', c == '_', c == '.', c == '-':
 		default:
-			return "", false
+			return false
 		}
 	}
-	if !letter || isOldBool(s) {
-		return "", false
+	return letter
+}
+
+// readsAsOtherType reports whether YAML reads the plain word s as
+// something other than a string: a bool (in YAML 1.1's words too), null,
+// an int or a float.
+func readsAsOtherType(s string) bool {
+	if isOldBool(s) {
+		return true
 	}
 	switch strings.ToLower(s) {
 	case "true", "false", "null", "nan", "inf", "infinity":
-		return "", false
+		return true
 	}
 	plain := strings.ReplaceAll(s, "_", "")
-	if _, err := strconv.ParseFloat(plain, 64); err == nil {
-		return "", false
-	}
-	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
-		return "", false
-	}
-	if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
-		return "", false
-	}
-	return s, true
+	_, errF := strconv.ParseFloat(plain, 64)
+	_, errI := strconv.ParseInt(plain, 0, 64)
+	_, errU := strconv.ParseUint(plain, 0, 64)
+	return errF == nil || errI == nil || errU == nil
 }
 
 func isAlnum(c byte) bool {

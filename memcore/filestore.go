@@ -34,6 +34,15 @@ const tmpPrefix = ".tmp-"
 // removes it (a younger one may belong to a writer still at work).
 const staleTmpAge = time.Hour
 
+// MaxFileBytes is the largest memory file a [FileStore] reads: 1 MiB, far
+// above any memory a person or a model writes (the forgemem command refuses
+// content over 64 KiB, capture over 4 KiB by default). A larger file is
+// skipped without reading more than MaxFileBytes of it — a repository can
+// commit a file of any size, and reading it whole would cost its size in
+// memory — and reported by [FileStore.Problems] with a [*TooLargeError];
+// [FileStore.Write] refuses a memory whose file would be larger.
+const MaxFileBytes = 1 << 20
+
 // FileStore is a [MemoryStore] over two folders of memory files, one per
 // scope (by default .forge/memory/ in the repository and ~/.forge/memory/).
 //
@@ -60,9 +69,12 @@ const staleTmpAge = time.Hour
 // size and modification time, so repeated lists of thousands of files parse
 // only what changed; files are parsed in parallel. A file that cannot be
 // parsed, whose id differs from its name, or whose scope differs from its
-// folder is skipped by List with a log line, and Read reports why. Symbolic
+// folder is skipped by List with a log line, and Read reports why; so is a
+// file larger than [MaxFileBytes], which is never read whole. Symbolic
 // links are not followed: a memory folder committed to a repository is
-// untrusted input, and a link could point anywhere.
+// untrusted input, and a link could point anywhere — neither a link among
+// the memory files nor a memory folder that is itself a link
+// ([ErrUnsafeFolder]).
 //
 // A FileStore is safe for concurrent use by many goroutines, and several
 // processes may use the same folders at once.
@@ -100,18 +112,24 @@ func scopeIndex(s Scope) int {
 // different folders. An empty folder name turns that scope off — outside a
 // repository there is no repo scope: the store then lists and reads the
 // other scope only, and a write to the scope that is off fails with
-// [ErrScopeOff]. At least one folder must be given. Options: [WithLogger],
-// [WithParallelism]; an option out of range is an error wrapping
-// [ErrInvalidConfig], and nothing is created.
-func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
-	o, err := buildOptions(opts)
-	if err != nil {
+// [ErrScopeOff]. At least one folder must be given.
+//
+// Both folders empty, one folder given for both scopes, or a field of cfg
+// out of range is a *[ConfigError] (matching [ErrInvalidConfig]) naming
+// every such mistake, and nothing is created.
+func NewFileStore(repoDir, userDir string, cfg FileStoreConfig) (*FileStore, error) {
+	bad := folderErrors(repoDir, userDir)
+	if err := cfg.Validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			bad = append(bad, ce.Fields...)
+		}
+	}
+	if err := bad.Err("memcore", ""); err != nil {
 		return nil, err
 	}
-	if repoDir == "" && userDir == "" {
-		return nil, errors.New("memcore: new file store: both folders are empty; give at least one")
-	}
-	s := &FileStore{log: o.log, workers: o.workers}
+	cfg = cfg.withDefaults()
+	s := &FileStore{log: cfg.Logger, workers: cfg.Parallelism}
 	for i, d := range []string{repoDir, userDir} {
 		s.cache[i] = make(map[string]*cachedFile)
 		if d == "" {
@@ -123,28 +141,64 @@ func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 		}
 		s.dirs[i] = abs
 	}
-	sameFolders := func() error {
-		return fmt.Errorf("memcore: new file store: the repo and user folders are both %s; scopes need folders of their own", s.dirs[0])
+	if err := s.createFolders(); err != nil {
+		return nil, err
 	}
-	if s.dirs[0] == s.dirs[1] {
-		return nil, sameFolders()
+	s.prepareFolders()
+	return s, nil
+}
+
+// folderErrors reports what is wrong with the folders given to
+// NewFileStore that can be told without touching the disk: both empty, or
+// one folder named twice.
+func folderErrors(repoDir, userDir string) FieldErrors {
+	var bad FieldErrors
+	if repoDir == "" && userDir == "" {
+		bad.Check(false, "NewFileStore's folders", Description(`"" and ""`), "at least one folder (an empty one turns its scope off)")
+		return bad
 	}
+	if repoDir == "" || userDir == "" {
+		return nil
+	}
+	a, errA := filepath.Abs(repoDir)
+	b, errB := filepath.Abs(userDir)
+	if errA == nil && errB == nil {
+		bad.Check(a != b, "NewFileStore's userDir", userDir, sameFolderWant)
+	}
+	return bad
+}
+
+// sameFolderWant is what NewFileStore wants of a user folder that is the
+// repository's.
+const sameFolderWant = "a folder other than repoDir (each scope needs a folder of its own)"
+
+// createFolders creates the store's folders and checks that they are not
+// one folder under two names (a symbolic link).
+func (s *FileStore) createFolders() error {
 	for i, d := range s.dirs {
 		if d == "" {
 			continue
 		}
-		if err := os.MkdirAll(d, dirPerm); err != nil {
-			return nil, fmt.Errorf("memcore: new file store: create the %s folder: %w", Scopes()[i], err)
+		if err := ensureFolder(Scopes()[i], d); err != nil {
+			return fmt.Errorf("memcore: new file store: %w", err)
 		}
 	}
-	// Different names may still be one folder (a symbolic link).
-	if s.dirs[0] != "" && s.dirs[1] != "" {
-		if a, err := os.Stat(s.dirs[0]); err == nil {
-			if b, err := os.Stat(s.dirs[1]); err == nil && os.SameFile(a, b) {
-				return nil, sameFolders()
-			}
-		}
+	if s.dirs[0] == "" || s.dirs[1] == "" {
+		return nil
 	}
+	a, errA := os.Stat(s.dirs[0])
+	b, errB := os.Stat(s.dirs[1])
+	if errA == nil && errB == nil && os.SameFile(a, b) {
+		var bad FieldErrors
+		bad.Check(false, "NewFileStore's userDir", s.dirs[1], sameFolderWant+"; it is "+s.dirs[0]+" under another name")
+		return bad.Err("memcore", "")
+	}
+	return nil
+}
+
+// prepareFolders removes the temporary files killed writers left in the
+// store's folders and records the order of their chain locks.
+func (s *FileStore) prepareFolders() {
 	for i, d := range s.dirs {
 		if d == "" {
 			continue
@@ -155,7 +209,51 @@ func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 			s.lockOrder[i] = real
 		}
 	}
-	return s, nil
+}
+
+// ensureFolder creates scope's memory folder dir (mode 0750) if it is
+// missing, and checks that it is a real folder: a symbolic link in its
+// place is an error wrapping ErrUnsafeFolder, never followed — a
+// repository can commit a link pointing anywhere, and memories would be
+// written there. Folders above dir are the caller's choice and may be
+// links.
+func ensureFolder(scope Scope, dir string) error {
+	info, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, dirPerm); err != nil {
+			return fmt.Errorf("create the %s folder: %w", scope, err)
+		}
+		info, err = os.Lstat(dir)
+	}
+	if err != nil {
+		return err
+	}
+	return checkFolderInfo(scope, dir, info)
+}
+
+// checkFolder refuses, with an error wrapping ErrUnsafeFolder, a memory
+// folder whose Lstat is info if it is a symbolic link or not a folder.
+func checkFolderInfo(scope Scope, dir string, info fs.FileInfo) error {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: the %s memory folder %s is a symbolic link, which is never followed (memories would be written where it points); replace it with a real folder, or use the folder it points to by its own path",
+			ErrUnsafeFolder, scope, dir)
+	case !info.IsDir():
+		return fmt.Errorf("%w: the %s memory folder %s is not a folder; move the file away", ErrUnsafeFolder, scope, dir)
+	}
+	return nil
+}
+
+// checkDir checks scope's folder, which is on, before it is read or
+// changed: a missing folder is an error wrapping fs.ErrNotExist, a symbolic
+// link or a file one wrapping ErrUnsafeFolder.
+func (s *FileStore) checkDir(scope Scope) error {
+	dir := s.dirs[scopeIndex(scope)]
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	return checkFolderInfo(scope, dir, info)
 }
 
 // Dir returns the absolute folder of scope, or "" for an unknown scope or
@@ -171,15 +269,15 @@ func (s *FileStore) path(scope Scope, id string) string {
 	return filepath.Join(s.dirs[scopeIndex(scope)], id+".md")
 }
 
-// Write implements [MemoryStore].
+// Write implements [MemoryStore]. A memory whose file would be larger than
+// [MaxFileBytes] is refused with a [*TooLargeError], and a scope folder
+// that became a symbolic link with an error wrapping [ErrUnsafeFolder];
+// a folder deleted by hand is made again.
 func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := m.Validate(); err != nil {
-		return fmt.Errorf("memcore: write: %w", err)
-	}
-	data, err := serialize(m)
+	data, err := encodeFile(m)
 	if err != nil {
 		return err
 	}
@@ -188,7 +286,7 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if dir == "" {
 		return fmt.Errorf("memcore: write %s: %w: this store has no %s folder", id, ErrScopeOff, scope)
 	}
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
+	if err := ensureFolder(scope, dir); err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
 	}
 	pending, err := atomicfile.Prepare(dir, tmpPrefix+id+"-*", data, filePerm)
@@ -215,10 +313,16 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 			return fmt.Errorf("memcore: write %s: %w", id, err)
 		}
 	}
-	// The same id may not exist in the other scope's folder. Checking it and
-	// publishing are one step for every writer in this process; across
-	// processes, only a UUID collision could race here, while the same-folder
-	// race is settled by the link itself.
+	return s.publish(pending, id, scope)
+}
+
+// publish links the written file pending to its final name, the memory id
+// in scope's folder, unless id exists in either folder. The same id may not
+// exist in the other scope's folder: checking it and publishing are one
+// step for every writer in this process; across processes, only a UUID
+// collision could race here, while the same-folder race is settled by the
+// link itself.
+func (s *FileStore) publish(pending *atomicfile.Pending, id string, scope Scope) error {
 	lock := &idLocks[idLockIndex(id)]
 	lock.Lock()
 	defer lock.Unlock()
@@ -226,10 +330,10 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if scope == ScopeUser {
 		other = ScopeRepo
 	}
-	if s.Dir(other) == "" {
-		// The other scope is off: nothing there to collide with.
-	} else if _, err := os.Lstat(s.path(other, id)); err == nil {
-		return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
+	if s.Dir(other) != "" { // a scope that is off holds nothing to collide with
+		if _, err := os.Lstat(s.path(other, id)); err == nil {
+			return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
+		}
 	}
 	if err := pending.Link(s.path(scope, id)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -238,6 +342,22 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 		return fmt.Errorf("memcore: write %s: publish (the folder's file system must support hard links): %w", id, err)
 	}
 	return nil
+}
+
+// encodeFile validates m and returns its file, refusing one larger than
+// MaxFileBytes (a *TooLargeError), which no FileStore would read.
+func encodeFile(m *MemoryFile) ([]byte, error) {
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("memcore: write: %w", err)
+	}
+	data, err := serialize(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("memcore: write %s: %w", m.Meta.ID, &TooLargeError{Size: int64(len(data)), Limit: MaxFileBytes})
+	}
+	return data, nil
 }
 
 // checkSuccessor returns an error wrapping ErrAlreadyExists if m's id is
@@ -318,6 +438,9 @@ func (s *FileStore) Remove(ctx context.Context, id string) error {
 	}
 	removed := false
 	for _, scope := range s.onScopes() {
+		if err := s.checkDir(scope); errors.Is(err, ErrUnsafeFolder) {
+			return fmt.Errorf("memcore: remove %s: %w", id, err)
+		}
 		err := os.Remove(s.path(scope, id))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -344,6 +467,9 @@ func (s *FileStore) Remove(ctx context.Context, id string) error {
 // readIn loads the memory id from scope's folder; an error wrapping
 // fs.ErrNotExist means the folder does not hold it.
 func (s *FileStore) readIn(scope Scope, id string) (*MemoryFile, error) {
+	if err := s.checkDir(scope); err != nil {
+		return nil, err
+	}
 	m, _, err := s.load(scope, id+".md", 0)
 	return m, err
 }
@@ -380,6 +506,9 @@ func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []s
 	if err != nil {
 		return nil, nil, err
 	}
+	if info.Size() > MaxFileBytes {
+		return nil, nil, fmt.Errorf("%s: %w", path, &TooLargeError{Size: info.Size(), Limit: MaxFileBytes})
+	}
 	s.mu.Lock()
 	if c := s.cache[si][name]; c != nil && c.size == info.Size() && c.mod.Equal(info.ModTime()) {
 		c.gen = max(c.gen, gen)
@@ -388,9 +517,9 @@ func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []s
 	}
 	s.mu.Unlock()
 
-	data, err := readAll(f, info.Size())
+	data, err := readAll(f, info.Size(), MaxFileBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m, repairs, err := parseLenient(data, info.ModTime())
 	if err != nil {
@@ -411,13 +540,18 @@ func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []s
 	return m, repairs, nil
 }
 
-// readAll reads f to its end; size, from its Stat, sizes the buffer so that
-// the usual file needs one read call (it may have changed since).
-func readAll(f *os.File, size int64) ([]byte, error) {
-	buf := make([]byte, 0, size+1)
+// readAll reads f to its end, but never more than limit+1 bytes: a file
+// that grew past limit since its Stat is a *TooLargeError. size, from the
+// Stat, sizes the buffer so that the usual file needs one read call.
+func readAll(f *os.File, size, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, min(size, limit)+1)
 	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		end := min(int64(cap(buf)), limit+1)
+		n, err := f.Read(buf[len(buf):end])
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, &TooLargeError{Size: max(size, int64(len(buf))), Limit: limit}
+		}
 		if err == io.EOF {
 			return buf, nil
 		}
@@ -483,6 +617,9 @@ type Problem struct {
 	// Err says why. It wraps [ErrMalformed] for a file that is not a memory
 	// file (a symbolic link or other file that is not regular included) and
 	// for a .locks that is not a folder (writes that supersede then fail),
+	// [ErrTooLarge] (a [*TooLargeError]) for a file larger than
+	// [MaxFileBytes], [ErrUnsafeFolder] for a scope folder that is a
+	// symbolic link,
 	// [ErrInvalidMemory] for one whose fields break the schema or whose id
 	// or scope does not match its name or folder, [ErrInvalidID] for a .md
 	// file whose name is not a memory id, and the file system's error for
@@ -556,6 +693,9 @@ func (s *FileStore) list(ctx context.Context, scope Scope) ([]*MemoryFile, []Pro
 // regular files named <id>.md. Symbolic links and other .md files are
 // skipped with a log line and returned as problems.
 func (s *FileStore) memoryNames(scope Scope) ([]string, []Problem, error) {
+	if err := s.checkDir(scope); err != nil {
+		return nil, nil, err
+	}
 	dir := s.dirs[scopeIndex(scope)]
 	entries, err := os.ReadDir(dir)
 	if err != nil {

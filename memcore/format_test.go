@@ -142,7 +142,7 @@ func TestParseHandEdits(t *testing.T) {
 				"reviewed": true, "priority": 3, "weight": 1.0, "ratio": 0.25,
 				"owner": "Ada Lovelace", "nothing": nil,
 				"tags": []any{"go", "concurrency", 42},
-				"source": map[string]any{
+				"origin": map[string]any{
 					"tool": "editor", "lines": []any{3, 7},
 					"nested": map[string]any{"deep": "yes-really"},
 				},
@@ -619,7 +619,7 @@ func TestClone(t *testing.T) {
 	*c.Meta.Supersedes = idC
 	c.Meta.Related[0].ID = idE
 	c.Meta.Extra["tags"].([]any)[0] = "changed"
-	c.Meta.Extra["source"].(map[string]any)["tool"] = "changed"
+	c.Meta.Extra["origin"].(map[string]any)["tool"] = "changed"
 	c.Meta.Extra["keys"].(map[any]any)[1].([]any)[0] = "changed"
 	c.Meta.Extra["new"] = 1
 	if want := fullWithKeys(); !equalMemory(m, want) {

@@ -72,7 +72,7 @@ func TestMemStoreCopies(t *testing.T) {
 		*c.Meta.Supersedes = idE
 		c.Meta.Related[0].ID = idE
 		c.Meta.Extra["tags"].([]any)[0] = "changed"
-		c.Meta.Extra["source"].(map[string]any)["tool"] = "changed"
+		c.Meta.Extra["origin"].(map[string]any)["tool"] = "changed"
 		c.Meta.Extra["new"] = true
 	}
 	mutate(m)

@@ -2,6 +2,7 @@ package memretrieve
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"math"
 	"slices"
@@ -31,18 +32,37 @@ func derivedScore(s float64, hops int) float64 {
 const evidenceMargin = 0.25
 
 // inject turns the turn's ranking (see fuse) into its Result: the memories
-// chosen (see choose), the block that presents them within the budget, the
-// ranking, and every ranked memory left out with why.
-func (e *Engine) inject(snap *snapshot, ranked []Candidate) *Result {
+// chosen (see choose) and not dropped as outdated (see checkStale), the
+// block that presents them within the budget, the ranking, and every ranked
+// memory left out with why.
+func (e *Engine) inject(ctx context.Context, snap *snapshot, ranked []Candidate) *Result {
 	recs, dropped := e.choose(snap, ranked)
+	recs, stale := e.checkStale(ctx, recs)
+	for _, r := range stale {
+		if r.Via.Search() {
+			dropped = append(dropped, Dropped{ID: r.Memory.Meta.ID, Score: r.Score, Evidence: r.Evidence, Reason: DropStale})
+		}
+	}
 	res := e.render(snap.graph, recs)
+	res.StaleDropped = len(stale)
 	for _, r := range recs[len(res.Memories):] {
 		if r.Via.Search() {
 			dropped = append(dropped, Dropped{ID: r.Memory.Meta.ID, Score: r.Score, Evidence: r.Evidence, Reason: DropBudget})
 		}
 	}
-	res.Ranked, res.Dropped = ranked, dropped
+	res.Ranked, res.Dropped = ranked, inRankingOrder(dropped, ranked)
 	return res
+}
+
+// inRankingOrder sorts dropped in the order of ranked, where each of them
+// is, and returns it.
+func inRankingOrder(dropped []Dropped, ranked []Candidate) []Dropped {
+	place := make(map[string]int, len(ranked))
+	for i, c := range ranked {
+		place[c.ID] = i
+	}
+	slices.SortStableFunc(dropped, func(a, b Dropped) int { return cmp.Compare(place[a.ID], place[b.ID]) })
+	return dropped
 }
 
 // choose turns the turn's ranking into its memories: each ranked head that

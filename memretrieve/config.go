@@ -1,6 +1,7 @@
 package memretrieve
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"time"
@@ -27,6 +28,36 @@ const (
 
 // Valid reports whether m is [ModeLLM] or [ModeIdentity].
 func (m HypothesisMode) Valid() bool { return m == ModeLLM || m == ModeIdentity }
+
+// StaleMode says what a turn does with a memory that Config.StaleCheck
+// finds outdated.
+type StaleMode string
+
+// The stale modes.
+const (
+	// StaleLabel injects the memory with a note saying why it may be
+	// outdated ("may be outdated: internal/db/queries.go no longer
+	// exists"). It is the default; an empty StaleMode means it too.
+	StaleLabel StaleMode = "label"
+	// StaleDrop leaves the memory out of the turn.
+	StaleDrop StaleMode = "drop"
+	// StaleIgnore does not check: the memory is injected as it is.
+	StaleIgnore StaleMode = "ignore"
+)
+
+// Valid reports whether m is empty or one of the stale modes.
+func (m StaleMode) Valid() bool {
+	return m == "" || m == StaleLabel || m == StaleDrop || m == StaleIgnore
+}
+
+// StaleChecker says why a memory may be outdated — the code it names moved
+// or went away. Package memcore/anchor's *Checker is one.
+type StaleChecker interface {
+	// Stale returns why m may be outdated, or "" when nothing says so. It
+	// is called for each memory a turn is about to inject, with the
+	// turn's context, so it must be cheap, and safe for concurrent use.
+	Stale(ctx context.Context, m *memcore.MemoryFile) string
+}
 
 // Config holds everything an [Engine] is configured with: the retrieval
 // settings, and what the host gives it (a logger, a cache folder, a
@@ -157,6 +188,17 @@ type Config struct {
 	// failed): default 30s, more than 0. Each further incomplete build
 	// doubles the wait, up to 16 times RetryDelay.
 	RetryDelay time.Duration
+
+	// StaleCheck, when set, is asked about each memory a turn is about to
+	// inject (after graph expansion and the MaxMemories cap, before the
+	// injection budget); nil checks nothing. The host fills it — with
+	// memcore/anchor's *Checker for a repository — so the engine needs no
+	// file system or git of its own.
+	StaleCheck StaleChecker
+	// Stale is what a turn does with a memory StaleCheck finds outdated
+	// (memory.stale): StaleLabel (the default; "" means it too) injects it
+	// with a note, StaleDrop leaves it out, StaleIgnore does not check.
+	Stale StaleMode
 }
 
 // The defaults of the fields whose zero value means their default.
@@ -180,7 +222,9 @@ const (
 // injected, a minimum score of 0, an injection budget of 2000 tokens, a
 // window of 4000 tokens, a timeout of 2s, queries of at most 512 tokens,
 // the lexical ranking fused with the vector ranking at equal weight with
-// k = 60, and the relevance gate on with a chance of 0.1. HypothesisModel is empty: the provider's default model. The
+// k = 60, the relevance gate on with a chance of 0.1, and outdated memories
+// labelled (when the host sets a StaleCheck). HypothesisModel is empty: the
+// provider's default model. The
 // engine logs nothing, keeps its cache beside the memories, embeds 256
 // texts per call, keeps 64 turns' results, searches with GOMAXPROCS
 // goroutines and retries an incomplete build after 30s.
@@ -203,6 +247,7 @@ func DefaultConfig() Config {
 		TurnCacheSize:        defaultTurnCacheSize,
 		Parallelism:          runtime.GOMAXPROCS(0),
 		RetryDelay:           defaultRetryDelay,
+		Stale:                StaleLabel,
 	}
 }
 
@@ -235,6 +280,7 @@ func (c Config) check() memcore.FieldErrors {
 	bad.Check(c.TurnCacheSize >= -1 && c.TurnCacheSize <= 100_000, "TurnCacheSize", c.TurnCacheSize, "-1–100000 (-1: no per-turn cache)")
 	bad.Check(orIn(c.Parallelism, 1, 4096), "Parallelism", c.Parallelism, "1–4096")
 	bad.Check(c.RetryDelay >= 0, "RetryDelay", c.RetryDelay, "more than 0")
+	bad.Check(c.Stale.Valid(), "Stale", c.Stale, `"label", "drop" or "ignore"`)
 	return bad
 }
 
@@ -270,6 +316,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryDelay == 0 {
 		c.RetryDelay = defaultRetryDelay
+	}
+	if c.Stale == "" {
+		c.Stale = StaleLabel
 	}
 	return c
 }

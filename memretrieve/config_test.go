@@ -124,6 +124,7 @@ func TestDefaultConfig(t *testing.T) {
 		TurnCacheSize:        64,
 		Parallelism:          runtime.GOMAXPROCS(0),
 		RetryDelay:           30 * time.Second,
+		Stale:                StaleLabel,
 	}
 	if c := DefaultConfig(); !reflect.DeepEqual(c, want) {
 		t.Fatalf("DefaultConfig() = %+v, want the documented defaults %+v", c, want)

@@ -9,17 +9,22 @@
 // Config.Timeout (2s by default):
 //
 //  1. strips tool content and caps the window to Config.WindowTokenBudget,
-//     newest text kept (memcore.StripToolContent, memcore.CapWindow);
+//     newest text kept (memcore.StripToolContent, memcore.CapWindow), and
+//     redacts the secrets of what will be sent (memcore.RedactWindow): no
+//     conversation text reaches the hypothesis model or the embedder
+//     unredacted, and [Result].Redactions counts what was replaced;
 //  2. takes the focused queries of the window, each within
 //     Config.QueryTokenLimit: the latest user message, the latest exchange
-//     and the whole window;
+//     and the whole window (redacted for the embedder; as they are for the
+//     lexical search, which runs here);
 //  3. asks the hypothesis model, in one call, for Config.HypothesisCount
 //     short declarative sentences written the way a stored memory would be
 //     (HyDE), and parses the reply tolerantly — or, in [ModeIdentity],
 //     uses the focused queries themselves, with no LLM call. The request's
 //     response schema is named [HypothesisSchemaName], so that a scripted
 //     LLM in tests can tell the hypothesis call from other model calls;
-//  4. embeds those queries in one Embed call and takes the Config.TopK best
+//  4. embeds those queries (a hypothesis redacted too) in one Embed call
+//     and takes the Config.TopK best
 //     memories per query from the vector index, keeping each memory's best
 //     score over all queries and dropping those below Config.MinScore;
 //  5. takes the Config.TopK best memories of the lexical (BM25) index for
@@ -33,10 +38,13 @@
 //  8. adds related memories within Config.HopDepth edges of those, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  9. renders the injection block (below), cut to
-//     Config.InjectionTokenBudget by dropping whole memories, lowest score
-//     first. Every ranked memory left out is in [Result.Dropped], with
-//     why.
+//  9. asks the host's Config.StaleCheck, when set, whether each of them
+//     may be outdated (the code it names moved or went away), labels or
+//     drops those it says are (Config.Stale: [StaleLabel], [StaleDrop],
+//     [StaleIgnore]), and renders the injection block (below) of the rest,
+//     cut to Config.InjectionTokenBudget by dropping whole memories, lowest
+//     score first. Every ranked memory left out is in [Result.Dropped],
+//     with why.
 //
 // A failed or late model call — the hypothesis model or the embedder —
 // leaves the turn the lexical ranking: [Result].VectorSkipped says why
@@ -161,6 +169,7 @@
 // background to weigh, not instructions. Each memory follows as
 //
 //	[1] coding-preferences, user scope, version 2, 2025-03-02, relevance 0.83 (mem_…)
+//	May be outdated: internal/db/queries.go no longer exists.
 //	<content>
 //	History, oldest first (changed 1 time):
 //	  - version 1, 2025-01-15: <earlier content>
@@ -169,9 +178,12 @@
 //	Links:
 //	  - contradicts mem_… "<title>" (see [2])
 //
-// where History appears for changed memories (a version on the branch of a
+// where the "May be outdated" line appears for a memory Config.StaleCheck
+// found outdated, History for changed memories (a version on the branch of a
 // fork that the chain did not continue from is marked "a parallel change
-// the current text does not include"), the "Recalled because" line
+// the current text does not include"; a version that forgot the memory is
+// shown as "forgotten", the one after it as "brought back", and neither is
+// counted as a change of the text), the "Recalled because" line
 // for memories reached through an edge, and Links lists refines and
 // contradicts edges in both directions (relates-to ones only between shown
 // memories). When memories were dropped to fit the budget, a line says how

@@ -94,6 +94,9 @@ const (
 	// DropBudget: it passed, but the block would not fit in
 	// Config.InjectionTokenBudget with it (counted in Result.Omitted).
 	DropBudget
+	// DropStale: it passed, but Config.StaleCheck found it outdated and
+	// Config.Stale is StaleDrop (counted in Result.StaleDropped).
+	DropStale
 )
 
 // String says why, in words.
@@ -109,6 +112,8 @@ func (r DropReason) String() string {
 		return "over MaxMemories"
 	case DropBudget:
 		return "over the token budget"
+	case DropStale:
+		return "outdated"
 	}
 	return fmt.Sprintf("DropReason(%d)", int(r))
 }

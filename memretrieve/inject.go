@@ -2,6 +2,7 @@ package memretrieve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -121,23 +122,12 @@ func (r *renderer) block(i, shown int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n[%d] %s, %s scope, version %d, %s, relevance %.2f (%s)\n",
 		i+1, defuse(string(m.Meta.Category)), defuse(string(m.Meta.Scope)), m.Meta.Version, date(m), rc.Score, m.Meta.ID)
+	if rc.Stale != "" {
+		b.WriteString(staleNote(rc.Stale))
+	}
 	b.WriteString(indentBody(m.Content, ""))
 	if len(rc.History) > 0 {
-		changes := len(rc.History)
-		plural := "s"
-		if changes == 1 {
-			plural = ""
-		}
-		fmt.Fprintf(&b, "History, oldest first (changed %d time%s):\n", changes, plural)
-		lost := r.lostVersions(m)
-		for _, h := range rc.History {
-			note := ""
-			if lost[h.Meta.ID] {
-				note = ", " + lostNote
-			}
-			fmt.Fprintf(&b, "  - version %d, %s%s: %s", h.Meta.Version, date(h), note, indentBody(h.Content, "    "))
-		}
-		fmt.Fprintf(&b, "  - version %d, %s: the current text above.\n", m.Meta.Version, date(m))
+		b.WriteString(r.history(rc))
 	}
 	if !rc.Via.Search() {
 		b.WriteString(r.viaLine(i, rc))
@@ -149,6 +139,114 @@ func (r *renderer) block(i, shown int) string {
 		}
 	}
 	return b.String()
+}
+
+// staleNote is the line that says a memory may be outdated, and why, its
+// text defused like a memory's.
+func staleNote(reason string) string {
+	return "May be outdated: " + defuse(strings.Join(strings.Fields(reason), " ")) + ".\n"
+}
+
+// history renders the version history of rc's chain, oldest first. A
+// retired version is shown as the forgetting it is, not as a change of
+// the text, and the version after it as bringing the memory back; the
+// heading counts the changes of the text and the forgettings apart.
+func (r *renderer) history(rc Recalled) string {
+	m := rc.Memory
+	var b strings.Builder
+	fmt.Fprintf(&b, "History, oldest first%s:\n", historySummary(r.graph, append(slices.Clone(rc.History), m)))
+	lost := r.lostVersions(m)
+	for _, h := range rc.History {
+		note := ""
+		if lost[h.Meta.ID] {
+			note = ", " + lostNote
+		}
+		switch {
+		case h.Meta.Retired:
+			fmt.Fprintf(&b, "  - version %d, %s%s: forgotten%s.\n", h.Meta.Version, date(h), note, retiredReason(h))
+		case r.revives(h):
+			fmt.Fprintf(&b, "  - version %d, %s%s, brought back: %s", h.Meta.Version, date(h), note, indentBody(h.Content, "    "))
+		default:
+			fmt.Fprintf(&b, "  - version %d, %s%s: %s", h.Meta.Version, date(h), note, indentBody(h.Content, "    "))
+		}
+	}
+	back := ""
+	if r.revives(m) {
+		back = ", brought back"
+	}
+	fmt.Fprintf(&b, "  - version %d, %s%s: the current text above.\n", m.Meta.Version, date(m), back)
+	return b.String()
+}
+
+// historySummary counts, for the heading of a history, the versions
+// (oldest first, the current one last) that changed the text — every one
+// after the first but a forgetting, and a bringing back that kept the
+// text — and the forgettings: " (changed 2 times; forgotten once, then
+// brought back)"; "" when there is neither.
+func historySummary(g *memcore.Graph, versions []*memcore.MemoryFile) string {
+	changes, forgets := 0, 0
+	for i, v := range versions {
+		switch {
+		case v.Meta.Retired:
+			forgets++
+		case i == 0:
+		case isRevival(g, v) && sameText(v, predecessor(g, v)):
+		default:
+			changes++
+		}
+	}
+	var parts []string
+	switch {
+	case changes == 1:
+		parts = append(parts, "changed 1 time")
+	case changes > 1:
+		parts = append(parts, fmt.Sprintf("changed %d times", changes))
+	}
+	switch {
+	case forgets == 1:
+		parts = append(parts, "forgotten once, then brought back")
+	case forgets > 1:
+		parts = append(parts, fmt.Sprintf("forgotten %d times, each time brought back", forgets))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// revives reports whether m brings its chain back: it supersedes a
+// retired version.
+func (r *renderer) revives(m *memcore.MemoryFile) bool { return isRevival(r.graph, m) }
+
+// isRevival reports whether m, not retired itself, supersedes a retired
+// version of g.
+func isRevival(g *memcore.Graph, m *memcore.MemoryFile) bool {
+	p := predecessor(g, m)
+	return !m.Meta.Retired && p != nil && p.Meta.Retired
+}
+
+// predecessor is the version m supersedes, or nil.
+func predecessor(g *memcore.Graph, m *memcore.MemoryFile) *memcore.MemoryFile {
+	if m.Meta.Supersedes == nil {
+		return nil
+	}
+	p, _ := g.Memory(*m.Meta.Supersedes)
+	return p
+}
+
+// sameText reports whether a and b (either may be nil) hold the same text
+// but for surrounding white space.
+func sameText(a, b *memcore.MemoryFile) bool {
+	return a != nil && b != nil && strings.TrimSpace(a.Content) == strings.TrimSpace(b.Content)
+}
+
+// retiredReason is ", <reason>" for a retired version with a reason,
+// defused and clipped, and "" otherwise.
+func retiredReason(m *memcore.MemoryFile) string {
+	if strings.TrimSpace(m.Meta.RetiredReason) == "" {
+		return ""
+	}
+	return " (" + defuse(clipRunes(strings.Join(strings.Fields(m.Meta.RetiredReason), " "), 200)) + ")"
 }
 
 // lostNote marks, in a history, a version on a branch of a fork that the

@@ -21,6 +21,15 @@ type Result struct {
 	// Omitted counts the memories that were found but left out of the
 	// injection (and of Memories) to fit Config.InjectionTokenBudget.
 	Omitted int
+	// StaleDropped counts the memories left out because Config.StaleCheck
+	// found them outdated, with Config.Stale StaleDrop.
+	StaleDropped int
+	// Redactions counts the secrets replaced by "[REDACTED]" in what the
+	// turn sent to its providers: the conversation window (see
+	// memcore.RedactWindow), which the hypothesis model reads and the
+	// queries are cut from, and the hypotheses, before they were embedded.
+	// The search finds the memories all the same.
+	Redactions int
 	// Dropped lists every memory of Ranked that is not in the injection,
 	// in ranking order, with its evidence, the relevance gate's thresholds
 	// and why it was left out: below the gate, below the score cliff, over
@@ -140,6 +149,10 @@ type Recalled struct {
 	// injection marks as parallel changes (see memcore.Graph.History).
 	// Empty for a memory that was never changed.
 	History []*memcore.MemoryFile
+	// Stale says why the memory may be outdated, as Config.StaleCheck
+	// said it; the injection shows it as a note. "" when nothing says so,
+	// or nothing was checked.
+	Stale string
 }
 
 // Via says how a recalled memory was reached: by the search (Hops 0;

@@ -19,7 +19,9 @@ import (
 // and the reason is logged at debug level.
 func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Message) (*Result, uint64) {
 	start := time.Now()
-	res, gen, skip, vskip := e.retrieveTurn(ctx, window)
+	win := e.window(window)
+	res, gen, skip, vskip := e.retrieveTurn(ctx, &win)
+	res.Redactions = win.redactions
 	if vskip != nil {
 		// Provider errors may quote the conversation: redacted, the cause
 		// still reachable with errors.Is.
@@ -59,7 +61,7 @@ func outOfTime(ctx context.Context, skip *skipped) *skipped {
 	return &skipped{kind: SkipTimeout, reason: skip.reason + " (out of time)", err: fmt.Errorf("%s: %w", skip.reason, ctx.Err())}
 }
 
-// retrieveTurn runs the steps of one turn in order: the window, the queries
+// retrieveTurn runs the steps of one turn in order: the queries
 // (hypotheses, or focused parts of the window), their vectors, the index,
 // the vector and lexical searches, their fusion, the choice of memories and
 // their injection block. Besides the result it returns the index
@@ -71,17 +73,16 @@ func outOfTime(ctx context.Context, skip *skipped) *skipped {
 // leaves the turn the lexical ranking: the turn goes on, and vskip says
 // why the vector side is missing; should the lexical ranking find nothing
 // either, that is why the turn got nothing, and skip is vskip.
-func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (res *Result, gen uint64, skip, vskip *skipped) {
+func (e *Engine) retrieveTurn(ctx context.Context, win *turnWindow) (res *Result, gen uint64, skip, vskip *skipped) {
 	gen = e.currentGen()
-	win := e.window(window)
-	if len(win) == 0 {
+	if len(win.local) == 0 || len(win.sent) == 0 {
 		return &Result{}, gen, &skipped{kind: SkipEmptyWindow, reason: "nothing is left of the window without tool content"}, nil
 	}
 	lexical := e.cfg.LexicalWeight > 0
-	focused := focusedQueries(win, e.cfg.QueryTokenLimit)
+	focused := focusedQueries(win.local, e.cfg.QueryTokenLimit)
 	mctx, cancel := e.modelContext(ctx)
 	defer cancel()
-	queries, vskip := e.queries(mctx, win, focused)
+	queries, vskip := e.queries(mctx, win)
 	var qvecs [][]float32
 	var qtokens []int
 	if vskip == nil {
@@ -104,15 +105,8 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (re
 	if vskip != nil {
 		qtokens = nil // no vector query was searched
 	}
-	var lhits []index.Hit
-	if lexical {
-		texts := focused
-		if e.cfg.Mode == ModeLLM && len(queries) > 0 {
-			texts = append(slices.Clone(focused), queries...)
-		}
-		lhits = snap.lex.Search(index.NewQuery(texts), e.cfg.TopK)
-	}
-	res = e.inject(snap, e.fuse(snap, vhits, lhits, e.newGate(snap, qtokens, focused)))
+	lhits := e.lexicalHits(snap, focused, queries)
+	res = e.inject(ctx, snap, e.fuse(snap, vhits, lhits, e.newGate(snap, qtokens, focused)))
 	if vskip != nil && len(res.Ranked) == 0 {
 		// The lexical ranking found nothing either: the vector side's
 		// failure is why the turn got nothing.
@@ -121,22 +115,51 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (re
 	return res, snap.gen, nil, vskip
 }
 
-// window is the part of a turn's conversation retrieval works from: without
-// tool content, and capped to Config.WindowTokenBudget, newest text kept.
-func (e *Engine) window(msgs []memcore.Message) []memcore.Message {
-	return memcore.CapWindow(memcore.StripToolContent(msgs), e.cfg.WindowTokenBudget)
+// lexicalHits searches the lexical index, when it is on, for the focused
+// queries of the window and, in ModeLLM, the hypotheses too.
+func (e *Engine) lexicalHits(snap *snapshot, focused, hypotheses []string) []index.Hit {
+	if e.cfg.LexicalWeight <= 0 {
+		return nil
+	}
+	texts := focused
+	if e.cfg.Mode == ModeLLM && len(hypotheses) > 0 {
+		texts = append(slices.Clone(focused), hypotheses...)
+	}
+	return snap.lex.Search(index.NewQuery(texts), e.cfg.TopK)
 }
 
-// queries returns the texts the turn embeds: the hypothesis model's
-// sentences in ModeLLM, the focused parts of the window in ModeIdentity;
-// each within Config.QueryTokenLimit.
-func (e *Engine) queries(ctx context.Context, win []memcore.Message, focused []string) ([]string, *skipped) {
+// turnWindow is the part of a turn's conversation retrieval works from:
+// without tool content, and capped to Config.WindowTokenBudget, newest text
+// kept. The lexical search, which runs here, reads it as it is (local);
+// what is sent to the hypothesis model and the embedder is cut from it
+// with its secrets redacted (sent, see memcore.RedactWindow). redactions
+// counts the secrets replaced in what the turn sends.
+type turnWindow struct {
+	local, sent []memcore.Message
+	redactions  int
+}
+
+// window returns the turnWindow of a turn's conversation.
+func (e *Engine) window(msgs []memcore.Message) turnWindow {
+	stripped := memcore.StripToolContent(msgs)
+	fit := func(m []memcore.Message) []memcore.Message { return memcore.CapWindow(m, e.cfg.WindowTokenBudget) }
+	sent, n := memcore.RedactWindow(stripped, fit)
+	return turnWindow{local: fit(stripped), sent: sent, redactions: n}
+}
+
+// queries returns the texts the turn embeds, redacted, each within
+// Config.QueryTokenLimit: the focused parts of the window in ModeIdentity;
+// in ModeLLM the hypothesis model's sentences, which are redacted too (a
+// model may make up or repeat a secret) and counted in win.redactions.
+func (e *Engine) queries(ctx context.Context, win *turnWindow) ([]string, *skipped) {
 	if e.cfg.Mode == ModeIdentity {
-		return focused, nil
+		return focusedQueries(win.sent, e.cfg.QueryTokenLimit), nil
 	}
-	hs, skip := e.hypotheses(ctx, win)
+	hs, skip := e.hypotheses(ctx, win.sent)
 	out := hs[:0]
 	for _, h := range hs {
+		h, n := redact.Text(h)
+		win.redactions += n
 		if h = capText(h, e.cfg.QueryTokenLimit); h != "" {
 			out = append(out, h)
 		}
@@ -332,4 +355,25 @@ func callWithin[T any](ctx context.Context, f func(context.Context) (T, error)) 
 		var zero T
 		return zero, ctx.Err()
 	}
+}
+
+// checkStale asks Config.StaleCheck about each memory of recs: with
+// StaleLabel the memory keeps its reason in Recalled.Stale, with StaleDrop
+// it is left out and returned in gone. With StaleIgnore, or no StaleCheck,
+// recs are returned as they are.
+func (e *Engine) checkStale(ctx context.Context, recs []Recalled) (kept, gone []Recalled) {
+	check := e.cfg.StaleCheck
+	if check == nil || e.cfg.Stale == StaleIgnore {
+		return recs, nil
+	}
+	kept = recs[:0:0]
+	for _, rc := range recs {
+		rc.Stale = check.Stale(ctx, rc.Memory)
+		if rc.Stale != "" && e.cfg.Stale == StaleDrop {
+			gone = append(gone, rc)
+			continue
+		}
+		kept = append(kept, rc)
+	}
+	return kept, gone
 }

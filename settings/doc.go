@@ -24,14 +24,43 @@
 //	  retrieval_model: gpt-4o-mini
 //	  cadence_turns: 3
 //
-// [Keys] lists every key with its variable, flag, default and range;
-// [Reference] renders them as a markdown table. API keys come from the
-// environment only. Everything Load reads is checked: an unknown key (with
-// a "did you mean"), a value of the wrong type or out of range, a
+// [Keys] lists every key with its variable, flag, default, range and
+// trust rule; [Reference] renders them as a markdown table. API keys come
+// from the environment only. Everything Load reads is checked: an unknown
+// key (with a "did you mean"), a value of the wrong type or out of range, a
 // malformed or unreadable file, an API key written in a file, an unknown
 // FORGEMEM_ variable or a bad flag value is an *[Error] naming the file and
 // line, variable or flag, and Load reports every problem at once as
-// [Errors]. Values are never clamped.
+// [Errors] (its message lists the first 20). Values are never clamped, and
+// a value that looks like a secret is never repeated in a message.
+//
+// Top-level keys other than memory: belong to the host agent and are left
+// alone, except two mistakes: a forgemem key written outside memory:
+// (retrieval_top_k:, also as retrieval-top-k or FORGEMEM_RETRIEVAL_TOP_K;
+// not enabled, provider and base_url, which host agents use too) and a name
+// one edit away from memory (memroy:, Memory:), both errors naming what was
+// meant.
+//
+// # Trust
+//
+// A repository's .forge/config.yaml is someone else's input: a clone can
+// commit any settings. Until the user trusts the file, it may only narrow
+// what happens; the values that decide where data and API keys go, choose
+// models or turn something on are ignored, each with a [Warning] in
+// [Settings.Warnings] for the host to show. Each key declares its rule
+// ([Trust], [Key].Untrusted): [TrustNotNeeded] for local tuning,
+// [TrustToWiden] where some values narrow (memory.enabled: false, a
+// lower budget) and others widen, [TrustRequired] for memory.provider,
+// memory.base_url and the models. [TrustStore] records the trusted files in
+// ~/.forge/trusted.json — each one's path and SHA-256 digest, as direnv
+// allow does — so a file that changes needs trusting again. The user's own
+// file, the --config file, the environment and the flags are the user's
+// choices and always apply.
+//
+// Every settings file is read as a regular file only, never waiting on a
+// FIFO or a device, and at most [MaxFileSize] (1 MiB) bytes. A repository's
+// file that is a symbolic link is refused; the user's own may be one (dotfile
+// managers make them), but what it leads to is held to the same rules.
 //
 // Load takes everything from [Options] — the working directory, the home
 // folder, the environment and the flags — and never reads the process's
@@ -51,12 +80,20 @@
 // # Using the settings
 //
 // [Settings.RetrieveConfig] is the memretrieve.Config for the retrieval
-// engine, [Settings.ObserverOptions] the memcapture observer's options, and
-// the fields and [Settings.APIKey] are what a provider factory needs.
+// engine, [Settings.CaptureConfig] the memcapture.Config for the capture
+// pipeline and its observers, and the fields and [Settings.APIKey] are what
+// a provider factory needs.
 // Settings.Enabled false (memory.enabled: false, for example in one
 // repository's file) means the host wires neither capture nor retrieval;
 // [Settings.RetrievalOff] says why retrieval is off when it is.
 // [Settings.Source] and [Settings.Values] say where each value came from.
+//
+// # Errors
+//
+// [ErrInvalidConfig] is memcore.ErrInvalidConfig: every [Error] of [Load]
+// matches it, as does every configuration error of forgemem's library
+// modules (a *memcore.ConfigError from a Config's Validate), so one
+// errors.Is check catches both.
 //
 // This package imports memcapture and memretrieve for their types, and no
 // provider module: loading settings pulls no model SDK into a build.

@@ -6,12 +6,18 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
-// ErrInvalidConfig is the sentinel every module of forgemem uses for
-// settings out of range or otherwise unusable: every [Error] matches it with
-// errors.Is, as well as the one kind below that says what is wrong.
-var ErrInvalidConfig = errors.New("invalid config")
+// ErrInvalidConfig is memcore.ErrInvalidConfig under this package's name:
+// the one sentinel every configuration error of forgemem matches, whether
+// it comes from a settings file or from a library module's Config. Every
+// [Error] matches it with errors.Is, as well as the one kind below that
+// says what is wrong; errors.Is(err, memcore.ErrInvalidConfig) holds for
+// them too.
+var ErrInvalidConfig = memcore.ErrInvalidConfig
 
 // The kinds of [Error]: every Error matches exactly one of them with
 // errors.Is (and [ErrInvalidConfig]).
@@ -56,8 +62,8 @@ type Error struct {
 	// name as written ("memory.cadense_turns", "FORGEMEM_CADENSE_TURNS",
 	// "cadense-turns"). Empty for errors about a whole file.
 	Key string
-	// Value is the rejected value as written, for ErrInvalidValue (a URL's
-	// password is masked). Secrets are never kept here.
+	// Value is the rejected value as written, for ErrInvalidValue, with
+	// secrets redacted (memcore/redact) and a URL's password masked.
 	Value string
 	// Want says what is accepted, for example "1–10" or "an integer in
 	// 1–10"; for ErrUnknownKey, the list of known names.
@@ -84,39 +90,16 @@ func (e *Error) Error() string {
 	}
 	switch e.Kind {
 	case ErrUnknownKey:
-		b.WriteString("unknown ")
-		b.WriteString(e.subject())
-		if e.Suggestion != "" {
-			b.WriteString(" (did you mean " + e.Suggestion + "?)")
-		}
-		if e.Want != "" {
-			b.WriteString("; known: " + e.Want)
-		}
+		e.writeUnknown(&b)
 	case ErrInvalidValue:
-		b.WriteString(e.subject())
-		b.WriteString(" is ")
-		b.WriteString(showValue(e.Value))
-		b.WriteString(", want ")
-		b.WriteString(e.Want)
-		if e.Suggestion != "" {
-			b.WriteString(" (did you mean " + e.Suggestion + "?)")
-		}
+		e.writeInvalid(&b)
 	case ErrSecretInFile:
 		b.WriteString(showValue(e.Key))
 		b.WriteString(": API keys are not read from settings files (the value is not shown); set ")
 		b.WriteString(e.Want)
 		b.WriteString(" in the environment instead and remove the key from the file")
 	case ErrUnreadableFile:
-		if e.Source.Name == "" {
-			b.WriteString("settings file: ")
-		}
-		b.WriteString("cannot read the settings file: ")
-		var pe *fs.PathError
-		if errors.As(e.Err, &pe) && pe.Path == e.Source.Name {
-			b.WriteString(pe.Err.Error())
-		} else if e.Err != nil {
-			b.WriteString(e.Err.Error())
-		}
+		e.writeUnreadable(&b)
 	default: // ErrMalformedFile and anything unforeseen
 		if e.Kind != nil {
 			b.WriteString(e.Kind.Error())
@@ -127,6 +110,47 @@ func (e *Error) Error() string {
 		}
 	}
 	return b.String()
+}
+
+// writeUnknown writes the message of an ErrUnknownKey: the name, the
+// closest known one and the known ones.
+func (e *Error) writeUnknown(b *strings.Builder) {
+	b.WriteString("unknown ")
+	b.WriteString(e.subject())
+	if e.Suggestion != "" {
+		b.WriteString(" (did you mean " + e.Suggestion + "?)")
+	}
+	if e.Want != "" {
+		b.WriteString("; known: " + e.Want)
+	}
+}
+
+// writeInvalid writes the message of an ErrInvalidValue: the setting, the
+// value given, the values accepted and the closest one.
+func (e *Error) writeInvalid(b *strings.Builder) {
+	b.WriteString(e.subject())
+	b.WriteString(" is ")
+	b.WriteString(showValue(e.Value))
+	b.WriteString(", want ")
+	b.WriteString(e.Want)
+	if e.Suggestion != "" {
+		b.WriteString(" (did you mean " + e.Suggestion + "?)")
+	}
+}
+
+// writeUnreadable writes the message of an ErrUnreadableFile: the file
+// system's reason, without repeating the path.
+func (e *Error) writeUnreadable(b *strings.Builder) {
+	if e.Source.Name == "" {
+		b.WriteString("settings file: ")
+	}
+	b.WriteString("cannot read the settings file: ")
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) && pe.Path == e.Source.Name {
+		b.WriteString(pe.Err.Error())
+	} else if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	}
 }
 
 // subject names what is wrong in the source's own terms: the key in a file,
@@ -155,14 +179,27 @@ func (e *Error) Unwrap() []error {
 // Errors is every problem [Load] found, in the order of the sources (user
 // file, repository file, --config file, environment, flags) and, within a
 // file, of its lines. Load returns it, never empty, as its error; use
-// errors.As with a *[Error] for the first problem, or range over it.
+// errors.As with a *[Error] for the first problem, or range over it. Past
+// the first problems of a file, an unknown key gets no suggestion, so that
+// a file of thousands of them is read in linear time.
 type Errors []*Error
 
-// Error implements error: one problem per line.
+// maxListed is how many problems Errors.Error lists.
+const maxListed = 20
+
+// Error implements error: one problem per line, the first 20 of them, then
+// "and N more problems".
 func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
+	n := min(len(es), maxListed)
+	lines := make([]string, n, n+1)
+	for i, e := range es[:n] {
 		lines[i] = e.Error()
+	}
+	switch more := len(es) - n; {
+	case more == 1:
+		lines = append(lines, "and 1 more problem")
+	case more > 1:
+		lines = append(lines, "and "+strconv.Itoa(more)+" more problems")
 	}
 	return strings.Join(lines, "\n")
 }
@@ -179,9 +216,11 @@ func (es Errors) Unwrap() []error {
 // maxShownValue bounds how much of a rejected value an error repeats.
 const maxShownValue = 64
 
-// showValue writes a rejected value readably: plain when it is one simple
-// word or number, quoted otherwise, and shortened when long.
+// showValue writes a rejected value, a key or a name readably: secrets
+// redacted (memcore/redact), plain when it is one simple word or number,
+// quoted otherwise, and shortened when long.
 func showValue(v string) string {
+	v, _ = redact.Text(v)
 	if utf8.RuneCountInString(v) > maxShownValue {
 		r := []rune(v)
 		v = string(r[:maxShownValue]) + "…"
@@ -250,12 +289,15 @@ func normalize(name string) string {
 	}, name)
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-// Names longer than 64 bytes are never close to a setting's name.
+// editDistance is the edit distance between a and b in bytes, counting a
+// swap of two neighbours as one edit (the optimal string alignment
+// distance: "memroy" is one edit from "memory"). Names longer than 64
+// bytes are never close to a setting's name.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 1 << 20
 	}
+	before := make([]int, len(b)+1) // the row before prev
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -269,8 +311,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		before, prev, cur = prev, cur, before
 	}
 	return prev[len(b)]
 }

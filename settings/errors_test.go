@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/settings"
 )
 
@@ -22,7 +23,23 @@ func TestFileErrorMessages(t *testing.T) {
 		{"out of range", "memory:\n  provider: fake\n  cadence_turns: 11\n", settings.ErrInvalidValue, 3, "memory.cadence_turns",
 			"FILE:3: memory.cadence_turns is 11, want 1–10"},
 		{"unknown key with suggestion", "memory:\n  cadense_turns: 2\n", settings.ErrUnknownKey, 2, "memory.cadense_turns",
-			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?); known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k"},
+			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?)"},
+		{"unknown key without suggestion", "memory:\n  colour: red\n", settings.ErrUnknownKey, 2, "memory.colour",
+			"FILE:2: unknown key memory.colour; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale"},
+		{"misspelt section", "model: claude\nmemroy:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 2, "memroy",
+			"FILE:2: unknown key memroy (did you mean memory:?)"},
+		{"section in capitals", "Memory:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 1, "Memory",
+			"FILE:1: unknown key Memory (did you mean memory:?)"},
+		{"key outside the section", "memory:\n  provider: openai\nretrieval_top_k: 5\n", settings.ErrUnknownKey, 3, "retrieval_top_k",
+			"FILE:3: unknown key retrieval_top_k (did you mean memory.retrieval_top_k?)"},
+		{"forgotten indent", "memory:\nembedding_model: e\n", settings.ErrUnknownKey, 2, "embedding_model",
+			"FILE:2: unknown key embedding_model (did you mean memory.embedding_model?)"},
+		{"secret as a value", "memory:\n  provider: sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z\n", settings.ErrInvalidValue, 2, "memory.provider",
+			"FILE:2: memory.provider is [REDACTED], want fake, openai or gemini"},
+		{"secret as a model", "memory:\n  embedding_model: \"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z \"\n", settings.ErrInvalidValue, 2, "memory.embedding_model",
+			`FILE:2: memory.embedding_model is "[REDACTED] ", want a string without control characters or surrounding spaces`},
+		{"secret as a key", "memory:\n  sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z: 1\n", settings.ErrUnknownKey, 2, "memory.sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
+			"FILE:2: unknown key memory.[REDACTED]; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale"},
 		{"wrong type", "memory:\n  retrieval_top_k: ten\n", settings.ErrInvalidValue, 2, "memory.retrieval_top_k",
 			"FILE:2: memory.retrieval_top_k is ten, want an integer in 1–100"},
 		{"enum with suggestion", "memory:\n  provider: OpenAI\n", settings.ErrInvalidValue, 2, "memory.provider",
@@ -40,7 +57,7 @@ func TestFileErrorMessages(t *testing.T) {
 		{"bad URL", "memory:\n  base_url: localhost:11434\n", settings.ErrInvalidValue, 2, "memory.base_url",
 			"FILE:2: memory.base_url is localhost:11434, want an absolute http or https URL such as http://localhost:11434/v1"},
 		{"URL with credentials", "memory:\n  base_url: https://me:sk-hunter2@gw.example/v1\n", settings.ErrInvalidValue, 2, "memory.base_url",
-			"FILE:2: memory.base_url is https://me:xxxxx@gw.example/v1, want an absolute http or https URL such as http://localhost:11434/v1"},
+			"FILE:2: memory.base_url is https://me:[REDACTED]@gw.example/v1, want an absolute http or https URL such as http://localhost:11434/v1"},
 		{"api key", "memory:\n  openai_api_key: sk-proj-abc123\n", settings.ErrSecretInFile, 2, "memory.openai_api_key",
 			"FILE:2: memory.openai_api_key: API keys are not read from settings files (the value is not shown); set OPENAI_API_KEY in the environment instead and remove the key from the file"},
 		{"generic api key", "memory:\n  api_key: sk-proj-abc123\n", settings.ErrSecretInFile, 2, "memory.api_key",
@@ -66,8 +83,8 @@ func TestFileErrorMessages(t *testing.T) {
 			if !errors.Is(e, tt.kind) {
 				t.Errorf("kind %v; want %v", e.Kind, tt.kind)
 			}
-			if !errors.Is(e, settings.ErrInvalidConfig) {
-				t.Errorf("%v does not match ErrInvalidConfig, the sentinel of every module", e)
+			if !errors.Is(e, settings.ErrInvalidConfig) || !errors.Is(e, memcore.ErrInvalidConfig) {
+				t.Errorf("%v does not match ErrInvalidConfig and memcore.ErrInvalidConfig, the sentinel of every module", e)
 			}
 			if e.Source.Origin != settings.OriginUserFile || e.Source.Name != f.userFile() || e.Source.Line != tt.line || e.Key != tt.key {
 				t.Errorf("source %+v key %q; want the user file, line %d, key %q", e.Source, e.Key, tt.line, tt.key)
@@ -75,10 +92,28 @@ func TestFileErrorMessages(t *testing.T) {
 			if got := strings.ReplaceAll(e.Error(), f.userFile(), "FILE"); got != tt.want {
 				t.Errorf("message\n%s\nwant\n%s", got, tt.want)
 			}
-			if strings.Contains(e.Error(), "sk-") {
+			if strings.Contains(e.Error(), "sk-") || strings.Contains(e.Error(), "Ab3dEf6h") {
 				t.Errorf("the message repeats a secret: %s", e)
 			}
 		})
+	}
+}
+
+// settings.ErrInvalidConfig is memcore's: an error of Load and one of a
+// library module's Config match either.
+func TestOneSentinel(t *testing.T) {
+	if settings.ErrInvalidConfig != memcore.ErrInvalidConfig {
+		t.Fatal("settings.ErrInvalidConfig is not memcore.ErrInvalidConfig")
+	}
+	f := newFixture(t)
+	write(t, f.userFile(), "memory:\n  cadence_turns: 11\n")
+	_, loadErr := settings.Load(f.options(nil, nil))
+	capture := settings.Default().CaptureConfig()
+	capture.Cadence = 11
+	for _, err := range []error{loadErr, capture.Validate()} {
+		if !errors.Is(err, memcore.ErrInvalidConfig) || !errors.Is(err, settings.ErrInvalidConfig) {
+			t.Errorf("%v matches neither memcore.ErrInvalidConfig nor settings.ErrInvalidConfig", err)
+		}
 	}
 }
 
@@ -103,6 +138,7 @@ func TestOutOfRangeEveryKey(t *testing.T) {
 		{"retrieval_fusion_k", "0", "1001", "1–1000", "1"},
 		{"provider", "", "claude", "fake, openai or gemini", "fake"},
 		{"retrieval_mode", "", "hyde", "llm or identity", "identity"},
+		{"stale", "", "hide", "ignore, label or drop", "ignore"},
 	}
 	ranged := map[string]bool{}
 	for _, tt := range tests {

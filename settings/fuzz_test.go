@@ -2,6 +2,8 @@ package settings
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -118,12 +120,57 @@ func FuzzParseFile(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
+		src := Source{Origin: OriginRepoFile, Name: "/r/.forge/config.yaml"}
 		s := Default()
-		errs := parseFile(s, []byte(data), Source{Origin: OriginRepoFile, Name: "/r/.forge/config.yaml"})
+		errs := parseFile(s, []byte(data), src, nil)
 		checkParsed(t, s, errs, "sk-abc")
 		for _, e := range errs {
 			if e.Source.Origin != OriginRepoFile || e.Source.Name != "/r/.forge/config.yaml" || e.Source.Line < 0 {
 				t.Fatalf("problem with a wrong source: %+v", e.Source)
+			}
+		}
+		// Untrusted, the same file gives the same problems, and each value
+		// it holds back has one warning and leaves the default in place.
+		u := Default()
+		gate := &repoGate{state: func() (TrustState, error) { return Untrusted, nil }, command: DefaultTrustCommand}
+		uerrs := parseFile(u, []byte(data), src, gate)
+		if len(uerrs) != len(errs) {
+			t.Fatalf("untrusted: %d problems; trusted: %d", len(uerrs), len(errs))
+		}
+		seen := map[string]bool{}
+		for _, w := range u.Warnings {
+			k := lookup(w.Key)
+			if k == nil || k.trust.kind == TrustNotNeeded || seen[w.Key] || u.sources[w.Key].Origin == OriginRepoFile || w.Reason == "" {
+				t.Fatalf("warning %+v: an unknown key, one needing no trust, a second one, or a value applied", w)
+			}
+			seen[w.Key] = true
+		}
+	})
+}
+
+// FuzzTrustFile: any trust file is read or refused with ErrTrustRecords;
+// it never panics, and what is read holds absolute paths and digests.
+func FuzzTrustFile(f *testing.F) {
+	f.Add(`{"version": 1, "files": [{"path": "/r/.forge/config.yaml", "sha256": "` + strings.Repeat("ab", 32) + `", "trusted_at": "2025-03-10T09:30:00Z"}]}`)
+	f.Add(`{"version": 1, "files": []}`)
+	f.Add(`{"version": 2}`)
+	f.Add(`[]`)
+	f.Add(``)
+	f.Fuzz(func(t *testing.T, data string) {
+		path := filepath.Join(t.TempDir(), TrustFile)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := TrustStore{Path: path}.read()
+		if err != nil {
+			if !errors.Is(err, ErrTrustRecords) {
+				t.Fatalf("error %v does not match ErrTrustRecords", err)
+			}
+			return
+		}
+		for _, r := range doc.Files {
+			if !filepath.IsAbs(r.Path) || len(r.SHA256) != 64 {
+				t.Fatalf("record %+v read", r)
 			}
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/forgemem/forgemem/settings"
 )
@@ -34,6 +35,17 @@ func newFixture(t *testing.T) fixture {
 // userFile and repoFile are the two scopes' settings files.
 func (f fixture) userFile() string { return filepath.Join(f.home, ".forge", "config.yaml") }
 func (f fixture) repoFile() string { return filepath.Join(f.repo, ".forge", "config.yaml") }
+
+// trustFile is the fixture's ~/.forge/trusted.json.
+func (f fixture) trustFile() string { return filepath.Join(f.home, ".forge", "trusted.json") }
+
+// trust records path as trusted, as forgemem trust does.
+func (f fixture) trust(t *testing.T, path string) {
+	t.Helper()
+	if _, _, err := (settings.TrustStore{Path: f.trustFile()}).Trust(path, time.Date(2025, 3, 10, 9, 30, 0, 0, time.UTC)); err != nil {
+		t.Fatalf("Trust(%s): %v", path, err)
+	}
+}
 
 // options returns Load options for the fixture with env and flags.
 func (f fixture) options(env []string, flags map[string]string) settings.Options {

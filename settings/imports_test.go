@@ -18,6 +18,8 @@ func TestImports(t *testing.T) {
 	}
 	allowed := []string{
 		"github.com/forgemem/forgemem/memcore",
+		"github.com/forgemem/forgemem/memcore/atomicfile",
+		"github.com/forgemem/forgemem/memcore/redact",
 		"github.com/forgemem/forgemem/memcapture",
 		"github.com/forgemem/forgemem/memretrieve",
 		"go.yaml.in/yaml/v3",

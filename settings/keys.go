@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -23,25 +24,52 @@ const EnvPrefix = "FORGEMEM_"
 // one line here: the line drives file parsing, the environment variable
 // and flag, validation, defaults, [Keys] and [Reference]. Lines are in the
 // order the reference lists them.
+//
+// Every line ends with its trust rule (see [Trust]): what a repository's
+// .forge/config.yaml may set before the user trusts the file. A key that
+// decides where data and keys go, chooses a model or turns something on
+// takes needsTrust; one that can narrow what is sent takes narrowsTo,
+// narrowsUp or narrowsDown, saying which values narrow; anyValue is only for
+// keys that tune work done on this machine.
 var table = []key{
-	boolKey("enabled", true, func(s *Settings) *bool { return &s.Enabled }, "Turns capture and retrieval on. `false` in a repository's `.forge/config.yaml` turns them off in that repository.", "the host wires capture and retrieval only when true"),
-	intKey("cadence_turns", 1, 1, 10, func(s *Settings) *int { return &s.CadenceTurns }, "Runs a capture pass every N completed turns.", "`memcapture.WithCadence`"),
-	enumKey("provider", ProviderFake, []Provider{ProviderFake, ProviderOpenAI, ProviderGemini}, func(s *Settings) *Provider { return &s.Provider }, "The model provider for capture and retrieval; `fake` is offline and deterministic.", "the command's provider factory"),
-	stringKey("classifier_model", func(s *Settings) *string { return &s.ClassifierModel }, "The capture classifier's model; empty means the provider's default.", "`memcapture.NewPipeline(…, classifierModel, …)`"),
-	stringKey("retrieval_model", func(s *Settings) *string { return &s.RetrievalModel }, "The hypothesis model of retrieval; empty turns retrieval off in `llm` mode.", "`memretrieve.Config.HypothesisModel`"),
-	enumKey("retrieval_mode", memretrieve.ModeLLM, []memretrieve.HypothesisMode{memretrieve.ModeLLM, memretrieve.ModeIdentity}, func(s *Settings) *memretrieve.HypothesisMode { return &s.RetrievalMode }, "`llm` searches with model-written hypotheses (HyDE), `identity` with the conversation itself; the `fake` provider always uses `identity`.", "`memretrieve.Config.Mode`"),
-	stringKey("embedding_model", func(s *Settings) *string { return &s.EmbeddingModel }, "The embedding model; empty turns retrieval off for `openai` and `gemini` (`fake` needs none).", "the provider's embedding model"),
-	urlKey("base_url", func(s *Settings) *string { return &s.BaseURL }, "The API root of an OpenAI-compatible server, such as `http://localhost:11434/v1` for Ollama; empty means the provider's own.", "the provider's base URL"),
-	intKey("retrieval_top_k", 10, 1, 100, func(s *Settings) *int { return &s.RetrievalTopK }, "Memories taken from the vector index per query.", "`memretrieve.Config.TopK`"),
-	intKey("retrieval_hop_depth", 1, 0, 3, func(s *Settings) *int { return &s.RetrievalHopDepth }, "Related-link hops followed from each hit; 0 turns graph expansion off.", "`memretrieve.Config.HopDepth`"),
-	intKey("retrieval_hypothesis_count", 5, 1, 10, func(s *Settings) *int { return &s.RetrievalHypothesisCount }, "Hypotheses the model writes per turn in `llm` mode.", "`memretrieve.Config.HypothesisCount`"),
-	intKey("injection_token_budget", 2000, 1, unbounded, func(s *Settings) *int { return &s.InjectionTokenBudget }, "Token budget of the recalled-memories block.", "`memretrieve.Config.InjectionTokenBudget`"),
-	durationKey("retrieval_timeout", 2*time.Second, func(s *Settings) *time.Duration { return &s.RetrievalTimeout }, "Time budget of retrieval per turn; a model that does not answer within it leaves the turn what the lexical index finds (nothing with `retrieval_lexical_weight` 0).", "`memretrieve.Config.Timeout`"),
-	floatKey("retrieval_min_score", 0, -1, 1, func(s *Settings) *float64 { return &s.RetrievalMinScore }, "Vector search hits with a lower cosine similarity are dropped; −1 keeps all.", "`memretrieve.Config.MinScore`"),
-	boolKey("retrieval_quantized", false, func(s *Settings) *bool { return &s.RetrievalQuantized }, "Keeps the vector index as int8 values (a quarter of the memory) and re-ranks the best candidates with their float32 vectors from the on-disk cache.", "`memretrieve.Config.Quantized`"),
-	intKey("retrieval_query_token_limit", 512, 1, 1_000_000, func(s *Settings) *int { return &s.RetrievalQueryTokenLimit }, "Tokens (four characters each) of each query text sent to the embedding model, newest text kept; keep it below the model's input limit.", "`memretrieve.Config.QueryTokenLimit`"),
-	floatKey("retrieval_lexical_weight", 1, 0, 10, func(s *Settings) *float64 { return &s.RetrievalLexicalWeight }, "Weight of the lexical (BM25) ranking against the vector ranking's 1 when the two are fused; 0 turns the lexical index off.", "`memretrieve.Config.LexicalWeight`"),
-	intKey("retrieval_fusion_k", 60, 1, 1000, func(s *Settings) *int { return &s.RetrievalFusionK }, "The constant k of reciprocal-rank fusion: a memory ranked r-th by a ranking gains its weight/(k + r).", "`memretrieve.Config.FusionK`"),
+	boolKey("enabled", true, func(s *Settings) *bool { return &s.Enabled }, "Turns capture and retrieval on. `false` in a repository's `.forge/config.yaml` turns them off in that repository.", "the host wires capture and retrieval only when true",
+		narrowsTo("false", "turn memory on")),
+	intKey("cadence_turns", 1, 1, 10, func(s *Settings) *int { return &s.CadenceTurns }, "Runs a capture pass every N completed turns.", "`memcapture.Config.Cadence`",
+		narrowsUp("run capture passes more often")),
+	enumKey("provider", ProviderFake, []Provider{ProviderFake, ProviderOpenAI, ProviderGemini}, func(s *Settings) *Provider { return &s.Provider }, "The model provider for capture and retrieval; `fake` is offline and deterministic.", "the command's provider factory",
+		needsTrust(reasonWhere)),
+	stringKey("classifier_model", func(s *Settings) *string { return &s.ClassifierModel }, "The capture classifier's model; empty means the provider's default.", "`memcapture.Config.ClassifierModel`",
+		needsTrust(reasonModels)),
+	stringKey("retrieval_model", func(s *Settings) *string { return &s.RetrievalModel }, "The hypothesis model of retrieval; empty turns retrieval off in `llm` mode.", "`memretrieve.Config.HypothesisModel`",
+		needsTrust(reasonModels)),
+	enumKey("retrieval_mode", memretrieve.ModeLLM, []memretrieve.HypothesisMode{memretrieve.ModeLLM, memretrieve.ModeIdentity}, func(s *Settings) *memretrieve.HypothesisMode { return &s.RetrievalMode }, "`llm` searches with model-written hypotheses (HyDE), `identity` with the conversation itself; the `fake` provider always uses `identity`.", "`memretrieve.Config.Mode`",
+		narrowsTo(string(memretrieve.ModeIdentity), "send your conversation to a model")),
+	stringKey("embedding_model", func(s *Settings) *string { return &s.EmbeddingModel }, "The embedding model; empty turns retrieval off for `openai` and `gemini` (`fake` needs none).", "the provider's embedding model",
+		needsTrust(reasonModels)),
+	urlKey("base_url", func(s *Settings) *string { return &s.BaseURL }, "The API root of an OpenAI-compatible server, such as `http://localhost:11434/v1` for Ollama; empty means the provider's own.", "the provider's base URL",
+		needsTrust(reasonWhere)),
+	intKey("retrieval_top_k", 10, 1, 100, func(s *Settings) *int { return &s.RetrievalTopK }, "Memories taken from the vector index per query.", "`memretrieve.Config.TopK`",
+		anyValue),
+	intKey("retrieval_hop_depth", 1, 0, 3, func(s *Settings) *int { return &s.RetrievalHopDepth }, "Related-link hops followed from each hit; 0 turns graph expansion off.", "`memretrieve.Config.HopDepth`",
+		anyValue),
+	intKey("retrieval_hypothesis_count", 5, 1, 10, func(s *Settings) *int { return &s.RetrievalHypothesisCount }, "Hypotheses the model writes per turn in `llm` mode.", "`memretrieve.Config.HypothesisCount`",
+		narrowsDown("have your model write more per turn")),
+	intKey("injection_token_budget", 2000, 1, unbounded, func(s *Settings) *int { return &s.InjectionTokenBudget }, "Token budget of the recalled-memories block.", "`memretrieve.Config.InjectionTokenBudget`",
+		narrowsDown("put more of your memories into the agent's context")),
+	durationKey("retrieval_timeout", 2*time.Second, func(s *Settings) *time.Duration { return &s.RetrievalTimeout }, "Time budget of retrieval per turn; a model that does not answer within it leaves the turn what the lexical index finds (nothing with `retrieval_lexical_weight` 0).", "`memretrieve.Config.Timeout`",
+		narrowsDown("make your turns wait longer for retrieval")),
+	floatKey("retrieval_min_score", 0, -1, 1, func(s *Settings) *float64 { return &s.RetrievalMinScore }, "Vector search hits with a lower cosine similarity are dropped; −1 keeps all.", "`memretrieve.Config.MinScore`",
+		anyValue),
+	boolKey("retrieval_quantized", false, func(s *Settings) *bool { return &s.RetrievalQuantized }, "Keeps the vector index as int8 values (a quarter of the memory) and re-ranks the best candidates with their float32 vectors from the on-disk cache.", "`memretrieve.Config.Quantized`",
+		anyValue),
+	intKey("retrieval_query_token_limit", 512, 1, 1_000_000, func(s *Settings) *int { return &s.RetrievalQueryTokenLimit }, "Tokens (four characters each) of each query text sent to the embedding model, newest text kept; keep it below the model's input limit.", "`memretrieve.Config.QueryTokenLimit`",
+		narrowsDown("send more of your conversation to the embedding model")),
+	floatKey("retrieval_lexical_weight", 1, 0, 10, func(s *Settings) *float64 { return &s.RetrievalLexicalWeight }, "Weight of the lexical (BM25) ranking against the vector ranking's 1 when the two are fused; 0 turns the lexical index off.", "`memretrieve.Config.LexicalWeight`",
+		anyValue),
+	intKey("retrieval_fusion_k", 60, 1, 1000, func(s *Settings) *int { return &s.RetrievalFusionK }, "The constant k of reciprocal-rank fusion: a memory ranked r-th by a ranking gains its weight/(k + r).", "`memretrieve.Config.FusionK`",
+		anyValue),
+	ranked(enumKey("stale", memretrieve.StaleLabel, []memretrieve.StaleMode{memretrieve.StaleIgnore, memretrieve.StaleLabel, memretrieve.StaleDrop}, func(s *Settings) *memretrieve.StaleMode { return &s.Stale }, "What recall does with a memory whose code moved or went away (its anchors are checked against the working tree): `label` injects it with a note saying what changed, `drop` leaves it out, `ignore` does not check.", "`memretrieve.Config.Stale`",
+		narrowsUp("inject memories whose code moved or went away without a note"))),
 }
 
 // Key describes one setting, for help texts, flag definitions and the
@@ -68,6 +96,14 @@ type Key struct {
 	Doc string
 	// Setting is the library setting the value reaches, in markdown.
 	Setting string
+	// Trust is what a repository's .forge/config.yaml may do with the key
+	// before the user trusts the file.
+	Trust Trust
+	// Untrusted says which values a repository's file sets before the user
+	// trusts it, as the reference writes it: "any value", "`false`
+	// applies; other values need trust", "a lower value applies; a higher
+	// one needs trust", "needs trust".
+	Untrusted string
 }
 
 // Keys returns every setting, in the order of the reference.
@@ -91,19 +127,20 @@ func LookupKey(name string) (Key, bool) {
 }
 
 // Reference returns the settings as a markdown table: key, default, range,
-// environment variable, flag, what the setting does and the library setting
-// it reaches. The settings README's table is this text.
+// environment variable, flag, what an untrusted repository's file may set
+// ([Key].Untrusted), what the setting does and the library setting it
+// reaches. The settings README's table is this text.
 func Reference() string {
 	var b strings.Builder
-	b.WriteString("| key | default | range | environment variable | flag | what it does | library setting |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| key | default | range | environment variable | flag | untrusted repository file | what it does | library setting |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, k := range Keys() {
 		def := ""
 		if k.Default != "" {
 			def = "`" + k.Default + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | `--%s` | %s | %s |\n",
-			k.Name, def, k.Range, k.Env, k.Flag, k.Doc, k.Setting)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | `--%s` | %s | %s | %s |\n",
+			k.Name, def, k.Range, k.Env, k.Flag, k.Untrusted, k.Doc, k.Setting)
 	}
 	return b.String()
 }
@@ -129,6 +166,14 @@ type key struct {
 	set func(s *Settings, text string) error
 	// get formats the current value as a file would write it.
 	get func(s *Settings) string
+	// cmp compares the values of two settings (-1, 0, 1), for the keys
+	// whose trust rule narrows up or down; nil for the others.
+	cmp func(a, b *Settings) int
+	// trust is the key's trust rule.
+	trust trustRule
+	// values are the values of a boolean or one-of key, as a file writes
+	// them; nil for the others.
+	values []string
 }
 
 func (k *key) fullName() string { return Section + "." + k.name }
@@ -139,6 +184,7 @@ func (k *key) public() Key {
 	return Key{
 		Name: k.fullName(), Env: k.env(), Flag: k.flag(), Type: k.typ,
 		Default: k.def, Range: k.rng, Doc: k.doc, Setting: k.setting,
+		Trust: k.trust.kind, Untrusted: k.untrusted(),
 	}
 }
 
@@ -183,10 +229,10 @@ const (
 	tagStr   = "!!str"
 )
 
-func boolKey(name string, def bool, field func(*Settings) *bool, doc, setting string) key {
+func boolKey(name string, def bool, field func(*Settings) *bool, doc, setting string, trust trustRule) key {
 	return key{
-		name: name, typ: "boolean", def: strconv.FormatBool(def), doc: doc, setting: setting,
-		want: "true or false", tags: []string{tagBool},
+		name: name, typ: "boolean", def: strconv.FormatBool(def), doc: doc, setting: setting, trust: trust,
+		want: "true or false", tags: []string{tagBool}, values: []string{"true", "false"},
 		set: func(s *Settings, text string) error {
 			v, err := strconv.ParseBool(text)
 			if err != nil {
@@ -199,13 +245,13 @@ func boolKey(name string, def bool, field func(*Settings) *bool, doc, setting st
 	}
 }
 
-func intKey(name string, def, lo, hi int, field func(*Settings) *int, doc, setting string) key {
+func intKey(name string, def, lo, hi int, field func(*Settings) *int, doc, setting string, trust trustRule) key {
 	rng := fmt.Sprintf("%d–%d", lo, hi)
 	if hi == unbounded {
 		rng = fmt.Sprintf("≥ %d", lo)
 	}
 	return key{
-		name: name, typ: "integer", def: strconv.Itoa(def), rng: rng, doc: doc, setting: setting,
+		name: name, typ: "integer", def: strconv.Itoa(def), rng: rng, doc: doc, setting: setting, trust: trust,
 		want: "an integer in " + rng, tags: []string{tagInt},
 		set: func(s *Settings, text string) error {
 			v, err := strconv.ParseInt(text, 10, 64)
@@ -223,13 +269,14 @@ func intKey(name string, def, lo, hi int, field func(*Settings) *int, doc, setti
 			return nil
 		},
 		get: func(s *Settings) string { return strconv.Itoa(*field(s)) },
+		cmp: func(a, b *Settings) int { return cmp.Compare(*field(a), *field(b)) },
 	}
 }
 
-func floatKey(name string, def, lo, hi float64, field func(*Settings) *float64, doc, setting string) key {
+func floatKey(name string, def, lo, hi float64, field func(*Settings) *float64, doc, setting string, trust trustRule) key {
 	rng := formatFloat(lo) + "–" + formatFloat(hi)
 	return key{
-		name: name, typ: "number", def: formatFloat(def), rng: rng, doc: doc, setting: setting,
+		name: name, typ: "number", def: formatFloat(def), rng: rng, doc: doc, setting: setting, trust: trust,
 		want: "a number in " + rng, tags: []string{tagInt, tagFloat},
 		set: func(s *Settings, text string) error {
 			v, err := strconv.ParseFloat(strings.ReplaceAll(text, "−", "-"), 64)
@@ -243,6 +290,7 @@ func floatKey(name string, def, lo, hi float64, field func(*Settings) *float64, 
 			return nil
 		},
 		get: func(s *Settings) string { return formatFloat(*field(s)) },
+		cmp: func(a, b *Settings) int { return cmp.Compare(*field(a), *field(b)) },
 	}
 }
 
@@ -253,9 +301,9 @@ func formatFloat(f float64) string {
 
 // durationKey is a Go duration (time.ParseDuration) that must be more than
 // zero.
-func durationKey(name string, def time.Duration, field func(*Settings) *time.Duration, doc, setting string) key {
+func durationKey(name string, def time.Duration, field func(*Settings) *time.Duration, doc, setting string, trust trustRule) key {
 	return key{
-		name: name, typ: "duration", def: def.String(), rng: "> 0", doc: doc, setting: setting,
+		name: name, typ: "duration", def: def.String(), rng: "> 0", doc: doc, setting: setting, trust: trust,
 		want: "a duration such as 2s or 1500ms, more than 0", tags: []string{tagStr},
 		set: func(s *Settings, text string) error {
 			v, err := time.ParseDuration(text)
@@ -269,14 +317,15 @@ func durationKey(name string, def time.Duration, field func(*Settings) *time.Dur
 			return nil
 		},
 		get: func(s *Settings) string { return field(s).String() },
+		cmp: func(a, b *Settings) int { return cmp.Compare(*field(a), *field(b)) },
 	}
 }
 
 // stringKey is free text whose default is empty; a file may leave it
 // without a value.
-func stringKey(name string, field func(*Settings) *string, doc, setting string) key {
+func stringKey(name string, field func(*Settings) *string, doc, setting string, trust trustRule) key {
 	return key{
-		name: name, typ: "string", doc: doc, setting: setting,
+		name: name, typ: "string", doc: doc, setting: setting, trust: trust,
 		want: "a string without control characters or surrounding spaces", tags: []string{tagStr, tagInt, tagFloat}, emptyOK: true,
 		set: func(s *Settings, text string) error {
 			if strings.ContainsFunc(text, isControl) || strings.TrimSpace(text) != text {
@@ -291,16 +340,32 @@ func stringKey(name string, field func(*Settings) *string, doc, setting string) 
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
+// ranked orders the values of an enum key, listed in k.values from the
+// widest to the narrowest, for its trust rule (narrowsUp).
+func ranked(k key) key {
+	rank := func(s *Settings) int {
+		v := k.get(s)
+		for i, name := range k.values {
+			if name == v {
+				return i
+			}
+		}
+		return -1
+	}
+	k.cmp = func(a, b *Settings) int { return cmp.Compare(rank(a), rank(b)) }
+	return k
+}
+
 // enumKey accepts one of values, exactly.
-func enumKey[T ~string](name string, def T, values []T, field func(*Settings) *T, doc, setting string) key {
+func enumKey[T ~string](name string, def T, values []T, field func(*Settings) *T, doc, setting string, trust trustRule) key {
 	names := make([]string, len(values))
 	for i, v := range values {
 		names[i] = string(v)
 	}
 	rng := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 	return key{
-		name: name, typ: "one of", def: string(def), rng: rng, doc: doc, setting: setting,
-		want: rng, tags: []string{tagStr},
+		name: name, typ: "one of", def: string(def), rng: rng, doc: doc, setting: setting, trust: trust,
+		want: rng, tags: []string{tagStr}, values: names,
 		set: func(s *Settings, text string) error {
 			for _, v := range values {
 				if string(v) == text {
@@ -316,9 +381,9 @@ func enumKey[T ~string](name string, def T, values []T, field func(*Settings) *T
 
 // urlKey is empty or an absolute http or https URL without credentials, a
 // query or a fragment.
-func urlKey(name string, field func(*Settings) *string, doc, setting string) key {
+func urlKey(name string, field func(*Settings) *string, doc, setting string, trust trustRule) key {
 	return key{
-		name: name, typ: "URL", rng: "absolute http(s) URL", doc: doc, setting: setting,
+		name: name, typ: "URL", rng: "absolute http(s) URL", doc: doc, setting: setting, trust: trust,
 		want: "an absolute http or https URL such as http://localhost:11434/v1", tags: []string{tagStr}, emptyOK: true,
 		set: func(s *Settings, text string) error {
 			if text != "" {

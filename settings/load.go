@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forgemem/forgemem/memcore/redact"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -39,7 +40,8 @@ type Options struct {
 	Flags map[string]string
 	// ConfigFile is --config: an extra settings file read after the
 	// repository's. It wins over FORGEMEM_CONFIG. A missing file named
-	// here or there is an error.
+	// here or there is an error. The user named it, so it is trusted, even
+	// when it is the repository's own file.
 	ConfigFile string
 	// RepoDir is --repo-dir: the repository scope's memory folder. It wins
 	// over FORGEMEM_REPO_DIR.
@@ -47,6 +49,10 @@ type Options struct {
 	// UserDir is --user-dir: the user scope's memory folder. It wins over
 	// FORGEMEM_USER_DIR.
 	UserDir string
+	// TrustCommand is what a [Warning] tells the user to run to trust a
+	// repository's settings file; empty means [DefaultTrustCommand],
+	// "forgemem trust". A host with its own command names it here.
+	TrustCommand string
 }
 
 // OSOptions returns [Options] for this process: its working directory,
@@ -79,8 +85,18 @@ func OSOptions() (Options, error) {
 //
 // A missing user or repository file is skipped; an empty file, or a
 // memory: section with no keys, sets nothing. Top-level keys other than
-// memory belong to the host agent and are ignored. An empty environment
-// variable counts as unset. API keys are read from the environment only.
+// memory belong to the host agent and are ignored, but for one named as a
+// forgemem key (retrieval_top_k; not the common enabled, provider and
+// base_url) and one edit away from memory (memroy, Memory), which are
+// errors with a suggestion. An empty environment variable counts as unset. API keys are read from the
+// environment only.
+//
+// The repository's file is someone else's input (see [Trust]): until the
+// user trusts it (the [TrustStore] of [Paths].TrustFile), the values in it
+// that need trust are ignored, each with a [Warning] in
+// [Settings.Warnings]. Every file is read as a regular file only, never
+// waiting on a FIFO or a device, and at most [MaxFileSize] bytes; the
+// repository's is never read through a symbolic link.
 //
 // Load checks everything before it returns: on any problem it returns nil
 // and [Errors], listing every problem of every source, each an *[Error]
@@ -91,7 +107,11 @@ func Load(opts Options) (*Settings, error) {
 	s := Default()
 	s.Paths = l.paths()
 	l.file(s, s.Paths.UserConfig, OriginUserFile, false)
-	l.file(s, s.Paths.RepoConfig, OriginRepoFile, false)
+	if s.Paths.RepoConfig != s.Paths.ExtraConfig {
+		// Named by --config or FORGEMEM_CONFIG, the file is the user's
+		// choice: it is read below, trusted.
+		l.file(s, s.Paths.RepoConfig, OriginRepoFile, false)
+	}
 	l.file(s, s.Paths.ExtraConfig, OriginConfigFile, true)
 	l.environment(s)
 	l.flags(s)
@@ -100,6 +120,19 @@ func Load(opts Options) (*Settings, error) {
 		return nil, l.errs
 	}
 	return s, nil
+}
+
+// ResolvePaths finds the memory folders and settings files as [Load] does,
+// without reading any settings: for a command, such as forgemem trust,
+// that needs the files even when they do not load. A bad location flag or
+// variable is an [Errors].
+func ResolvePaths(opts Options) (Paths, error) {
+	l := &loader{opts: opts, env: environ(opts.Env), read: map[string]bool{}}
+	p := l.paths()
+	if len(l.errs) > 0 {
+		return Paths{}, l.errs
+	}
+	return p, nil
 }
 
 // loader collects the problems of one Load.
@@ -148,6 +181,7 @@ func (l *loader) paths() Paths {
 	}
 	if home != "" {
 		p.UserDir, p.UserConfig = scopeFiles(home)
+		p.TrustFile = filepath.Join(home, ForgeDir, TrustFile)
 	}
 	if dir, ok := l.location(l.opts.RepoDir, "repo-dir", EnvRepoDir); ok {
 		p.RepoDir = dir
@@ -185,39 +219,105 @@ func (l *loader) location(flagValue, flagName, envName string) (string, bool) {
 
 // file reads one settings file into s. A missing file is skipped unless
 // mustExist; a file already read (the same path in two roles) is read
-// once.
+// once. The repository's file goes through a repoGate.
 func (l *loader) file(s *Settings, path string, origin Origin, mustExist bool) {
 	if path == "" || l.read[path] {
 		return
 	}
 	l.read[path] = true
-	data, err := os.ReadFile(path)
+	src := Source{Origin: origin, Name: path}
+	data, err := readFile(path, origin != OriginRepoFile)
 	if err != nil {
 		if !mustExist && errors.Is(err, fs.ErrNotExist) {
 			return
 		}
-		l.errs = append(l.errs, &Error{Kind: ErrUnreadableFile, Source: Source{Origin: origin, Name: path}, Err: err})
+		l.errs = append(l.errs, &Error{Kind: ErrUnreadableFile, Source: src, Err: explainRead(err, origin)})
 		return
 	}
-	l.errs = append(l.errs, parseFile(s, data, Source{Origin: origin, Name: path})...)
+	var gate *repoGate
+	if origin == OriginRepoFile {
+		gate = l.gate(s, path, data)
+	}
+	l.errs = append(l.errs, parseFile(s, data, src, gate)...)
+	if gate != nil && gate.err != nil {
+		e := &Error{Kind: ErrUnreadableFile, Source: Source{Origin: OriginUserFile, Name: s.Paths.TrustFile}, Err: gate.err}
+		var te *trustRecordsError
+		if errors.As(gate.err, &te) {
+			e.Err = fmt.Errorf("%w: %w", ErrTrustRecords, te.err)
+		}
+		l.errs = append(l.errs, e)
+	}
+}
+
+// gate is the repoGate of the repository's file path holding data.
+func (l *loader) gate(s *Settings, path string, data []byte) *repoGate {
+	command := l.opts.TrustCommand
+	if command == "" {
+		command = DefaultTrustCommand
+	}
+	store := TrustStore{Path: s.Paths.TrustFile}
+	return &repoGate{command: command, state: func() (TrustState, error) {
+		canonical, err := canonicalPath(path)
+		if err != nil {
+			return Untrusted, err
+		}
+		return store.state(canonical, digest(data))
+	}}
+}
+
+// maxDetailed is how many problems of one file get the work of a
+// suggestion; past it, a file of thousands of unknown keys is reported in
+// linear time (and Errors lists only the first maxListed anyway).
+const maxDetailed = maxListed
+
+// fileParser applies one settings file to a Settings.
+type fileParser struct {
+	s    *Settings
+	src  Source
+	gate *repoGate // nil: the file is trusted
+	errs Errors
+	// memory is the memory: section, and memoryLine the line of its key.
+	memory     *yaml.Node
+	memoryLine int
 }
 
 // parseFile applies the memory: section of a settings file to s and
-// returns its problems. src names the file; lines are filled in.
-func parseFile(s *Settings, data []byte, src Source) Errors {
-	at := func(line int) Source { src.Line = line; return src }
-	var errs Errors
-	var memory *yaml.Node
-	memoryLine := 0
+// returns its problems. src names the file; lines are filled in. With a
+// gate, the values that need trust are held back unless it allows them.
+func parseFile(s *Settings, data []byte, src Source, gate *repoGate) Errors {
+	p := &fileParser{s: s, src: src, gate: gate}
+	if !p.documents(data) || p.memory == nil {
+		return p.errs
+	}
+	p.section(resolveAlias(p.memory))
+	return p.errs
+}
+
+// at is the file's source at line.
+func (p *fileParser) at(line int) Source {
+	src := p.src
+	src.Line = line
+	return src
+}
+
+func (p *fileParser) add(e *Error) { p.errs = append(p.errs, e) }
+
+// detailed reports whether a problem found now still gets a suggestion.
+func (p *fileParser) detailed() bool { return len(p.errs) < maxDetailed }
+
+// documents reads the file's YAML documents and their top-level keys; it
+// returns false when the file cannot be read further.
+func (p *fileParser) documents(data []byte) bool {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
-			break
+			return true
 		}
 		if err != nil {
-			return append(errs, &Error{Kind: ErrMalformedFile, Source: at(0), Err: err})
+			p.add(&Error{Kind: ErrMalformedFile, Source: p.at(0), Err: err})
+			return false
 		}
 		if len(doc.Content) == 0 {
 			continue
@@ -227,46 +327,82 @@ func parseFile(s *Settings, data []byte, src Source) Errors {
 			continue
 		}
 		if root.Kind != yaml.MappingNode {
-			return append(errs, &Error{Kind: ErrMalformedFile, Source: at(root.Line),
+			p.add(&Error{Kind: ErrMalformedFile, Source: p.at(root.Line),
 				Err: fmt.Errorf("the file is %s; want a mapping with a %s: section", describeNode(root), Section)})
+			return false
 		}
 		for i := 0; i+1 < len(root.Content); i += 2 {
-			k, v := root.Content[i], root.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				continue // the host agent's business
-			}
-			switch {
-			case k.Value == Section:
-				if memory != nil {
-					errs = append(errs, &Error{Kind: ErrMalformedFile, Source: at(k.Line), Key: Section,
-						Err: fmt.Errorf("%s: is set twice (also on line %d)", Section, memoryLine)})
-					continue
-				}
-				memory, memoryLine = v, k.Line
-			case strings.HasPrefix(k.Value, Section+"."):
-				name := strings.TrimPrefix(k.Value, Section+".")
-				// The flat form: say how to write it nested.
-				e := &Error{Kind: ErrUnknownKey, Source: at(k.Line), Key: k.Value}
-				if lookupShort(name) == nil {
-					name = suggest(name, names(func(k *key) string { return k.name }))
-				}
-				if name != "" {
-					e.Suggestion = fmt.Sprintf("%s: {%s: …}", Section, name)
-				}
-				errs = append(errs, e)
-			}
+			p.topLevel(root.Content[i], root.Content[i+1])
 		}
 	}
-	if memory == nil {
-		return errs
+}
+
+// topLevel handles one top-level key: the memory: section, a flat
+// memory.<key>, a key of forgemem's or a misspelt section outside it, or
+// the host agent's.
+func (p *fileParser) topLevel(k, v *yaml.Node) {
+	if k.Kind != yaml.ScalarNode {
+		return // the host agent's business
 	}
-	memory = resolveAlias(memory)
+	switch {
+	case k.Value == Section:
+		if p.memory != nil {
+			p.add(&Error{Kind: ErrMalformedFile, Source: p.at(k.Line), Key: Section,
+				Err: fmt.Errorf("%s: is set twice (also on line %d)", Section, p.memoryLine)})
+			return
+		}
+		p.memory, p.memoryLine = v, k.Line
+	case strings.HasPrefix(k.Value, Section+"."):
+		name := strings.TrimPrefix(k.Value, Section+".")
+		// The flat form: say how to write it nested.
+		e := &Error{Kind: ErrUnknownKey, Source: p.at(k.Line), Key: k.Value}
+		if lookupShort(name) == nil && p.detailed() {
+			name = suggest(name, names(func(k *key) string { return k.name }))
+		} else if lookupShort(name) == nil {
+			name = ""
+		}
+		if name != "" {
+			e.Suggestion = fmt.Sprintf("%s: {%s: …}", Section, name)
+		}
+		p.add(e)
+	default:
+		if sug := strayKey(k.Value); sug != "" {
+			p.add(&Error{Kind: ErrUnknownKey, Source: p.at(k.Line), Key: k.Value, Suggestion: sug})
+		}
+	}
+}
+
+// hostNames are forgemem key names common enough that a host agent may
+// use them for its own top-level settings; outside memory: they are left
+// to the host.
+var hostNames = []string{"enabled", "provider", "base_url"}
+
+// strayKey returns, for a top-level key other than memory, what was meant
+// when it is forgemem's by mistake, or "" when it is the host agent's: a
+// forgemem key name written outside memory: (retrieval_top_k, also as
+// retrieval-top-k or FORGEMEM_RETRIEVAL_TOP_K) is
+// memory.<key>, unless it is one of hostNames; a name one edit from memory
+// (memroy, Memory, memry) is memory:.
+func strayKey(name string) string {
+	if k := lookup(name); k != nil && !slices.Contains(hostNames, k.name) {
+		return k.fullName()
+	}
+	n := normalize(name)
+	if len(n) >= len(Section)-1 && len(n) <= len(Section)+1 && editDistance(n, Section) <= 1 {
+		return Section + ":"
+	}
+	return ""
+}
+
+// section applies the keys of the memory: section.
+func (p *fileParser) section(memory *yaml.Node) {
 	if isNull(memory) {
-		return errs
+		return
 	}
 	if memory.Kind != yaml.MappingNode {
-		return append(errs, &Error{Kind: ErrInvalidValue, Source: at(memory.Line), Key: Section, Value: nodeText(memory),
+		p.add(&Error{Kind: ErrInvalidValue, Source: p.at(memory.Line), Key: Section, Value: nodeText(memory),
 			Want: "a mapping of settings, such as " + Section + ": {cadence_turns: 3}"})
+		return
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(memory.Content); i += 2 {
@@ -277,45 +413,75 @@ func parseFile(s *Settings, data []byte, src Source) Errors {
 		}
 		full := Section + "." + name
 		if line, dup := seen[name]; dup {
-			errs = append(errs, &Error{Kind: ErrMalformedFile, Source: at(k.Line), Key: full,
+			p.add(&Error{Kind: ErrMalformedFile, Source: p.at(k.Line), Key: full,
 				Err: fmt.Errorf("%s is set twice (also on line %d)", full, line)})
 			continue
 		}
 		seen[name] = k.Line
-		kd := lookupShort(name)
-		switch {
-		case kd == nil && isSecretName(name):
-			errs = append(errs, &Error{Kind: ErrSecretInFile, Source: at(k.Line), Key: full, Want: apiKeyVariables(name)})
-		case kd == nil:
-			e := &Error{Kind: ErrUnknownKey, Source: at(k.Line), Key: full, Want: strings.Join(names(func(k *key) string { return k.fullName() }), ", ")}
-			if sug := suggest(strings.TrimPrefix(name, Section+"."), names(func(k *key) string { return k.name })); sug != "" {
-				e.Suggestion = Section + "." + sug
-			}
-			errs = append(errs, e)
-		default:
-			if e := applyNode(s, kd, v, at(v.Line)); e != nil {
-				errs = append(errs, e)
-			}
-		}
+		p.entry(name, k.Line, v)
 	}
-	return errs
 }
 
-// applyNode sets one key from its YAML value.
-func applyNode(s *Settings, k *key, v *yaml.Node, src Source) *Error {
+// entry applies one key of the memory: section, or records why not.
+func (p *fileParser) entry(name string, line int, v *yaml.Node) {
+	full := Section + "." + name
+	kd := lookupShort(name)
+	switch {
+	case kd == nil && isSecretName(name):
+		p.add(&Error{Kind: ErrSecretInFile, Source: p.at(line), Key: full, Want: apiKeyVariables(name)})
+	case kd == nil:
+		e := &Error{Kind: ErrUnknownKey, Source: p.at(line), Key: full}
+		if p.detailed() {
+			if sug := suggest(name, names(func(k *key) string { return k.name })); sug != "" {
+				e.Suggestion = Section + "." + sug
+			} else {
+				e.Want = knownKeys()
+			}
+		}
+		p.add(e)
+	default:
+		p.set(kd, v)
+	}
+}
+
+// set applies one known key from its YAML value, unless the gate holds it
+// back.
+func (p *fileParser) set(k *key, v *yaml.Node) {
+	src := p.at(v.Line)
+	text, e := scalarText(k, v, src)
+	if e != nil {
+		p.add(e)
+		return
+	}
+	if p.gate != nil && p.gate.holds(p.s, k, text, src) {
+		return
+	}
+	if e := apply(p.s, k, text, src); e != nil {
+		p.add(e)
+	}
+}
+
+// knownKeys lists every key's full name, for an unknown key's error.
+func knownKeys() string {
+	return strings.Join(names(func(k *key) string { return k.fullName() }), ", ")
+}
+
+// scalarText is the text of a key's YAML value, or the problem with its
+// type.
+func scalarText(k *key, v *yaml.Node, src Source) (string, *Error) {
 	switch {
 	case v.Kind != yaml.ScalarNode:
-		return valueErr(k, src, nodeText(v), errWrongType)
+		return "", valueErr(k, src, nodeText(v), errWrongType)
 	case isNull(v) && k.emptyOK:
-		return apply(s, k, "", src)
+		return "", nil
 	case isNull(v) || !slices.Contains(k.tags, v.Tag):
 		e := valueErr(k, src, v.Value, errWrongType)
 		if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 			e.Want += ", not a quoted string"
 		}
-		return e
+		return "", e
 	}
-	return apply(s, k, v.Value, src)
+	return v.Value, nil
 }
 
 // apply sets one key from text and records its source, or returns the
@@ -338,9 +504,11 @@ func valueErr(k *key, src Source, text string, err error) *Error {
 	if errors.As(err, &ve) {
 		e.Suggestion = ve.suggestion
 	}
+	e.Value = text
 	if k.typ == "URL" {
 		e.Value = maskURL(text)
 	}
+	e.Value, _ = redact.Text(e.Value)
 	return e
 }
 

@@ -139,6 +139,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"retrieval_query_token_limit", "8000", func(s *settings.Settings) any { return s.RetrieveConfig().QueryTokenLimit }, 8000},
 		{"retrieval_lexical_weight", "0.5", func(s *settings.Settings) any { return s.RetrieveConfig().LexicalWeight }, 0.5},
 		{"retrieval_fusion_k", "20", func(s *settings.Settings) any { return s.RetrieveConfig().FusionK }, 20},
+		{"stale", "drop", func(s *settings.Settings) any { return s.RetrieveConfig().Stale }, memretrieve.StaleDrop},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -150,7 +151,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 			if tt.key == "retrieval_mode" {
 				extra = "  provider: openai\n"
 			}
-			write(t, f.repoFile(), "memory:\n"+extra+"  "+tt.key+": "+tt.value+"\n")
+			write(t, f.userFile(), "memory:\n"+extra+"  "+tt.key+": "+tt.value+"\n")
 			s := mustLoad(t, f.options(nil, nil))
 			if got := tt.got(s); got != tt.want {
 				t.Errorf("%s: %s gives %v (%T); want %v (%T)", tt.key, tt.value, got, got, tt.want, tt.want)
@@ -314,8 +315,10 @@ memory:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
-	// A null string key means the empty string, the default.
+	// A null string key means the empty string, the default (from a
+	// trusted repository file: emptying base_url redirects requests).
 	write(t, f.repoFile(), "memory:\n  classifier_model:\n  base_url: ~\n")
+	f.trust(t, f.repoFile())
 	s = mustLoad(t, f.options(nil, nil))
 	if s.ClassifierModel != "" || s.BaseURL != "" {
 		t.Errorf("null values: ClassifierModel %q, BaseURL %q; want both empty", s.ClassifierModel, s.BaseURL)
@@ -355,7 +358,7 @@ func TestEnvironment(t *testing.T) {
 		"NOT_A_PAIR",
 		"PATH=/usr/bin",
 	}
-	write(t, f.repoFile(), "memory:\n  classifier_model: from-file\n")
+	write(t, f.userFile(), "memory:\n  classifier_model: from-file\n")
 	s := mustLoad(t, f.options(env, nil))
 	got := []any{s.Provider, s.EmbeddingModel, s.RetrievalMinScore, s.RetrievalTimeout, s.Enabled, s.ClassifierModel, s.CadenceTurns}
 	want := []any{settings.ProviderGemini, "gemini-embedding-001", 0.2, 500 * time.Millisecond, true, "from-file", 3}
@@ -408,7 +411,7 @@ func TestOpenAIBaseURL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			if tt.file != "" {
-				write(t, f.repoFile(), tt.file)
+				write(t, f.userFile(), tt.file)
 			}
 			s := mustLoad(t, f.options(tt.env, tt.flags))
 			src, _ := s.Source("memory.base_url")

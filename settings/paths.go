@@ -54,6 +54,10 @@ type Paths struct {
 	// ExtraConfig is the file named by --config or FORGEMEM_CONFIG, read
 	// after RepoConfig; "" when none is named.
 	ExtraConfig string
+	// TrustFile is ~/.forge/trusted.json, the user's record of the
+	// repository settings files they trust (see [TrustStore]), or "" with
+	// no home folder, when no file is trusted.
+	TrustFile string
 }
 
 // RequireRepo returns nil when the repository scope is on (RepoDir is

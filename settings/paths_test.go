@@ -72,6 +72,7 @@ func TestPaths(t *testing.T) {
 	mkdir(t, outside)
 	repoMem := filepath.Join(f.repo, ".forge", "memory")
 	userMem := filepath.Join(f.home, ".forge", "memory")
+	trustFile := filepath.Join(f.home, ".forge", "trusted.json")
 	write(t, filepath.Join(f.home, "env.yaml"), "")
 	write(t, filepath.Join(f.home, "flag.yaml"), "")
 
@@ -82,38 +83,41 @@ func TestPaths(t *testing.T) {
 	}{
 		{"in a repository", f.options(nil, nil), settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: repoMem, RepoConfig: f.repoFile(),
-			UserDir: userMem, UserConfig: f.userFile(),
+			UserDir: userMem, UserConfig: f.userFile(), TrustFile: trustFile,
 		}},
 		{"outside a repository", settings.Options{WorkDir: outside, Home: f.home}, settings.Paths{
-			WorkDir: outside, UserDir: userMem, UserConfig: f.userFile(),
+			WorkDir: outside, UserDir: userMem, UserConfig: f.userFile(), TrustFile: trustFile,
 		}},
 		{"flags override the memory folders", settings.Options{WorkDir: f.work, Home: f.home, RepoDir: "~/r", UserDir: "rel/u"}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: filepath.Join(f.home, "r"), RepoConfig: f.repoFile(),
-			UserDir: filepath.Join(f.work, "rel", "u"), UserConfig: f.userFile(),
+			UserDir: filepath.Join(f.work, "rel", "u"), UserConfig: f.userFile(), TrustFile: trustFile,
 		}},
 		{"variables override the memory folders", settings.Options{WorkDir: f.work, Home: f.home,
 			Env: []string{"FORGEMEM_REPO_DIR=~/er", "FORGEMEM_USER_DIR=/abs/eu", "FORGEMEM_CONFIG=~/env.yaml"}}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: filepath.Join(f.home, "er"), RepoConfig: f.repoFile(),
-			UserDir: "/abs/eu", UserConfig: f.userFile(), ExtraConfig: filepath.Join(f.home, "env.yaml"),
+			UserDir: "/abs/eu", UserConfig: f.userFile(), ExtraConfig: filepath.Join(f.home, "env.yaml"), TrustFile: trustFile,
 		}},
 		{"flags win over variables", settings.Options{WorkDir: f.work, Home: f.home, RepoDir: "/flag/r", ConfigFile: "~/flag.yaml",
 			Env: []string{"FORGEMEM_REPO_DIR=/env/r", "FORGEMEM_CONFIG=/missing.yaml"}}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: "/flag/r", RepoConfig: f.repoFile(),
-			UserDir: userMem, UserConfig: f.userFile(), ExtraConfig: filepath.Join(f.home, "flag.yaml"),
+			UserDir: userMem, UserConfig: f.userFile(), ExtraConfig: filepath.Join(f.home, "flag.yaml"), TrustFile: trustFile,
 		}},
 		{"--repo-dir turns the repository scope on outside one", settings.Options{WorkDir: outside, Home: f.home, RepoDir: "mem"}, settings.Paths{
-			WorkDir: outside, RepoDir: filepath.Join(outside, "mem"), UserDir: userMem, UserConfig: f.userFile(),
+			WorkDir: outside, RepoDir: filepath.Join(outside, "mem"), UserDir: userMem, UserConfig: f.userFile(), TrustFile: trustFile,
 		}},
 		{"no home", settings.Options{WorkDir: f.work}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: repoMem, RepoConfig: f.repoFile(),
 		}},
-		{"no working directory", settings.Options{Home: f.home}, settings.Paths{UserDir: userMem, UserConfig: f.userFile()}},
+		{"no working directory", settings.Options{Home: f.home}, settings.Paths{UserDir: userMem, UserConfig: f.userFile(), TrustFile: trustFile}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := mustLoad(t, tt.opts).Paths
 			if got != tt.want {
 				t.Errorf("Paths =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			if resolved, err := settings.ResolvePaths(tt.opts); err != nil || resolved != got {
+				t.Errorf("ResolvePaths = %+v, %v; want Load's paths", resolved, err)
 			}
 			if (tt.want.RepoDir == "") != (got.RequireRepo() != nil) {
 				t.Errorf("RequireRepo() = %v with RepoDir %q", got.RequireRepo(), got.RepoDir)

@@ -52,7 +52,7 @@ const (
 // settings file's memory: section, the API keys from the environment, the
 // memory folders ([Paths]) and where each value came from. Get one from
 // [Load] (or [Default] for the defaults alone); the conversions
-// [Settings.RetrieveConfig] and [Settings.ObserverOptions] then feed
+// [Settings.RetrieveConfig] and [Settings.CaptureConfig] then feed
 // memretrieve and memcapture. A Settings is not changed by its methods and
 // is safe to share between goroutines.
 //
@@ -104,9 +104,19 @@ type Settings struct {
 	RetrievalLexicalWeight float64
 	// RetrievalFusionK is memory.retrieval_fusion_k.
 	RetrievalFusionK int
+	// Stale is memory.stale: what recall does with a memory whose code
+	// moved or went away.
+	Stale memretrieve.StaleMode
 
 	// Paths are the memory folders and settings files.
 	Paths Paths
+
+	// Warnings are the values Load ignored, one per key: those of the
+	// repository's .forge/config.yaml that need the user's trust (see
+	// [Trust]) while the file is not trusted, or changed since it was.
+	// Show them to the user: the settings in effect are not all the
+	// repository's file says.
+	Warnings []Warning
 
 	openAIKey, geminiKey string
 	// sources maps a full key name (and the API key variables) to where
@@ -221,6 +231,11 @@ type Value struct {
 	Value string
 	// Source is where it came from.
 	Source Source
+	// InEffect is the value the libraries use when another setting
+	// overrides Value, and Why says why: the fake provider retrieves in
+	// identity mode whatever memory.retrieval_mode says. Both are empty
+	// when Value is in effect.
+	InEffect, Why string
 }
 
 // Values returns every setting's effective value and source, in the order
@@ -230,13 +245,18 @@ func (s *Settings) Values() []Value {
 	for i := range table {
 		k := &table[i]
 		vs[i] = Value{Key: k.public(), Value: k.get(s), Source: s.sources[k.fullName()]}
+		if k.name == "retrieval_mode" && s.retrievalMode() != s.RetrievalMode {
+			vs[i].InEffect = string(s.retrievalMode())
+			vs[i].Why = "the " + string(ProviderFake) + " provider always retrieves in identity mode"
+		}
 	}
 	return vs
 }
 
 // String lists the settings one per line, "memory.cadence_turns: 3
-// (repo file /r/.forge/config.yaml:2)", then whether each API key
-// variable is set — never its value.
+// (repo file /r/.forge/config.yaml:2)", with the value in effect where
+// another setting overrides one, then whether each API key variable is
+// set — never its value.
 func (s Settings) String() string {
 	var b strings.Builder
 	for _, v := range s.Values() {
@@ -244,7 +264,11 @@ func (s Settings) String() string {
 		if val == "" {
 			val = `""`
 		}
-		fmt.Fprintf(&b, "%s: %s (%s)\n", v.Name, val, v.Source)
+		fmt.Fprintf(&b, "%s: %s (%s)", v.Name, val, v.Source)
+		if v.InEffect != "" {
+			fmt.Fprintf(&b, "; in effect: %s (%s)", v.InEffect, v.Why)
+		}
+		b.WriteByte('\n')
 	}
 	for _, k := range []struct{ name, value string }{{EnvOpenAIAPIKey, s.openAIKey}, {EnvGeminiAPIKey, s.geminiKey}} {
 		state := "not set"
@@ -296,6 +320,7 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.QueryTokenLimit = s.RetrievalQueryTokenLimit
 	c.LexicalWeight = s.RetrievalLexicalWeight
 	c.FusionK = s.RetrievalFusionK
+	c.Stale = s.Stale
 	return c
 }
 
@@ -306,11 +331,16 @@ func (s *Settings) retrievalMode() memretrieve.HypothesisMode {
 	return s.RetrievalMode
 }
 
-// ObserverOptions returns the capture observer's options
-// (memcapture.WithCadence with memory.cadence_turns), for
-// memcapture.NewObserver.
-func (s *Settings) ObserverOptions() []memcapture.ObserverOption {
-	return []memcapture.ObserverOption{memcapture.WithCadence(s.CadenceTurns)}
+// CaptureConfig returns the capture settings: memcapture.DefaultConfig
+// with memory.classifier_model and memory.cadence_turns applied, for
+// memcapture.NewPipeline (and so its observers). The host adds its wiring
+// (Rebuild, Embedder, Logger). For settings from [Load] or [Default], the
+// result passes memcapture's Config.Validate.
+func (s *Settings) CaptureConfig() memcapture.Config {
+	c := memcapture.DefaultConfig()
+	c.ClassifierModel = s.ClassifierModel
+	c.Cadence = s.CadenceTurns
+	return c
 }
 
 // RetrievalOff returns why retrieval is off, or "" when it is on: memory

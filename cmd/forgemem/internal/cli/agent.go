@@ -49,6 +49,7 @@ embedder fails, what the words find is printed, with a warning on stderr.`,
 			if err = a.partialWarning("search", err); err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, res.Unreadable)
 			if asJSON {
 				return a.out.json(res)
 			}
@@ -101,11 +102,14 @@ func (a *app) printHits(res *workspace.SearchResult) {
 func (a *app) printHit(n int, label string, h workspace.Hit) {
 	p := a.out
 	m := h.Memory
-	line := fmt.Sprintf("%d. %s %.2f  %s  %s, version %d, %s", n, label, h.Relevance, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
+	line := p.sprintf("%d. %s %.2f  %s  %s, version %d, %s", n, label, h.Relevance, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
 	if h.Matched != "" {
-		line += fmt.Sprintf(" (matched its earlier version %s)", shortID(h.Matched))
+		line += p.sprintf(" (matched its earlier version %s)", shortID(h.Matched))
 	}
 	p.println(line)
+	if m.Stale != "" {
+		p.printf("   may be outdated: %s\n", m.Stale)
+	}
 	p.println(indent(m.Content, "   "))
 	if a.verbose {
 		p.println(p.dim("   evidence: " + evidenceLine(h.Evidence)))
@@ -143,7 +147,7 @@ func (a *app) partialWarning(command string, err error) error {
 		return err
 	}
 	msg, _ := redact.Text(strings.ReplaceAll(err.Error(), "\n", "; "))
-	fmt.Fprintf(a.env.Stderr, "forgemem %s: some memories may be missing: %s; what follows was found by its words, or among the memories that could be indexed\n", command, msg)
+	eprintf(a.env.Stderr, "forgemem %s: some memories may be missing: %s; what follows was found by its words, or among the memories that could be indexed\n", command, msg)
 	return nil
 }
 
@@ -195,7 +199,7 @@ words find is recalled, with a warning on stderr. Where memory is turned off
 			}
 			res, err := ws.Recall(cmd.Context(), window)
 			if errors.Is(err, workspace.ErrDisabled) {
-				fmt.Fprintf(a.env.Stderr, "forgemem recall: %v; nothing recalled\n", err)
+				eprintf(a.env.Stderr, "forgemem recall: %v; nothing recalled\n", err)
 				return nil
 			}
 			if err = a.partialWarning("recall", err); err != nil {
@@ -265,17 +269,17 @@ func recallJSON(res *memretrieve.Result) recallDocument {
 // on, and why each other ranked memory was left out.
 func (a *app) explainRecall(res *memretrieve.Result) {
 	w := a.env.Stderr
-	fmt.Fprintf(w, "forgemem recall: %s recalled, %s left out\n", plural(len(res.Memories), "memory", "memories"),
+	eprintf(w, "forgemem recall: %s recalled, %s left out\n", plural(len(res.Memories), "memory", "memories"),
 		plural(len(res.Dropped), "ranked memory", "ranked memories"))
 	for i, r := range res.Memories {
 		if r.Via.Search() {
-			fmt.Fprintf(w, "  [%d] %s relevance %.2f: %s\n", i+1, shortID(r.Memory.Meta.ID), r.Evidence.Relevance, evidenceLine(workspace.EvidenceOf(r.Evidence)))
+			eprintf(w, "  [%d] %s relevance %.2f: %s\n", i+1, shortID(r.Memory.Meta.ID), r.Evidence.Relevance, evidenceLine(workspace.EvidenceOf(r.Evidence)))
 		} else {
-			fmt.Fprintf(w, "  [%d] %s: %s %s, a memory recalled\n", i+1, shortID(r.Memory.Meta.ID), r.Via.Relationship, shortID(r.Via.From))
+			eprintf(w, "  [%d] %s: %s %s, a memory recalled\n", i+1, shortID(r.Memory.Meta.ID), r.Via.Relationship, shortID(r.Via.From))
 		}
 	}
 	for _, d := range res.Dropped {
-		fmt.Fprintf(w, "  left out %s, %s: relevance %.2f, %s\n", shortID(d.ID), d.Reason, d.Evidence.Relevance, evidenceLine(workspace.EvidenceOf(d.Evidence)))
+		eprintf(w, "  left out %s, %s: relevance %.2f, %s\n", shortID(d.ID), d.Reason, d.Evidence.Relevance, evidenceLine(workspace.EvidenceOf(d.Evidence)))
 	}
 }
 
@@ -354,9 +358,9 @@ func (a *app) printWritten(ms []workspace.Memory) {
 		if m.Supersedes != "" {
 			v += ", supersedes " + shortID(m.Supersedes)
 		}
-		fmt.Fprintf(t, "  %s\t%s\t%s\t%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth))
+		t.row("  %s\t%s\t%s\t%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth))
 	}
-	t.Flush()
+	t.flush()
 }
 
 func (a *app) chatCommand() *cobra.Command {
@@ -391,7 +395,7 @@ func (a *app) chat(ctx context.Context, ws *workspace.Workspace, model string) e
 	}
 	p, interactive := a.out, a.env.IsTerminal(a.env.Stdout)
 	if c.RetrievalOff != "" {
-		fmt.Fprintf(a.env.Stderr, "forgemem chat: nothing will be recalled: %s\n", c.RetrievalOff)
+		eprintf(a.env.Stderr, "forgemem chat: nothing will be recalled: %s\n", c.RetrievalOff)
 	}
 	lines, readErr := readLines(ctx, a.env.Stdin)
 	var turnErr error

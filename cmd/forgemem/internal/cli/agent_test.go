@@ -385,6 +385,13 @@ func TestDemo(t *testing.T) {
 		t.Errorf("the demo's repo folder: %v, %d entries", err, len(entries))
 	}
 
+	// A folder that is not empty: the error is prefixed once, by the
+	// command.
+	r = f.run("demo", "--dir", dir)
+	if want := "forgemem demo: " + dir + " is not empty; give the demo a new or empty folder\n"; r.code != cli.ExitFailure || r.stderr != want {
+		t.Errorf("demo in a folder that is not empty: exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
+	}
+
 	// Ctrl-C: the context ends, the demo stops, the exit code says so.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

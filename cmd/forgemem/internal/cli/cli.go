@@ -55,17 +55,24 @@ type Env struct {
 	// worker and hook install writes into the hooks; "" means a hook starts
 	// no worker and the hooks run "forgemem".
 	Executable string
+	// Started is when the process started: a hook's deadline counts from
+	// it. Zero means when Run is called.
+	Started time.Time
+	// HookDeadline is how long a hook may last (see
+	// claudecode.HookDeadline, the default when it is 0).
+	HookDeadline time.Duration
 }
 
 // Main runs the command with the process's arguments, streams and
 // environment, cancelled by an interrupt (Ctrl-C) or SIGTERM, and returns
 // the exit code.
 func Main() int {
+	started := time.Now()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts, err := settings.OSOptions()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "forgemem:", err)
+		eprintf(os.Stderr, "forgemem: %v\n", err)
 		return ExitFailure
 	}
 	exe, err := os.Executable()
@@ -77,7 +84,7 @@ func Main() int {
 	}
 	return Run(ctx, Env{
 		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Settings: opts, IsTerminal: fileIsTerminal, Executable: exe,
+		Settings: opts, IsTerminal: fileIsTerminal, Executable: exe, Started: started,
 	})
 }
 
@@ -93,6 +100,9 @@ func Run(ctx context.Context, env Env) int {
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(io.Writer) bool { return false }
 	}
+	if env.Started.IsZero() {
+		env.Started = time.Now()
+	}
 	a := &app{env: env, out: newPrinter(env.Stdout, env.IsTerminal(env.Stdout) && noColorUnset(env.Settings.Env))}
 	root := a.rootCommand()
 	root.SetArgs(env.Args)
@@ -100,6 +110,11 @@ func Run(ctx context.Context, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	cmd, err := root.ExecuteContextC(ctx)
+	if a.hookAbandoned {
+		// The hook's work is still running, stuck: the process exits
+		// without touching what it holds.
+		return ExitOK
+	}
 	if a.ws != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -116,13 +131,13 @@ func Run(ctx context.Context, env Env) int {
 		return ExitOK
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		fmt.Fprintf(env.Stderr, "%s: interrupted\n", cmd.CommandPath())
+		eprintf(env.Stderr, "%s: interrupted\n", cmd.CommandPath())
 		return ExitFailure
 	}
 	code := a.exitCode(err)
-	fmt.Fprintf(env.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+	eprintf(env.Stderr, "%s: %v\n", cmd.CommandPath(), err)
 	if !a.started {
-		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		eprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }
@@ -154,9 +169,16 @@ type app struct {
 	// root is the command tree, whose persistent flags hold the settings
 	// flags.
 	root *cobra.Command
+	// cmd is the command running, once its command line is parsed; its
+	// flags hold the settings flags, its own (shown in its help) or the
+	// root's.
+	cmd *cobra.Command
 	// hookCC is the hook claude-code command: whatever fails in it, even
 	// its command line, exits 0.
 	hookCC *cobra.Command
+	// hookAbandoned is set when the hook gave up on its work (its deadline,
+	// a signal): the work's goroutine still holds the workspace.
+	hookAbandoned bool
 
 	settings *settings.Settings
 	ws       *workspace.Workspace
@@ -200,27 +222,48 @@ func isFlagSettingsError(err error) bool {
 	return true
 }
 
-// loadSettings reads the settings with the global flags.
-func (a *app) loadSettings() error {
-	if a.settings != nil {
-		return nil
-	}
+// notASetting annotates a command's own flag that has a setting's name but
+// is not that setting (list --stale).
+const notASetting = "forgemem-not-a-setting"
+
+// settingsOptions are the settings inputs of the process with the global
+// flags and the settings flags the user set.
+func (a *app) settingsOptions() settings.Options {
 	opts := a.env.Settings
 	opts.RepoDir, opts.UserDir, opts.ConfigFile = a.repoDir, a.userDir, a.configFile
 	opts.Flags = map[string]string{}
 	for k, v := range a.env.Settings.Flags {
 		opts.Flags[k] = v
 	}
+	flags := a.root.PersistentFlags()
+	if a.cmd != nil {
+		flags = a.cmd.Flags()
+	}
 	for _, k := range settings.Keys() {
-		if f := a.root.PersistentFlags().Lookup(k.Flag); f != nil && f.Changed {
+		if f := flags.Lookup(k.Flag); f != nil && f.Changed && f.Annotations[notASetting] == nil {
 			opts.Flags[k.Flag] = f.Value.String()
 		}
 	}
-	s, err := settings.Load(opts)
+	return opts
+}
+
+// loadSettings reads the settings with the global flags, once, and prints
+// their warnings (the repository's settings that were ignored) on stderr.
+// The hook prints nothing of its own there but its one failure line.
+func (a *app) loadSettings() error {
+	if a.settings != nil {
+		return nil
+	}
+	s, err := settings.Load(a.settingsOptions())
 	if err != nil {
 		return fmt.Errorf("the settings:\n%w", err)
 	}
 	a.settings = s
+	if a.hookCC == nil || a.cmd != a.hookCC {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(a.env.Stderr, "forgemem: %s\n", w)
+		}
+	}
 	return nil
 }
 
@@ -234,7 +277,7 @@ func (a *app) workspace() (*workspace.Workspace, error) {
 	}
 	opts := workspace.Options{Now: a.env.Now, HTTPClient: a.env.HTTPClient}
 	if a.verbose {
-		opts.Logger = zerolog.New(zerolog.ConsoleWriter{Out: a.env.Stderr, NoColor: !a.env.IsTerminal(a.env.Stderr)}).
+		opts.Logger = zerolog.New(zerolog.ConsoleWriter{Out: a.env.Stderr, NoColor: !a.env.IsTerminal(a.env.Stderr), FormatPrepare: escapeLogFields}).
 			Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	}
 	if a.env.IsTerminal(a.env.Stderr) {
@@ -288,12 +331,15 @@ conversation as an agent would, and runs capture by hand. Start with: forgemem d
 
 Settings come from ~/.forge/config.yaml, the repository's .forge/config.yaml, FORGEMEM_*
 variables and flags (every memory.* key is a flag, such as --embedding-model);
-forgemem config shows each with where it came from.`,
+forgemem help settings lists them, and forgemem config shows each with where it came from.
+A repository's .forge/config.yaml cannot choose your provider, server or models, or turn
+memory on, until you trust it: forgemem trust.`,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.started = true
+			a.cmd = cmd
 			return nil
 		},
 	}
@@ -302,11 +348,12 @@ forgemem config shows each with where it came from.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.repoDir, "repo-dir", "", "the repository's memory folder (default: .forge/memory in the nearest folder above holding .git)")
 	pf.StringVar(&a.userDir, "user-dir", "", "the user's memory folder (default: ~/.forge/memory)")
-	pf.StringVar(&a.configFile, "config", "", "an extra settings file, read after ~/.forge/config.yaml and the repository's")
+	pf.StringVar(&a.configFile, "config", "", "an extra settings file, read after ~/.forge/config.yaml and the repository's .forge/config.yaml, and trusted (default: $FORGEMEM_CONFIG)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log what the libraries do to stderr")
 	// Every memory.* setting is a flag too (--cadence-turns, --embedding-model,
 	// …), read by the settings module with the highest precedence; only
-	// --provider is listed in the help.
+	// --provider is listed in the help, and forgemem help settings lists
+	// them all.
 	for _, k := range settings.Keys() {
 		if k.Flag == "provider" {
 			pf.String(k.Flag, "", "the model provider: fake (offline), openai or gemini (default: memory.provider)")
@@ -333,8 +380,10 @@ forgemem config shows each with where it came from.`,
 	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
 	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand())
-	add("other", a.demoCommand(), a.evalCommand(), a.configCommand())
+	add("other", a.demoCommand(), a.evalCommand(), a.configCommand(), a.trustCommand())
+	root.AddCommand(settingsHelpTopic())
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
+	root.SetUsageTemplate(usageTemplate(root.UsageTemplate()))
 	return root
 }

@@ -28,6 +28,7 @@ unless --retired is given.`,
 			if err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, ex.Unreadable)
 			a.printExport(ex)
 			return nil
 		},
@@ -43,42 +44,65 @@ var scopeTitles = map[memcore.Scope]string{
 }
 
 func (a *app) printExport(ex *workspace.Export) {
-	w := a.env.Stdout // markdown: never styled
-	fmt.Fprintln(w, "# Memories")
+	p := a.out // markdown: never styled
+	p.println("# Memories")
 	chains := 0
 	for _, s := range ex.Sections {
 		chains += len(s.Chains)
 	}
-	fmt.Fprintf(w, "\n%s, by scope and category, each with its earlier versions oldest first.\n", plural(chains, "memory", "memories"))
+	p.printf("\n%s, by scope and category, each with its earlier versions oldest first.\n", plural(chains, "memory", "memories"))
 	var scope memcore.Scope
 	for _, s := range ex.Sections {
 		if s.Scope != scope {
 			scope = s.Scope
-			fmt.Fprintf(w, "\n## %s\n", scopeTitles[scope])
+			p.printf("\n## %s\n", scopeTitles[scope])
 		}
-		fmt.Fprintf(w, "\n### %s\n\n", s.Category)
+		p.printf("\n### %s\n\n", s.Category)
 		for _, c := range s.Chains {
-			h := c.Head
-			fmt.Fprintf(w, "- %s\n", strings.TrimPrefix(indent(strings.TrimSpace(h.Content), "  "), "  "))
-			meta := fmt.Sprintf("`%s`, version %d, %s", h.ID, h.Version, day(h.CreatedAt))
-			if h.Trigger != "" {
-				meta += ", " + h.Trigger
-			}
-			if h.Retired {
-				meta += ", **forgotten**"
-				if h.RetiredReason != "" {
-					meta += ": " + mdEscape(h.RetiredReason)
-				}
-			}
-			fmt.Fprintf(w, "  <br>*%s*\n", meta)
-			for _, r := range h.Related {
-				fmt.Fprintf(w, "  - %s `%s`\n", r.Relationship, r.ID)
-			}
-			for _, v := range c.History {
-				fmt.Fprintf(w, "  - earlier, version %d, %s (`%s`): %s\n", v.Version, day(v.CreatedAt), v.ID, mdEscape(oneLine(v.Content)))
-			}
+			a.printExportChain(c)
 		}
 	}
+}
+
+// printExportChain writes one chain of the export: its current text and
+// metadata, its links, and its earlier versions — a version that forgot
+// the memory as the forgetting it is, not as a repeat of its text.
+func (a *app) printExportChain(c workspace.Chain) {
+	p, h := a.out, c.Head
+	p.printf("- %s\n", strings.TrimPrefix(indent(strings.TrimSpace(h.Content), "  "), "  "))
+	meta := fmt.Sprintf("`%s`, version %d, %s", h.ID, h.Version, day(h.CreatedAt))
+	if h.Trigger != "" {
+		meta += ", " + h.Trigger
+	}
+	if h.Revives {
+		meta += ", brought back after it was forgotten"
+	}
+	if h.Retired {
+		meta += ", **forgotten**" + forgottenReason(h, ": ")
+	}
+	p.printf("  <br>*%s*\n", meta)
+	for _, r := range h.Related {
+		p.printf("  - %s `%s`\n", r.Relationship, r.ID)
+	}
+	for _, v := range c.History {
+		what := mdEscape(oneLine(v.Content))
+		switch {
+		case v.Retired:
+			what = "forgotten" + forgottenReason(v, ": ")
+		case v.Revives:
+			what = "brought back: " + what
+		}
+		p.printf("  - earlier, version %d, %s (`%s`): %s\n", v.Version, day(v.CreatedAt), v.ID, what)
+	}
+}
+
+// forgottenReason is sep and a retired version's reason, markdown-escaped,
+// or "" when it has none.
+func forgottenReason(m workspace.Memory, sep string) string {
+	if m.RetiredReason == "" {
+		return ""
+	}
+	return sep + mdEscape(m.RetiredReason)
 }
 
 // oneLine joins the lines of s with spaces.
@@ -124,7 +148,8 @@ DOT graph (forgemem graph --format dot | dot -Tsvg > memories.svg).`,
 	return cmd
 }
 
-// nodeLabel is what a graph shows of a chain.
+// nodeLabel is what a graph shows of a chain, escaped (see
+// escapeControls) before it is quoted for Mermaid or DOT.
 func nodeLabel(n workspace.GraphNode) string {
 	label := fmt.Sprintf("%s %s: %s", shortID(n.Memory.ID), n.Memory.Category, clip(n.Memory.Title, 48))
 	if n.Versions > 1 {
@@ -133,12 +158,12 @@ func nodeLabel(n workspace.GraphNode) string {
 	if n.Memory.Retired {
 		label += " (forgotten)"
 	}
-	return label
+	return escapeControls(label)
 }
 
 func (a *app) printMermaid(g *workspace.Graph) {
-	w := a.env.Stdout
-	fmt.Fprintln(w, "flowchart LR")
+	p := a.out
+	p.println("flowchart LR")
 	node := map[string]string{}
 	for i, n := range g.Nodes {
 		node[n.Memory.ID] = fmt.Sprintf("n%d", i+1)
@@ -146,14 +171,14 @@ func (a *app) printMermaid(g *workspace.Graph) {
 		if n.Memory.Scope == memcore.ScopeUser {
 			shape = "([\"%s\"])" // stadium: personal memories
 		}
-		fmt.Fprintf(w, "  %s"+shape+"\n", node[n.Memory.ID], mermaidEscape(nodeLabel(n)))
+		p.printf("  %s"+shape+"\n", node[n.Memory.ID], mermaidEscape(nodeLabel(n)))
 	}
 	for _, e := range g.Edges {
 		arrow := "-->"
 		if e.Relationship == memcore.RelationshipContradicts {
 			arrow = "-.->"
 		}
-		fmt.Fprintf(w, "  %s %s|%s| %s\n", node[e.From], arrow, e.Relationship, node[e.To])
+		p.printf("  %s %s|%s| %s\n", node[e.From], arrow, e.Relationship, node[e.To])
 	}
 }
 
@@ -163,25 +188,25 @@ func mermaidEscape(s string) string {
 }
 
 func (a *app) printDOT(g *workspace.Graph) {
-	w := a.env.Stdout
-	fmt.Fprintln(w, "digraph memories {")
-	fmt.Fprintln(w, "  rankdir=LR;")
-	fmt.Fprintln(w, `  node [shape=box, fontname="Helvetica"];`)
+	p := a.out
+	p.println("digraph memories {")
+	p.println("  rankdir=LR;")
+	p.println(`  node [shape=box, fontname="Helvetica"];`)
 	for _, n := range g.Nodes {
 		style := ""
 		if n.Memory.Scope == memcore.ScopeUser {
 			style = ", style=rounded"
 		}
-		fmt.Fprintf(w, "  %s [label=%s%s];\n", dotQuote(n.Memory.ID), dotQuote(nodeLabel(n)), style)
+		p.printf("  %s [label=%s%s];\n", dotQuote(n.Memory.ID), dotQuote(nodeLabel(n)), style)
 	}
 	for _, e := range g.Edges {
 		style := ""
 		if e.Relationship == memcore.RelationshipContradicts {
 			style = ", style=dashed"
 		}
-		fmt.Fprintf(w, "  %s -> %s [label=%s%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(string(e.Relationship)), style)
+		p.printf("  %s -> %s [label=%s%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(string(e.Relationship)), style)
 	}
-	fmt.Fprintln(w, "}")
+	p.println("}")
 }
 
 // dotQuote writes s as a DOT string.

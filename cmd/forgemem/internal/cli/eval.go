@@ -89,8 +89,29 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 	f.StringVar(&hypotheses, "hypotheses", string(memretrieve.ModeIdentity), "what is searched with: identity (the conversation) or llm (the hypothesis model's sentences, memory.retrieval_model)")
 	f.StringVar(&ks, "k", "5,10,20", "the cut-offs of recall@k and hit@k, comma-separated")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	// The settings flags eval uses beside --provider, shown in its help
+	// (they are hidden elsewhere); loadSettings reads them from here.
+	for _, fl := range []struct{ name, usage string }{
+		{"base-url", "the API root of an OpenAI-compatible server, with --provider openai, such as http://localhost:11434/v1"},
+		{"retrieval-model", "the hypothesis model, with --hypotheses llm"},
+		{"retrieval-top-k", "memories taken from the vector index per query"},
+		{"retrieval-lexical-weight", "the lexical ranking's weight in the fusion; 0 turns it off"},
+		{"retrieval-fusion-k", "the constant k of reciprocal-rank fusion"},
+	} {
+		k, _ := settings.LookupKey(fl.name)
+		f.Var(&settingFlag{typ: k.Type}, k.Flag, fl.usage+" ("+k.Name+")")
+	}
 	return cmd
 }
+
+// settingFlag is a settings flag defined on one command to show in its
+// help: it keeps the text given, which the settings module checks, and
+// names its type as the settings do.
+type settingFlag struct{ value, typ string }
+
+func (f *settingFlag) String() string     { return f.value }
+func (f *settingFlag) Set(v string) error { f.value = v; return nil }
+func (f *settingFlag) Type() string       { return f.typ }
 
 // evalRun is one evaluation asked for on the command line.
 type evalRun struct {

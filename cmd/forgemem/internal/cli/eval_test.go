@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
 )
 
 // evalDataset is a small dataset whose answers are known: each query
@@ -134,5 +136,39 @@ func TestEvalUsage(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d saying %q", r.code, r.stderr, tt.code, tt.says)
 			}
 		})
+	}
+}
+
+// eval shows the settings flags it uses in its help, and takes them.
+func TestEvalSettingsFlags(t *testing.T) {
+	f := newFixture(t)
+	help := f.run("eval", "--help").stdout
+	for _, flag := range []string{"--base-url URL", "--retrieval-model string", "--retrieval-top-k integer", "--retrieval-lexical-weight number", "--retrieval-fusion-k integer"} {
+		if !strings.Contains(help, flag) {
+			t.Errorf("eval --help lacks %s", flag)
+		}
+	}
+	path := filepath.Join(f.root, "data.jsonl")
+	f.writeFile(path, evalDataset)
+	r := f.run("eval", "--dataset", path, "--retrieval-top-k", "7", "--retrieval-fusion-k", "20", "--retrieval-lexical-weight", "0.5", "--json")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("exit %d: %v\n%s", r.code, err, r.stderr)
+	}
+	if got["top_k"] != 7.0 || got["fusion_k"] != 20.0 || got["lexical_weight"] != 0.5 {
+		t.Errorf("top_k %v, fusion_k %v, lexical_weight %v; want the flags' 7, 20 and 0.5", got["top_k"], got["fusion_k"], got["lexical_weight"])
+	}
+	// --base-url reaches the provider: an OpenAI-compatible server needs no key.
+	srv, err := fakeopenai.Start(func(fakeopenai.ChatRequest) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	r = f.run("eval", "--dataset", path, "--provider", "openai", "--base-url", srv.BaseURL(), "--model", "m", "--json")
+	if r.code != 0 || len(srv.Embedded()) == 0 {
+		t.Errorf("eval --base-url: exit %d, %d texts embedded by the server; stderr %s", r.code, len(srv.Embedded()), r.stderr)
+	}
+	if r := f.run("eval", "--dataset", path, "--retrieval-top-k", "0"); r.code != 2 || !strings.Contains(r.stderr, "flag --retrieval-top-k is 0, want 1–100") {
+		t.Errorf("a bad value: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,6 +34,8 @@ type fixture struct {
 	env  []string
 	// terminal makes stderr look like a terminal (progress bars).
 	terminal bool
+	// httpClient sends the providers' requests; nil means a default client.
+	httpClient *http.Client
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -65,7 +68,7 @@ func (f *fixture) runIn(ctx context.Context, dir, stdin string, args ...string) 
 	var stdout, stderr bytes.Buffer
 	env := cli.Env{
 		Args: args, Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
-		Now: func() time.Time { return now },
+		Now: func() time.Time { return now }, HTTPClient: f.httpClient,
 	}
 	env.Settings.WorkDir, env.Settings.Home, env.Settings.Env = dir, f.home, f.env
 	if f.terminal {
@@ -82,7 +85,7 @@ func (f *fixture) userDir() string { return filepath.Join(f.home, ".forge", "mem
 // store opens the fixture's memory folders.
 func (f *fixture) store() *memcore.FileStore {
 	f.t.Helper()
-	s, err := memcore.NewFileStore(f.repoDir(), f.userDir())
+	s, err := memcore.NewFileStore(f.repoDir(), f.userDir(), memcore.FileStoreConfig{})
 	if err != nil {
 		f.t.Fatal(err)
 	}

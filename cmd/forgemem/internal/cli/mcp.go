@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -26,6 +25,11 @@ retrieval index stays in memory for the server's life and is rebuilt only when t
 folders change, whoever changed them. Stdout carries the protocol only; messages and
 --verbose logs go to stderr.
 
+A line on stdin that is not one JSON-RPC message, or is longer than 1 MiB, is answered with
+a JSON-RPC error and the server reads on. At most 8 tool calls run at once and 32 wait; a
+call beyond those gets a "busy" tool error. When stdin ends, the calls still running are
+answered (within 30 seconds) and the server exits 0.
+
 Add it to Claude Code with: claude mcp add forgemem -- forgemem mcp
 docs/INTEGRATIONS.md has the set-up of every agent.`,
 		Args: cobra.NoArgs,
@@ -44,9 +48,9 @@ docs/INTEGRATIONS.md has the set-up of every agent.`,
 					dirs = append(dirs, d)
 				}
 			}
-			fmt.Fprintf(a.env.Stderr, "forgemem mcp: serving the memories of %s over stdio\n", strings.Join(dirs, " and "))
+			eprintf(a.env.Stderr, "forgemem mcp: serving the memories of %s over stdio\n", strings.Join(dirs, " and "))
 			srv := mcpserver.New(ws, mcpserver.Options{Logger: logger})
-			t := &mcp.IOTransport{Reader: io.NopCloser(a.env.Stdin), Writer: nopWriteCloser{a.env.Stdout}}
+			t := &mcpserver.Transport{In: a.env.Stdin, Out: a.env.Stdout, Logger: logger}
 			err = srv.Run(cmd.Context(), t)
 			if err != nil && (cmd.Context().Err() != nil || clientGone(err)) {
 				return nil // the client went away, or an interrupt: a server's normal end
@@ -67,9 +71,3 @@ func clientGone(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) ||
 		errors.As(err, &we) && we.Code == codeServerClosing
 }
-
-// nopWriteCloser is a writer whose Close does nothing: the command's
-// stdout stays open for the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

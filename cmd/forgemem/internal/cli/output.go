@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,11 +11,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/spf13/cobra"
 )
 
 // printer writes a command's output: plain text, with bold and dim
 // emphasis only when it goes to a terminal, so that piped output and
-// golden files hold no escape codes.
+// golden files hold no escape codes. Every string it is given is escaped
+// with escapeControls on the way out — memory text, file names and error
+// messages alike — so nothing it prints can act on the terminal; only its
+// own emphasis (a styled value) is written as it is.
 type printer struct {
 	w     io.Writer
 	color bool
@@ -22,34 +27,79 @@ type printer struct {
 
 func newPrinter(w io.Writer, color bool) *printer { return &printer{w: w, color: color} }
 
-func (p *printer) printf(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
+// printf formats as fmt.Printf does, its arguments escaped.
+func (p *printer) printf(format string, args ...any) {
+	fmt.Fprintf(p.w, format, escapeArgs(args)...)
+}
 
-func (p *printer) println(args ...any) { fmt.Fprintln(p.w, args...) }
+// println writes its arguments as fmt.Println does, escaped.
+func (p *printer) println(args ...any) { fmt.Fprintln(p.w, escapeArgs(args)...) }
 
-// bold emphasises s on a terminal.
-func (p *printer) bold(s string) string { return p.style("1", s) }
+// sprintf formats as fmt.Sprintf does, its arguments escaped, for a line
+// built in parts (which may hold the printer's emphasis).
+func (p *printer) sprintf(format string, args ...any) styled {
+	return styled(fmt.Sprintf(format, escapeArgs(args)...))
+}
 
-// dim de-emphasises s on a terminal.
-func (p *printer) dim(s string) string { return p.style("2", s) }
+// bold emphasises s, escaped, on a terminal.
+func (p *printer) bold(s string) styled { return p.style("1", s) }
 
-func (p *printer) style(code, s string) string {
+// dim de-emphasises s, escaped, on a terminal.
+func (p *printer) dim(s string) styled { return p.style("2", s) }
+
+func (p *printer) style(code, s string) styled {
+	s = escapeControls(s)
 	if !p.color || s == "" {
-		return s
+		return styled(s)
 	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
+	return styled("\x1b[" + code + "m" + s + "\x1b[0m")
 }
 
-// table returns a writer that aligns tab-separated columns; Flush it.
-func (p *printer) table() *tabwriter.Writer {
-	return tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+// table is a block of tab-separated columns that the printer aligns.
+type table struct{ tw *tabwriter.Writer }
+
+// table returns a table writing to the printer's output; flush it.
+func (p *printer) table() *table {
+	return &table{tw: tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)}
 }
 
-// json writes v as one indented JSON document.
+// row formats a line of the table as fmt.Printf does, its arguments
+// escaped.
+func (t *table) row(format string, args ...any) { fmt.Fprintf(t.tw, format, escapeArgs(args)...) }
+
+// flush writes the table, aligned.
+func (t *table) flush() { _ = t.tw.Flush() }
+
+// json writes v as one indented JSON document. encoding/json escapes the
+// C0 control characters in strings (\u001b); DEL and the C1 controls are
+// escaped too (see escapeJSON), so the document can be printed safely.
 func (p *printer) json(v any) error {
-	enc := json.NewEncoder(p.w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := p.w.Write(escapeJSON(buf.Bytes()))
+	return err
+}
+
+// eprintf writes a message to w (stderr) as fmt.Fprintf does, its
+// arguments escaped as the printer escapes them: error messages quote
+// memory text and file names too.
+func eprintf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, format, escapeArgs(args)...)
+}
+
+// warnUnreadable says on stderr, after a command's output, that n files
+// of the memory folders could not be read, so what it showed may miss
+// memories: never silently.
+func (a *app) warnUnreadable(cmd *cobra.Command, n int) {
+	if n > 0 {
+		eprintf(a.env.Stderr, "%s: %s in the memory folders could not be read, so memories may be missing here; forgemem validate says why\n",
+			cmd.CommandPath(), plural(n, "file", "files"))
+	}
 }
 
 // shortID is an id cut to "mem_" and its first 8 hexadecimal digits,

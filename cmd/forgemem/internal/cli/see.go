@@ -39,8 +39,9 @@ func (a *app) listCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List the memories: the current version of each",
 		Long: `List the current version of every memory, oldest first. Forgotten memories are left
-out unless --retired is given, and earlier versions unless --all-versions is.`,
-		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json",
+out unless --retired is given, and earlier versions unless --all-versions is. With --stale,
+only the repository's memories whose anchors moved or went away, each with what happened.`,
+		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json\n  forgemem list --stale",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -58,6 +59,7 @@ out unless --retired is given, and earlier versions unless --all-versions is.`,
 			if err != nil {
 				return err
 			}
+			defer a.warnUnreadable(cmd, res.Unreadable)
 			if asJSON {
 				return a.out.json(res)
 			}
@@ -70,12 +72,18 @@ out unless --retired is given, and earlier versions unless --all-versions is.`,
 	f.StringVar(&category, "category", "", "only this category")
 	f.BoolVar(&opts.AllVersions, "all-versions", false, "every version, not only the current ones")
 	f.BoolVar(&opts.Retired, "retired", false, "include forgotten memories")
+	f.BoolVar(&opts.Stale, "stale", false, "only the memories that may be outdated: the code they name moved or went away")
+	_ = f.SetAnnotation("stale", notASetting, []string{"list's own"})
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 
 func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 	p := a.out
+	if opts.Stale {
+		a.printStale(res)
+		return
+	}
 	state := opts.AllVersions || opts.Retired
 	if len(res.Memories) == 0 {
 		p.println("No memories here.")
@@ -85,15 +93,15 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		if state {
 			header += "STATE\t"
 		}
-		fmt.Fprintln(t, p.bold(header+"TITLE"))
+		t.row("%s\n", p.bold(header+"TITLE"))
 		for _, m := range res.Memories {
-			row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt))
+			st := ""
 			if state {
-				row += stateOf(m) + "\t"
+				st = stateOf(m) + "\t"
 			}
-			fmt.Fprintln(t, row+clip(m.Title, titleWidth))
+			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(m.Title, titleWidth))
 		}
-		t.Flush()
+		t.flush()
 	}
 	scopes := map[memcore.Scope]int{}
 	for _, m := range res.Memories {
@@ -111,6 +119,31 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		summary += "; not in a repository, so only the user scope"
 	}
 	p.println(p.dim(summary + "."))
+}
+
+// printStale lists the memories that may be outdated, each with why.
+func (a *app) printStale(res *workspace.ListResult) {
+	p := a.out
+	if len(res.Memories) == 0 {
+		p.println("No memory here names code that moved or went away.")
+		return
+	}
+	for i, m := range res.Memories {
+		if i > 0 {
+			p.println()
+		}
+		p.printf("%s  %s, version %d, %s  %s\n", p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt), clip(m.Title, titleWidth))
+		p.printf("  may be outdated: %s\n", m.Stale)
+	}
+	p.println(p.dim(fmt.Sprintf("\n%s may be outdated (forgemem validate says what to do).", plural(len(res.Memories), "memory", "memories"))))
+	a.gitNote()
+}
+
+// gitNote says on stderr, when renames cannot be followed here, why.
+func (a *app) gitNote() {
+	if c := a.ws.Anchors(); c != nil && c.GitProblem() != nil {
+		fmt.Fprintf(a.env.Stderr, "forgemem: renamed paths are reported as gone here: %v\n", c.GitProblem())
+	}
 }
 
 // stateOf says where a memory stands in its chain.
@@ -134,7 +167,8 @@ func (a *app) showCommand() *cobra.Command {
 		Use:   "show <id>",
 		Short: "Show a memory with its whole version history and its links",
 		Long: `Show one memory: its metadata, content, file, every version of its chain, and its links
-to and from other memories. The id may be a unique prefix ("mem_1b4e28ba" or "1b4e28ba").`,
+to and from other memories. The id may be any unique prefix ("mem_1b4e28ba", "1b4e", "1"):
+show only reads, so unlike forget and purge it takes a prefix of any length.`,
 		Example: "  forgemem show mem_1b4e28ba\n  forgemem show 1b4e --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -161,19 +195,19 @@ func (a *app) printDetail(d *workspace.Detail) {
 	p, m := a.out, d.Memory
 	p.println(p.bold(m.ID))
 	t := p.table()
-	fmt.Fprintf(t, "scope\t%s\n", m.Scope)
-	fmt.Fprintf(t, "category\t%s\n", m.Category)
+	t.row("scope\t%s\n", m.Scope)
+	t.row("category\t%s\n", m.Category)
 	pos := "the current version"
 	if !m.Head {
 		pos = "superseded"
 	}
-	fmt.Fprintf(t, "version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
-	fmt.Fprintf(t, "created\t%s\n", minute(m.CreatedAt))
+	t.row("version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
+	t.row("created\t%s\n", minute(m.CreatedAt))
 	if m.Trigger != "" {
-		fmt.Fprintf(t, "written by\t%s\n", triggerWords(m.Trigger))
+		t.row("written by\t%s\n", triggerWords(m.Trigger))
 	}
 	if m.SessionID != "" {
-		fmt.Fprintf(t, "session\t%s\n", m.SessionID)
+		t.row("session\t%s\n", m.SessionID)
 	}
 	if m.Forgotten {
 		head := d.Chain[len(d.Chain)-1]
@@ -181,35 +215,27 @@ func (a *app) printDetail(d *workspace.Detail) {
 		if head.RetiredReason != "" {
 			why = ": " + head.RetiredReason
 		}
-		fmt.Fprintf(t, "status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
+		t.row("status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
 	}
-	fmt.Fprintf(t, "file\t%s\n", m.Path)
-	t.Flush()
+	anchorRows(t, m)
+	t.row("file\t%s\n", m.Path)
+	t.flush()
 	p.printf("\n%s\n", indent(m.Content, "  "))
 	if len(d.Chain) > 1 {
 		p.printf("\n%s\n", p.bold("History, oldest first:"))
 		t := p.table()
 		for _, v := range d.Chain {
-			text := clip(v.Title, titleWidth)
-			switch {
-			case v.Retired && v.RetiredReason != "":
-				text = "(forgotten: " + v.RetiredReason + ")"
-			case v.Retired:
-				text = "(forgotten)"
-			case v.ID == m.ID:
-				text = "(this version)"
-			}
-			fmt.Fprintf(t, "  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), text)
+			t.row("  v%d\t%s\t%s\t%s\n", v.Version, shortID(v.ID), day(v.CreatedAt), historyText(v, m.ID))
 		}
-		t.Flush()
+		t.flush()
 	}
 	if len(d.Out) > 0 {
 		p.printf("\n%s\n", p.bold("Links out:"))
 		t := p.table()
 		for _, e := range d.Out {
-			fmt.Fprintf(t, "  %s\t%s\t%s\n", e.Relationship, shortID(e.ID), otherTitle(e))
+			t.row("  %s\t%s\t%s\n", e.Relationship, shortID(e.ID), otherTitle(e))
 		}
-		t.Flush()
+		t.flush()
 	}
 	if len(d.In) > 0 {
 		p.printf("\n%s\n", p.bold("Links in:"))
@@ -219,10 +245,40 @@ func (a *app) printDetail(d *workspace.Detail) {
 			if e.To != m.ID {
 				to = fmt.Sprintf(" (to %s)", shortID(e.To))
 			}
-			fmt.Fprintf(t, "  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
+			t.row("  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
 		}
-		t.Flush()
+		t.flush()
 	}
+}
+
+// anchorRows writes, in show's table, why m may be outdated and its
+// anchors, when it has them.
+func anchorRows(t *table, m workspace.Memory) {
+	if m.Stale != "" {
+		t.row("stale\tmay be outdated: %s\n", m.Stale)
+	}
+	if len(m.Anchors) > 0 {
+		t.row("anchors\t%s\n", anchorList(m.Anchors))
+	}
+}
+
+// historyText is what show's history says of version v of the chain of
+// the memory shown, this: its title, or that it forgot the memory (with
+// the reason) or brought it back.
+func historyText(v workspace.Memory, this string) string {
+	text := clip(v.Title, titleWidth)
+	switch {
+	case v.Retired && v.RetiredReason != "":
+		return "(forgotten: " + v.RetiredReason + ")"
+	case v.Retired:
+		return "(forgotten)"
+	case v.ID == this:
+		text = "(this version)"
+	}
+	if v.Revives {
+		text += " (brought back)"
+	}
+	return text
 }
 
 // otherTitle is the title of the memory at an edge's other end.

@@ -89,13 +89,13 @@ func run(ctx context.Context, w io.Writer, opts Options) (rec *record, err error
 	if temp {
 		defer func() {
 			if rerr := os.RemoveAll(dir); rerr != nil && err == nil {
-				err = fmt.Errorf("demo: removing the temporary folder: %w", rerr)
+				err = fmt.Errorf("removing the temporary folder: %w", rerr)
 			}
 		}()
 	}
 	llm, emb, err := newModels(script)
 	if err != nil {
-		return nil, fmt.Errorf("demo: making the offline models: %w", err)
+		return nil, fmt.Errorf("making the offline models: %w", err)
 	}
 	r := &runner{out: &printer{w: w}, dir: dir, temp: temp, llm: llm, emb: emb,
 		rec: &record{dir: dir, llm: llm}}
@@ -109,7 +109,7 @@ func run(ctx context.Context, w io.Writer, opts Options) (rec *record, err error
 		return r.rec, err
 	}
 	if r.out.err != nil {
-		return r.rec, fmt.Errorf("demo: writing the output: %w", r.out.err)
+		return r.rec, fmt.Errorf("writing the output: %w", r.out.err)
 	}
 	return r.rec, nil
 }
@@ -120,33 +120,33 @@ func prepareDir(dir string) (string, bool, error) {
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "forgemem-demo-")
 		if err != nil {
-			return "", false, fmt.Errorf("demo: making a temporary folder: %w", err)
+			return "", false, fmt.Errorf("making a temporary folder: %w", err)
 		}
 		return tmp, true, nil
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", false, fmt.Errorf("demo: %w", err)
+		return "", false, fmt.Errorf("the folder --dir names: %w", err)
 	}
 	entries, err := os.ReadDir(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(abs, 0o750); err != nil {
-			return "", false, fmt.Errorf("demo: %w", err)
+			return "", false, fmt.Errorf("making the folder --dir names: %w", err)
 		}
 	case err != nil:
-		return "", false, fmt.Errorf("demo: %w", err)
+		return "", false, fmt.Errorf("reading the folder --dir names: %w", err)
 	case len(entries) > 0:
-		return "", false, fmt.Errorf("demo: %s is not empty; give the demo a new or empty folder", abs)
+		return "", false, fmt.Errorf("%s is not empty; give the demo a new or empty folder", abs)
 	}
 	return abs, false, nil
 }
 
 // store opens the memory folders, as each agent process does.
 func (r *runner) store() (*memcore.FileStore, error) {
-	s, err := memcore.NewFileStore(filepath.Join(r.dir, "repo"), filepath.Join(r.dir, "user"))
+	s, err := memcore.NewFileStore(filepath.Join(r.dir, "repo"), filepath.Join(r.dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
-		return nil, fmt.Errorf("demo: opening the memory folders: %w", err)
+		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
 	return s, nil
 }
@@ -187,7 +187,7 @@ func (r *runner) session(ctx context.Context, n int, s session) error {
 	}
 	before, err := store.List(ctx)
 	if err != nil {
-		return fmt.Errorf("demo: listing the memories: %w", err)
+		return fmt.Errorf("listing the memories: %w", err)
 	}
 	// The index is built once, synchronously, when the session starts, so
 	// every turn of a session recalls from the same index whatever capture
@@ -195,24 +195,27 @@ func (r *runner) session(ctx context.Context, n int, s session) error {
 	// no rebuild callback.
 	engine, err := memretrieve.NewEngine(store, r.emb, nil, retrievalConfig())
 	if err != nil {
-		return fmt.Errorf("demo: making the retrieval engine: %w", err)
+		return fmt.Errorf("making the retrieval engine: %w", err)
 	}
 	defer func() { _ = engine.Close(context.WithoutCancel(ctx)) }() // never started: nothing to wait for
 	if err := engine.Rebuild(ctx); err != nil {
-		return fmt.Errorf("demo: building the retrieval index: %w", err)
+		return fmt.Errorf("building the retrieval index: %w", err)
 	}
 	// Memories written during a session carry the session's date.
-	p, err := memcapture.NewPipeline(r.llm, classifierModel, store, nil,
-		memcapture.WithEmbedder(r.emb), memcapture.WithClock(func() time.Time { return at }))
+	p, err := memcapture.NewPipeline(r.llm, store, memcapture.Config{
+		ClassifierModel: classifierModel,
+		Embedder:        r.emb,
+		Clock:           func() time.Time { return at },
+	})
 	if err != nil {
-		return fmt.Errorf("demo: making the capture pipeline: %w", err)
+		return fmt.Errorf("making the capture pipeline: %w", err)
 	}
 	obs, err := memcapture.NewObserver(p)
 	if err != nil {
-		return fmt.Errorf("demo: making the observer: %w", err)
+		return fmt.Errorf("making the observer: %w", err)
 	}
 	if err := p.Start(ctx); err != nil {
-		return fmt.Errorf("demo: starting capture: %w", err)
+		return fmt.Errorf("starting capture: %w", err)
 	}
 	closed := false
 	defer func() {
@@ -230,7 +233,7 @@ func (r *runner) session(ctx context.Context, n int, s session) error {
 	// for the last pass: what capture wrote is on disk when it returns.
 	closed = true
 	if err := p.Close(ctx); err != nil {
-		return fmt.Errorf("demo: closing capture: %w", err)
+		return fmt.Errorf("closing capture: %w", err)
 	}
 	rec.stats = p.Stats()
 	if err := r.showWritten(ctx, store, before, &rec); err != nil {
@@ -251,7 +254,7 @@ func (r *runner) converse(ctx context.Context, s session, engine *memretrieve.En
 
 		res, err := engine.Retrieve(ctx, fmt.Sprintf("%s-turn-%d", s.id, i+1), window)
 		if err != nil {
-			return fmt.Errorf("demo: recalling memories: %w", err)
+			return fmt.Errorf("recalling memories: %w", err)
 		}
 		if res.Injection != "" {
 			rec.recalled = append(rec.recalled, res)
@@ -302,7 +305,7 @@ func (r *runner) showRecalled(i int, res *memretrieve.Result, stored int) {
 func (r *runner) showWritten(ctx context.Context, store *memcore.FileStore, before []*memcore.MemoryFile, rec *sessionRecord) error {
 	after, err := store.List(ctx)
 	if err != nil {
-		return fmt.Errorf("demo: listing the memories: %w", err)
+		return fmt.Errorf("listing the memories: %w", err)
 	}
 	old := make(map[string]bool, len(before))
 	for _, m := range before {
@@ -338,7 +341,7 @@ func (r *runner) showWritten(ctx context.Context, store *memcore.FileStore, befo
 	for _, m := range rec.written {
 		data, err := os.ReadFile(r.path(store, m))
 		if err != nil {
-			return fmt.Errorf("demo: reading a memory file: %w", err)
+			return fmt.Errorf("reading a memory file: %w", err)
 		}
 		r.out.framed(r.rel(store, m), string(data))
 		if m.Meta.Supersedes != nil {
@@ -398,7 +401,7 @@ func (r *runner) summary(ctx context.Context) error {
 	}
 	all, err := store.List(ctx)
 	if err != nil {
-		return fmt.Errorf("demo: listing the memories: %w", err)
+		return fmt.Errorf("listing the memories: %w", err)
 	}
 	counts := map[memcore.Scope]int{}
 	var toolFiles, secretFiles int
@@ -406,7 +409,7 @@ func (r *runner) summary(ctx context.Context) error {
 		counts[m.Meta.Scope]++
 		data, err := os.ReadFile(r.path(store, m))
 		if err != nil {
-			return fmt.Errorf("demo: reading a memory file: %w", err)
+			return fmt.Errorf("reading a memory file: %w", err)
 		}
 		if strings.Contains(string(data), toolOutput) {
 			toolFiles++

@@ -268,7 +268,7 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 // in dir and returns an engine over it with its index built, and the
 // dataset id of each memory id.
 func indexCollection(ctx context.Context, dir string, c Collection, o Options, emb memcore.Embedder) (*memretrieve.Engine, map[string]string, error) {
-	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"))
+	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("eval: collection %q: %w", c.Name, err)
 	}

@@ -167,6 +167,56 @@ func TestSymbolicLinksAreNotFollowed(t *testing.T) {
 	}
 }
 
+// A memory folder that is a symbolic link, or sits in a .forge folder that
+// is one, is refused before anything is made: no queued conversation is
+// written where the link points.
+func TestLinkedMemoryFolderIsRefused(t *testing.T) {
+	tests := map[string]struct {
+		link, memory string // relative to the test's folder
+	}{
+		"memory folder": {link: "repo/.forge/memory", memory: "repo/.forge/memory"},
+		".forge":        {link: "repo/.forge", memory: "repo/.forge/memory"},
+		"other layout":  {link: "mem", memory: "mem"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			elsewhere := filepath.Join(root, "elsewhere")
+			link := filepath.Join(root, tt.link)
+			for _, d := range []string{elsewhere, filepath.Dir(link)} {
+				if err := os.MkdirAll(d, 0o750); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(elsewhere, link); err != nil {
+				t.Fatal(err)
+			}
+			memory := filepath.Join(root, tt.memory)
+			_, err := spool.Open(memory)
+			if !errors.Is(err, memcore.ErrUnsafeFolder) || !strings.Contains(err.Error(), link) {
+				t.Errorf("Open = %v, want ErrUnsafeFolder naming %s", err, link)
+			}
+			if _, err := spool.OpenExisting(memory); !errors.Is(err, memcore.ErrUnsafeFolder) {
+				t.Errorf("OpenExisting = %v, want ErrUnsafeFolder", err)
+			}
+			if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+				t.Errorf("%d entries were made where the link points", len(entries))
+			}
+		})
+	}
+	// A folder above .forge may be a link: it is the user's choice of path.
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "real"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "real"), filepath.Join(root, "home")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := spool.Open(filepath.Join(root, "home", ".forge", "memory")); err != nil {
+		t.Errorf("Open under a linked home folder: %v", err)
+	}
+}
+
 func TestNext(t *testing.T) {
 	c, tr := memcore.TriggerCompaction, memcore.TriggerCadence
 	it := func(kind memcore.Trigger, tm int64, session string) spool.Item {

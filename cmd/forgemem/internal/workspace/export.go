@@ -10,6 +10,9 @@ import (
 // [Workspace.Export] returns it for a document.
 type Export struct {
 	Sections []Section `json:"sections"`
+	// Unreadable counts the files and folders the store could not read:
+	// memories that may be missing from the document.
+	Unreadable int `json:"unreadable_files"`
 }
 
 // Section is the chains of one scope and category.
@@ -50,6 +53,9 @@ func (w *Workspace) Export(ctx context.Context, retired bool) (*Export, error) {
 				out.Sections = append(out.Sections, sec)
 			}
 		}
+	}
+	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

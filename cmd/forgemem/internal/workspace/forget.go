@@ -23,19 +23,24 @@ type ForgetResult struct {
 	Already bool `json:"already,omitempty"`
 }
 
-// Forget retires the chain of the memory ref names: it writes a new
+// Forget retires the chain of the memory ref names (its whole id, or a
+// unique prefix of at least MinPrefixDigits digits): it writes a new
 // version with the head's content and category, trigger manual, marked
-// retired with the reason (redacted). The chain keeps its history on disk
-// but is no longer recalled, searched, offered to the classifier or listed
-// by default; Remember with Supersedes revives it, and Purge deletes it.
-// When another session changes the memory meanwhile (memcore.ErrConflict),
-// its version is retired instead.
+// retired with the reason (redacted; at most MaxContentBytes). The chain
+// keeps its history on disk but is no longer recalled, searched, offered
+// to the classifier or listed by default; Remember with Supersedes revives
+// it, and Purge deletes it. When another session changes the memory
+// meanwhile (memcore.ErrConflict), its version is retired instead.
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
+	reason = strings.TrimSpace(reason)
+	if len(reason) > MaxContentBytes {
+		return nil, invalidf("the reason is %d bytes, over the limit of %d bytes (%d KiB); say why in a sentence", len(reason), MaxContentBytes, MaxContentBytes>>10)
+	}
 	snap, err := w.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t, err := w.resolveIn(ctx, snap, ref)
+	t, err := w.resolveToChange(ctx, snap, ref, "forget")
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +51,9 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 	if err := w.requireScope(head.Meta.Scope); err != nil {
 		return nil, err
 	}
-	reason, _ = redact.Text(strings.TrimSpace(reason))
+	reason, _ = redact.Text(reason)
 	m := w.retiredVersion(head, reason)
+	repointCarried(snap, m)
 	err = w.write(ctx, m)
 	var ce *memcore.ConflictError
 	if errors.As(err, &ce) && ce.Head != nil {

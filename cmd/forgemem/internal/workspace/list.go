@@ -18,6 +18,10 @@ type ListOptions struct {
 	AllVersions bool
 	// Retired adds the forgotten chains, which are left out by default.
 	Retired bool
+	// Stale keeps the current repo memories whose anchors say they may be
+	// outdated, each with the reason (Memory.Stale). It needs the repo
+	// scope.
+	Stale bool
 }
 
 // ListResult is what [Workspace.List] found.
@@ -27,6 +31,10 @@ type ListResult struct {
 	// Hidden counts the forgotten chains left out (when Retired is false)
 	// that the filters would otherwise have kept.
 	Hidden int `json:"hidden_forgotten"`
+	// Unreadable counts the files and folders of either scope the store
+	// could not read (see [Workspace.Validate] for why): memories that may
+	// be missing from the list.
+	Unreadable int `json:"unreadable_files"`
 }
 
 // List returns the current version of every chain that is not forgotten,
@@ -35,10 +43,8 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	if err := checkScope(opts.Scope); err != nil {
 		return nil, err
 	}
-	if opts.Scope != "" {
-		if err := w.requireScope(opts.Scope); err != nil {
-			return nil, err
-		}
+	if err := w.requireListScopes(opts); err != nil {
+		return nil, err
 	}
 	if err := checkCategory(opts.Category); err != nil {
 		return nil, err
@@ -50,10 +56,7 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	res := &ListResult{Memories: []Memory{}}
 	hidden := map[string]bool{}
 	for _, m := range snap.all {
-		if opts.Scope != "" && m.Meta.Scope != opts.Scope || opts.Category != "" && m.Meta.Category != opts.Category {
-			continue
-		}
-		if !opts.AllVersions && snap.g.IsSuperseded(m.Meta.ID) {
+		if !opts.keeps(snap.g, m) {
 			continue
 		}
 		if !opts.Retired && snap.g.IsRetired(m.Meta.ID) {
@@ -65,7 +68,37 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 		res.Memories = append(res.Memories, view(w.store, snap.g, m))
 	}
 	res.Hidden = len(hidden)
+	if opts.Stale {
+		res.Memories = w.onlyStale(ctx, res.Memories)
+	}
+	if res.Unreadable, err = w.unreadableCount(ctx); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// requireListScopes checks that the scopes opts need are on: the one it
+// names, and the repo scope for Stale.
+func (w *Workspace) requireListScopes(opts ListOptions) error {
+	if opts.Scope != "" {
+		if err := w.requireScope(opts.Scope); err != nil {
+			return err
+		}
+	}
+	if opts.Stale {
+		return w.requireScope(memcore.ScopeRepo)
+	}
+	return nil
+}
+
+// keeps reports whether m, a member of g, passes the scope, category and
+// version filters of o (forgotten chains are decided apart).
+func (o ListOptions) keeps(g *memcore.Graph, m *memcore.MemoryFile) bool {
+	switch {
+	case o.Scope != "" && m.Meta.Scope != o.Scope, o.Category != "" && m.Meta.Category != o.Category:
+		return false
+	}
+	return o.AllVersions || !g.IsSuperseded(m.Meta.ID)
 }
 
 // checkScope refuses a scope other than "", repo and user.

@@ -27,9 +27,19 @@ type Memory struct {
 	// Retired marks a version that retires (forgets) its chain.
 	Retired       bool   `json:"retired,omitempty"`
 	RetiredReason string `json:"retired_reason,omitempty"`
+	// Revives is true when the version supersedes a retired one: it
+	// brought its forgotten chain back.
+	Revives bool `json:"revives,omitempty"`
 	// Title is the first non-blank line of the content.
 	Title   string `json:"title"`
 	Content string `json:"content"`
+	// Anchors are the paths and symbols of the repository the memory is
+	// about, with their state when it was written.
+	Anchors []memcore.Anchor `json:"anchors,omitempty"`
+	// Stale says why the memory may be outdated — its anchors' code moved
+	// or went away — where the operation checked it (recall, search, show,
+	// list --stale); "" otherwise.
+	Stale string `json:"stale,omitempty"`
 	// Path is the memory's file.
 	Path string `json:"path"`
 	// Head is true when no other memory supersedes this one: it is the
@@ -68,6 +78,7 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 		Path:          filePath(store, m),
 		Head:          !g.IsSuperseded(mt.ID),
 		Forgotten:     g.IsRetired(mt.ID),
+		Anchors:       mt.Anchors,
 		File:          m,
 	}
 	if !mt.UpdatedAt.IsZero() {
@@ -76,6 +87,9 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 	}
 	if mt.Supersedes != nil {
 		v.Supersedes = *mt.Supersedes
+		if p, ok := g.Memory(*mt.Supersedes); ok && p.Meta.Retired && !mt.Retired {
+			v.Revives = true
+		}
 	}
 	for _, r := range mt.Related {
 		v.Related = append(v.Related, Link{ID: r.ID, Relationship: r.Relationship})

@@ -59,7 +59,7 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 	m := &Models{Provider: s.Provider, ClassifierModel: s.ClassifierModel, HypothesisModel: s.RetrievalModel}
 	switch s.Provider {
 	case settings.ProviderFake:
-		emb, err := fake.NewEmbedder()
+		emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 		if err != nil {
 			return nil, fmt.Errorf("%w: the fake embedder: %w", ErrProviderSetup, err)
 		}

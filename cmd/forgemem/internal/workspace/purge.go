@@ -26,7 +26,8 @@ type PurgeResult struct {
 	DryRun bool `json:"dry_run"`
 }
 
-// Purge deletes the chain of the memory ref names from disk: every
+// Purge deletes the chain of the memory ref names (its whole id, or a
+// unique prefix of at least MinPrefixDigits digits) from disk: every
 // version's file, in whichever scope (forks of the chain included), and
 // the vectors of their contents from both scopes' embedding caches
 // (memretrieve.RemoveCachedVectors), unless another memory has the same
@@ -38,7 +39,7 @@ func (w *Workspace) Purge(ctx context.Context, ref string, dryRun bool) (*PurgeR
 	if err != nil {
 		return nil, err
 	}
-	t, err := w.resolveIn(ctx, snap, ref)
+	t, err := w.resolveToChange(ctx, snap, ref, "purge")
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 		return nil, err
 	}
 	cfg := s.RetrieveConfig()
+	cfg.StaleCheck = w.staleCheck()
 	var llm memcore.LLMProvider
 	if cfg.Mode == memretrieve.ModeLLM {
 		if llm, err = models.NeedLLM(); err != nil {

@@ -11,6 +11,15 @@ import (
 	"github.com/forgemem/forgemem/memcore/redact"
 )
 
+// MaxContentBytes is the most text [Workspace.Remember] takes, 64 KiB: a
+// memory is one self-contained statement, recalled into an agent's
+// context within a token budget, not a document. Capture keeps its
+// classifier's memories far shorter (memcapture.DefaultMaxContentBytes,
+// 4 KiB): a person or an agent asking to remember may paste a longer
+// convention, a model deciding by itself should not. Both sit well below
+// the size of a memory file memcore reads (memcore.MaxFileBytes, 1 MiB).
+const MaxContentBytes = 64 << 10
+
 // RememberInput is a memory a person adds by hand.
 type RememberInput struct {
 	// Text is the memory's content. Secrets in it are redacted.
@@ -20,14 +29,24 @@ type RememberInput struct {
 	// scope.
 	Scope    memcore.Scope
 	Category memcore.Category
-	// Supersedes names (by id or unique prefix) the memory this text
-	// changes; the new version supersedes the head of its chain, and
-	// revives the chain if it was forgotten.
+	// Supersedes names (by id, or a unique prefix of at least
+	// MinPrefixDigits digits) the memory this text changes; the new
+	// version supersedes the head of its chain, and revives the chain if
+	// it was forgotten.
 	Supersedes string
-	// RelatesTo, Refines and Contradicts name memories to link to.
+	// RelatesTo, Refines and Contradicts name memories to link to, as
+	// Supersedes does; a link names the current version of its target's
+	// chain.
 	RelatesTo, Refines, Contradicts []string
 	// SessionID is recorded in the file; empty leaves it out.
 	SessionID string
+	// Anchors are the paths and symbols of the repository the memory is
+	// about, as a person gives them: recorded whether or not the working
+	// tree has them now (RememberResult.MissingAnchors lists those it has
+	// not). Proposed are an agent's: recorded only when the tree has them.
+	// The anchors the text names are recorded either way. Only a repo
+	// memory has anchors.
+	Anchors, Proposed []memcore.Anchor
 }
 
 // RememberResult says what [Workspace.Remember] wrote.
@@ -47,6 +66,16 @@ type RememberResult struct {
 	// was being written: the new version supersedes it instead (memcore's
 	// ErrConflict, retried once).
 	Raced string `json:"raced,omitempty"`
+	// MissingAnchors are the anchors given that the working tree does not
+	// have now: recorded all the same, and reported stale.
+	MissingAnchors []memcore.Anchor `json:"missing_anchors,omitempty"`
+	// DroppedAnchors are the proposed anchors the tree does not have: not
+	// recorded.
+	DroppedAnchors []memcore.Anchor `json:"dropped_anchors,omitempty"`
+	// LinkedToHead are the ids given to link to that are earlier versions
+	// of their chains: each link names the chain's current version
+	// instead.
+	LinkedToHead []string `json:"linked_to_head,omitempty"`
 }
 
 // testHookBeforeWrite, when set by a test, is called just before a
@@ -63,9 +92,11 @@ func (w *Workspace) write(ctx context.Context, m *memcore.MemoryFile) error {
 
 // Remember writes a memory a person gives (trigger manual), redacted as
 // captured ones are: a new memory, or with Supersedes a new version of an
-// existing one. Links are checked before anything is written: their
-// targets must exist, may not be in the memory's own chain, and a repo
-// memory may not link to a user-scope one (teammates do not have it).
+// existing one. Text over MaxContentBytes is refused. Links are checked
+// before anything is written: their targets must exist, may not be in the
+// memory's own chain, and a repo memory may not link to a user-scope one
+// (teammates do not have it); each names its target chain's current
+// version.
 // Text equal, ignoring case and white space, to the current text of a
 // memory of the same scope is [ErrDuplicate]; an unusable argument is
 // [ErrInvalidInput]. When another session supersedes the same version
@@ -78,9 +109,9 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 	if err := checkCategory(in.Category); err != nil {
 		return nil, err
 	}
-	clean, n := redact.Text(strings.TrimSpace(in.Text))
-	if clean == "" {
-		return nil, invalidf("the text to remember is empty")
+	clean, n, err := rememberText(in.Text)
+	if err != nil {
+		return nil, err
 	}
 	snap, err := w.load(ctx)
 	if err != nil {
@@ -89,62 +120,25 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 	res := &RememberResult{Redactions: n}
 	var m *memcore.MemoryFile
 	if in.Supersedes != "" {
-		pred, err := w.resolveIn(ctx, snap, in.Supersedes)
-		if err != nil {
-			return nil, err
-		}
-		head, _ := snap.g.Head(pred.Meta.ID)
-		if in.Scope != "" && in.Scope != head.Meta.Scope {
-			return nil, invalidf("a new version keeps its chain's scope (%s); to move the memory, remember it anew with --scope %s and forget %s",
-				head.Meta.Scope, in.Scope, head.Meta.ID)
-		}
-		if err := w.requireScope(head.Meta.Scope); err != nil {
-			return nil, err
-		}
-		m = w.newVersion(head, in.SessionID)
-		if in.Category != "" {
-			m.Meta.Category = in.Category
-		}
-		res.Superseded = head.Meta.ID
-		if head.Meta.ID != pred.Meta.ID {
-			res.NotHead = pred.Meta.ID
-		}
-		res.Revived = head.Meta.Retired
+		m, err = w.nextVersion(ctx, snap, in, res)
 	} else {
-		if in.Scope == "" || in.Category == "" {
-			return nil, invalidf("a new memory needs a scope (repo or user) and a category (%s)", categoryList())
-		}
-		if err := w.requireScope(in.Scope); err != nil {
-			return nil, err
-		}
-		now := w.now()
-		m = &memcore.MemoryFile{Meta: memcore.MemoryMeta{
-			ID: memcore.NewMemoryID(), CreatedAt: now, UpdatedAt: now, Version: 1,
-			Scope: in.Scope, Category: in.Category, SessionID: in.SessionID, Trigger: memcore.TriggerManual,
-		}}
+		m, err = w.firstVersion(in)
+	}
+	if err != nil {
+		return nil, err
 	}
 	m.Content = clean
-	if err := w.link(ctx, snap, m, in); err != nil {
+	if err := w.anchorMemory(ctx, m, in, res); err != nil {
+		return nil, err
+	}
+	if err := w.link(ctx, snap, m, in, res); err != nil {
 		return nil, err
 	}
 	if dup := duplicateOf(snap, m); dup != nil {
 		return nil, fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
 	}
-	err = w.write(ctx, m)
-	var ce *memcore.ConflictError
-	if errors.As(err, &ce) && ce.Head != nil {
-		// Another session changed the memory since it was read: build on
-		// its change instead, once.
-		res.Raced, res.Superseded, res.Revived = ce.Head.Meta.ID, ce.Head.Meta.ID, ce.Head.Meta.Retired
-		pred := ce.Head.Meta.ID
-		m.Meta.Supersedes, m.Meta.Version = &pred, ce.Head.Meta.Version+1
-		if in.Category == "" {
-			m.Meta.Category = ce.Head.Meta.Category
-		}
-		err = w.write(ctx, m)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("writing the memory: %w", err)
+	if err := w.writeVersion(ctx, m, in.Category, res); err != nil {
+		return nil, err
 	}
 	after, err := w.load(ctx)
 	if err != nil {
@@ -152,6 +146,86 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 	}
 	res.Memory = view(w.store, after.g, m)
 	return res, nil
+}
+
+// nextVersion is the memory Remember writes for in, which supersedes a
+// memory: the next version of its chain's head.
+func (w *Workspace) nextVersion(ctx context.Context, snap *snapshot, in RememberInput, res *RememberResult) (*memcore.MemoryFile, error) {
+	pred, err := w.resolveToChange(ctx, snap, in.Supersedes, "supersede")
+	if err != nil {
+		return nil, err
+	}
+	head, _ := snap.g.Head(pred.Meta.ID)
+	if in.Scope != "" && in.Scope != head.Meta.Scope {
+		return nil, invalidf("a new version keeps its chain's scope (%s); to move the memory, remember it anew with --scope %s and forget %s",
+			head.Meta.Scope, in.Scope, head.Meta.ID)
+	}
+	if err := w.requireScope(head.Meta.Scope); err != nil {
+		return nil, err
+	}
+	m := w.newVersion(head, in.SessionID)
+	if in.Category != "" {
+		m.Meta.Category = in.Category
+	}
+	res.Superseded = head.Meta.ID
+	if head.Meta.ID != pred.Meta.ID {
+		res.NotHead = pred.Meta.ID
+	}
+	res.Revived = head.Meta.Retired
+	return m, nil
+}
+
+// firstVersion is the memory Remember writes for in, a new memory.
+func (w *Workspace) firstVersion(in RememberInput) (*memcore.MemoryFile, error) {
+	if in.Scope == "" || in.Category == "" {
+		return nil, invalidf("a new memory needs a scope (repo or user) and a category (%s)", categoryList())
+	}
+	if err := w.requireScope(in.Scope); err != nil {
+		return nil, err
+	}
+	now := w.now()
+	return &memcore.MemoryFile{Meta: memcore.MemoryMeta{
+		ID: memcore.NewMemoryID(), CreatedAt: now, UpdatedAt: now, Version: 1,
+		Scope: in.Scope, Category: in.Category, SessionID: in.SessionID, Trigger: memcore.TriggerManual,
+	}}, nil
+}
+
+// writeVersion writes m. When another session superseded the same version
+// since it was read (memcore.ErrConflict), m is built on that session's
+// change instead, once: it supersedes the chain's new head, and takes its
+// category unless category was given.
+func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, category memcore.Category, res *RememberResult) error {
+	err := w.write(ctx, m)
+	var ce *memcore.ConflictError
+	if errors.As(err, &ce) && ce.Head != nil {
+		res.Raced, res.Superseded, res.Revived = ce.Head.Meta.ID, ce.Head.Meta.ID, ce.Head.Meta.Retired
+		pred := ce.Head.Meta.ID
+		m.Meta.Supersedes, m.Meta.Version = &pred, ce.Head.Meta.Version+1
+		if category == "" {
+			m.Meta.Category = ce.Head.Meta.Category
+		}
+		err = w.write(ctx, m)
+	}
+	if err != nil {
+		return fmt.Errorf("writing the memory: %w", err)
+	}
+	return nil
+}
+
+// rememberText is text as Remember writes it: trimmed and redacted, with
+// the number of secrets redacted; blank text or text over MaxContentBytes
+// is an error wrapping ErrInvalidInput.
+func rememberText(text string) (string, int, error) {
+	text = strings.TrimSpace(text)
+	if len(text) > MaxContentBytes {
+		return "", 0, invalidf("the text to remember is %d bytes, over the limit of %d bytes (%d KiB): a memory is one short statement recalled into an agent's context; remember the few statements worth keeping, each on its own, and leave the rest in a file of the repository",
+			len(text), MaxContentBytes, MaxContentBytes>>10)
+	}
+	clean, n := redact.Text(text)
+	if clean == "" {
+		return "", 0, invalidf("the text to remember is empty")
+	}
+	return clean, n, nil
 }
 
 // newVersion returns the next version of head, written by hand now: the
@@ -164,14 +238,13 @@ func (w *Workspace) newVersion(head *memcore.MemoryFile, sessionID string) *memc
 	return m
 }
 
-// link adds the links of in to m, checking each target.
-func (w *Workspace) link(ctx context.Context, snap *snapshot, m *memcore.MemoryFile, in RememberInput) error {
-	chain := map[string]bool{}
-	if m.Meta.Supersedes != nil {
-		for _, c := range snap.g.Chain(*m.Meta.Supersedes) {
-			chain[c.Meta.ID] = true
-		}
-	}
+// link adds the links of in to m, checking each target. A link always
+// names the current version of its target's chain: a superseded version
+// given is re-pointed to its chain's head (and reported in
+// res.LinkedToHead), and so is an edge m carries from the version it
+// supersedes, so that no edge written names a superseded version.
+func (w *Workspace) link(ctx context.Context, snap *snapshot, m *memcore.MemoryFile, in RememberInput, res *RememberResult) error {
+	chain := repointCarried(snap, m)
 	for _, l := range []struct {
 		rel  memcore.Relationship
 		refs []string
@@ -181,23 +254,52 @@ func (w *Workspace) link(ctx context.Context, snap *snapshot, m *memcore.MemoryF
 		{memcore.RelationshipContradicts, in.Contradicts},
 	} {
 		for _, ref := range l.refs {
-			t, err := w.resolveIn(ctx, snap, ref)
+			t, err := w.resolveToChange(ctx, snap, ref, "link to")
 			if err != nil {
 				return err
 			}
+			head, _ := snap.g.Head(t.Meta.ID)
 			switch {
-			case chain[t.Meta.ID]:
+			case chain[head.Meta.ID]:
 				return invalidf("%s is a version of the memory itself; a memory cannot be linked to its own chain", t.Meta.ID)
-			case m.Meta.Scope == memcore.ScopeRepo && t.Meta.Scope == memcore.ScopeUser:
+			case m.Meta.Scope == memcore.ScopeRepo && head.Meta.Scope == memcore.ScopeUser:
 				return invalidf("%s is a user-scope memory: a repo memory cannot link to it, as teammates do not have it", t.Meta.ID)
 			}
-			edge := memcore.RelatedMemory{ID: t.Meta.ID, Relationship: l.rel}
-			if !slices.Contains(m.Meta.Related, edge) {
-				m.Meta.Related = append(m.Meta.Related, edge)
+			if head.Meta.ID != t.Meta.ID && !slices.Contains(res.LinkedToHead, t.Meta.ID) {
+				res.LinkedToHead = append(res.LinkedToHead, t.Meta.ID)
 			}
+			addEdge(m, memcore.RelatedMemory{ID: head.Meta.ID, Relationship: l.rel})
 		}
 	}
 	return nil
+}
+
+// repointCarried re-points each edge m carries from the version it
+// supersedes to the current version of its target's chain, and returns
+// the ids of m's own chain (before m).
+func repointCarried(snap *snapshot, m *memcore.MemoryFile) map[string]bool {
+	chain := map[string]bool{}
+	if m.Meta.Supersedes != nil {
+		for _, c := range snap.g.Chain(*m.Meta.Supersedes) {
+			chain[c.Meta.ID] = true
+		}
+	}
+	carried := m.Meta.Related
+	m.Meta.Related = nil
+	for _, e := range carried {
+		if h, ok := snap.g.Head(e.ID); ok && !chain[h.Meta.ID] {
+			e.ID = h.Meta.ID
+		}
+		addEdge(m, e)
+	}
+	return chain
+}
+
+// addEdge adds e to m's related edges unless it is there already.
+func addEdge(m *memcore.MemoryFile, e memcore.RelatedMemory) {
+	if !slices.Contains(m.Meta.Related, e) {
+		m.Meta.Related = append(m.Meta.Related, e)
+	}
 }
 
 // duplicateOf returns the current version, in m's scope, of another chain

@@ -81,6 +81,9 @@ type SearchResult struct {
 	// Hits are the chains that passed the relevance gate, best first, then
 	// the weak ones, best first.
 	Hits []Hit `json:"hits"`
+	// Unreadable counts the files and folders the store could not read:
+	// memories that were not searched.
+	Unreadable int `json:"unreadable_files"`
 }
 
 // Search ranks the memories by similarity to text exactly as retrieval
@@ -116,6 +119,9 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	cfg.MaxMemories = MaxSearchLimit
 	cfg.InjectionTokenBudget = 1 << 30
 	cfg.Timeout = max(cfg.Timeout, searchTimeout)
+	// A search shows what is stored, outdated or not, with the reason: each
+	// hit listed is checked below, the weak ones too.
+	cfg.Stale = memretrieve.StaleIgnore
 	e, buildErr := w.engine(ctx, "search", cfg, nil, emb)
 	if e == nil {
 		return nil, buildErr
@@ -134,6 +140,9 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 		return nil, err
 	}
 	out := &SearchResult{Query: text, Hits: []Hit{}}
+	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
+		return nil, err
+	}
 	ranked := slices.Clone(res.Ranked)
 	slices.SortStableFunc(ranked, func(a, b memretrieve.Candidate) int {
 		return cmp.Compare(b2i(b.Evidence.Strong()), b2i(a.Evidence.Strong()))
@@ -145,6 +154,7 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 		}
 		h := Hit{Memory: view(w.store, snap.g, head), Relevance: round4(c.Evidence.Relevance), Strong: c.Evidence.Strong(),
 			Score: c.Score, Evidence: EvidenceOf(c.Evidence)}
+		h.Memory.Stale = w.staleOf(ctx, head)
 		if c.Matched != c.ID {
 			h.Matched = c.Matched
 		}

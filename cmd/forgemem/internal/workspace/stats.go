@@ -1,10 +1,12 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -27,9 +29,12 @@ type Stats struct {
 	// Triggers counts the memory files by what wrote them: cadence and
 	// compaction (capture), manual (a person), and "" when unrecorded.
 	Triggers []Count `json:"triggers"`
-	// Problems counts what `forgemem validate` would report about files
-	// the store does not serve.
-	Problems int `json:"unreadable_files"`
+	// Problems counts the files (and folders) the store does not read,
+	// which `forgemem validate` lists with the reason; Unreadable counts
+	// them by that reason's kind (too-large, malformed, …), most frequent
+	// first. Files the store serves repaired are read, so not counted.
+	Problems   int     `json:"unreadable_files"`
+	Unreadable []Count `json:"unreadable_by_kind"`
 	// Oldest and Newest are the creation times of the oldest and newest
 	// memory files; nil when there is none.
 	Oldest *time.Time `json:"oldest,omitempty"`
@@ -41,6 +46,15 @@ type Stats struct {
 	PendingCaptures int    `json:"pending_captures"`
 	PendingReason   string `json:"pending_reason,omitempty"`
 	CaptureWorker   int    `json:"capture_worker,omitempty"`
+	// DroppedCaptures counts the captures a full queue dropped (at least
+	// that many when DroppedSaturated is true), and LastDropped is when
+	// the last one was.
+	DroppedCaptures  int        `json:"dropped_captures"`
+	DroppedSaturated bool       `json:"dropped_saturated,omitempty"`
+	LastDropped      *time.Time `json:"last_dropped,omitempty"`
+	// CaptureOff says why agent hooks queue no captures here (no model
+	// for capture, see [Workspace.CaptureOff]); "" when they do.
+	CaptureOff string `json:"capture_off,omitempty"`
 }
 
 // ScopeStats counts one scope's folder.
@@ -66,16 +80,14 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	probs, err := w.store.Problems(ctx)
+	probs, err := w.unreadable(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stats{Scopes: []ScopeStats{}, Versions: len(snap.all), Problems: len(probs)}
-	pending, err := w.Pending()
-	if err != nil {
-		return nil, fmt.Errorf("reading the capture queue: %w", err)
+	st := &Stats{Scopes: []ScopeStats{}, Versions: len(snap.all), Problems: len(probs), Unreadable: countKinds(probs)}
+	if err := w.captureStats(st); err != nil {
+		return nil, err
 	}
-	st.PendingCaptures, st.PendingReason, st.CaptureWorker = pending.Count, pending.Reason, pending.WorkerPID
 	byScope := map[memcore.Scope]*ScopeStats{}
 	for _, s := range memcore.Scopes() {
 		if dir := w.store.Dir(s); dir != "" {
@@ -88,28 +100,8 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	cats := map[memcore.Category]int{}
 	triggers := map[memcore.Trigger]int{}
 	for _, m := range snap.all {
-		sc := byScope[m.Meta.Scope]
-		sc.Versions++
 		triggers[m.Meta.Trigger]++
-		if st.Oldest == nil || m.Meta.CreatedAt.Before(*st.Oldest) {
-			t := m.Meta.CreatedAt
-			st.Oldest = &t
-		}
-		if st.Newest == nil || m.Meta.CreatedAt.After(*st.Newest) {
-			t := m.Meta.CreatedAt
-			st.Newest = &t
-		}
-		if snap.g.IsSuperseded(m.Meta.ID) {
-			continue
-		}
-		if m.Meta.Retired {
-			sc.Forgotten++
-			st.Forgotten++
-			continue
-		}
-		sc.Chains++
-		st.Chains++
-		cats[m.Meta.Category]++
+		st.count(byScope[m.Meta.Scope], snap.g, m, cats)
 	}
 	for _, c := range memcore.Categories() {
 		st.Categories = append(st.Categories, Count{Name: string(c), Count: cats[c]})
@@ -122,6 +114,49 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	return st, nil
 }
 
+// count adds m, a member of g, to st and to sc, its scope's counts, and
+// the category of a chain that is not forgotten to cats.
+func (st *Stats) count(sc *ScopeStats, g *memcore.Graph, m *memcore.MemoryFile, cats map[memcore.Category]int) {
+	sc.Versions++
+	if st.Oldest == nil || m.Meta.CreatedAt.Before(*st.Oldest) {
+		t := m.Meta.CreatedAt
+		st.Oldest = &t
+	}
+	if st.Newest == nil || m.Meta.CreatedAt.After(*st.Newest) {
+		t := m.Meta.CreatedAt
+		st.Newest = &t
+	}
+	switch {
+	case g.IsSuperseded(m.Meta.ID):
+	case m.Meta.Retired:
+		sc.Forgotten++
+		st.Forgotten++
+	default:
+		sc.Chains++
+		st.Chains++
+		cats[m.Meta.Category]++
+	}
+}
+
+// captureStats fills in what the capture queue holds and dropped, and why
+// agent hooks queue nothing when they do not.
+func (w *Workspace) captureStats(st *Stats) error {
+	pending, err := w.Pending()
+	if err != nil {
+		return fmt.Errorf("reading the capture queue: %w", err)
+	}
+	st.PendingCaptures, st.PendingReason, st.CaptureWorker = pending.Count, pending.Reason, pending.WorkerPID
+	st.DroppedCaptures, st.DroppedSaturated = pending.Dropped.Count, pending.Dropped.Saturated
+	if !pending.Dropped.Last.IsZero() {
+		last := pending.Dropped.Last
+		st.LastDropped = &last
+	}
+	if err := w.CaptureOff(); err != nil {
+		st.CaptureOff = err.Error()
+	}
+	return nil
+}
+
 // cacheBytes is the size of the embedding cache files in dir.
 func cacheBytes(dir string) int64 {
 	names, _ := filepath.Glob(filepath.Join(dir, "vectors-*.fmv"))
@@ -132,4 +167,18 @@ func cacheBytes(dir string) int64 {
 		}
 	}
 	return n
+}
+
+// countKinds counts probs by kind, most frequent first, then by name.
+func countKinds(probs []Problem) []Count {
+	n := map[ProblemKind]int{}
+	for _, p := range probs {
+		n[p.Kind]++
+	}
+	out := []Count{}
+	for k, c := range n {
+		out = append(out, Count{Name: string(k), Count: c})
+	}
+	slices.SortFunc(out, func(a, b Count) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name)) })
+	return out
 }

@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/atomicfile"
 	"github.com/forgemem/forgemem/memcore/redact"
 )
 
@@ -35,6 +37,9 @@ const (
 	// ProblemNotAMemory: a .md file whose name is not a memory id, so it is
 	// not read as a memory.
 	ProblemNotAMemory ProblemKind = "not-a-memory"
+	// ProblemTooLarge: a memory file larger than memcore.MaxFileBytes,
+	// which is not read.
+	ProblemTooLarge ProblemKind = "too-large"
 	// ProblemRepaired: a hand-edited memory file the store serves repaired
 	// (a missing created_at, an edge with an unknown relationship) until it
 	// is rewritten.
@@ -55,6 +60,7 @@ const (
 	// ProblemSecret: a secret (API key, token, password, e-mail address…)
 	// in a file on disk.
 	ProblemSecret ProblemKind = "secret"
+	// ProblemStale is declared with the anchors (anchors.go).
 )
 
 // Problem is one thing [Workspace.Validate] found. It encodes as the JSON
@@ -68,6 +74,12 @@ type Problem struct {
 	Kind ProblemKind `json:"kind"`
 	// Message says what is wrong and what to do; it never shows a secret.
 	Message string `json:"message"`
+	// Anchor is, for a stale memory, the anchor that says so; Status what
+	// happened to it (gone, renamed, moved, undefined), and RenamedTo the
+	// path git says it was renamed to, if any.
+	Anchor    *memcore.Anchor `json:"anchor,omitempty"`
+	Status    string          `json:"status,omitempty"`
+	RenamedTo string          `json:"renamed_to,omitempty"`
 }
 
 // Validate audits both memory folders and returns every problem found,
@@ -75,8 +87,9 @@ type Problem struct {
 // never makes a memory vanish without a word), files it serves repaired,
 // ids that differ from their
 // file names, dangling supersedes and related links, supersedes cycles and
-// forks, repo memories pointing at user-scope ids, and secrets in files on
-// disk. No problem is an empty list.
+// forks, repo memories pointing at user-scope ids, secrets in files on
+// disk, and current repo memories whose anchors say they may be outdated
+// (kind stale). No problem is an empty list.
 func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	probs, err := w.store.Problems(ctx)
 	if err != nil {
@@ -100,16 +113,47 @@ func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	}
 	out = append(out, w.cycleProblems(snap)...)
 	out = append(out, w.forkProblems(snap)...)
+	out = append(out, w.staleProblems(ctx, snap)...)
 	slices.SortStableFunc(out, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Message, b.Message))
 	})
 	return out, nil
 }
 
+// unreadable returns the files and folders the store does not read (the
+// problems of memcore's Problems that are not served repaired), described
+// as Validate describes them.
+func (w *Workspace) unreadable(ctx context.Context) ([]Problem, error) {
+	probs, err := w.store.Problems(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scanning the memory folders: %w", err)
+	}
+	out := []Problem{}
+	for _, p := range probs {
+		if !p.Served {
+			out = append(out, w.fileProblem(p))
+		}
+	}
+	return out, nil
+}
+
+// unreadableCount counts what unreadable returns.
+func (w *Workspace) unreadableCount(ctx context.Context) (int, error) {
+	probs, err := w.unreadable(ctx)
+	return len(probs), err
+}
+
 // fileProblem describes a file or folder the store does not serve.
 func (w *Workspace) fileProblem(p memcore.Problem) Problem {
 	out := Problem{Path: p.Path, Scope: p.Scope, ID: idOfFile(p.Path), Message: strings.TrimPrefix(p.Err.Error(), p.Path+": ")}
+	var tooLarge *memcore.TooLargeError
 	switch {
+	case errors.As(p.Err, &tooLarge):
+		out.Kind = ProblemTooLarge
+		out.Message = fmt.Sprintf("the file is %s (%d bytes), over the %s limit of a memory file (%d bytes), so it is not read; a memory is a short statement: shorten the file, or move it out of the memory folder",
+			sizeText(tooLarge.Size), tooLarge.Size, sizeText(tooLarge.Limit), tooLarge.Limit)
+	case errors.Is(p.Err, memcore.ErrUnsafeFolder):
+		out.Kind = ProblemUnreadable
 	case p.Served:
 		out.Kind = ProblemRepaired
 		out.Message = strings.TrimPrefix(out.Message, memcore.ErrInvalidMemory.Error()+": ") +
@@ -145,10 +189,7 @@ func (w *Workspace) fileProblem(p memcore.Problem) Problem {
 
 // parseFile returns the valid memory in the regular file at path, or nil.
 func parseFile(path string) *memcore.MemoryFile {
-	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
-		return nil
-	}
-	data, err := os.ReadFile(path)
+	data, err := readMemoryFile(path)
 	if err != nil {
 		return nil
 	}
@@ -263,7 +304,7 @@ func (w *Workspace) forkProblems(snap *snapshot) []Problem {
 // secretProblems reports the secrets redact.Find sees in the file at
 // path, one per secret, by line; never the secret itself.
 func secretProblems(path string, scope memcore.Scope, id string) []Problem {
-	data, err := os.ReadFile(path)
+	data, err := readMemoryFile(path)
 	if err != nil {
 		return nil
 	}
@@ -278,4 +319,38 @@ func secretProblems(path string, scope memcore.Scope, id string) []Problem {
 			Message: fmt.Sprintf("line %d holds a secret (%s, not shown): rotate it if it is real; %s", line, m.Rule, fix)})
 	}
 	return out
+}
+
+// readMemoryFile reads the file at path as memcore's FileStore reads
+// memory files: only a regular file, never through a symbolic link or
+// waiting on a FIFO, and never more than memcore.MaxFileBytes — a larger
+// file is a *memcore.TooLargeError, unread.
+func readMemoryFile(path string) ([]byte, error) {
+	f, err := atomicfile.Open(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, memcore.MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > memcore.MaxFileBytes {
+		return nil, &memcore.TooLargeError{Size: int64(len(data)), Limit: memcore.MaxFileBytes}
+	}
+	return data, nil
+}
+
+// sizeText writes a size in bytes for people: "1.5 GiB", "1 MiB", "512 B".
+func sizeText(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if u == 0 || v == float64(int64(v)) {
+		return fmt.Sprintf("%d %s", int64(v), units[u])
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
 }

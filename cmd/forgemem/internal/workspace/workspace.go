@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/anchor"
 	"github.com/forgemem/forgemem/memretrieve"
 	"github.com/forgemem/forgemem/settings"
 	"github.com/rs/zerolog"
@@ -47,12 +49,19 @@ type Workspace struct {
 	// was last built from; builds counts the index builds.
 	built  map[string]folderState
 	builds atomic.Int64
+
+	// anchors checks the repository's anchors (see Workspace.Anchors).
+	anchorsOnce sync.Once
+	anchors     *anchor.Checker
 }
 
 // Open opens the memory folders s locates (s.Paths): the repository's,
 // unless the command runs outside a repository (the repository scope is
 // then off), and the user's. It fails when neither folder is known (no
-// home folder and no repository) or a folder cannot be created.
+// home folder and no repository), when a folder cannot be created, and
+// when a memory folder, or the .forge folder holding it, is a symbolic
+// link (an error wrapping memcore.ErrUnsafeFolder): nothing is made where
+// the link points.
 func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if s == nil {
 		return nil, errors.New("workspace: no settings")
@@ -60,11 +69,32 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if s.Paths.RepoDir == "" && s.Paths.UserDir == "" {
 		return nil, fmt.Errorf("no memory folder: there is no home folder and %w", s.Paths.RequireRepo())
 	}
-	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.WithLogger(opts.Logger))
+	if err := checkFolders(s.Paths); err != nil {
+		return nil, err
+	}
+	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
 	return &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
+}
+
+// checkFolders refuses memory folders that are, or sit in a .forge folder
+// that is, a symbolic link (see spool.CheckMemoryDir), naming the setting
+// that chooses another folder.
+func checkFolders(p settings.Paths) error {
+	for _, f := range []struct{ dir, flag, env string }{
+		{p.RepoDir, "--repo-dir", "FORGEMEM_REPO_DIR"},
+		{p.UserDir, "--user-dir", "FORGEMEM_USER_DIR"},
+	} {
+		if f.dir == "" {
+			continue
+		}
+		if err := spool.CheckMemoryDir(f.dir); err != nil {
+			return fmt.Errorf("opening the memory folders: %w, or name a real folder with %s (or %s)", err, f.flag, f.env)
+		}
+	}
+	return nil
 }
 
 // Settings returns the settings the workspace was opened with.

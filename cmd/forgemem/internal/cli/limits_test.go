@@ -1,0 +1,292 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// writeTooLarge writes, as memory n of the repository, a valid memory file
+// one byte over memcore.MaxFileBytes, and returns its path.
+func (f *fixture) writeTooLarge(n int) string {
+	f.t.Helper()
+	m := memory(n, memcore.ScopeRepo, memcore.CategoryPatterns, 7, "x")
+	data, err := memcore.Serialize(m)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	m.Content += strings.Repeat("x", memcore.MaxFileBytes+1-len(data))
+	if data, err = memcore.Serialize(m); err != nil || len(data) != memcore.MaxFileBytes+1 {
+		f.t.Fatalf("the large file is %d bytes, %v", len(data), err)
+	}
+	path := filepath.Join(f.repoDir(), m.Meta.ID+".md")
+	f.writeFile(path, string(data))
+	return path
+}
+
+// A memory file over the size cap is not read: validate names it with its
+// size and the cap (kind too-large), and stats counts it by that kind.
+func TestTooLargeMemoryFile(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	path := f.writeTooLarge(40)
+
+	r := f.run("validate", "--json")
+	if r.code != cli.ExitFailure {
+		t.Errorf("validate exit %d, want 1", r.code)
+	}
+	var probs []workspace.Problem
+	if err := json.Unmarshal([]byte(r.stdout), &probs); err != nil {
+		t.Fatal(err)
+	}
+	size := fmt.Sprint(memcore.MaxFileBytes + 1)
+	if len(probs) != 1 || probs[0].Kind != workspace.ProblemTooLarge || probs[0].Path != path ||
+		!strings.Contains(probs[0].Message, size+" bytes") || !strings.Contains(probs[0].Message, fmt.Sprint(memcore.MaxFileBytes)+" bytes") {
+		t.Errorf("validate --json = %+v, want one too-large problem for %s with its size (%s bytes) and the cap", probs, path, size)
+	}
+	if r := f.run("validate"); !strings.Contains(r.stdout, "too-large: the file is 1.0 MiB ("+size+" bytes), over the 1 MiB limit") {
+		t.Errorf("validate prints:\n%s", r.stdout)
+	}
+
+	r = f.run("stats")
+	if want := "Files not read: 1 (1 too-large; forgemem validate says why)"; !strings.Contains(r.stdout, want) {
+		t.Errorf("stats prints:\n%s\nwant a line %q", r.stdout, want)
+	}
+	var st workspace.Stats
+	if err := json.Unmarshal([]byte(f.run("stats", "--json").stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Problems != 1 || len(st.Unreadable) != 1 || st.Unreadable[0] != (workspace.Count{Name: "too-large", Count: 1}) {
+		t.Errorf("stats --json: unreadable_files %d, unreadable_by_kind %+v; want 1 too-large", st.Problems, st.Unreadable)
+	}
+}
+
+// list, search and export never hide files they could not read without a
+// word: stderr says how many, and to run validate.
+func TestUnreadableFilesAreNeverSilent(t *testing.T) {
+	commands := [][]string{{"list"}, {"list", "--json"}, {"search", "locking"}, {"export"}}
+	f := newFixture(t)
+	f.seed()
+	for _, args := range commands {
+		if r := f.run(args...); r.code != cli.ExitOK || r.stderr != "" {
+			t.Errorf("%v with every file readable: exit %d, stderr %q; want 0 and nothing", args, r.code, r.stderr)
+		}
+	}
+	f.writeFile(filepath.Join(f.repoDir(), id(41)+".md"), "---\nid: [broken\n---\nText.\n")
+	f.writeTooLarge(42)
+	// A file served repaired is read: it is not counted.
+	f.writeFile(filepath.Join(f.userDir(), id(43)+".md"), "---\nid: "+id(43)+"\nversion: 1\nscope: user\ncategory: patterns\n---\n\nEdited by hand.\n")
+	for _, args := range commands {
+		r := f.run(args...)
+		want := "forgemem " + args[0] + ": 2 files in the memory folders could not be read, so memories may be missing here; forgemem validate says why\n"
+		if r.code != cli.ExitOK || r.stderr != want {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and %q", args, r.code, r.stderr, want)
+		}
+	}
+	var st workspace.Stats
+	if err := json.Unmarshal([]byte(f.run("stats", "--json").stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if want := []workspace.Count{{Name: "malformed", Count: 1}, {Name: "too-large", Count: 1}}; st.Problems != 2 || fmt.Sprint(st.Unreadable) != fmt.Sprint(want) {
+		t.Errorf("stats --json: unreadable_files %d, by kind %v; want 2, %v", st.Problems, st.Unreadable, want)
+	}
+}
+
+// validate never reads a file whole that a repository could make huge,
+// nor waits on one that is not a regular file: the secret scan reads what
+// the store would.
+func TestValidateReadsNoHugeFile(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	huge := filepath.Join(f.repoDir(), id(44)+".md")
+	fh, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Truncate(64 << 30); err != nil { // sparse: 64 GiB that would never fit in memory
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	fh.Close()
+	r := f.run("validate", "--json")
+	var probs []workspace.Problem
+	if err := json.Unmarshal([]byte(r.stdout), &probs); err != nil {
+		t.Fatalf("%v: %s %s", err, r.stdout, r.stderr)
+	}
+	if len(probs) != 1 || probs[0].Kind != workspace.ProblemTooLarge || !strings.Contains(probs[0].Message, "64 GiB") {
+		t.Errorf("validate --json = %+v, want the 64 GiB file as too-large", probs)
+	}
+}
+
+// remember takes at most workspace.MaxContentBytes of text: more is a
+// usage error saying the limit and what to do, and nothing is written.
+func TestRememberRefusesTooMuchText(t *testing.T) {
+	tests := []struct {
+		name   string
+		size   int
+		code   int
+		stderr string
+	}{
+		{"at the limit", workspace.MaxContentBytes, cli.ExitOK, ""},
+		{"one byte over", workspace.MaxContentBytes + 1, cli.ExitUsage, "the text to remember is 65537 bytes, over the limit of 65536 bytes (64 KiB): a memory is one short statement"},
+		{"50 MB", 50 << 20, cli.ExitUsage, "over the limit of 65536 bytes (64 KiB)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			r := f.run("remember", strings.Repeat("a", tt.size), "--scope", "user", "--category", "patterns")
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Fatalf("exit %d, stderr %.300q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
+			}
+			ms, err := f.store().List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if written := len(ms) == 1; written != (tt.code == cli.ExitOK) {
+				t.Errorf("%d memories written", len(ms))
+			}
+		})
+	}
+}
+
+// forget, purge and the ids remember writes (--supersedes, links) need at
+// least four hexadecimal digits of an id, even when a shorter prefix
+// matches the only memory there is; show, which only reads, takes any
+// unique prefix.
+func TestShortPrefixesDoNotChangeMemories(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"forget mem_", []string{"forget", "mem_"}, cli.ExitUsage, `"mem_" is too short a prefix to forget a memory by: give at least 4 hexadecimal digits`},
+		{"forget one digit", []string{"forget", "0"}, cli.ExitUsage, `"0" is too short a prefix to forget`},
+		{"forget three digits", []string{"forget", "mem_000"}, cli.ExitUsage, "too short a prefix to forget"},
+		{"purge", []string{"purge", "mem_", "--yes"}, cli.ExitUsage, "too short a prefix to purge"},
+		{"purge dry run", []string{"purge", "00"}, cli.ExitUsage, "too short a prefix to purge"},
+		{"supersedes", []string{"remember", "New text.", "--supersedes", "000"}, cli.ExitUsage, "too short a prefix to supersede"},
+		{"link", []string{"remember", "New text.", "--scope", "repo", "--category", "patterns", "--refines", "mem_0"}, cli.ExitUsage, "too short a prefix to link to"},
+		{"show reads", []string{"show", "0"}, cli.ExitOK, ""},
+		{"forget four digits", []string{"forget", "0000"}, cli.ExitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			only := memory(1, memcore.ScopeRepo, memcore.CategoryPatterns, 2, "The only memory there is.")
+			f.write(only)
+			r := f.run(tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tt.code, tt.want)
+			}
+			ms, err := f.store().List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed := len(ms) != 1; changed != (tt.name == "forget four digits") {
+				t.Errorf("%d memory files after the command", len(ms))
+			}
+		})
+	}
+}
+
+// A link given to a superseded version names its chain's current version,
+// and so does an edge a new version carries from the version it
+// supersedes: no stored edge names a superseded version.
+func TestLinksNameTheCurrentVersion(t *testing.T) {
+	f := newFixture(t)
+	f.seed() // id(1) is superseded by id(2)
+	old := link(memory(50, memcore.ScopeRepo, memcore.CategoryPatterns, 7, "Retry updates that lose a race."), memcore.RelationshipRelatesTo, id(1))
+	f.handWrite(memcore.ScopeRepo, id(50), old)
+
+	r := f.run("remember", "Log every retried update.", "--scope", "repo", "--category", "patterns", "--refines", id(1), "--contradicts", "00000002")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "mem_00000001 is an earlier version of its memory, so the link names the current version.") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = f.run("remember", "Retry updates that lose a race, three times.", "--supersedes", id(50))
+	if r.code != cli.ExitOK {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	ms, err := f.store().List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := memcore.NewGraph(ms)
+	for _, m := range ms {
+		if m.Meta.Trigger != memcore.TriggerManual {
+			continue // the fixture's, and the hand-written one
+		}
+		for _, e := range m.Meta.Related {
+			if g.IsSuperseded(e.ID) {
+				t.Errorf("%s (%q) links to %s, a superseded version", m.Meta.ID, m.Content, e.ID)
+			}
+		}
+		if len(m.Meta.Related) == 0 {
+			t.Errorf("%s (%q) lost its links", m.Meta.ID, m.Content)
+		}
+	}
+	if r := f.run("export"); strings.Contains(r.stdout, "refines `"+id(1)) || strings.Contains(r.stdout, "relates-to `"+id(1)) {
+		t.Errorf("export prints a link to the superseded %s:\n%s", id(1), r.stdout)
+	}
+}
+
+// A memory folder, or the .forge folder holding it, that is a symbolic
+// link — a repository can commit one pointing anywhere — is refused with
+// an error naming it and saying what to do; nothing is read or written
+// where it points.
+func TestLinkedMemoryFoldersAreRefused(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("creating symbolic links needs privileges on Windows")
+	}
+	tests := []struct {
+		name string
+		// link returns the path to make a link (to an empty folder), and
+		// the flag that names another folder.
+		link  func(f *fixture) (path, flag string)
+		scope string
+	}{
+		{"repo .forge", func(f *fixture) (string, string) { return filepath.Join(f.repo, ".forge"), "--repo-dir" }, "repo"},
+		{"repo memory folder", func(f *fixture) (string, string) { return f.repoDir(), "--repo-dir" }, "repo"},
+		{"user .forge", func(f *fixture) (string, string) { return filepath.Join(f.home, ".forge"), "--user-dir" }, "user"},
+		{"user memory folder", func(f *fixture) (string, string) { return f.userDir(), "--user-dir" }, "user"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			path, flag := tt.link(f)
+			target := filepath.Join(f.root, "elsewhere")
+			if err := os.MkdirAll(target, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"list"},
+				{"remember", "Written through a link.", "--scope", tt.scope, "--category", "patterns"},
+				{"worker"},
+			} {
+				r := f.run(args...)
+				want := path + " is a symbolic link, which forgemem never follows"
+				if r.code != cli.ExitFailure || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, flag) {
+					t.Errorf("%v: exit %d, stderr %q; want 1 and an error naming %s and %s", args, r.code, r.stderr, path, flag)
+				}
+			}
+			entries, err := os.ReadDir(target)
+			if err != nil || len(entries) != 0 {
+				t.Errorf("%d entries were made where the link points (%v)", len(entries), err)
+			}
+		})
+	}
+}
