@@ -53,7 +53,7 @@ func TestEvalJSON(t *testing.T) {
 		// One query text for q1, three focused queries (the latest message,
 		// the latest exchange, the window) for q2.
 		"query_texts_embedded": 4.0, "relevant_in_injection": 1.0, "offtopic_injected_rate": 0.0,
-		"gate_chance": 0.1, "max_memories": 8.0,
+		"gate_chance": 0.05, "max_memories": 8.0,
 	}
 	for k, w := range want {
 		if got[k] != w {
