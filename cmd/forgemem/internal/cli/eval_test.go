@@ -135,6 +135,9 @@ func TestEvalUsage(t *testing.T) {
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.says) {
 				t.Errorf("exit %d, stderr %q; want %d saying %q", r.code, r.stderr, tt.code, tt.says)
 			}
+			if strings.Contains(r.stderr, "eval: eval:") {
+				t.Errorf("the command's prefix is doubled: %q", r.stderr)
+			}
 		})
 	}
 }
