@@ -59,7 +59,11 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 	m := &Models{Provider: s.Provider, ClassifierModel: s.ClassifierModel, HypothesisModel: s.RetrievalModel}
 	switch s.Provider {
 	case settings.ProviderFake:
-		emb, err := fake.NewEmbedder()
+		var opts []fake.EmbedderOption
+		if s.EmbeddingDimensions > 0 {
+			opts = append(opts, fake.WithDimension(s.EmbeddingDimensions))
+		}
+		emb, err := fake.NewEmbedder(opts...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: the fake embedder: %w", ErrProviderSetup, err)
 		}
@@ -78,6 +82,7 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 			BaseURL:        s.BaseURL,
 			Model:          s.ClassifierModel,
 			EmbeddingModel: s.EmbeddingModel,
+			Dimensions:     s.EmbeddingDimensions,
 			HTTPClient:     httpClient,
 		})
 		if err != nil {
@@ -101,6 +106,7 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 			BaseURL:        s.BaseURL,
 			Model:          s.ClassifierModel,
 			EmbeddingModel: s.EmbeddingModel,
+			Dimensions:     s.EmbeddingDimensions,
 			HTTPClient:     httpClient,
 		})
 		if err != nil {
