@@ -42,7 +42,7 @@ them to .claude/settings.json; docs/INTEGRATIONS.md has the details.`,
 }
 
 func (a *app) hookClaudeCodeCommand() *cobra.Command {
-	var workerIdle time.Duration
+	var workerIdle, serverIdle time.Duration
 	cmd := &cobra.Command{
 		Use:   "claude-code",
 		Short: "Handle one Claude Code hook event, read as JSON from stdin",
@@ -70,12 +70,14 @@ blocked by memory.`,
 				}
 				err = nil // never fail the agent's turn
 			}()
-			a.hookClaudeCode(cmd.Context(), workerIdle)
+			a.hookClaudeCode(cmd.Context(), workerIdle, serverIdle)
 			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&workerIdle, "worker-idle", defaultWorkerIdle, "how long a worker the hook starts waits for more captures before it exits")
 	_ = cmd.Flags().MarkHidden("worker-idle")
+	cmd.Flags().DurationVar(&serverIdle, "server-idle", defaultServerIdle, "how long a recall server the prompt hook starts waits for the next prompt before it exits; 0 recalls in the hook's own process and starts none")
+	_ = cmd.Flags().MarkHidden("server-idle")
 	a.hookCC = cmd
 	return cmd
 }
@@ -89,7 +91,7 @@ func (a *app) hookFailed(format string, args ...any) {
 }
 
 // hookClaudeCode handles one event; every failure is one line on stderr.
-func (a *app) hookClaudeCode(ctx context.Context, workerIdle time.Duration) {
+func (a *app) hookClaudeCode(ctx context.Context, workerIdle, serverIdle time.Duration) {
 	in, err := claudecode.ReadHookInput(a.env.Stdin)
 	if err != nil {
 		a.hookFailed("%v", err)
@@ -102,7 +104,7 @@ func (a *app) hookClaudeCode(ctx context.Context, workerIdle time.Duration) {
 	}
 	switch in.HookEventName {
 	case claudecode.EventUserPromptSubmit:
-		a.hookPrompt(ctx, in)
+		a.hookPrompt(ctx, in, serverIdle)
 	case claudecode.EventStop:
 		a.hookCapture(in, memcore.TriggerCadence, workerIdle)
 	case claudecode.EventPreCompact:
@@ -113,17 +115,42 @@ func (a *app) hookClaudeCode(ctx context.Context, workerIdle time.Duration) {
 }
 
 // hookPrompt prints the memories recalled for a prompt as its additional
-// context.
-func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput) {
+// context: answered by this place's recall server when one runs, else
+// recalled in this process, after which a server is started for the next
+// prompts (unless serverIdle is 0).
+func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput, serverIdle time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, promptBudget)
 	defer cancel()
-	ws, err := a.workspace()
-	if err != nil {
+	if err := a.loadSettings(); err != nil {
 		a.hookFailed("%v", err)
 		return
 	}
-	var window []memcore.Message
-	var transcriptErr error // reported only if the prompt's recall works
+	window, transcriptErr := promptWindow(in)
+	if len(window) == 0 {
+		return
+	}
+	var ans residentAnswer
+	if serverIdle > 0 && a.settings.Enabled && a.settings.RetrievalOff() == "" {
+		ans = a.askResident(ctx, window)
+	}
+	if !ans.asked {
+		ans.injection, ans.err = a.recallHere(ctx, window)
+	}
+	a.printPrompt(ans.injection, ans.err, transcriptErr)
+	switch {
+	case ans.unsafe != nil:
+		a.hookFailed("no recall server may run, so each prompt recalls by itself: %v", ans.unsafe)
+	case ans.start:
+		if err := a.startResident(serverIdle); err != nil {
+			a.hookFailed("the recall server could not start, so each prompt recalls by itself: %v", err)
+		}
+	}
+}
+
+// promptWindow is the conversation a prompt recalls for: the session's
+// transcript since the last compaction, and the prompt. transcriptErr says
+// why the transcript could not be read (the prompt alone is then used).
+func promptWindow(in *claudecode.HookInput) (window []memcore.Message, transcriptErr error) {
 	if in.TranscriptPath != "" {
 		window, transcriptErr = claudecode.ReadWindow(in.TranscriptPath)
 	}
@@ -132,10 +159,25 @@ func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput) {
 			window = append(window, memcore.Message{Role: memcore.RoleUser, Content: p})
 		}
 	}
-	if len(window) == 0 {
-		return
+	return window, transcriptErr
+}
+
+// recallHere recalls the memories of window in this process.
+func (a *app) recallHere(ctx context.Context, window []memcore.Message) (string, error) {
+	ws, err := a.workspace()
+	if err != nil {
+		return "", err
 	}
 	res, err := ws.Recall(ctx, window)
+	if res == nil {
+		return "", err
+	}
+	return res.Injection, err
+}
+
+// printPrompt writes what a prompt's recall gave: the injection as the
+// prompt's context, and one line on stderr for what went wrong.
+func (a *app) printPrompt(injection string, err, transcriptErr error) {
 	var notes []string // said on one line
 	switch {
 	case errors.Is(err, workspace.ErrDisabled):
@@ -154,10 +196,10 @@ func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput) {
 	if len(notes) > 0 {
 		a.hookFailed("%s", strings.Join(notes, "; "))
 	}
-	if res.Injection == "" {
+	if injection == "" {
 		return
 	}
-	if err := claudecode.WritePromptContext(a.env.Stdout, res.Injection); err != nil {
+	if err := claudecode.WritePromptContext(a.env.Stdout, injection); err != nil {
 		a.hookFailed("%v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/live"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memretrieve"
@@ -29,6 +30,14 @@ type Options struct {
 	// Now is the clock of the memories Remember and Forget write; nil
 	// means time.Now.
 	Now func() time.Time
+	// LiveDir, when set, keeps the memories the retrieval engines index
+	// in memory, exact by the system's file events rather than by reading
+	// the folders before each recall and search (package live), with its
+	// barrier files in this folder, which must be private to the user and
+	// outside any repository. For a long-lived process: the MCP server, the
+	// recall server. Where the events cannot be had, the workspace reads
+	// the folders as without it ([Workspace.Live] says why).
+	LiveDir string
 }
 
 // Workspace is the memory folders of one place — a repository's and the
@@ -48,6 +57,13 @@ type Workspace struct {
 	// was last built from; builds counts the index builds.
 	built  map[string]folderState
 	builds atomic.Int64
+	// buildMu serialises engine's look at the folders and the build that
+	// follows.
+	buildMu sync.Mutex
+	// live is the memory folders kept in memory (Options.LiveDir), nil
+	// when off or lost; liveErr says why it is off.
+	live    *live.Folders
+	liveErr error
 }
 
 // Open opens the memory folders s locates (s.Paths): the repository's,
@@ -71,7 +87,9 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
-	return &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
+	w := &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}
+	w.openLive()
+	return w, nil
 }
 
 // checkFolders refuses memory folders that are, or sit in a .forge folder
@@ -108,6 +126,10 @@ func (w *Workspace) Close(ctx context.Context) error {
 		errs = append(errs, e.Close(ctx))
 		delete(w.engines, name)
 		delete(w.built, name)
+	}
+	if w.live != nil {
+		errs = append(errs, w.live.Close())
+		w.live, w.liveErr = nil, errClosed
 	}
 	return errors.Join(errs...)
 }
@@ -162,9 +184,13 @@ func (w *Workspace) load(ctx context.Context) (*snapshot, error) {
 // ErrProvider, returned with the engine, which searches what it could
 // index.
 func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
+	// One call at a time looks and builds: a call that waited for
+	// another's build then finds the index up to date.
+	w.buildMu.Lock()
+	defer w.buildMu.Unlock()
 	// The state is read before the build, so that a change made during
 	// the build makes the next call build again.
-	state, known := w.folderState()
+	state, known := w.freshness(ctx)
 	w.mu.Lock()
 	if last, ok := w.built[purpose]; ok && known && last == state && w.engines[purpose] != nil {
 		e := w.engines[purpose]
@@ -178,7 +204,7 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 			opts = append(opts, memretrieve.WithBuildProgress(w.opts.Progress))
 		}
 		var err error
-		e, err = memretrieve.NewEngine(w.store, emb, llm, cfg, opts...)
+		e, err = memretrieve.NewEngine(w.engineStore(), emb, llm, cfg, opts...)
 		if err != nil {
 			w.mu.Unlock()
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)
