@@ -4,13 +4,16 @@
 //
 // Usage:
 //
-//	go run ./tools/cmd/membench [-json] [-markdown FILE] [-quick]
+//	go run ./tools/cmd/membench [-json] [-markdown FILE] [-quick] [-hook]
 //
 // With -json it prints one JSON object with every figure; with -markdown it
 // also writes the performance page (docs/PERFORMANCE.md) from the same run,
 // and the JSON beside it (membench.json). Progress goes to standard error.
 // -quick runs small sizes, for trying the command out; published figures
-// come from a full run.
+// come from a full run. -hook measures only what a user waits for: the
+// built forgemem binary run as Claude Code's prompt hook, a new process
+// per prompt, at 1,000 to 100,000 memories (the figures of that part of a
+// full run), and the MCP server's recall.
 package main
 
 import (
@@ -41,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	markdown := fs.String("markdown", "", "also write the performance page to this file, and membench.json beside it")
 	quick := fs.Bool("quick", false, "small sizes, for trying the command out")
 	quiet := fs.Bool("q", false, "no progress on standard error")
+	hook := fs.Bool("hook", false, "measure only the prompt hook (a new forgemem process per prompt) and the MCP server's recall")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +58,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		cfg.Progress = stderr
 	}
+	cfg.HookOnly = *hook
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	r, err := membench.Run(ctx, cfg)

@@ -17,6 +17,11 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("figures are in [membench.json](membench.json). Do not edit this page by hand: run the\n")
 	p("command again.\n\n")
 	p("Machine: %s, %d CPUs (GOMAXPROCS %d), %s %s/%s.\n\n", orUnknown(m.CPUModel), m.CPUs, m.GOMAXPROCS, m.GoVersion, m.OS, m.Arch)
+	if r.Config.HookOnly {
+		writeHookOnly(p, r)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 
 	p("## Targets\n\n")
 	if len(r.Misses) == 0 {
@@ -46,7 +51,9 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| prompt tokens shared with the previous pass, same session | ≥ %.1f | %.3f | %s |\n", Targets.CaptureSharedRatio, r.CapturePrefixSharedRatio, yes(r.CapturePrefixSharedRatio >= Targets.CaptureSharedRatio))
 	addedLLM, addedID := r.RetrieveP99Ms-r.Lexical.RetrieveVectorOnlyP99Ms, r.RetrieveIdentityP99Ms-r.Lexical.RetrieveIdentityVectorOnlyP99Ms
 	p("| Retrieve p99 added by the lexical index (HyDE) | ≤ %.0f ms | %.2f ms | %s |\n", LexicalMaxAddedP99Ms, addedLLM, yes(addedLLM <= LexicalMaxAddedP99Ms))
-	p("| Retrieve p99 added by the lexical index (`identity`) | ≤ %.0f ms | %.2f ms | %s |\n\n", LexicalMaxAddedP99Ms, addedID, yes(addedID <= LexicalMaxAddedP99Ms))
+	p("| Retrieve p99 added by the lexical index (`identity`) | ≤ %.0f ms | %.2f ms | %s |\n", LexicalMaxAddedP99Ms, addedID, yes(addedID <= LexicalMaxAddedP99Ms))
+	hookTargetRows(p, r)
+	p("\n")
 
 	p("## Vector search: memretrieve vs chromem-go vs the stream floor\n\n")
 	p("Random unit vectors of %d dimensions, top-%d, median over %d queries. *ours* is\n", r.Config.Dim, r.Config.K, r.Config.Queries)
@@ -147,7 +154,8 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| measurement | figure |\n|---|---:|\n")
 	p("| build: tokenise every text and index it (median of the trials) | %.1f ms |\n", r.Lexical.BuildMs)
 	p("| one turn's search (three focused queries, top %d), p50 | %.3f ms |\n", r.Config.K, r.Lexical.QueryP50Ms)
-	p("| one turn's search, p99 | %.3f ms |\n", r.Lexical.QueryP99Ms)
+	p("| one turn's search, p99 | %.3f ms |\n\n", r.Lexical.QueryP99Ms)
+	writeHookMarkdown(p, r)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
