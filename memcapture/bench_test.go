@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/providers/fake"
 )
 
 // BenchmarkOnTurnComplete measures the agent's cost of one turn with a
@@ -15,7 +16,7 @@ import (
 // that never returns (so only the hand-off is measured).
 func BenchmarkOnTurnComplete(b *testing.B) {
 	llm, entered, _ := blockingLLM(b, nothing)
-	p, err := NewPipeline(llm, "", memcore.NewMemStore(), nil)
+	p, err := NewPipeline(llm, memcore.NewMemStore(), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,11 +54,11 @@ func BenchmarkOnTurnComplete(b *testing.B) {
 // ten only count the turn, the tenth hands the window over (so B/op is a
 // tenth of a copy).
 func BenchmarkOnTurnCompleteNotDue(b *testing.B) {
-	p, err := NewPipeline(newLLM(b), "", memcore.NewMemStore(), nil)
+	p, err := NewPipeline(newLLM(b, fake.LLMConfig{}), memcore.NewMemStore(), Config{Cadence: MaxCadence})
 	if err != nil {
 		b.Fatal(err)
 	}
-	obs, err := NewObserver(p, WithCadence(MaxCadence))
+	obs, err := NewObserver(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,11 +104,11 @@ func BenchmarkPass10kMemories(b *testing.B) {
 				}
 			}
 			llm := newLLM(b, always(nothing))
-			opts := []Option{}
+			var cfg Config
 			if withEmbedder {
-				opts = append(opts, WithEmbedder(newEmbedder(b)))
+				cfg.Embedder = newEmbedder(b, fake.EmbedderConfig{})
 			}
-			p, err := NewPipeline(llm, "", store, nil, opts...)
+			p, err := NewPipeline(llm, store, cfg)
 			if err != nil {
 				b.Fatal(err)
 			}

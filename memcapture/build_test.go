@@ -57,7 +57,7 @@ func TestValidation(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		opts  []Option
+		cfg   Config
 		reply func(s seeds) string
 		want  want
 		check func(t *testing.T, s seeds, got []*memcore.MemoryFile)
@@ -66,12 +66,12 @@ func TestValidation(t *testing.T) {
 		{name: "unknown category", reply: func(seeds) string { return reply(item("A.", "category", "misc")) }, want: want{invalid: 1}},
 		{name: "missing scope", reply: func(seeds) string { return reply(mem{"content": "A.", "category": "patterns"}) }, want: want{invalid: 1}},
 		{name: "empty content", reply: func(seeds) string { return reply(item(" \n\t "), item("")) }, want: want{invalid: 2}},
-		{name: "oversized content", opts: []Option{WithMaxContentBytes(100)},
+		{name: "oversized content", cfg: Config{MaxContentBytes: 100},
 			reply: func(seeds) string { return reply(item(strings.Repeat("x", 101)), item(strings.Repeat("y", 100))) },
 			want:  want{written: 1, invalid: 1}},
 		{name: "not an object", reply: func(seeds) string { return `[` + one + `, "stray", {"content": 5}]` },
 			want: want{written: 1, invalid: 2}},
-		{name: "too many items", opts: []Option{WithMaxMemoriesPerPass(2)},
+		{name: "too many items", cfg: Config{MaxMemoriesPerPass: 2},
 			reply: func(seeds) string { return reply(item("A."), item("B."), item("C.")) }, want: want{written: 2, invalid: 1}},
 		{name: "enums tolerate case and spaces",
 			reply: func(seeds) string { return reply(item("A.", "scope", " Repo ", "category", "PATTERNS")) },
@@ -187,7 +187,7 @@ func TestValidation(t *testing.T) {
 			eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 				s := seedChain(t, store)
 				llm := newLLM(t, always(c.reply(s)))
-				p := startPipeline(t, llm, store, nil, c.opts...)
+				p := startPipeline(t, llm, store, c.cfg)
 				p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 				st := passes(t, p, 1)
 				got := newMemories(t, store, s.all()...)
@@ -244,8 +244,8 @@ func wantRelated(t *testing.T, m *memcore.MemoryFile, want ...memcore.RelatedMem
 func TestStoredTriggerSessionAndTime(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		at := time.Date(2025, 3, 1, 12, 30, 45, 999, time.FixedZone("X", 3600))
-		llm := newLLM(t, fake.WithReplies(reply(item("From a turn.")), reply(item("From a compaction."))))
-		p := startPipeline(t, llm, store, nil, WithClock(func() time.Time { return at }))
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{reply(item("From a turn.")), reply(item("From a compaction."))}})
+		p := startPipeline(t, llm, store, Config{Clock: func() time.Time { return at }})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a"), SessionID: "session-1"})
 		passes(t, p, 1)
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("b"), SessionID: "session-2"})
@@ -297,8 +297,8 @@ func TestRetiredChainsAreInvisibleToCapture(t *testing.T) {
 		again["scope"], again["category"], again["supersedes"] = "repo", "architectural-decisions", retired.Meta.ID
 		linked := item("Runs the linters before every commit.")
 		linked["related"] = []mem{{"id": old.Meta.ID, "relationship": "relates-to"}}
-		llm := newLLM(t, fake.WithReplies(reply(again, linked)))
-		p := startPipeline(t, llm, store, nil)
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{reply(again, linked)}})
+		p := startPipeline(t, llm, store, Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("We use SQLite locally again; lint before commits.")})
 		passes(t, p, 1)
 

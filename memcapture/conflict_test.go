@@ -67,7 +67,7 @@ func TestTwoPipelinesSupersedeOneMemory(t *testing.T) {
 		}},
 		{name: "two FileStores over the same folders", open: func(t *testing.T) [2]memcore.MemoryStore {
 			a := newFileStore(t)
-			b, err := memcore.NewFileStore(a.Dir(memcore.ScopeRepo), a.Dir(memcore.ScopeUser))
+			b, err := memcore.NewFileStore(a.Dir(memcore.ScopeRepo), a.Dir(memcore.ScopeUser), memcore.FileStoreConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestTwoPipelinesSupersedeOneMemory(t *testing.T) {
 				var ps [2]*Pipeline
 				for i := range ps {
 					llm := replyClassifier(reply(mem{"content": tt.contents[i], "scope": "repo", "category": "project-conventions", "supersedes": v1.Meta.ID}))
-					ps[i] = startPipeline(t, llm, &racingStore{MemoryStore: stores[i], listed: &listed, flatten: st.flatten}, nil)
+					ps[i] = startPipeline(t, llm, &racingStore{MemoryStore: stores[i], listed: &listed, flatten: st.flatten}, Config{})
 				}
 				for i, p := range ps {
 					p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, SessionID: fmt.Sprintf("session-%d", i), Messages: win("How do we indent YAML?", "With spaces.")})
@@ -155,7 +155,7 @@ func TestConflictDuplicateKeepsItsSuccessorOnTheChain(t *testing.T) {
 	v1 := seed(t, store, "Use make test.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 	winner := memcore.NewVersion(v1, "other-session", memcore.TriggerCadence)
 	winner.Content = "Use scripts/test."
-	p := newPipeline(t, replyClassifier(nothing), store, nil)
+	p := newPipeline(t, replyClassifier(nothing), store, Config{})
 
 	// Both made in one pass on top of v1, as build would; the winner is
 	// written in between, by another session.

@@ -10,11 +10,15 @@
 // retrieval engine's rebuild callback), starts it, and hands an [Observer]
 // to its loop:
 //
-//	p, err := memcapture.NewPipeline(llm, "gpt-4o-mini", store, engine.TriggerRebuild)
+//	p, err := memcapture.NewPipeline(llm, store, memcapture.Config{
+//		ClassifierModel: "gpt-4o-mini",
+//		Cadence:         cadenceTurns,
+//		Rebuild:         engine.TriggerRebuild,
+//	})
 //	...
 //	if err := p.Start(ctx); err != nil { ... }
 //	defer p.Close(shutdownCtx)
-//	obs, err := memcapture.NewObserver(p, memcapture.WithCadence(cfg.CadenceTurns))
+//	obs, err := memcapture.NewObserver(p)
 //	...
 //	agent.OnTurnComplete = obs.OnTurnComplete // after every turn
 //	compaction.Subscribe(obs.OnCompaction)    // when a goal arc is summarised
@@ -24,6 +28,17 @@
 // [TriggerEvent] whose Kind is [memcore.TriggerCadence] (a turn) or
 // [memcore.TriggerCompaction]; the memories a pass writes record that kind
 // as their trigger.
+//
+// # Configuration
+//
+// [Config] holds every setting of a pipeline and its observers: the
+// classifier's model, the cadence, the rebuild callback, the embedder, the
+// logger, the clock, the budgets and limits. A zero field means its
+// default, so Config{} is [DefaultConfig]; where "none" is a setting, a
+// negative value says it (ExistingTokens). [NewPipeline], like
+// [Config.Validate], reports every field out of range at once in a
+// *memcore.ConfigError, matching memcore.ErrInvalidConfig (and
+// [ErrInvalidConfig], the same value); nothing is clamped.
 //
 // # The agent is never slowed
 //
@@ -41,10 +56,15 @@
 //     budget in steps: past the budget, whole oldest messages are dropped
 //     half a budget at a time, so that the window's beginning — and the
 //     prompt's, for a provider's prompt cache — stays the same from one
-//     pass to the next (see [WithWindowTokens]).
+//     pass to the next (see [Config].WindowTokens). Its secrets are then
+//     replaced by "[REDACTED]" ([memcore.RedactWindow]): no conversation
+//     text reaches the classifier or the embedder unredacted, and since
+//     redaction is deterministic the window's beginning stays the same.
 //  2. A window identical to the last classified one is skipped.
 //  3. The existing memories' chain heads are listed for the classifier as
-//     "- [id] (scope/category) first line", as many as fit a token budget,
+//     "- [id] (scope/category) first line" (redacted, for a memory written
+//     by hand; so is a memory's text embedded to rank it), as many as fit
+//     a token budget,
 //     most similar to the window first when an embedder is configured,
 //     newest first otherwise. The list is pinned: chosen once for the
 //     window's beginning in a session and sent unchanged by the passes
@@ -69,8 +89,8 @@
 //     first (memcore.ErrConflict) is re-pointed to the chain's new head and
 //     written after it, or dropped as a duplicate of it.
 //
-// Everything that goes wrong is logged through the zerolog.Logger given
-// with [WithLogger] (silent by default), counted in [Stats], and the latest
+// Everything that goes wrong is logged through [Config].Logger (silent by
+// default), counted in [Stats], and the latest
 // failure kept in [Stats].LastFailure with its cause; nothing is passed back
 // to the agent, and nothing here can crash it. A provider that ignores its
 // context is abandoned at the pass deadline ([ErrStalled]).

@@ -1,17 +1,24 @@
 package memcapture
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/forgemem/forgemem/memcore"
+)
 
 // Errors returned by this package; match them with errors.Is.
 var (
-	// ErrInvalidConfig: a constructor argument or option is missing or out
-	// of range. The message names every bad setting, the value given and the
-	// values allowed, for example
+	// ErrInvalidConfig is memcore.ErrInvalidConfig, the one sentinel every
+	// configuration error of forgemem matches; it is kept here so that
+	// errors.Is(err, memcapture.ErrInvalidConfig) goes on working. A
+	// constructor argument missing or a [Config] field out of range is a
+	// *memcore.ConfigError matching it, whose message names every bad
+	// field, the value given and the values allowed, for example
 	//
-	//	memcapture: invalid capture config: WithCadence is 11, want 1–10
+	//	memcapture: invalid config: Cadence is 11, want 1–10 (0 means 1)
 	//
 	// Settings are never clamped silently.
-	ErrInvalidConfig = errors.New("invalid capture config")
+	ErrInvalidConfig = memcore.ErrInvalidConfig
 	// ErrClosed: the pipeline has been closed (or its Start context ended)
 	// and cannot be started again.
 	ErrClosed = errors.New("capture pipeline closed")

@@ -2,7 +2,9 @@ package memcapture_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
@@ -12,23 +14,27 @@ import (
 // A pipeline with a scripted classifier writes one memory from a turn.
 func Example() {
 	ctx := context.Background()
-	classifier, err := fake.NewLLM(fake.WithReplies(`{"memories": [{
+	classifier, err := fake.NewLLM(fake.LLMConfig{Replies: []string{`{"memories": [{
 		"content": "Prefers table-driven tests with t.Run subtests.\nSaid so while reviewing the parser tests.",
-		"scope": "user", "category": "coding-preferences", "supersedes": "", "related": []}]}`))
+		"scope": "user", "category": "coding-preferences", "supersedes": "", "related": []}]}`}})
 	if err != nil {
 		panic(err)
 	}
 	store := memcore.NewMemStore()
 
 	rebuilt := 0
-	p, err := memcapture.NewPipeline(classifier, "small-model", store, func() { rebuilt++ })
+	p, err := memcapture.NewPipeline(classifier, store, memcapture.Config{
+		ClassifierModel: "small-model",
+		Cadence:         1, // a pass after every turn, the default
+		Rebuild:         func() { rebuilt++ },
+	})
 	if err != nil {
 		panic(err)
 	}
 	if err := p.Start(ctx); err != nil {
 		panic(err)
 	}
-	obs, err := memcapture.NewObserver(p, memcapture.WithCadence(1))
+	obs, err := memcapture.NewObserver(p)
 	if err != nil {
 		panic(err)
 	}
@@ -56,18 +62,18 @@ func Example() {
 // call by its schema name.
 func ExampleClassifierSchemaName() {
 	ctx := context.Background()
-	llm, err := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm, err := fake.NewLLM(fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName {
 			return &memcore.CompletionResponse{Text: `{"memories": [{"content": "The build uses Bazel.",
 				"scope": "repo", "category": "project-conventions", "supersedes": "", "related": []}]}`}, nil
 		}
 		return &memcore.CompletionResponse{Text: `{"hypotheses": []}`}, nil // another caller's request
-	}))
+	}})
 	if err != nil {
 		panic(err)
 	}
 	store := memcore.NewMemStore()
-	p, err := memcapture.NewPipeline(llm, "", store, nil)
+	p, err := memcapture.NewPipeline(llm, store, memcapture.Config{})
 	if err != nil {
 		panic(err)
 	}
@@ -88,17 +94,16 @@ func ExampleClassifierSchemaName() {
 	// The build uses Bazel. (trigger compaction)
 }
 
-func ExampleNewObserver() {
-	llm, err := fake.NewLLM()
-	if err != nil {
-		panic(err)
-	}
-	p, err := memcapture.NewPipeline(llm, "", memcore.NewMemStore(), nil)
-	if err != nil {
-		panic(err)
-	}
-	_, err = memcapture.NewObserver(p, memcapture.WithCadence(12))
+// A field out of range is an error naming it and its range; every such
+// field is named at once, and nothing is clamped.
+func ExampleConfig_Validate() {
+	cfg := memcapture.DefaultConfig()
+	cfg.Cadence = 12
+	cfg.PassTimeout = -time.Second
+	err := cfg.Validate()
 	fmt.Println(err)
+	fmt.Println(errors.Is(err, memcore.ErrInvalidConfig))
 	// Output:
-	// memcapture: invalid capture config: WithCadence is 12, want 1–10
+	// memcapture: invalid config: Cadence is 12, want 1–10 (0 means 1); PassTimeout is -1s, want more than 0 (0 means 1m0s)
+	// true
 }

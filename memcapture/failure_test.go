@@ -15,44 +15,45 @@ import (
 func TestLastFailure(t *testing.T) {
 	clock := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	rateLimited := func(t *testing.T) memcore.LLMProvider {
-		return newLLM(t, fake.WithFailNext(100, memcore.ErrRateLimited))
+		return newLLM(t, fake.LLMConfig{FailNext: 100, FailWith: memcore.ErrRateLimited})
 	}
 	tests := []struct {
 		name  string
 		llm   func(t *testing.T) memcore.LLMProvider
 		store memcore.MemoryStore
-		opts  []Option
+		cfg   Config
 		kind  FailureKind
 		cause error
 	}{
-		{"classifier rate limited", rateLimited, memcore.NewMemStore(), nil, FailureClassifier, memcore.ErrRateLimited},
+		{"classifier rate limited", rateLimited, memcore.NewMemStore(), Config{}, FailureClassifier, memcore.ErrRateLimited},
 		{"classifier unauthenticated", func(t *testing.T) memcore.LLMProvider {
-			return newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated))
-		}, memcore.NewMemStore(), nil, FailureClassifier, memcore.ErrUnauthenticated},
+			return newLLM(t, fake.LLMConfig{FailNext: 1, FailWith: memcore.ErrUnauthenticated})
+		}, memcore.NewMemStore(), Config{}, FailureClassifier, memcore.ErrUnauthenticated},
 		{"reply unreadable", func(t *testing.T) memcore.LLMProvider { return newLLM(t, always("no JSON here")) },
-			memcore.NewMemStore(), nil, FailureUnreadableReply, errUnparseable},
+			memcore.NewMemStore(), Config{}, FailureUnreadableReply, errUnparseable},
 		{"store cannot list", func(t *testing.T) memcore.LLMProvider { return newLLM(t, always(nothing)) },
-			failingStore{MemoryStore: memcore.NewMemStore(), listFails: true}, nil, FailureStore, errDisk},
+			failingStore{MemoryStore: memcore.NewMemStore(), listFails: true}, Config{}, FailureStore, errDisk},
 		{"write fails", func(t *testing.T) memcore.LLMProvider {
 			return newLLM(t, always(reply(mem{"content": "Uses tabs. FAIL", "scope": "repo", "category": "project-conventions"})))
-		}, failingStore{MemoryStore: memcore.NewMemStore()}, nil, FailureStore, errDisk},
+		}, failingStore{MemoryStore: memcore.NewMemStore()}, Config{}, FailureStore, errDisk},
 		{"classifier panics", func(t *testing.T) memcore.LLMProvider {
-			return newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+			return newLLM(t, fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				panic("provider bug")
-			}))
-		}, memcore.NewMemStore(), nil, FailurePanic, nil},
+			}})
+		}, memcore.NewMemStore(), Config{}, FailurePanic, nil},
 		{"embedder down", func(t *testing.T) memcore.LLMProvider { return newLLM(t, always(nothing)) }, memcore.NewMemStore(),
-			[]Option{WithEmbedder(func() *fake.Embedder {
-				e := newEmbedder(t)
+			Config{Embedder: func() *fake.Embedder {
+				e := newEmbedder(t, fake.EmbedderConfig{})
 				failNext(t, e, 100, memcore.ErrUnavailable)
 				return e
-			}())}, FailureEmbedder, memcore.ErrUnavailable},
+			}()}, FailureEmbedder, memcore.ErrUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			seed(t, tt.store, "Uses spaces.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
-			opts := append([]Option{WithClock(func() time.Time { return clock })}, tt.opts...)
-			p := startPipeline(t, tt.llm(t), tt.store, nil, opts...)
+			cfg := tt.cfg
+			cfg.Clock = func() time.Time { return clock }
+			p := startPipeline(t, tt.llm(t), tt.store, cfg)
 			if f := p.Stats().LastFailure; f.Kind != "" || f.Err != nil {
 				t.Fatalf("LastFailure before any pass = %+v, want none", f)
 			}

@@ -49,7 +49,7 @@ func errString(err error) string {
 }
 
 func TestFlushWithNothingQueuedReturnsAtOnce(t *testing.T) {
-	p := startPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), nil)
+	p := startPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), Config{})
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestFlushWaitsForThePassesEnqueuedBeforeIt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := memcore.NewMemStore()
 			llm, entered, release := blockingLLM(t, reply(mem{"content": "Prefers tabs.", "scope": "user", "category": "coding-preferences"}))
-			p := newPipeline(t, llm, store, nil)
+			p := newPipeline(t, llm, store, Config{})
 			for _, ev := range tt.enqueue {
 				p.Enqueue(ev)
 			}
@@ -107,7 +107,7 @@ func TestFlushWaitsForThePassesEnqueuedBeforeIt(t *testing.T) {
 // returns while its pass is stuck.
 func TestFlushDoesNotWaitForLaterTriggers(t *testing.T) {
 	llm, entered, release := blockingLLM(t, nothing)
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first")})
 	<-entered
 	done := flushAsync(t, p, context.Background())
@@ -131,7 +131,7 @@ func TestFlushDoesNotWaitForLaterTriggers(t *testing.T) {
 // stands for the older one.
 func TestFlushWaitsForTheTurnThatReplacedItsTrigger(t *testing.T) {
 	llm, entered, release := blockingLLM(t, nothing)
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc")})
 	<-entered
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("turn 1")})
@@ -156,7 +156,7 @@ func TestFlushWaitsForTheTurnThatReplacedItsTrigger(t *testing.T) {
 func TestFlushEnds(t *testing.T) {
 	t.Run("when its context ends, leaving the triggers queued", func(t *testing.T) {
 		llm, entered, release := blockingLLM(t, nothing)
-		p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+		p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("stuck")})
 		<-entered
 		ctx, cancel := context.WithCancel(context.Background())
@@ -174,7 +174,7 @@ func TestFlushEnds(t *testing.T) {
 		}
 	})
 	t.Run("with ErrClosed when the waited triggers are dropped", func(t *testing.T) {
-		p := newPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), nil)
+		p := newPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("never processed")})
 		done := flushAsync(t, p, context.Background())
 		pending(done) // before Start, Flush waits for it
@@ -184,7 +184,7 @@ func TestFlushEnds(t *testing.T) {
 		}
 	})
 	t.Run("with nil after Close drained everything", func(t *testing.T) {
-		p := startPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), nil)
+		p := startPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc")})
 		must(0, p.Close(context.Background()))
 		if err := p.Flush(context.Background()); err != nil {
@@ -193,7 +193,7 @@ func TestFlushEnds(t *testing.T) {
 	})
 	t.Run("with ErrClosed when the Start context ended first", func(t *testing.T) {
 		llm, entered, _ := blockingLLM(t, nothing)
-		p := newPipeline(t, llm, memcore.NewMemStore(), nil)
+		p := newPipeline(t, llm, memcore.NewMemStore(), Config{})
 		ctx, cancel := context.WithCancel(context.Background())
 		must(0, p.Start(ctx))
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("stuck")})

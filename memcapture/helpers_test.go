@@ -1,6 +1,7 @@
 package memcapture
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,17 +31,22 @@ func eachStore(t *testing.T, f func(t *testing.T, s memcore.MemoryStore)) {
 func newFileStore(t *testing.T) *memcore.FileStore {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"))
+	s, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// newPipeline makes a pipeline with fast retries, closed when the test ends.
-func newPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStore, rebuild func(), opts ...Option) *Pipeline {
+// newPipeline makes a pipeline of cfg, with fast retries and the model
+// "classifier-model" unless cfg says otherwise, closed when the test ends.
+func newPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStore, cfg Config) *Pipeline {
 	t.Helper()
-	p, err := NewPipeline(llm, "classifier-model", store, rebuild, append([]Option{WithRetryPolicy(fastRetry)}, opts...)...)
+	if cfg.Retry == (memcore.RetryPolicy{}) {
+		cfg.Retry = fastRetry
+	}
+	cfg.ClassifierModel = cmp.Or(cfg.ClassifierModel, "classifier-model")
+	p, err := NewPipeline(llm, store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +59,9 @@ func newPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStor
 }
 
 // startPipeline is newPipeline followed by Start.
-func startPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStore, rebuild func(), opts ...Option) *Pipeline {
+func startPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStore, cfg Config) *Pipeline {
 	t.Helper()
-	p := newPipeline(t, llm, store, rebuild, opts...)
+	p := newPipeline(t, llm, store, cfg)
 	if err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +123,10 @@ func reply(items ...mem) string {
 var nothing = reply()
 
 // always answers every call with text.
-func always(text string) fake.LLMOption {
-	return fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+func always(text string) fake.LLMConfig {
+	return fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		return &memcore.CompletionResponse{Text: text}, nil
-	})
+	}}
 }
 
 // seed writes a memory and returns it as stored.
@@ -234,22 +240,22 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// newLLM returns newLLM(t, opts...), failing the test if it reports an
+// newLLM returns fake.NewLLM(cfg), failing the test if it reports an
 // error.
-func newLLM(t testing.TB, opts ...fake.LLMOption) *fake.LLM {
+func newLLM(t testing.TB, cfg fake.LLMConfig) *fake.LLM {
 	t.Helper()
-	l, err := fake.NewLLM(opts...)
+	l, err := fake.NewLLM(cfg)
 	if err != nil {
 		t.Fatalf("fake.NewLLM: %v", err)
 	}
 	return l
 }
 
-// newEmbedder returns newEmbedder(t, opts...), failing the test if it
+// newEmbedder returns fake.NewEmbedder(cfg), failing the test if it
 // reports an error.
-func newEmbedder(t testing.TB, opts ...fake.EmbedderOption) *fake.Embedder {
+func newEmbedder(t testing.TB, cfg fake.EmbedderConfig) *fake.Embedder {
 	t.Helper()
-	e, err := fake.NewEmbedder(opts...)
+	e, err := fake.NewEmbedder(cfg)
 	if err != nil {
 		t.Fatalf("fake.NewEmbedder: %v", err)
 	}

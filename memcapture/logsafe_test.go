@@ -44,11 +44,11 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	secret := func() string { return "ghp_" + randomKey(rng, alnum, 34) }
 	tests := []struct {
 		name string
-		// setup returns the classifier, extra options, the secrets and a
+		// setup returns the classifier, its config, the secrets and a
 		// message the log must hold (so the test is not vacuous).
-		setup func(t *testing.T) (memcore.LLMProvider, []Option, []string, string)
+		setup func(t *testing.T) (memcore.LLMProvider, Config, []string, string)
 	}{
-		{"fields of a reply item", func(t *testing.T) (memcore.LLMProvider, []Option, []string, string) {
+		{"fields of a reply item", func(t *testing.T) (memcore.LLMProvider, Config, []string, string) {
 			s := []string{secret(), secret(), secret(), secret(), secret()}
 			r := reply(
 				mem{"content": "A", "scope": s[0], "category": "user-facts"},
@@ -56,40 +56,40 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 				mem{"content": "C", "scope": "user", "category": "user-facts", "supersedes": s[2],
 					"related": []map[string]string{{"id": s[3], "relationship": "refines"}, {"id": "mem_x", "relationship": s[4]}}},
 			)
-			return newLLM(t, always(r)), nil, s, "supersedes names no stored memory"
+			return newLLM(t, always(r)), Config{}, s, "supersedes names no stored memory"
 		}},
-		{"classifier error echoing the request", func(t *testing.T) (memcore.LLMProvider, []Option, []string, string) {
+		{"classifier error echoing the request", func(t *testing.T) (memcore.LLMProvider, Config, []string, string) {
 			s := secret()
-			llm := newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+			llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				return nil, fmt.Errorf("%w: cannot process %q", memcore.ErrInvalidRequest, "my token is "+s)
-			}))
-			return llm, nil, []string{s}, "classifier call failed"
+			}})
+			return llm, Config{}, []string{s}, "classifier call failed"
 		}},
-		{"unreadable reply", func(t *testing.T) (memcore.LLMProvider, []Option, []string, string) {
+		{"unreadable reply", func(t *testing.T) (memcore.LLMProvider, Config, []string, string) {
 			s := secret()
-			return newLLM(t, always("not JSON; by the way "+s)), nil, []string{s}, "unreadable"
+			return newLLM(t, always("not JSON; by the way "+s)), Config{}, []string{s}, "unreadable"
 		}},
-		{"panic", func(t *testing.T) (memcore.LLMProvider, []Option, []string, string) {
+		{"panic", func(t *testing.T) (memcore.LLMProvider, Config, []string, string) {
 			s := secret()
-			llm := newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+			llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				panic("provider bug while sending " + s)
-			}))
-			return llm, nil, []string{s}, "panicked"
+			}})
+			return llm, Config{}, []string{s}, "panicked"
 		}},
-		{"embedder error echoing the text", func(t *testing.T) (memcore.LLMProvider, []Option, []string, string) {
+		{"embedder error echoing the text", func(t *testing.T) (memcore.LLMProvider, Config, []string, string) {
 			s := secret()
 			emb := &echoingEmbedder{secret: s}
-			return newLLM(t, always(nothing)), []Option{WithEmbedder(emb)}, []string{s}, "ranking existing memories failed"
+			return newLLM(t, always(nothing)), Config{Embedder: emb}, []string{s}, "ranking existing memories failed"
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			llm, opts, secrets, says := tt.setup(t)
+			llm, cfg, secrets, says := tt.setup(t)
 			var logs syncBuffer
 			store := memcore.NewMemStore()
 			seed(t, store, "Uses spaces.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
-			opts = append(opts, WithLogger(zerolog.New(&logs).Level(zerolog.DebugLevel)))
-			p := startPipeline(t, llm, store, nil, opts...)
+			cfg.Logger = zerolog.New(&logs).Level(zerolog.DebugLevel)
+			p := startPipeline(t, llm, store, cfg)
 			p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("Let's keep tabs.")})
 			s := passes(t, p, 1)
 			out := logs.String()

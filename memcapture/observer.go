@@ -18,24 +18,21 @@ type Observer struct {
 	turns    atomic.Uint64
 }
 
-// NewObserver returns an Observer feeding p. Options: [WithCadence]. A nil p
-// or an option out of range is an error wrapping [ErrInvalidConfig].
-func NewObserver(p *Pipeline, opts ...ObserverOption) (*Observer, error) {
-	var problems []error
-	if p == nil {
-		problems = append(problems, badValue("NewObserver's pipeline", "nil", "a *Pipeline"))
+// NewObserver returns an Observer feeding p, at the cadence of p's
+// [Config]. A nil p is a *memcore.ConfigError (matching
+// [ErrInvalidConfig]).
+func NewObserver(p *Pipeline) (*Observer, error) {
+	var bad memcore.FieldErrors
+	if !bad.Check(p != nil, "NewObserver's pipeline", memcore.Description("nil"), "a *Pipeline") {
+		return nil, bad.Err("memcapture", "")
 	}
-	c := observerConfig{cadence: DefaultCadence}
-	if err := applyOptions(&c, opts, problems...); err != nil {
-		return nil, err
-	}
-	return &Observer{pipeline: p, cadence: uint64(c.cadence)}, nil
+	return &Observer{pipeline: p, cadence: uint64(p.cfg.cadence)}, nil
 }
 
 // OnTurnComplete tells the observer that a turn has completed. messages is
 // the whole conversation window (all messages since the last summarisation,
 // oldest first; tool content may be left in, the pipeline strips it). Every
-// Nth call (see [WithCadence]) enqueues a turn trigger; a newer turn trigger
+// Nth call (N is [Config].Cadence) enqueues a turn trigger; a newer turn trigger
 // replaces one still waiting (the newest window contains the older one).
 func (o *Observer) OnTurnComplete(messages []memcore.Message, sessionID string) {
 	if o.turns.Add(1)%o.cadence != 0 {

@@ -16,7 +16,7 @@ import (
 // release is closed (or their context ends) before answering text.
 func blockingLLM(t testing.TB, text string) (llm *fake.LLM, entered chan struct{}, release chan struct{}) {
 	entered, release = make(chan struct{}, 100), make(chan struct{})
-	llm = newLLM(t, fake.WithReplyFunc(func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm = newLLM(t, fake.LLMConfig{ReplyFunc: func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		entered <- struct{}{}
 		select {
 		case <-release:
@@ -24,13 +24,13 @@ func blockingLLM(t testing.TB, text string) (llm *fake.LLM, entered chan struct{
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-	}))
+	}})
 	return llm, entered, release
 }
 
 func TestStuckClassifierDoesNotBlockTurns(t *testing.T) {
 	llm, entered, release := blockingLLM(t, nothing)
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	obs := must(NewObserver(p))
 
 	obs.OnTurnComplete(win("turn first"), "s1")
@@ -82,8 +82,8 @@ func TestCadence(t *testing.T) {
 	for _, cadence := range []int{1, 3, 10} {
 		t.Run(fmt.Sprint(cadence), func(t *testing.T) {
 			llm := newLLM(t, always(nothing))
-			p := newPipeline(t, llm, memcore.NewMemStore(), nil)
-			obs := must(NewObserver(p, WithCadence(cadence)))
+			p := newPipeline(t, llm, memcore.NewMemStore(), Config{Cadence: cadence})
+			obs := must(NewObserver(p))
 			const turns = 30
 			for i := 1; i <= turns; i++ {
 				obs.OnTurnComplete(win(fmt.Sprintf("turn %d", i)), "s")
@@ -104,8 +104,8 @@ func TestCadence(t *testing.T) {
 }
 
 func TestCompactionIgnoresCadence(t *testing.T) {
-	p := newPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), nil)
-	obs := must(NewObserver(p, WithCadence(10)))
+	p := newPipeline(t, newLLM(t, always(nothing)), memcore.NewMemStore(), Config{Cadence: 10})
+	obs := must(NewObserver(p))
 	obs.OnTurnComplete(win("a"), "s")
 	obs.OnCompaction(win("arc"), "s")
 	obs.OnCompaction(win("arc 2"), "s")
@@ -116,7 +116,7 @@ func TestCompactionIgnoresCadence(t *testing.T) {
 
 func TestObserverCopiesTheWindow(t *testing.T) {
 	llm := newLLM(t, always(nothing))
-	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := newPipeline(t, llm, memcore.NewMemStore(), Config{})
 	obs := must(NewObserver(p))
 	msgs := win("original text")
 	obs.OnTurnComplete(msgs, "s")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -102,57 +103,72 @@ func fromValue(raw json.RawMessage, depth int) ([]json.RawMessage, bool) {
 		}
 		return arr, true
 	case '{':
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return nil, false
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if strings.EqualFold(k, "memories") {
-				v := bytes.TrimSpace(obj[k])
-				if string(v) == "null" {
-					return nil, true
-				}
-				return fromValue(v, depth+1)
-			}
-		}
-		if _, ok := obj["content"]; ok {
-			return []json.RawMessage{raw}, true
-		}
-		if depth >= maxWrapDepth {
-			return nil, false
-		}
-		// A wrapping object: prefer a non-empty list, then an empty one,
-		// then a nested object holding one.
-		var empty bool
-		for _, k := range keys {
+		return fromObject(raw, depth)
+	}
+	return nil, false
+}
+
+// fromObject finds the list of memories in a JSON object: its "memories"
+// key (in any case), the object itself when it is one memory (it has
+// "content"), or a list or object it wraps.
+func fromObject(raw json.RawMessage, depth int) ([]json.RawMessage, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil, false
+	}
+	keys := slices.Sorted(maps.Keys(obj))
+	for _, k := range keys {
+		if strings.EqualFold(k, "memories") {
 			v := bytes.TrimSpace(obj[k])
-			if len(v) > 0 && v[0] == '[' {
-				if els, ok := fromValue(v, depth+1); ok {
-					if len(els) > 0 {
-						return els, true
-					}
-					empty = true
-				}
+			if string(v) == "null" {
+				return nil, true
 			}
+			return fromValue(v, depth+1)
 		}
-		if empty {
-			return nil, true
-		}
-		for _, k := range keys {
-			v := bytes.TrimSpace(obj[k])
-			if len(v) > 0 && v[0] == '{' {
-				if els, ok := fromValue(v, depth+1); ok {
-					return els, true
-				}
+	}
+	if _, ok := obj["content"]; ok {
+		return []json.RawMessage{raw}, true
+	}
+	if depth >= maxWrapDepth {
+		return nil, false
+	}
+	return fromWrapper(obj, keys, depth)
+}
+
+// fromWrapper finds the list of memories in the values of a wrapping
+// object, keys sorted: a non-empty list first, then an empty one, then a
+// nested object holding one.
+func fromWrapper(obj map[string]json.RawMessage, keys []string, depth int) ([]json.RawMessage, bool) {
+	empty := false
+	for _, v := range valuesStarting(obj, keys, '[') {
+		if els, ok := fromValue(v, depth+1); ok {
+			if len(els) > 0 {
+				return els, true
 			}
+			empty = true
+		}
+	}
+	if empty {
+		return nil, true
+	}
+	for _, v := range valuesStarting(obj, keys, '{') {
+		if els, ok := fromValue(v, depth+1); ok {
+			return els, true
 		}
 	}
 	return nil, false
+}
+
+// valuesStarting returns the values of obj, in the order of keys, that
+// start with the byte open ('[' or '{') once trimmed.
+func valuesStarting(obj map[string]json.RawMessage, keys []string, open byte) []json.RawMessage {
+	var out []json.RawMessage
+	for _, k := range keys {
+		if v := bytes.TrimSpace(obj[k]); len(v) > 0 && v[0] == open {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // listOfObjects reports whether arr can be the list of memories: empty, or

@@ -111,8 +111,8 @@ func decode(t *testing.T, b []byte) any {
 
 func TestUnparseableReplyAskedOnce(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
-		llm := newLLM(t, fake.WithReplies("I think the user likes tabs!", "```json\n{\"memories\":["+one+"]}\n```"))
-		p := startPipeline(t, llm, store, nil)
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{"I think the user likes tabs!", "```json\n{\"memories\":[" + one + "]}\n```"}})
+		p := startPipeline(t, llm, store, Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("use tabs please")})
 		s := passes(t, p, 1)
 		if llm.Calls() != 2 || s.MemoriesWritten != 1 || s.ParseFailures != 0 {
@@ -130,7 +130,7 @@ func TestUnparseableReplyAskedOnce(t *testing.T) {
 func TestUnparseableTwiceIsCounted(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		llm := newLLM(t, always("Sorry, I cannot help with that."))
-		p := startPipeline(t, llm, store, nil)
+		p := startPipeline(t, llm, store, Config{})
 		w := win("use tabs please")
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 		s := passes(t, p, 1)
@@ -148,7 +148,7 @@ func TestUnparseableTwiceIsCounted(t *testing.T) {
 
 func TestEmptyListIsNotAParseFailure(t *testing.T) {
 	llm := newLLM(t, always("```json\n{\"memories\": []}\n```"))
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("hi")})
 	if s := passes(t, p, 1); s.ParseFailures != 0 || llm.Calls() != 1 || s.MemoriesWritten != 0 {
 		t.Errorf("ParseFailures = %d, calls = %d, written = %d", s.ParseFailures, llm.Calls(), s.MemoriesWritten)

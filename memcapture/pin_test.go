@@ -55,8 +55,8 @@ func TestPromptLayoutPinsTheList(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		a := seed(t, store, "Uses tabs for indentation.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 		b := seed(t, store, "Prefers errors.As over type assertions.", memcore.ScopeUser, memcore.CategoryCodingPreferences, t0.Add(time.Minute), nil)
-		llm := newLLM(t, fake.WithReplies(reply(item("Formats Go code with gofumpt.", "scope", "user", "category", "coding-preferences")), nothing, nothing))
-		p := startPipeline(t, llm, store, nil, WithClock(func() time.Time { return t0.Add(time.Hour) }))
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{reply(item("Formats Go code with gofumpt.", "scope", "user", "category", "coding-preferences")), nothing, nothing}})
+		p := startPipeline(t, llm, store, Config{Clock: func() time.Time { return t0.Add(time.Hour) }})
 
 		conv := win("From now on use gofumpt.", "Understood, gofumpt it is.")
 		enqueue(t, p, 1, "s", conv)
@@ -106,7 +106,7 @@ func TestPromptLayoutPinsTheList(t *testing.T) {
 			if strings.Index(text, sinceHeading) < strings.Index(text, conv[2*i+3].Content) {
 				t.Errorf("pass %d: the memories added since come before the conversation's end:\n%s", i+2, text)
 			}
-			if want := headLine(m1) + "\n"; strings.Count(text, want) != 1 || !strings.Contains(sinceSection(req), want) {
+			if line, _ := headLine(m1); strings.Count(text, line+"\n") != 1 || !strings.Contains(sinceSection(req), line+"\n") {
 				t.Errorf("pass %d: the memory written since is not listed once, after the conversation:\n%s", i+2, text)
 			}
 			wantPrefix(t, reqs[i], req)
@@ -120,20 +120,21 @@ func TestPromptLayoutPinsTheList(t *testing.T) {
 func TestListRepinnedOnStepAndSession(t *testing.T) {
 	store := memcore.NewMemStore()
 	a := seed(t, store, "Uses tabs for indentation.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
-	llm := newLLM(t, fake.WithReplies(reply(item("Runs the linter before every commit.")), nothing, nothing, nothing, nothing))
+	llm := newLLM(t, fake.LLMConfig{Replies: []string{reply(item("Runs the linter before every commit.")), nothing, nothing, nothing, nothing}})
 	const budget = 100
-	p := startPipeline(t, llm, store, nil, WithWindowTokens(budget), WithClock(func() time.Time { return t0.Add(time.Hour) }))
+	p := startPipeline(t, llm, store, Config{WindowTokens: budget, Clock: func() time.Time { return t0.Add(time.Hour) }})
 
 	var conv []memcore.Message
 	for i := range 40 {
 		conv = append(conv, win(fmt.Sprintf("Question %d about the build and its cache.", i), fmt.Sprintf("Answer %d: clear the cache.", i))...)
 	}
-	first := p.window(conv[:2])[0]
+	firstWindow, _ := p.window(conv[:2])
+	first := firstWindow[0]
 	// grown is the longest conversation whose window still begins with
 	// the first message; stepped the shortest whose window does not.
 	grown, stepped := 2, 0
 	for n := 4; n <= len(conv); n += 2 {
-		if p.window(conv[:n])[0] != first {
+		if w, _ := p.window(conv[:n]); w[0] != first {
 			stepped = n
 			break
 		}
@@ -193,10 +194,10 @@ func TestStalePinnedIDs(t *testing.T) {
 			edge(x.Meta.ID, memcore.RelationshipRelatesTo))
 
 		var second string
-		llm := newLLM(t, fake.WithReplies(nothing), fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{nothing}, ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 			return &memcore.CompletionResponse{Text: second}, nil
-		}))
-		p := startPipeline(t, llm, store, nil, WithClock(func() time.Time { return t0.Add(time.Hour) }))
+		}})
+		p := startPipeline(t, llm, store, Config{Clock: func() time.Time { return t0.Add(time.Hour) }})
 		conv := win("How do we indent YAML?", "With tabs.")
 		enqueue(t, p, 1, "s", conv)
 
@@ -268,7 +269,7 @@ func TestAddedSinceOverflowRepins(t *testing.T) {
 	}
 	add(3)
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, store, nil, WithExistingTokens(budget))
+	p := startPipeline(t, llm, store, Config{ExistingTokens: budget})
 	conv := win("Which conventions does the build follow?", "Several.")
 	enqueue(t, p, 1, "s", conv)
 	add(1)
@@ -314,7 +315,7 @@ func TestPinsBounded(t *testing.T) {
 	store := memcore.NewMemStore()
 	a := seed(t, store, "Uses tabs for indentation.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
 	llm := newLLM(t, always(nothing))
-	p := newPipeline(t, llm, store, nil) // passes run here, one after another
+	p := newPipeline(t, llm, store, Config{}) // passes run here, one after another
 	ctx := context.Background()
 	conv := func(session, n int) []memcore.Message {
 		var out []memcore.Message

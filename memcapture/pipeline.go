@@ -18,9 +18,9 @@ import (
 
 // Pipeline turns conversation windows into memories on one background
 // goroutine: for each trigger it strips tool content, caps the window,
-// skips it if unchanged, lists the existing memories, asks the classifier
-// model what is worth remembering, validates and redacts the answer, writes
-// the memories and calls the rebuild callback. At most one classifier call
+// redacts its secrets, skips it if unchanged, lists the existing memories,
+// asks the classifier model what is worth remembering, validates and
+// redacts the answer, writes the memories and calls the rebuild callback. At most one classifier call
 // is in flight at a time, so the store is written by one goroutine only.
 //
 // Triggers wait in two places: one slot for the latest turn trigger (a
@@ -32,9 +32,7 @@ import (
 // stop it with [Pipeline.Close].
 type Pipeline struct {
 	classifier memcore.LLMProvider
-	model      string
 	store      memcore.MemoryStore
-	rebuildFn  func()
 	cfg        config
 	log        zerolog.Logger
 	stats      counters
@@ -74,38 +72,29 @@ type Pipeline struct {
 	pinSeed    maphash.Seed
 }
 
-// NewPipeline returns a Pipeline that asks classifier (with classifierModel,
-// configuration key memory.classifier_model; "" means the provider's
-// default) what to remember and writes to store.
-// rebuildFn, if not nil, is called once after each pass that wrote at least
-// one memory; it must not block (the retrieval engine's TriggerRebuild
-// fits). Options: [WithLogger], [WithEmbedder], [WithWindowTokens],
-// [WithExistingTokens], [WithPassTimeout], [WithRetryPolicy],
-// [WithMaxContentBytes], [WithMaxMemoriesPerPass],
-// [WithMaxPendingCompactions], [WithReplyTokens], [WithClock].
+// NewPipeline returns a Pipeline that asks classifier what to remember and
+// writes to store, configured by cfg: the classifier's model, the
+// observers' cadence, the rebuild callback, the embedder that ranks the
+// existing memories, the logger, the budgets and limits (see [Config]; a
+// zero field means its default).
 //
-// A nil classifier or store, or an option out of range, is an error
-// wrapping [ErrInvalidConfig] that names each of them, the value given and
-// the values allowed.
-func NewPipeline(classifier memcore.LLMProvider, classifierModel string, store memcore.MemoryStore, rebuildFn func(), opts ...Option) (*Pipeline, error) {
-	var problems []error
-	if classifier == nil {
-		problems = append(problems, badValue("NewPipeline's classifier", "nil", "a memcore.LLMProvider"))
-	}
-	if store == nil {
-		problems = append(problems, badValue("NewPipeline's store", "nil", "a memcore.MemoryStore"))
-	}
-	cfg := defaultConfig()
-	if err := applyOptions(&cfg, opts, problems...); err != nil {
+// A nil classifier or store, or a field of cfg out of range, is a
+// *memcore.ConfigError (matching [ErrInvalidConfig]) that names each of
+// them, the value given and the values allowed.
+func NewPipeline(classifier memcore.LLMProvider, store memcore.MemoryStore, cfg Config) (*Pipeline, error) {
+	var bad memcore.FieldErrors
+	bad.Check(classifier != nil, "NewPipeline's classifier", memcore.Description("nil"), "a memcore.LLMProvider")
+	bad.Check(store != nil, "NewPipeline's store", memcore.Description("nil"), "a memcore.MemoryStore")
+	cfg.check(&bad)
+	if err := bad.Err("memcapture", ""); err != nil {
 		return nil, err
 	}
+	c := cfg.resolve()
 	return &Pipeline{
 		classifier: classifier,
-		model:      classifierModel,
 		store:      store,
-		rebuildFn:  rebuildFn,
-		cfg:        cfg,
-		log:        cfg.log,
+		cfg:        c,
+		log:        c.log,
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		progress:   make(chan struct{}),
@@ -141,7 +130,7 @@ func (p *Pipeline) Start(ctx context.Context) error {
 // A turn trigger ([memcore.TriggerCadence]) replaces a turn trigger still
 // waiting (counted as coalesced); a compaction trigger
 // ([memcore.TriggerCompaction]) joins the compaction queue, which is
-// processed first and holds up to [WithMaxPendingCompactions] triggers. A
+// processed first and holds up to [Config].MaxPendingCompactions triggers. A
 // trigger of any other kind, one beyond the queue bound, and any trigger
 // after Close are dropped, counted and logged.
 func (p *Pipeline) Enqueue(event TriggerEvent) {
@@ -389,7 +378,7 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	defer p.stats.passes.Add(1)
 	defer p.recoverPanic(log, "memcapture: capture pass panicked (skipped)")
 
-	window := p.window(ev.Messages)
+	window, redactions := p.window(ev.Messages)
 	if len(window) == 0 {
 		p.stats.skippedEmpty.Add(1)
 		log.Debug().Msg("memcapture: window empty after stripping tool content (skipped)")
@@ -401,6 +390,8 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 		log.Debug().Msg("memcapture: window unchanged since the last pass (skipped)")
 		return
 	}
+
+	p.stats.requestRedactions.Add(uint64(redactions))
 
 	passCtx, cancel := context.WithTimeout(ctx, p.cfg.passTimeout)
 	defer cancel()
@@ -550,12 +541,12 @@ func repoint(m, head *memcore.MemoryFile) {
 
 // rebuild calls the rebuild callback; a panic in it is logged, not passed on.
 func (p *Pipeline) rebuild(log zerolog.Logger) {
-	if p.rebuildFn == nil {
+	if p.cfg.rebuild == nil {
 		return
 	}
 	p.stats.rebuilds.Add(1)
 	defer p.recoverPanic(log, "memcapture: rebuild callback panicked")
-	p.rebuildFn()
+	p.cfg.rebuild()
 }
 
 // recoverPanic, deferred, stops a panic of the provider, the store or the
@@ -569,15 +560,18 @@ func (p *Pipeline) recoverPanic(log zerolog.Logger, msg string) {
 	}
 }
 
-// window is what the classifier sees of a trigger's messages: tool content
-// stripped, capped to the window budget in steps that keep the window's
-// beginning stable from one pass to the next (capInSteps).
-func (p *Pipeline) window(msgs []memcore.Message) []memcore.Message {
-	stripped := memcore.StripToolContent(msgs)
+// window is what the classifier (and the embedder ranking the existing
+// memories) sees of a trigger's messages: tool content stripped, capped to
+// the window budget in steps that keep the window's beginning stable from
+// one pass to the next (capInSteps), and secrets redacted
+// (memcore.RedactWindow), which keeps that beginning stable too. It
+// returns the number of secrets replaced.
+func (p *Pipeline) window(msgs []memcore.Message) ([]memcore.Message, int) {
+	fit := func(m []memcore.Message) []memcore.Message { return capInSteps(m, p.cfg.windowTokens) }
 	if p.capWindow != nil {
-		return p.capWindow(stripped, p.cfg.windowTokens)
+		fit = func(m []memcore.Message) []memcore.Message { return p.capWindow(m, p.cfg.windowTokens) }
 	}
-	return capInSteps(stripped, p.cfg.windowTokens)
+	return memcore.RedactWindow(memcore.StripToolContent(msgs), fit)
 }
 
 // windowHash identifies a window's content.

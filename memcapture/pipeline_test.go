@@ -16,7 +16,7 @@ import (
 
 func TestLatestTurnWins(t *testing.T) {
 	llm := newLLM(t, always(nothing))
-	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := newPipeline(t, llm, memcore.NewMemStore(), Config{})
 	for i := 1; i <= 5; i++ {
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win(fmt.Sprintf("window %d", i)), SessionID: "s"})
 	}
@@ -33,7 +33,7 @@ func TestLatestTurnWins(t *testing.T) {
 
 func TestCompactionsFirstAndNotCoalesced(t *testing.T) {
 	llm := newLLM(t, always(nothing))
-	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := newPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("turn A")})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc B")})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("turn C")})
@@ -54,7 +54,7 @@ func TestCompactionsFirstAndNotCoalesced(t *testing.T) {
 }
 
 func TestCompactionQueueBound(t *testing.T) {
-	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil, WithMaxPendingCompactions(2))
+	p := newPipeline(t, newLLM(t, fake.LLMConfig{}), memcore.NewMemStore(), Config{MaxPendingCompactions: 2})
 	for i := range 5 {
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win(fmt.Sprint(i))})
 	}
@@ -66,7 +66,7 @@ func TestCompactionQueueBound(t *testing.T) {
 // Only cadence and compaction triggers start passes; any other kind is
 // dropped and counted.
 func TestUnknownKindDropped(t *testing.T) {
-	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil)
+	p := newPipeline(t, newLLM(t, fake.LLMConfig{}), memcore.NewMemStore(), Config{})
 	for _, kind := range []memcore.Trigger{memcore.TriggerManual, "", "turn", "Cadence"} {
 		p.Enqueue(TriggerEvent{Kind: kind, Messages: win("x")})
 	}
@@ -77,7 +77,7 @@ func TestUnknownKindDropped(t *testing.T) {
 
 func TestIdenticalWindowSkipped(t *testing.T) {
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	w := win("we use tabs", "noted")
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 	passes(t, p, 1)
@@ -100,7 +100,7 @@ func TestIdenticalWindowSkipped(t *testing.T) {
 func TestFailedPassIsNotRememberedAsClassified(t *testing.T) {
 	llm := newLLM(t, always(nothing))
 	failNext(t, llm, 1, memcore.ErrInvalidRequest)
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	w := win("same window")
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: w})
 	passes(t, p, 1)
@@ -113,7 +113,7 @@ func TestFailedPassIsNotRememberedAsClassified(t *testing.T) {
 
 func TestEmptyWindowSkipped(t *testing.T) {
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: []memcore.Message{{Role: memcore.RoleTool, Content: "output"}}})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction})
 	s := passes(t, p, 2)
@@ -125,14 +125,14 @@ func TestEmptyWindowSkipped(t *testing.T) {
 func TestWindowCappedOnRuneBoundaries(t *testing.T) {
 	const budget = 60
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil, WithWindowTokens(budget))
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{WindowTokens: budget})
 	var msgs []memcore.Message
 	for i := range 40 {
 		msgs = append(msgs, win(fmt.Sprintf("OLD%02d 日本語のテキスト🙂🙂 ümlaut", i))...)
 	}
 	msgs = append(msgs, memcore.Message{Role: memcore.RoleAssistant, Content: "NEWEST 最後のメッセージ"})
 
-	got := p.window(msgs)
+	got, _ := p.window(msgs)
 	if n := memcore.WindowTokens(got); n > budget {
 		t.Errorf("window costs %d tokens, budget %d", n, budget)
 	}
@@ -157,7 +157,7 @@ func TestNoToolContentReachesTheClassifier(t *testing.T) {
 	const leak = "TOOL-SECRET-OUTPUT"
 	llm := newLLM(t, always(nothing))
 	llm.Enqueue("not json at all") // so the retry request is recorded too
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	msgs := []memcore.Message{
 		{Role: memcore.RoleSystem, Content: "system " + leak},
 		{Role: memcore.RoleUser, Content: "please list the files"},
@@ -190,7 +190,7 @@ func TestNoToolContentReachesTheClassifier(t *testing.T) {
 
 func TestEnqueueBeforeStartWaits(t *testing.T) {
 	llm := newLLM(t, always(nothing))
-	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := newPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("early")})
 	if llm.Calls() != 0 {
 		t.Fatal("classifier called before Start")
@@ -203,7 +203,7 @@ func TestEnqueueBeforeStartWaits(t *testing.T) {
 }
 
 func TestStartTwiceAndAfterClose(t *testing.T) {
-	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil)
+	p := newPipeline(t, newLLM(t, fake.LLMConfig{}), memcore.NewMemStore(), Config{})
 	must(0, p.Start(context.Background()))
 	if err := p.Start(context.Background()); !errors.Is(err, ErrAlreadyStarted) {
 		t.Errorf("second Start: err = %v, want ErrAlreadyStarted", err)
@@ -224,7 +224,7 @@ func TestStartTwiceAndAfterClose(t *testing.T) {
 func TestCloseDrains(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		llm, entered, release := blockingLLM(t, reply(mem{"content": "Prefers tabs.", "scope": "user", "category": "coding-preferences"}))
-		p := startPipeline(t, llm, store, nil)
+		p := startPipeline(t, llm, store, Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first")})
 		<-entered
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("arc 1")})
@@ -251,7 +251,7 @@ func TestCloseDrains(t *testing.T) {
 
 func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 	llm, entered, _ := blockingLLM(t, nothing) // never released
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("stuck")})
 	<-entered
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("waiting")})
@@ -268,7 +268,7 @@ func TestCloseGivesUpWhenItsContextEnds(t *testing.T) {
 }
 
 func TestCloseBeforeStartDropsWaiting(t *testing.T) {
-	p := newPipeline(t, newLLM(t), memcore.NewMemStore(), nil)
+	p := newPipeline(t, newLLM(t, fake.LLMConfig{}), memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCompaction, Messages: win("b")})
 	if err := p.Close(context.Background()); err != nil {
@@ -281,7 +281,7 @@ func TestCloseBeforeStartDropsWaiting(t *testing.T) {
 
 func TestStartContextStopsThePipeline(t *testing.T) {
 	llm, entered, _ := blockingLLM(t, nothing)
-	p := newPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := newPipeline(t, llm, memcore.NewMemStore(), Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	must(0, p.Start(ctx))
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
@@ -298,12 +298,9 @@ func TestStartContextStopsThePipeline(t *testing.T) {
 func TestRebuildOncePerWritingPass(t *testing.T) {
 	eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
 		var rebuilds atomic.Int32
-		llm := newLLM(t, fake.WithReplies(
-			reply(mem{"content": "Uses tabs.", "scope": "repo", "category": "project-conventions"},
-				mem{"content": "Prefers table-driven tests.", "scope": "user", "category": "coding-preferences"}),
-			nothing,
-		))
-		p := startPipeline(t, llm, store, func() { rebuilds.Add(1) })
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{reply(mem{"content": "Uses tabs.", "scope": "repo", "category": "project-conventions"},
+			mem{"content": "Prefers table-driven tests.", "scope": "user", "category": "coding-preferences"}), nothing}})
+		p := startPipeline(t, llm, store, Config{Rebuild: func() { rebuilds.Add(1) }})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("one")})
 		passes(t, p, 1)
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("two")})
@@ -315,14 +312,14 @@ func TestRebuildOncePerWritingPass(t *testing.T) {
 }
 
 func TestPanickingRebuildDoesNotStopThePipeline(t *testing.T) {
-	llm := newLLM(t, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		content := "Memory of the first window."
 		if strings.Contains(userText(req), "second") {
 			content = "Memory of the second window."
 		}
 		return &memcore.CompletionResponse{Text: reply(mem{"content": content, "scope": "repo", "category": "patterns"})}, nil
-	}))
-	p := startPipeline(t, llm, memcore.NewMemStore(), func() { panic("rebuild exploded") })
+	}})
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{Rebuild: func() { panic("rebuild exploded") }})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first")})
 	passes(t, p, 1)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("second")})
@@ -334,13 +331,13 @@ func TestPanickingRebuildDoesNotStopThePipeline(t *testing.T) {
 
 func TestPanickingProviderDoesNotStopThePipeline(t *testing.T) {
 	var calls atomic.Int32
-	llm := newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if calls.Add(1) == 1 {
 			panic("provider bug")
 		}
 		return &memcore.CompletionResponse{Text: nothing}, nil
-	}))
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	}})
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	passes(t, p, 1)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("b")})
@@ -368,9 +365,11 @@ func TestClassifierErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			eachStore(t, func(t *testing.T, store memcore.MemoryStore) {
-				llm := newLLM(t, always(ok), fake.WithFailNext(c.fails, c.err))
+				cfg := always(ok)
+				cfg.FailNext, cfg.FailWith = c.fails, c.err
+				llm := newLLM(t, cfg)
 				var rebuilds atomic.Int32
-				p := startPipeline(t, llm, store, func() { rebuilds.Add(1) })
+				p := startPipeline(t, llm, store, Config{Rebuild: func() { rebuilds.Add(1) }})
 				p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 				s := passes(t, p, 1)
 				if llm.Calls() != c.wantCalls || s.MemoriesWritten != c.wantWritten || s.LLMErrors != c.wantErrors {
@@ -387,7 +386,7 @@ func TestClassifierErrors(t *testing.T) {
 
 func TestPassDeadline(t *testing.T) {
 	llm, _, _ := blockingLLM(t, nothing) // answers only when its context ends
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil, WithPassTimeout(20*time.Millisecond))
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{PassTimeout: 20 * time.Millisecond})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	s := passes(t, p, 1)
 	if s.LLMErrors != 1 {
@@ -429,7 +428,7 @@ func TestStoreFailures(t *testing.T) {
 			mem{"content": "Uses tabs, width 4.", "scope": "repo", "category": "project-conventions", "supersedes": head.Meta.ID},
 			mem{"content": "Prefers short names.", "scope": "user", "category": "coding-preferences"},
 		)))
-		p := startPipeline(t, llm, failingStore{MemoryStore: store}, func() { rebuilds.Add(1) })
+		p := startPipeline(t, llm, failingStore{MemoryStore: store}, Config{Rebuild: func() { rebuilds.Add(1) }})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 		s := passes(t, p, 1)
 		if s.StoreErrors != 1 || s.MemoriesWritten != 2 || rebuilds.Load() != 1 {
@@ -443,7 +442,7 @@ func TestStoreFailures(t *testing.T) {
 			}
 		}
 
-		p2 := startPipeline(t, llm, failingStore{MemoryStore: store, listFails: true}, nil)
+		p2 := startPipeline(t, llm, failingStore{MemoryStore: store, listFails: true}, Config{})
 		p2.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("y")})
 		if s := passes(t, p2, 1); s.StoreErrors != 1 || s.MemoriesWritten != 0 {
 			t.Errorf("list failure: StoreErrors = %d, written = %d; want 1 and 0", s.StoreErrors, s.MemoriesWritten)
@@ -456,7 +455,7 @@ func TestStatsCountTokens(t *testing.T) {
 	// the total tells which calls were counted.
 	var calls atomic.Int64
 	var want atomic.Uint64
-	llm := newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		n := int(calls.Add(1))
 		text := nothing
 		if n == 1 {
@@ -465,8 +464,8 @@ func TestStatsCountTokens(t *testing.T) {
 		usage := memcore.Usage{InputTokens: 100 * n, OutputTokens: n}
 		want.Add(uint64(usage.Total()))
 		return &memcore.CompletionResponse{Text: text, Usage: usage}, nil
-	}))
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	}})
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("a")})
 	passes(t, p, 1)
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("b")})

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/rs/zerolog"
 )
 
@@ -169,7 +170,7 @@ func (p *Pipeline) request(pinned []string, window []memcore.Message, since []st
 	b.WriteString(replyReminder)
 	temp := 0.0
 	return memcore.CompletionRequest{
-		Model:          p.model,
+		Model:          p.cfg.model,
 		System:         systemPrompt,
 		Messages:       []memcore.Message{{Role: memcore.RoleUser, Content: b.String()}},
 		MaxTokens:      p.cfg.replyTokens,
@@ -178,13 +179,15 @@ func (p *Pipeline) request(pinned []string, window []memcore.Message, since []st
 	}
 }
 
-// headLine is how a memory is listed in the prompt.
-func headLine(m *memcore.MemoryFile) string {
-	title := m.Title()
+// headLine is how a memory is listed in the prompt, and the number of
+// secrets replaced in it: its title is redacted (a memory written by hand
+// may hold a secret), then clipped.
+func headLine(m *memcore.MemoryFile) (string, int) {
+	title, n := redact.Text(m.Title())
 	if utf8.RuneCountInString(title) > maxTitleRunes {
 		title = string([]rune(title)[:maxTitleRunes]) + "…"
 	}
-	return fmt.Sprintf("- [%s] (%s/%s) %s", m.Meta.ID, m.Meta.Scope, m.Meta.Category, title)
+	return fmt.Sprintf("- [%s] (%s/%s) %s", m.Meta.ID, m.Meta.Scope, m.Meta.Category, title), n
 }
 
 // selectHeads returns the list lines of the heads to show the classifier:
@@ -201,11 +204,19 @@ func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, he
 		if err != nil {
 			p.fail(FailureEmbedder, err)
 			log.Warn().Err(redactErr(err)).Msg("memcapture: ranking existing memories failed (newest first this pass)")
-			return fitLines(ordered, p.cfg.existingTokens), false
+			return p.listLines(ordered), false
 		}
 		ordered = r
 	}
-	return fitLines(ordered, p.cfg.existingTokens), true
+	return p.listLines(ordered), true
+}
+
+// listLines returns the list lines of the first of ordered that fit the
+// existing-memories budget, counting the secrets redacted in them.
+func (p *Pipeline) listLines(ordered []*memcore.MemoryFile) []string {
+	lines, n := fitLines(ordered, p.cfg.existingTokens)
+	p.stats.requestRedactions.Add(uint64(n))
+	return lines
 }
 
 // newestFirst returns a copy of ms, newest first (by creation time, then
@@ -222,20 +233,22 @@ func newestFirst(ms []*memcore.MemoryFile) []*memcore.MemoryFile {
 }
 
 // fitLines returns the list lines of the first of ordered that fit a
-// budget of budget estimated tokens, each line with its newline.
-func fitLines(ordered []*memcore.MemoryFile, budget int) []string {
+// budget of budget estimated tokens, each line with its newline, and the
+// number of secrets redacted in them.
+func fitLines(ordered []*memcore.MemoryFile, budget int) ([]string, int) {
 	var lines []string
-	runes := 0
+	runes, redactions := 0, 0
 	for _, m := range ordered {
-		l := headLine(m)
+		l, r := headLine(m)
 		n := utf8.RuneCountInString(l) + 1 // and its newline
 		if (runes+n+3)/4 > budget {
 			break
 		}
 		runes += n
+		redactions += r
 		lines = append(lines, l)
 	}
-	return lines
+	return lines, redactions
 }
 
 // vectorKey identifies a cached vector: the embedder's model and the
@@ -245,20 +258,23 @@ type vectorKey struct {
 	sum   [sha256.Size]byte
 }
 
-// rank orders heads by cosine similarity to the window, most similar first
-// (ties keep the given order). Vectors of memories are cached, so each
-// memory is embedded once per process.
+// rank orders heads by cosine similarity to the window (already
+// redacted), most similar first (ties keep the given order). Vectors of
+// memories are cached by their text, so each memory is embedded once per
+// process; what is embedded is the text redacted (a memory written by
+// hand may hold a secret).
 func (p *Pipeline) rank(ctx context.Context, window []memcore.Message, heads []*memcore.MemoryFile) ([]*memcore.MemoryFile, error) {
 	model := p.cfg.embedder.Model()
 	keys := make([]vectorKey, len(heads))
 	var texts []string
 	var missing []int // indexes of heads without a cached vector
 	for i, m := range heads {
-		text := clipRunes(m.Content, embedDocRunes)
-		keys[i] = vectorKey{model: model, sum: sha256.Sum256([]byte(text))}
+		keys[i] = vectorKey{model: model, sum: sha256.Sum256([]byte(clipRunes(m.Content, embedDocRunes)))}
 		if _, ok := p.vectors[keys[i]]; !ok {
 			missing = append(missing, i)
-			texts = append(texts, text)
+			text, n := redact.Text(m.Content)
+			p.stats.requestRedactions.Add(uint64(n))
+			texts = append(texts, clipRunes(text, embedDocRunes))
 		}
 	}
 	var query strings.Builder

@@ -20,7 +20,7 @@ func TestPromptContents(t *testing.T) {
 		other := seed(t, store, "Prefers errors.As over type assertions.", memcore.ScopeUser, memcore.CategoryCodingPreferences, t0.Add(2*time.Hour), nil)
 
 		llm := newLLM(t, always(nothing))
-		p := startPipeline(t, llm, store, nil)
+		p := startPipeline(t, llm, store, Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("From now on use gofumpt.", "Understood, gofumpt it is.")})
 		passes(t, p, 1)
 		req := llm.Requests()[0]
@@ -68,7 +68,7 @@ func TestPromptContents(t *testing.T) {
 
 func TestPromptWithoutExistingMemories(t *testing.T) {
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, memcore.NewMemStore(), nil)
+	p := startPipeline(t, llm, memcore.NewMemStore(), Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("hello")})
 	passes(t, p, 1)
 	if strings.Contains(userText(llm.Requests()[0]), "EXISTING MEMORIES") {
@@ -85,7 +85,7 @@ func TestExistingMemoriesBounded(t *testing.T) {
 			memcore.ScopeRepo, memcore.CategoryProjectConventions, t0.Add(time.Duration(i)*time.Minute), nil))
 	}
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, store, nil, WithExistingTokens(budget))
+	p := startPipeline(t, llm, store, Config{ExistingTokens: budget})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p, 1)
 	req := llm.Requests()[0]
@@ -110,11 +110,11 @@ func TestExistingMemoriesBounded(t *testing.T) {
 
 	// A budget of 0 lists nothing.
 	llm0 := newLLM(t, always(nothing))
-	p0 := startPipeline(t, llm0, store, nil, WithExistingTokens(0))
+	p0 := startPipeline(t, llm0, store, Config{ExistingTokens: -1})
 	p0.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p0, 1)
 	if existingSection(llm0.Requests()[0]) != "" {
-		t.Error("WithExistingTokens(0) still listed memories")
+		t.Error("ExistingTokens -1 still listed memories")
 	}
 }
 
@@ -122,7 +122,7 @@ func TestLongTitleClipped(t *testing.T) {
 	store := memcore.NewMemStore()
 	seed(t, store, strings.Repeat("ü", 1000), memcore.ScopeUser, memcore.CategoryUserFacts, t0, nil)
 	llm := newLLM(t, always(nothing))
-	p := startPipeline(t, llm, store, nil)
+	p := startPipeline(t, llm, store, Config{})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("x")})
 	passes(t, p, 1)
 	if n := strings.Count(existingSection(llm.Requests()[0]), "ü"); n != maxTitleRunes {
@@ -150,16 +150,16 @@ func TestRankingByEmbedder(t *testing.T) {
 		window := win("The build is stale again, should I clear the build cache after regenerating the code?", "Yes, clear the build cache.")
 
 		plain := newLLM(t, always(nothing))
-		p := startPipeline(t, plain, store, nil)
+		p := startPipeline(t, plain, store, Config{})
 		p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: window})
 		passes(t, p, 1)
 		if ids := listedIDs(plain.Requests()[0]); ids[len(ids)-1] != cache.Meta.ID {
 			t.Errorf("without an embedder the oldest memory should be last: %v", ids)
 		}
 
-		emb := newEmbedder(t)
+		emb := newEmbedder(t, fake.EmbedderConfig{})
 		ranked := newLLM(t, always(nothing))
-		pe := startPipeline(t, ranked, store, nil, WithEmbedder(emb))
+		pe := startPipeline(t, ranked, store, Config{Embedder: emb})
 		pe.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: window})
 		passes(t, pe, 1)
 		if ids := listedIDs(ranked.Requests()[0]); ids[0] != cache.Meta.ID {
@@ -179,9 +179,9 @@ func TestRankingByEmbedder(t *testing.T) {
 func TestEmbedderFailureFallsBackToNewestFirst(t *testing.T) {
 	store := memcore.NewMemStore()
 	cache := rankingStore(t, store)
-	emb := newEmbedder(t, fake.WithFailNext(1, memcore.ErrUnauthenticated))
+	emb := newEmbedder(t, fake.EmbedderConfig{FailNext: 1, FailWith: memcore.ErrUnauthenticated})
 	llm := newLLM(t, always(reply(mem{"content": "Clear the build cache after regenerating code.", "scope": "repo", "category": "project-conventions"})))
-	p := startPipeline(t, llm, store, nil, WithEmbedder(emb))
+	p := startPipeline(t, llm, store, Config{Embedder: emb})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("clear the build cache?")})
 	s := passes(t, p, 1)
 	ids := listedIDs(llm.Requests()[0])

@@ -84,7 +84,7 @@ var factRE = regexp.MustCompile(`Note FACT(\d\d)`)
 // are both in the prompt's conversation and which is not listed among the
 // existing memories.
 func sessionClassifier(tb testing.TB) *fake.LLM {
-	return newLLM(tb, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	return newLLM(tb, fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		pinned, conv, since := promptParts(req)
 		existing := pinned + since
 		var items []mem
@@ -95,7 +95,7 @@ func sessionClassifier(tb testing.TB) *fake.LLM {
 			}
 		}
 		return &memcore.CompletionResponse{Text: reply(items...)}, nil
-	}))
+	}})
 }
 
 // sessionFigures is what a scripted session through the pipeline measures.
@@ -156,7 +156,7 @@ func runSession(tb testing.TB, turns, seeded int, capWindow func([]memcore.Messa
 		}
 	}
 	llm := sessionClassifier(tb)
-	p, err := NewPipeline(llm, "m", store, nil, WithRetryPolicy(fastRetry))
+	p, err := NewPipeline(llm, store, Config{ClassifierModel: "m", Retry: fastRetry})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func TestStalledClassifierIsAbandoned(t *testing.T) {
 	})
 	store := memcore.NewMemStore()
 	rebuilt := make(chan struct{}, 4)
-	p := startPipeline(t, llm, store, func() { rebuilt <- struct{}{} }, WithPassTimeout(200*time.Millisecond))
+	p := startPipeline(t, llm, store, Config{Rebuild: func() { rebuilt <- struct{}{} }, PassTimeout: 200 * time.Millisecond})
 
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first window")})
 	await(t, llm.entered, "the first classifier call")
@@ -123,14 +123,14 @@ func (e *stallingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 func TestStalledEmbedderIsAbandoned(t *testing.T) {
 	store := memcore.NewMemStore()
 	seed(t, store, "Uses tabs for indentation.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0, nil)
-	emb := &stallingEmbedder{Embedder: newEmbedder(t), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	emb := &stallingEmbedder{Embedder: newEmbedder(t, fake.EmbedderConfig{}), entered: make(chan struct{}, 1), release: make(chan struct{})}
 	t.Cleanup(func() { close(emb.release) })
 	calls := make(chan struct{}, 4)
-	llm := newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		calls <- struct{}{}
 		return &memcore.CompletionResponse{Text: nothing}, nil
-	}))
-	p := startPipeline(t, llm, store, nil, WithEmbedder(emb), WithPassTimeout(200*time.Millisecond))
+	}})
+	p := startPipeline(t, llm, store, Config{Embedder: emb, PassTimeout: 200 * time.Millisecond})
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("first window")})
 	await(t, emb.entered, "the first Embed call")
 	p.Enqueue(TriggerEvent{Kind: memcore.TriggerCadence, Messages: win("second window")})

@@ -65,6 +65,13 @@ type Stats struct {
 	// memories before they were written (see redact.Text in
 	// github.com/forgemem/forgemem/memcore/redact).
 	Redactions uint64
+	// RequestRedactions is the number of secrets replaced by "[REDACTED]"
+	// in what passes sent to providers: the conversation window of each
+	// classifier request (see memcore.RedactWindow), the lines of the
+	// existing-memories list when they are chosen, and the texts embedded
+	// to rank the existing memories. A secret that stays in the window is
+	// counted at every pass that sends it.
+	RequestRedactions uint64
 	// Rebuilds is the number of times the rebuild callback was called.
 	Rebuilds uint64
 	// Panics is the number of panics recovered on the pipeline goroutine:
@@ -114,7 +121,7 @@ type Failure struct {
 	// memcore.ErrUnauthenticated, …), context.DeadlineExceeded and
 	// [ErrStalled].
 	Err error
-	// At is when it happened, by the pipeline's clock (see WithClock).
+	// At is when it happened, by the pipeline's clock (see Config.Clock).
 	At time.Time
 }
 
@@ -122,7 +129,7 @@ type Failure struct {
 type counters struct {
 	triggers, coalesced, dropped, passes, skippedUnchanged, skippedEmpty,
 	llmErrors, parseFailures, storeErrors, written, duplicates, conflicts, invalid,
-	edgesDropped, redactions, rebuilds, panics, tokens, stalled atomic.Uint64
+	edgesDropped, redactions, requestRedactions, rebuilds, panics, tokens, stalled atomic.Uint64
 	lastFailure atomic.Pointer[Failure]
 }
 
@@ -132,25 +139,26 @@ func (c *counters) snapshot() Stats {
 		last = *f
 	}
 	return Stats{
-		Triggers:         c.triggers.Load(),
-		Coalesced:        c.coalesced.Load(),
-		Dropped:          c.dropped.Load(),
-		Passes:           c.passes.Load(),
-		SkippedUnchanged: c.skippedUnchanged.Load(),
-		SkippedEmpty:     c.skippedEmpty.Load(),
-		LLMErrors:        c.llmErrors.Load(),
-		ParseFailures:    c.parseFailures.Load(),
-		StoreErrors:      c.storeErrors.Load(),
-		MemoriesWritten:  c.written.Load(),
-		Duplicates:       c.duplicates.Load(),
-		Conflicts:        c.conflicts.Load(),
-		Invalid:          c.invalid.Load(),
-		EdgesDropped:     c.edgesDropped.Load(),
-		Redactions:       c.redactions.Load(),
-		Rebuilds:         c.rebuilds.Load(),
-		Panics:           c.panics.Load(),
-		TokensUsed:       c.tokens.Load(),
-		StalledCalls:     c.stalled.Load(),
-		LastFailure:      last,
+		Triggers:          c.triggers.Load(),
+		Coalesced:         c.coalesced.Load(),
+		Dropped:           c.dropped.Load(),
+		Passes:            c.passes.Load(),
+		SkippedUnchanged:  c.skippedUnchanged.Load(),
+		SkippedEmpty:      c.skippedEmpty.Load(),
+		LLMErrors:         c.llmErrors.Load(),
+		ParseFailures:     c.parseFailures.Load(),
+		StoreErrors:       c.storeErrors.Load(),
+		MemoriesWritten:   c.written.Load(),
+		Duplicates:        c.duplicates.Load(),
+		Conflicts:         c.conflicts.Load(),
+		Invalid:           c.invalid.Load(),
+		EdgesDropped:      c.edgesDropped.Load(),
+		Redactions:        c.redactions.Load(),
+		RequestRedactions: c.requestRedactions.Load(),
+		Rebuilds:          c.rebuilds.Load(),
+		Panics:            c.panics.Load(),
+		TokensUsed:        c.tokens.Load(),
+		StalledCalls:      c.stalled.Load(),
+		LastFailure:       last,
 	}
 }

@@ -7,7 +7,7 @@ import "github.com/forgemem/forgemem/memcore"
 type TriggerEvent struct {
 	// Kind is what caused the pass, and what the memories the pass writes
 	// record as their trigger: [memcore.TriggerCadence] for a turn at the
-	// observer's cadence (see [WithCadence]), [memcore.TriggerCompaction]
+	// observer's cadence (see [Config].Cadence), [memcore.TriggerCompaction]
 	// for a context compaction that summarised a goal arc. The pipeline
 	// drops an event of any other kind, counting it in Stats.Dropped.
 	Kind memcore.Trigger

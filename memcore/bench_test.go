@@ -121,7 +121,7 @@ func BenchmarkFileStoreList(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s, err := NewFileStore(repo, user)
+				s, err := NewFileStore(repo, user, FileStoreConfig{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -134,7 +134,7 @@ func BenchmarkFileStoreList(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("files=%d/warm", n), func(b *testing.B) {
 			repo, user := benchFolders(b, n)
-			s, err := NewFileStore(repo, user)
+			s, err := NewFileStore(repo, user, FileStoreConfig{})
 			if err != nil {
 				b.Fatal(err)
 			}

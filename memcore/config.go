@@ -21,12 +21,21 @@ type FieldError struct {
 	Want string
 }
 
+// Description is a [FieldError] Value that describes the rejected value
+// instead of repeating it, shown as written, unquoted: for a value that must
+// never be printed, such as an API key ("APIKey is a key with surrounding
+// white space, want …"), or one that has no short form.
+type Description string
+
 // String says what is wrong: "TopK is 0, want 1–100". Text values are
-// quoted, and a value that looks like a secret (an API key typed into the
-// wrong field) is redacted, so that the message can be printed and logged.
+// quoted (a [Description] is not), and a value that looks like a secret (an
+// API key typed into the wrong field) is redacted, so that the message can
+// be printed and logged.
 func (f FieldError) String() string {
 	var v string
-	if rv := reflect.ValueOf(f.Value); rv.IsValid() && rv.Kind() == reflect.String {
+	if d, ok := f.Value.(Description); ok {
+		v = string(d)
+	} else if rv := reflect.ValueOf(f.Value); rv.IsValid() && rv.Kind() == reflect.String {
 		v = fmt.Sprintf("%q", rv.String())
 	} else {
 		v = fmt.Sprint(f.Value)

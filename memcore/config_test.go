@@ -45,3 +45,25 @@ func TestConfigErrorListsEveryField(t *testing.T) {
 		t.Errorf("without package or hint: %q", plain)
 	}
 }
+
+// A Description is shown as written, unquoted, where a text value would be
+// quoted; it is still redacted.
+func TestFieldErrorDescription(t *testing.T) {
+	tests := []struct {
+		name  string
+		value any
+		want  string
+	}{
+		{"text is quoted", "gpt 4", `Model is "gpt 4", want a name`},
+		{"description is not", memcore.Description("a key with surrounding white space"), `Model is a key with surrounding white space, want a name`},
+		{"description is redacted", memcore.Description("sk-proj-" + strings.Repeat("a1B2", 12)), `Model is [REDACTED], want a name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := memcore.FieldError{Field: "Model", Value: tt.value, Want: "a name"}
+			if got := f.String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -19,9 +19,7 @@
 //
 // [MemoryStore] is the interface the capture and retrieval packages use.
 // [FileStore] keeps memories in folders with atomic, never-overwriting
-// writes; its options ([WithLogger], [WithParallelism]) are checked, and
-// one out of range is an error wrapping [ErrInvalidConfig], never clamped.
-// [MemStore] keeps them in memory. A version gets at most one successor: a
+// writes; [MemStore] keeps them in memory. A version gets at most one successor: a
 // write that supersedes a version already superseded fails with a
 // [*ConflictError] ([ErrConflict]) naming the chain's head, and FileStore
 // makes that check exclusive across processes with a lock file in each
@@ -43,8 +41,10 @@
 //
 // [LLMProvider] and [Embedder] are the contracts of model providers, with
 // the error taxonomy ([ErrRateLimited], [ErrUnavailable], …), [IsTransient]
-// and [Retry]. [StripToolContent] and [CapWindow] build the conversation
-// windows that capture and retrieval send to models.
+// and [Retry]. [StripToolContent], [CapWindow] and [RedactWindow] build
+// the conversation windows that capture and retrieval send to models:
+// without tool content, within a token budget, and with the secrets
+// redacted.
 //
 // # Sub-packages
 //
@@ -53,8 +53,27 @@
 // github.com/forgemem/forgemem/memcore/atomicfile writes files that readers
 // never see half-written; FileStore uses it.
 //
+// # Configuration
+//
+// Every configurable type of forgemem's library modules is configured the
+// same way, and this package holds what they share. A constructor takes one
+// struct value as its last parameter — [NewFileStore] takes a
+// [FileStoreConfig] — and wiring with a default (a zerolog.Logger, a clock,
+// an embedder, a callback) is a field of it. [DefaultFileStoreConfig]
+// returns the defaults, and [FileStoreConfig.Validate] reports every field
+// out of range at once, as a *[ConfigError] listing each [FieldError];
+// nothing is ever clamped. Every configuration error of every module
+// matches [ErrInvalidConfig] with errors.Is.
+//
+// A zero field means its default wherever zero has no meaning of its own,
+// so FileStoreConfig{} is DefaultFileStoreConfig(). Where "none" or "off"
+// is a setting, a negative value says it, never zero. A package one of
+// whose fields has a zero that means something other than its default says
+// "start from DefaultConfig()" in its documentation and in its Validate
+// hint.
+//
 // # Logging
 //
-// Nothing in this package prints. Stores log through the zerolog.Logger
-// given with [WithLogger]; by default they log nothing.
+// Nothing in this package prints. Stores log through
+// [FileStoreConfig].Logger; its zero value logs nothing.
 package memcore

@@ -101,11 +101,15 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // ErrInvalidConfig is matched, with errors.Is, by every configuration error
-// of forgemem's modules: a constructor given a field or option out of
-// range, a bad settings file. Such errors are a *[ConfigError] (or, in the
-// settings module, carry one file-and-line error per bad key), for example
+// of forgemem's modules: a constructor given a Config field or an argument
+// out of range, a bad settings file. Such errors are a *[ConfigError] (or,
+// in the settings module, carry one file-and-line error per bad key), for
+// example
 //
-//	memcore: invalid config: WithParallelism is 0, want at least 1
+//	memcore: invalid config: Parallelism is -1, want at least 1 (0 means runtime.GOMAXPROCS(0))
+//
+// A package that names an ErrInvalidConfig of its own holds this same
+// value.
 //
 // The message names every bad field, the value given and the values
 // allowed. Values are never clamped silently.

@@ -91,7 +91,7 @@ func ExampleFileStore() {
 	defer os.RemoveAll(root)
 
 	ctx := context.Background()
-	store, err := memcore.NewFileStore(filepath.Join(root, "repo", ".forge", "memory"), filepath.Join(root, "home", ".forge", "memory"))
+	store, err := memcore.NewFileStore(filepath.Join(root, "repo", ".forge", "memory"), filepath.Join(root, "home", ".forge", "memory"), memcore.FileStoreConfig{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -255,9 +255,9 @@ func ExampleCapWindow() {
 	// tokens: 15
 }
 
-// An option out of range is an error naming it and its range, never a
+// A field out of range is an error naming it and its range, never a
 // silent clamp.
-func ExampleWithParallelism() {
+func ExampleFileStoreConfig_Validate() {
 	root, err := os.MkdirTemp("", "memcore-example-")
 	if err != nil {
 		fmt.Println(err)
@@ -265,10 +265,10 @@ func ExampleWithParallelism() {
 	}
 	defer os.RemoveAll(root)
 
-	_, err = memcore.NewFileStore(filepath.Join(root, "repo"), filepath.Join(root, "user"), memcore.WithParallelism(0))
+	_, err = memcore.NewFileStore(filepath.Join(root, "repo"), filepath.Join(root, "user"), memcore.FileStoreConfig{Parallelism: -1})
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, memcore.ErrInvalidConfig))
 	// Output:
-	// memcore: invalid config: WithParallelism is 0, want at least 1
+	// memcore: invalid config: Parallelism is -1, want at least 1 (0 means runtime.GOMAXPROCS(0))
 	// true
 }

@@ -21,85 +21,48 @@ func parseFast(block string) (MemoryMeta, bool) {
 	for block != "" {
 		line, rest, ok := strings.Cut(block, "\n")
 		if !ok {
-			return meta, false // the block always ends with the newline before the closing line
+			return MemoryMeta{}, false // the block always ends with the newline before the closing line
 		}
 		block = rest
 		key, value, ok := strings.Cut(line, ": ")
-		if !ok {
-			if line != "related:" {
-				return meta, false
-			}
-			key = "related"
+		if !ok && line == "related:" {
+			key, ok = "related", true
 		}
 		bit := fastKeyBit(key)
-		if bit == 0 || seen&bit != 0 {
-			return meta, false
+		if !ok || bit == 0 || seen&bit != 0 {
+			return MemoryMeta{}, false
 		}
 		seen |= bit
-		switch key {
-		case "id":
-			if !isPlainID(value) {
-				return meta, false
-			}
-			meta.ID = value
-		case "created_at", "updated_at":
-			t, ok := plainTime(value)
-			if !ok {
-				return meta, false
-			}
-			if key == "created_at" {
-				meta.CreatedAt = t
-			} else {
-				meta.UpdatedAt = t
-			}
-		case "version":
-			n, ok := plainVersion(value)
-			if !ok {
-				return meta, false
-			}
-			meta.Version = n
-		case "scope":
-			if !Scope(value).Valid() {
-				return meta, false
-			}
-			meta.Scope = Scope(value)
-		case "category":
-			if !Category(value).Valid() {
-				return meta, false
-			}
-			meta.Category = Category(value)
-		case "trigger":
-			if !Trigger(value).Valid() {
-				return meta, false
-			}
-			meta.Trigger = Trigger(value)
-		case "supersedes":
-			if !isPlainID(value) {
-				return meta, false
-			}
-			meta.Supersedes = &value
-		case "session_id", "retired_reason":
-			s, ok := plainString(value)
-			if !ok {
-				return meta, false
-			}
-			if key == "session_id" {
-				meta.SessionID = s
-			} else {
-				meta.RetiredReason = s
-			}
-		case "retired":
-			if value != "true" {
-				return meta, false
-			}
-			meta.Retired = true
-		case "related":
-			if meta.Related, block, ok = plainRelated(block); !ok {
-				return meta, false
-			}
+		if key == "related" {
+			meta.Related, block, ok = plainRelated(block)
+		} else {
+			ok = fastFields[key](&meta, value)
+		}
+		if !ok {
+			return MemoryMeta{}, false
 		}
 	}
 	return meta, seen != 0
+}
+
+// fastFields sets, for each key parseFast knows but related, its field of
+// a MemoryMeta from a value of the plain shape Serialize writes, and
+// reports whether the value has that shape.
+var fastFields = map[string]func(m *MemoryMeta, value string) bool{
+	"id":         func(m *MemoryMeta, v string) bool { m.ID = v; return isPlainID(v) },
+	"supersedes": func(m *MemoryMeta, v string) bool { m.Supersedes = &v; return isPlainID(v) },
+	"created_at": func(m *MemoryMeta, v string) (ok bool) { m.CreatedAt, ok = plainTime(v); return ok },
+	"updated_at": func(m *MemoryMeta, v string) (ok bool) { m.UpdatedAt, ok = plainTime(v); return ok },
+	"version":    func(m *MemoryMeta, v string) (ok bool) { m.Version, ok = plainVersion(v); return ok },
+	"scope":      func(m *MemoryMeta, v string) bool { m.Scope = Scope(v); return m.Scope.Valid() },
+	"category":   func(m *MemoryMeta, v string) bool { m.Category = Category(v); return m.Category.Valid() },
+	"trigger":    func(m *MemoryMeta, v string) bool { m.Trigger = Trigger(v); return m.Trigger.Valid() },
+	"session_id": func(m *MemoryMeta, v string) (ok bool) { m.SessionID, ok = plainString(v); return ok },
+	"retired_reason": func(m *MemoryMeta, v string) (ok bool) {
+		m.RetiredReason, ok = plainString(v)
+		return ok
+	},
+	"retired": func(m *MemoryMeta, v string) bool { m.Retired = true; return v == "true" },
 }
 
 // plainRelated decodes the edges that open block, each an "  - id: <id>"
@@ -201,8 +164,17 @@ func plainString(s string) (string, bool) {
 		}
 		return inner, true
 	}
-	if s == "" || !isAlnum(s[0]) {
+	if !plainWord(s) || readsAsOtherType(s) {
 		return "", false
+	}
+	return s, true
+}
+
+// plainWord reports whether s is made of letters, digits, '_', '.' and
+// '-', starts with a letter or digit, and holds a letter.
+func plainWord(s string) bool {
+	if s == "" || !isAlnum(s[0]) {
+		return false
 	}
 	letter := false
 	for i := 0; i < len(s); i++ {
@@ -212,27 +184,28 @@ func plainString(s string) (string, bool) {
 			letter = true
 		case '0' <= c && c <= '9', c == '_', c == '.', c == '-':
 		default:
-			return "", false
+			return false
 		}
 	}
-	if !letter || isOldBool(s) {
-		return "", false
+	return letter
+}
+
+// readsAsOtherType reports whether YAML reads the plain word s as
+// something other than a string: a bool (in YAML 1.1's words too), null,
+// an int or a float.
+func readsAsOtherType(s string) bool {
+	if isOldBool(s) {
+		return true
 	}
 	switch strings.ToLower(s) {
 	case "true", "false", "null", "nan", "inf", "infinity":
-		return "", false
+		return true
 	}
 	plain := strings.ReplaceAll(s, "_", "")
-	if _, err := strconv.ParseFloat(plain, 64); err == nil {
-		return "", false
-	}
-	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
-		return "", false
-	}
-	if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
-		return "", false
-	}
-	return s, true
+	_, errF := strconv.ParseFloat(plain, 64)
+	_, errI := strconv.ParseInt(plain, 0, 64)
+	_, errU := strconv.ParseUint(plain, 0, 64)
+	return errF == nil || errI == nil || errU == nil
 }
 
 func isAlnum(c byte) bool {

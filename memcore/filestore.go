@@ -112,20 +112,24 @@ func scopeIndex(s Scope) int {
 // different folders. An empty folder name turns that scope off — outside a
 // repository there is no repo scope: the store then lists and reads the
 // other scope only, and a write to the scope that is off fails with
-// [ErrScopeOff]. At least one folder must be given. A folder that is a
-// symbolic link (or a file) is refused with an error wrapping
-// [ErrUnsafeFolder]; folders above it may be links. Options: [WithLogger],
-// [WithParallelism]; an option out of range is an error wrapping
-// [ErrInvalidConfig], and nothing is created.
-func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
-	o, err := buildOptions(opts)
-	if err != nil {
+// [ErrScopeOff]. At least one folder must be given.
+//
+// Both folders empty, one folder given for both scopes, or a field of cfg
+// out of range is a *[ConfigError] (matching [ErrInvalidConfig]) naming
+// every such mistake, and nothing is created.
+func NewFileStore(repoDir, userDir string, cfg FileStoreConfig) (*FileStore, error) {
+	bad := folderErrors(repoDir, userDir)
+	if err := cfg.Validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			bad = append(bad, ce.Fields...)
+		}
+	}
+	if err := bad.Err("memcore", ""); err != nil {
 		return nil, err
 	}
-	if repoDir == "" && userDir == "" {
-		return nil, errors.New("memcore: new file store: both folders are empty; give at least one")
-	}
-	s := &FileStore{log: o.log, workers: o.workers}
+	cfg = cfg.withDefaults()
+	s := &FileStore{log: cfg.Logger, workers: cfg.Parallelism}
 	for i, d := range []string{repoDir, userDir} {
 		s.cache[i] = make(map[string]*cachedFile)
 		if d == "" {
@@ -137,28 +141,64 @@ func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 		}
 		s.dirs[i] = abs
 	}
-	sameFolders := func() error {
-		return fmt.Errorf("memcore: new file store: the repo and user folders are both %s; scopes need folders of their own", s.dirs[0])
+	if err := s.createFolders(); err != nil {
+		return nil, err
 	}
-	if s.dirs[0] == s.dirs[1] {
-		return nil, sameFolders()
+	s.prepareFolders()
+	return s, nil
+}
+
+// folderErrors reports what is wrong with the folders given to
+// NewFileStore that can be told without touching the disk: both empty, or
+// one folder named twice.
+func folderErrors(repoDir, userDir string) FieldErrors {
+	var bad FieldErrors
+	if repoDir == "" && userDir == "" {
+		bad.Check(false, "NewFileStore's folders", Description(`"" and ""`), "at least one folder (an empty one turns its scope off)")
+		return bad
 	}
+	if repoDir == "" || userDir == "" {
+		return nil
+	}
+	a, errA := filepath.Abs(repoDir)
+	b, errB := filepath.Abs(userDir)
+	if errA == nil && errB == nil {
+		bad.Check(a != b, "NewFileStore's userDir", userDir, sameFolderWant)
+	}
+	return bad
+}
+
+// sameFolderWant is what NewFileStore wants of a user folder that is the
+// repository's.
+const sameFolderWant = "a folder other than repoDir (each scope needs a folder of its own)"
+
+// createFolders creates the store's folders and checks that they are not
+// one folder under two names (a symbolic link).
+func (s *FileStore) createFolders() error {
 	for i, d := range s.dirs {
 		if d == "" {
 			continue
 		}
 		if err := ensureFolder(Scopes()[i], d); err != nil {
-			return nil, fmt.Errorf("memcore: new file store: %w", err)
+			return fmt.Errorf("memcore: new file store: %w", err)
 		}
 	}
-	// Different names may still be one folder (a symbolic link).
-	if s.dirs[0] != "" && s.dirs[1] != "" {
-		if a, err := os.Stat(s.dirs[0]); err == nil {
-			if b, err := os.Stat(s.dirs[1]); err == nil && os.SameFile(a, b) {
-				return nil, sameFolders()
-			}
-		}
+	if s.dirs[0] == "" || s.dirs[1] == "" {
+		return nil
 	}
+	a, errA := os.Stat(s.dirs[0])
+	b, errB := os.Stat(s.dirs[1])
+	if errA == nil && errB == nil && os.SameFile(a, b) {
+		var bad FieldErrors
+		bad.Check(false, "NewFileStore's userDir", s.dirs[1], sameFolderWant+"; it is "+s.dirs[0]+" under another name")
+		return bad.Err("memcore", "")
+	}
+	return nil
+}
+
+// prepareFolders removes the temporary files killed writers left in the
+// store's folders and records the order of their chain locks.
+func (s *FileStore) prepareFolders() {
 	for i, d := range s.dirs {
 		if d == "" {
 			continue
@@ -169,7 +209,6 @@ func NewFileStore(repoDir, userDir string, opts ...Option) (*FileStore, error) {
 			s.lockOrder[i] = real
 		}
 	}
-	return s, nil
 }
 
 // ensureFolder creates scope's memory folder dir (mode 0750) if it is
@@ -277,13 +316,13 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	return s.publish(pending, id, scope)
 }
 
-// publish links the written file pending to its final name, id's in
-// scope's folder, unless the id is stored in either folder.
+// publish links the written file pending to its final name, the memory id
+// in scope's folder, unless id exists in either folder. The same id may not
+// exist in the other scope's folder: checking it and publishing are one
+// step for every writer in this process; across processes, only a UUID
+// collision could race here, while the same-folder race is settled by the
+// link itself.
 func (s *FileStore) publish(pending *atomicfile.Pending, id string, scope Scope) error {
-	// The same id may not exist in the other scope's folder. Checking it and
-	// publishing are one step for every writer in this process; across
-	// processes, only a UUID collision could race here, while the same-folder
-	// race is settled by the link itself.
 	lock := &idLocks[idLockIndex(id)]
 	lock.Lock()
 	defer lock.Unlock()
@@ -291,10 +330,10 @@ func (s *FileStore) publish(pending *atomicfile.Pending, id string, scope Scope)
 	if scope == ScopeUser {
 		other = ScopeRepo
 	}
-	if s.Dir(other) == "" {
-		// The other scope is off: nothing there to collide with.
-	} else if _, err := os.Lstat(s.path(other, id)); err == nil {
-		return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
+	if s.Dir(other) != "" { // a scope that is off holds nothing to collide with
+		if _, err := os.Lstat(s.path(other, id)); err == nil {
+			return fmt.Errorf("memcore: write %s: %w (in the %s folder)", id, ErrAlreadyExists, other)
+		}
 	}
 	if err := pending.Link(s.path(scope, id)); err != nil {
 		if errors.Is(err, fs.ErrExist) {

@@ -105,7 +105,7 @@ func TestReadInIsFresh(t *testing.T) {
 		t.Errorf("ReadIn handed out the cache's copy: %q", again.Content)
 	}
 
-	userOnly, err := NewFileStore("", filepath.Join(t.TempDir(), "user"))
+	userOnly, err := NewFileStore("", filepath.Join(t.TempDir(), "user"), FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

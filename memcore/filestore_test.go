@@ -45,12 +45,12 @@ type testStore struct {
 	logs             *syncBuffer
 }
 
-func newTestStore(t *testing.T, opts ...Option) *testStore {
+func newTestStore(t *testing.T) *testStore {
 	t.Helper()
 	root := t.TempDir()
 	ts := &testStore{root: root, repo: filepath.Join(root, "repo"), user: filepath.Join(root, "user"), logs: new(syncBuffer)}
 	log := zerolog.New(ts.logs).Level(zerolog.DebugLevel)
-	s, err := NewFileStore(ts.repo, ts.user, append([]Option{WithLogger(log)}, opts...)...)
+	s, err := NewFileStore(ts.repo, ts.user, FileStoreConfig{Logger: log})
 	if err != nil {
 		t.Fatalf("NewFileStore: %v", err)
 	}
@@ -343,7 +343,7 @@ func TestFileStoreDuplicateID(t *testing.T) {
 			if scope == ScopeUser {
 				other = ScopeRepo
 			}
-			second, err := NewFileStore(ts.repo, ts.user)
+			second, err := NewFileStore(ts.repo, ts.user, FileStoreConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +393,7 @@ func TestFileStoreDuplicateID(t *testing.T) {
 
 	t.Run("concurrent writers of one id", func(t *testing.T) {
 		ts := newTestStore(t)
-		second, err := NewFileStore(ts.repo, ts.user)
+		second, err := NewFileStore(ts.repo, ts.user, FileStoreConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,7 +452,7 @@ func TestFileStorePermissions(t *testing.T) {
 
 	root := t.TempDir()
 	repo, user := filepath.Join(root, "a", "repo"), filepath.Join(root, "b", "c", "user")
-	s, err := NewFileStore(repo, user)
+	s, err := NewFileStore(repo, user, FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -667,8 +667,8 @@ func TestNewFileStoreErrors(t *testing.T) {
 		"identical, other spells": {a, filepath.Join(root, "x", "..", "a") + string(filepath.Separator)},
 	}
 	for name, dirs := range tests {
-		if s, err := NewFileStore(dirs[0], dirs[1]); err == nil {
-			t.Errorf("%s: NewFileStore(%q, %q) = %v, want an error", name, dirs[0], dirs[1], s)
+		if s, err := NewFileStore(dirs[0], dirs[1], FileStoreConfig{}); err == nil {
+			t.Errorf("%s: NewFileStore(%q, %q, FileStoreConfig{}) = %v, want an error", name, dirs[0], dirs[1], s)
 		}
 	}
 	if _, err := os.Stat(a); !errors.Is(err, fs.ErrNotExist) {
@@ -678,12 +678,14 @@ func TestNewFileStoreErrors(t *testing.T) {
 		if err := os.Mkdir(a, 0o750); err != nil {
 			t.Fatal(err)
 		}
+		// A link above the folder (a link as the folder itself is refused
+		// as unsafe, ErrUnsafeFolder).
 		link := filepath.Join(root, "link")
-		if err := os.Symlink(a, link); err != nil {
+		if err := os.Symlink(root, link); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := NewFileStore(a, link); err == nil {
-			t.Errorf("NewFileStore accepted one folder under two names (a symbolic link)")
+		if _, err := NewFileStore(a, filepath.Join(link, "a"), FileStoreConfig{}); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("NewFileStore accepted one folder under two names (through a symbolic link): %v", err)
 		}
 	}
 	// A file where a folder should be.
@@ -691,12 +693,12 @@ func TestNewFileStoreErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewFileStore(filepath.Join(file, "repo"), filepath.Join(root, "user")); err == nil {
+	if _, err := NewFileStore(filepath.Join(file, "repo"), filepath.Join(root, "user"), FileStoreConfig{}); err == nil {
 		t.Errorf("NewFileStore under a file succeeded")
 	}
 	// Relative folders are made absolute.
 	t.Chdir(root)
-	s, err := NewFileStore("rel-repo", "rel-user")
+	s, err := NewFileStore("rel-repo", "rel-user", FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -801,13 +803,13 @@ func TestFileStoreParallelism(t *testing.T) {
 	}
 	ts.mustWrite(t, want...)
 	for _, n := range []int{1, 3, 64} {
-		s, err := NewFileStore(ts.repo, ts.user, WithParallelism(n))
+		s, err := NewFileStore(ts.repo, ts.user, FileStoreConfig{Parallelism: n})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.List(context.Background())
 		if err != nil || !slices.Equal(ids(got), ids(want)) {
-			t.Errorf("WithParallelism(%d): List = %v, %v", n, len(got), err)
+			t.Errorf("Parallelism %d: List = %v, %v", n, len(got), err)
 		}
 	}
 }
@@ -869,7 +871,7 @@ func TestNewFileStoreRemovesStaleTemps(t *testing.T) {
 		}
 	}
 	logs := new(syncBuffer)
-	if _, err := NewFileStore(ts.repo, ts.user, WithLogger(zerolog.New(logs))); err != nil {
+	if _, err := NewFileStore(ts.repo, ts.user, FileStoreConfig{Logger: zerolog.New(logs)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
@@ -928,9 +930,9 @@ func TestFileStoreScopeOff(t *testing.T) {
 			if off == ScopeUser {
 				on, repoDir, userDir = ScopeRepo, dir, ""
 			}
-			s, err := NewFileStore(repoDir, userDir)
+			s, err := NewFileStore(repoDir, userDir, FileStoreConfig{})
 			if err != nil {
-				t.Fatalf("NewFileStore(%q, %q): %v", repoDir, userDir, err)
+				t.Fatalf("NewFileStore(%q, %q, FileStoreConfig{}): %v", repoDir, userDir, err)
 			}
 			if got := s.Dir(off); got != "" {
 				t.Errorf("Dir(%s) = %q, want \"\" for a scope that is off", off, got)

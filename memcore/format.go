@@ -125,11 +125,30 @@ func parseLenient(raw []byte, modTime time.Time) (*MemoryFile, []string, error) 
 
 // decodeFile decodes a memory file without validating its fields.
 func decodeFile(raw []byte) (*MemoryFile, error) {
-	s := string(raw)
+	yamlBlock, body, opening, err := splitFile(string(raw))
+	if err != nil {
+		return nil, err
+	}
+	meta, fast := parseFast(yamlBlock)
+	if !fast {
+		if meta, err = decodeFrontMatter(yamlBlock, opening); err != nil {
+			return nil, err
+		}
+	}
+	meta.normalizeDecoded()
+	body = strings.TrimPrefix(body, "\n")
+	body = strings.TrimSuffix(body, "\n")
+	return &MemoryFile{Meta: meta, Content: body}, nil
+}
+
+// splitFile splits a memory file into its front-matter block and its body,
+// with the file's line number of the opening delimiter (blank lines may
+// come before it), so that YAML errors can name the file's lines. A BOM is
+// dropped, and CRLF line endings become LF when the opening delimiter has
+// one.
+func splitFile(s string) (yamlBlock, body string, opening int, err error) {
 	s = strings.TrimPrefix(s, bom)
-	// Skip blank lines before the opening delimiter, counting them so that
-	// YAML errors can name the file's line numbers.
-	opening := 1 // the file's line number of the opening delimiter
+	opening = 1
 	for {
 		line, rest, ok := strings.Cut(s, "\n")
 		if !ok || strings.TrimSpace(line) != "" {
@@ -140,28 +159,28 @@ func decodeFile(raw []byte) (*MemoryFile, error) {
 	}
 	first, rest, ok := strings.Cut(s, "\n")
 	if strings.TrimRight(first, " \t\r") != "---" {
-		return nil, fmt.Errorf("%w: the first line is not \"---\" (front matter missing)", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: the first line is not \"---\" (front matter missing)", ErrMalformed)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
 	}
 	if strings.HasSuffix(first, "\r") {
 		rest = strings.ReplaceAll(rest, "\r\n", "\n")
 	}
 	yamlBlock, body, found := splitFrontMatter(rest)
 	if !found {
-		return nil, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: front matter is not closed by a \"---\" line", ErrMalformed)
 	}
 	if strings.TrimSpace(yamlBlock) == "" {
-		return nil, fmt.Errorf("%w: front matter is empty", ErrMalformed)
+		return "", "", 0, fmt.Errorf("%w: front matter is empty", ErrMalformed)
 	}
-	meta, fast := parseFast(yamlBlock)
-	if !fast {
-		var err error
-		if meta, err = decodeFrontMatter(yamlBlock, opening); err != nil {
-			return nil, err
-		}
-	}
+	return yamlBlock, body, opening, nil
+}
+
+// normalizeDecoded gives decoded metadata its one form: an empty
+// supersedes, no edges, no extra keys, empty evidence and no anchors read
+// as absent; times in UTC.
+func (meta *MemoryMeta) normalizeDecoded() {
 	if meta.Supersedes != nil && *meta.Supersedes == "" {
 		meta.Supersedes = nil
 	}
@@ -185,10 +204,6 @@ func decodeFile(raw []byte) (*MemoryFile, error) {
 	if len(meta.Anchors) == 0 {
 		meta.Anchors = nil
 	}
-
-	body = strings.TrimPrefix(body, "\n")
-	body = strings.TrimSuffix(body, "\n")
-	return &MemoryFile{Meta: meta, Content: body}, nil
 }
 
 // decodeFrontMatter decodes a front-matter block with the YAML decoder.
@@ -421,6 +436,26 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 	if meta.Trigger != "" {
 		add("trigger", strNode(string(meta.Trigger)))
 	}
+	addProvenance(meta, add)
+	if meta.Retired {
+		add("retired", scalarNode("!!bool", "true"))
+	}
+	if meta.RetiredReason != "" {
+		add("retired_reason", strNode(meta.RetiredReason))
+	}
+	for _, k := range slices.Sorted(maps.Keys(meta.Extra)) {
+		v, err := valueNode(meta.Extra[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		add(k, v)
+	}
+	return n, nil
+}
+
+// addProvenance adds the fields of v0.2 that meta sets, in their order:
+// source, evidence, status, status_reason, anchors.
+func addProvenance(meta *MemoryMeta, add func(key string, v *yaml.Node)) {
 	if meta.Source != SourceUnknown {
 		add("source", strNode(string(meta.Source)))
 	}
@@ -436,20 +471,6 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 	if len(meta.Anchors) > 0 {
 		add("anchors", anchorsNode(meta.Anchors))
 	}
-	if meta.Retired {
-		add("retired", scalarNode("!!bool", "true"))
-	}
-	if meta.RetiredReason != "" {
-		add("retired_reason", strNode(meta.RetiredReason))
-	}
-	for _, k := range slices.Sorted(maps.Keys(meta.Extra)) {
-		v, err := valueNode(meta.Extra[k])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		add(k, v)
-	}
-	return n, nil
 }
 
 // evidenceNode is the evidence mapping: quote, then at, each when set.
@@ -541,54 +562,70 @@ func valueNode(v any) (*yaml.Node, error) {
 		}
 		return timeNode(t), nil
 	case []any:
-		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		for _, e := range t {
-			en, err := valueNode(e)
-			if err != nil {
-				return nil, err
-			}
-			n.Content = append(n.Content, en)
-		}
-		return n, nil
+		return seqNode(t)
 	case map[string]any:
-		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			en, err := valueNode(t[k])
-			if err != nil {
-				return nil, err
-			}
-			n.Content = append(n.Content, strNode(k), en)
-		}
-		return n, nil
+		return stringMapNode(t)
 	case map[any]any:
-		type pair struct{ k, v *yaml.Node }
-		pairs := make([]pair, 0, len(t))
-		for k, e := range t {
-			kn, err := valueNode(k)
-			if err != nil {
-				return nil, err
-			}
-			en, err := valueNode(e)
-			if err != nil {
-				return nil, err
-			}
-			pairs = append(pairs, pair{kn, en})
-		}
-		slices.SortFunc(pairs, func(a, b pair) int {
-			return cmp.Or(cmp.Compare(a.k.ShortTag(), b.k.ShortTag()), cmp.Compare(a.k.Value, b.k.Value))
-		})
-		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, p := range pairs {
-			n.Content = append(n.Content, p.k, p.v)
-		}
-		return n, nil
-	default:
-		n := new(yaml.Node)
-		if err := n.Encode(v); err != nil {
+		return anyMapNode(t)
+	}
+	n := new(yaml.Node)
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// seqNode is the sequence s as a YAML node (see valueNode).
+func seqNode(s []any) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, e := range s {
+		en, err := valueNode(e)
+		if err != nil {
 			return nil, err
 		}
-		return n, nil
+		n.Content = append(n.Content, en)
 	}
+	return n, nil
+}
+
+// stringMapNode is the mapping m as a YAML node, its keys sorted (see
+// valueNode).
+func stringMapNode(m map[string]any) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		en, err := valueNode(m[k])
+		if err != nil {
+			return nil, err
+		}
+		n.Content = append(n.Content, strNode(k), en)
+	}
+	return n, nil
+}
+
+// anyMapNode is the mapping m, whose keys are not all strings, as a YAML
+// node, its keys sorted by tag then text (see valueNode).
+func anyMapNode(m map[any]any) (*yaml.Node, error) {
+	type pair struct{ k, v *yaml.Node }
+	pairs := make([]pair, 0, len(m))
+	for k, e := range m {
+		kn, err := valueNode(k)
+		if err != nil {
+			return nil, err
+		}
+		en, err := valueNode(e)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, pair{kn, en})
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(a.k.ShortTag(), b.k.ShortTag()), cmp.Compare(a.k.Value, b.k.Value))
+	})
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, p := range pairs {
+		n.Content = append(n.Content, p.k, p.v)
+	}
+	return n, nil
 }
 
 // floatNode is f as a YAML scalar that reads back as the float f (the

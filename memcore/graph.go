@@ -89,11 +89,30 @@ func NewGraph(memories []*MemoryFile) *Graph {
 // resolveChains groups the memories into chains and finds each chain's
 // head and the line from its first version to the head.
 func (g *Graph) resolveChains() {
-	// Union-find over ids, a predecessor that is not in the graph included,
-	// so that versions superseding one missing id form one chain.
+	roots, groups := g.chainGroups()
+	g.head = make(map[string]*MemoryFile, len(g.all))
+	g.members = make(map[string][]*MemoryFile, len(roots))
+	g.line = make(map[string]bool, len(g.all))
+	for _, r := range roots {
+		ms := groups[r]
+		head := g.chainHead(ms)
+		for _, m := range ms {
+			g.head[m.Meta.ID] = head
+		}
+		g.members[head.Meta.ID] = ms
+		for _, m := range g.lineTo(head) {
+			g.line[m.Meta.ID] = true
+		}
+	}
+}
+
+// chainGroups groups the memories into chains by union-find over their
+// ids, a predecessor that is not in the graph included, so that versions
+// superseding one missing id form one chain. It returns each chain's root
+// id, in the order given to NewGraph, and the members of each.
+func (g *Graph) chainGroups() (roots []string, groups map[string][]*MemoryFile) {
 	parent := make(map[string]string, len(g.all))
-	var find func(string) string
-	find = func(id string) string {
+	find := func(id string) string {
 		root := id
 		for {
 			p, ok := parent[root]
@@ -117,8 +136,7 @@ func (g *Graph) resolveChains() {
 			}
 		}
 	}
-	groups := make(map[string][]*MemoryFile)
-	var roots []string // in the order given to NewGraph
+	groups = make(map[string][]*MemoryFile)
 	for _, m := range g.all {
 		r := find(m.Meta.ID)
 		if groups[r] == nil {
@@ -126,28 +144,22 @@ func (g *Graph) resolveChains() {
 		}
 		groups[r] = append(groups[r], m)
 	}
-	g.head = make(map[string]*MemoryFile, len(g.all))
-	g.members = make(map[string][]*MemoryFile, len(roots))
-	g.line = make(map[string]bool, len(g.all))
-	for _, r := range roots {
-		ms := groups[r]
-		var head *MemoryFile
-		for _, m := range ms { // the best tip
-			if len(g.succ[m.Meta.ID]) == 0 && (head == nil || betterSuccessor(m, head) < 0) {
-				head = m
-			}
-		}
-		if head == nil { // a cycle without a tip: its best member
-			head = slices.MinFunc(ms, betterSuccessor)
-		}
-		for _, m := range ms {
-			g.head[m.Meta.ID] = head
-		}
-		g.members[head.Meta.ID] = ms
-		for _, m := range g.lineTo(head) {
-			g.line[m.Meta.ID] = true
+	return roots, groups
+}
+
+// chainHead returns the head of the chain ms: its best tip (a version
+// without successor), or, for a cycle without a tip, its best member.
+func (g *Graph) chainHead(ms []*MemoryFile) *MemoryFile {
+	var head *MemoryFile
+	for _, m := range ms {
+		if len(g.succ[m.Meta.ID]) == 0 && (head == nil || betterSuccessor(m, head) < 0) {
+			head = m
 		}
 	}
+	if head == nil {
+		head = slices.MinFunc(ms, betterSuccessor)
+	}
+	return head
 }
 
 // lineTo returns the line from the first version of head's chain to head,

@@ -172,7 +172,7 @@ func TestFileStoreRefusesALinkedFolder(t *testing.T) {
 			if err := os.Symlink(target, dirs[scope]); err != nil {
 				t.Fatal(err)
 			}
-			_, err := NewFileStore(dirs[ScopeRepo], dirs[ScopeUser])
+			_, err := NewFileStore(dirs[ScopeRepo], dirs[ScopeUser], FileStoreConfig{})
 			if !errors.Is(err, ErrUnsafeFolder) || !strings.Contains(err.Error(), dirs[scope]) {
 				t.Errorf("NewFileStore over a linked %s folder = %v, want ErrUnsafeFolder naming %s", scope, err, dirs[scope])
 			}
@@ -181,7 +181,7 @@ func TestFileStoreRefusesALinkedFolder(t *testing.T) {
 			if err := os.Remove(dirs[scope]); err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewFileStore(dirs[ScopeRepo], dirs[ScopeUser])
+			s, err := NewFileStore(dirs[ScopeRepo], dirs[ScopeUser], FileStoreConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +236,7 @@ func TestFileStoreAcceptsLinksAboveItsFolders(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "real"), link); err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewFileStore(filepath.Join(link, "repo"), filepath.Join(link, "user"))
+	s, err := NewFileStore(filepath.Join(link, "repo"), filepath.Join(link, "user"), FileStoreConfig{})
 	if err != nil {
 		t.Fatalf("NewFileStore under a linked folder: %v", err)
 	}

@@ -42,7 +42,7 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process for the multi-process tests; runs only as their child")
 	}
-	s, err := NewFileStore(os.Getenv(helperRepo), os.Getenv(helperUser))
+	s, err := NewFileStore(os.Getenv(helperRepo), os.Getenv(helperUser), FileStoreConfig{})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(2)
@@ -295,7 +295,7 @@ func TestFileStoreKilledWhileWriting(t *testing.T) {
 	if extra := len(onDisk) - len(reported); extra < 0 || extra > 1 {
 		t.Errorf("%d files on disk for %d reported writes", len(onDisk), len(reported))
 	}
-	s, err := NewFileStore(repo, user)
+	s, err := NewFileStore(repo, user, FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestFileStoreKilledBeforePublish(t *testing.T) {
 		t.Errorf("folder holds %d memories and temps %v; want %d and one temp", len(onDisk), temps, len(before))
 	}
 
-	s, err := NewFileStore(repo, user)
+	s, err := NewFileStore(repo, user, FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestFileStoreKilledBeforePublish(t *testing.T) {
 	if err := os.Chtimes(tmp, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewFileStore(repo, user); err != nil {
+	if _, err := NewFileStore(repo, user, FileStoreConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
@@ -376,7 +376,7 @@ func TestFileStoreKilledBeforePublish(t *testing.T) {
 
 func writeSome(t *testing.T, repo, user string, n int) []*MemoryFile {
 	t.Helper()
-	s, err := NewFileStore(repo, user)
+	s, err := NewFileStore(repo, user, FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestFileStoreTwoProcesses(t *testing.T) {
 	}
 	written[shared] = childMemory(shared, ScopeRepo, winner, -1).Content
 
-	s, err := NewFileStore(repo, user)
+	s, err := NewFileStore(repo, user, FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +542,7 @@ func TestFileStoreTwoProcessesSupersede(t *testing.T) {
 				}
 			}
 
-			s, err := NewFileStore(repo, user)
+			s, err := NewFileStore(repo, user, FileStoreConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}

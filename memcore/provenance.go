@@ -186,35 +186,33 @@ func isHex(s string) bool {
 	return s != ""
 }
 
-// validateProvenance reports the problems of the optional fields added in
-// v0.2: source, evidence, status, status_reason and anchors.
-func (mt *MemoryMeta) validateProvenance(bad func(format string, args ...any)) []error {
-	var errs []error
+// checkProvenance checks the optional fields added in v0.2: source,
+// evidence, status, status_reason and anchors.
+func (v *memoryProblems) checkProvenance(mt *MemoryMeta) {
 	if !mt.Source.Valid() {
-		bad("source %q is not one of %s", mt.Source, joinValues(Sources()))
+		v.bad("source %q is not one of %s", mt.Source, joinValues(Sources()))
 	}
 	if mt.Evidence != nil {
 		if !utf8.ValidString(mt.Evidence.Quote) {
-			bad("evidence.quote is not valid UTF-8")
+			v.bad("evidence.quote is not valid UTF-8")
 		}
 		if y := mt.Evidence.At.UTC().Year(); !mt.Evidence.At.IsZero() && (y < 0 || y > 9999) {
-			bad("evidence.at %s is outside the years 0000-9999", mt.Evidence.At.UTC().Format(time.RFC3339))
+			v.bad("evidence.at %s is outside the years 0000-9999", mt.Evidence.At.UTC().Format(time.RFC3339))
 		}
 	}
 	switch {
 	case !mt.Status.Valid():
-		bad("status %q is not %s (or absent: active)", mt.Status, StatusPending)
+		v.bad("status %q is not %s (or absent: active)", mt.Status, StatusPending)
 	case !utf8.ValidString(mt.StatusReason):
-		bad("status_reason is not valid UTF-8")
+		v.bad("status_reason is not valid UTF-8")
 	case mt.StatusReason != "" && mt.Status == StatusActive:
-		bad("status_reason is set but status is not pending")
+		v.bad("status_reason is set but status is not pending")
 	}
 	for i, a := range mt.Anchors {
 		if err := a.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("anchors[%d]: %w", i, err))
+			*v = append(*v, fmt.Errorf("anchors[%d]: %w", i, err))
 		}
 	}
-	return errs
 }
 
 // repairProvenance makes the v0.2 fields of a hand-edited file valid where

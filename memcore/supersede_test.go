@@ -167,7 +167,7 @@ func TestConcurrentSupersedes(t *testing.T) {
 	t.Run("FileStore", func(t *testing.T) { run(t, []MemoryStore{newTestStore(t).FileStore}) })
 	t.Run("two FileStores over the same folders", func(t *testing.T) {
 		ts := newTestStore(t)
-		other, err := NewFileStore(ts.repo, ts.user)
+		other, err := NewFileStore(ts.repo, ts.user, FileStoreConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

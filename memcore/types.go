@@ -188,16 +188,37 @@ func (m *MemoryFile) Validate() error {
 	if m == nil {
 		return fmt.Errorf("%w: nil memory", ErrInvalidMemory)
 	}
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidMemory}, args...)...))
-	}
-	mt := &m.Meta
+	var v memoryProblems
+	v.checkRequired(&m.Meta)
+	v.checkLinks(&m.Meta)
+	v.checkOptional(&m.Meta)
+	v.checkContent(m.Content)
+	return errors.Join(v...)
+}
+
+// memoryProblems collects what makes a memory invalid, each error wrapping
+// ErrInvalidMemory, in the order Validate reports them.
+type memoryProblems []error
+
+// bad records a problem described by format and args.
+func (v *memoryProblems) bad(format string, args ...any) {
+	*v = append(*v, fmt.Errorf("%w: "+format, append([]any{ErrInvalidMemory}, args...)...))
+}
+
+// badID records an id problem: field names the id, err says what is wrong
+// (it wraps ErrInvalidID).
+func (v *memoryProblems) badID(field string, err error) {
+	*v = append(*v, fmt.Errorf("%w: %s: %w", ErrInvalidMemory, field, err))
+}
+
+// checkRequired checks the fields every memory has: the id, the times,
+// the version, the scope and the category.
+func (v *memoryProblems) checkRequired(mt *MemoryMeta) {
 	if err := ValidateID(mt.ID); err != nil {
-		errs = append(errs, fmt.Errorf("%w: id: %w", ErrInvalidMemory, err))
+		v.badID("id", err)
 	}
 	if mt.CreatedAt.IsZero() {
-		bad("created_at is missing")
+		v.bad("created_at is missing")
 	}
 	for _, f := range []struct {
 		key string
@@ -206,61 +227,74 @@ func (m *MemoryFile) Validate() error {
 		// RFC 3339 has four-digit years: other times could be written but
 		// not read back.
 		if y := f.t.UTC().Year(); !f.t.IsZero() && (y < 0 || y > 9999) {
-			bad("%s %s is outside the years 0000-9999", f.key, f.t.UTC().Format(time.RFC3339))
+			v.bad("%s %s is outside the years 0000-9999", f.key, f.t.UTC().Format(time.RFC3339))
 		}
 	}
 	if mt.Version < 1 {
-		bad("version %d is below 1", mt.Version)
+		v.bad("version %d is below 1", mt.Version)
 	}
 	if !mt.Scope.Valid() {
-		bad("scope %q is not one of repo, user", mt.Scope)
+		v.bad("scope %q is not one of repo, user", mt.Scope)
 	}
 	if !mt.Category.Valid() {
-		bad("category %q is not one of %s", mt.Category, joinValues(Categories()))
+		v.bad("category %q is not one of %s", mt.Category, joinValues(Categories()))
 	}
+}
+
+// checkLinks checks supersedes and the related edges: valid ids other than
+// the memory's own, and known relationships.
+func (v *memoryProblems) checkLinks(mt *MemoryMeta) {
 	if mt.Supersedes != nil {
 		switch err := ValidateID(*mt.Supersedes); {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("%w: supersedes: %w", ErrInvalidMemory, err))
+			v.badID("supersedes", err)
 		case *mt.Supersedes == mt.ID:
-			bad("supersedes names the memory itself")
+			v.bad("supersedes names the memory itself")
 		}
 	}
 	for i, r := range mt.Related {
 		if err := ValidateID(r.ID); err != nil {
-			errs = append(errs, fmt.Errorf("%w: related[%d].id: %w", ErrInvalidMemory, i, err))
+			v.badID(fmt.Sprintf("related[%d].id", i), err)
 		} else if r.ID == mt.ID {
-			bad("related[%d] links the memory to itself", i)
+			v.bad("related[%d] links the memory to itself", i)
 		}
 		if !r.Relationship.IsEdge() {
-			bad("related[%d].relationship %q is not one of refines, contradicts, relates-to", i, r.Relationship)
+			v.bad("related[%d].relationship %q is not one of refines, contradicts, relates-to", i, r.Relationship)
 		}
 	}
+}
+
+// checkOptional checks the optional fields: the trigger, the session id,
+// the retired reason, the fields added in v0.2 and the extra keys.
+func (v *memoryProblems) checkOptional(mt *MemoryMeta) {
 	if mt.Trigger != "" && !mt.Trigger.Valid() {
-		bad("trigger %q is not one of cadence, compaction, manual", mt.Trigger)
+		v.bad("trigger %q is not one of cadence, compaction, manual", mt.Trigger)
 	}
 	if !utf8.ValidString(mt.SessionID) {
-		bad("session_id is not valid UTF-8")
+		v.bad("session_id is not valid UTF-8")
 	}
 	switch {
 	case !utf8.ValidString(mt.RetiredReason):
-		bad("retired_reason is not valid UTF-8")
+		v.bad("retired_reason is not valid UTF-8")
 	case mt.RetiredReason != "" && !mt.Retired:
-		bad("retired_reason is set but retired is not true")
+		v.bad("retired_reason is set but retired is not true")
 	}
-	errs = append(errs, mt.validateProvenance(bad)...)
+	v.checkProvenance(mt)
 	for k := range mt.Extra {
 		if knownKeys[k] {
-			bad("extra key %q is reserved for a known field", k)
+			v.bad("extra key %q is reserved for a known field", k)
 		}
 	}
+}
+
+// checkContent checks the body: valid UTF-8 and not blank.
+func (v *memoryProblems) checkContent(content string) {
 	switch {
-	case !utf8.ValidString(m.Content):
-		bad("content is not valid UTF-8")
-	case strings.TrimSpace(m.Content) == "":
-		bad("content is empty")
+	case !utf8.ValidString(content):
+		v.bad("content is not valid UTF-8")
+	case strings.TrimSpace(content) == "":
+		v.bad("content is empty")
 	}
-	return errors.Join(errs...)
 }
 
 // Title is the first non-blank line of the content, trimmed: what a listing

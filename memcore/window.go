@@ -3,6 +3,8 @@ package memcore
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/forgemem/forgemem/memcore/redact"
 )
 
 // toolTags are the XML-style blocks that carry tool calls and their results
@@ -161,72 +163,69 @@ func closeTagLen(s, name string) int {
 // when "/>" ends it outside any attribute value (<tool a="b"/>, <tool a/>,
 // <tool/>; not <tool path=/tmp/>).
 func tagEnd(s string, nameLen int) (end int, selfClosing bool) {
-	const (
-		beforeName = iota // between attributes
-		attrName
-		afterName // after an attribute's name: '=' or another attribute
-		beforeValue
-		unquoted
-	)
-	state := beforeName
+	state := beforeAttr
 	for i := 1 + nameLen; i < len(s); i++ {
 		c := s[i]
-		space := c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-		switch state {
-		case beforeName, afterName:
-			switch {
-			case space:
-			case c == '>':
-				return i + 1, false
-			case c == '/':
-				if i+1 < len(s) && s[i+1] == '>' {
-					return i + 2, true
-				}
-				state = beforeName
-			case c == '=' && state == afterName:
-				state = beforeValue
-			default:
-				state = attrName
+		switch {
+		case c == '>':
+			return i + 1, false
+		case c == '/' && state <= afterAttrName && i+1 < len(s) && s[i+1] == '>':
+			return i + 2, true
+		case (c == '"' || c == '\'') && state == beforeValue:
+			q := strings.IndexByte(s[i+1:], c)
+			if q < 0 {
+				return -1, false
 			}
-		case attrName:
-			switch {
-			case space:
-				state = afterName
-			case c == '>':
-				return i + 1, false
-			case c == '/':
-				if i+1 < len(s) && s[i+1] == '>' {
-					return i + 2, true
-				}
-				state = beforeName
-			case c == '=':
-				state = beforeValue
-			}
-		case beforeValue:
-			switch {
-			case space:
-			case c == '>':
-				return i + 1, false
-			case c == '"' || c == '\'':
-				q := strings.IndexByte(s[i+1:], c)
-				if q < 0 {
-					return -1, false
-				}
-				i += 1 + q
-				state = beforeName
-			default:
-				state = unquoted
-			}
-		case unquoted:
-			switch {
-			case space:
-				state = beforeName
-			case c == '>':
-				return i + 1, false
-			}
+			i += 1 + q
+			state = beforeAttr
+		default:
+			state = state.next(c)
 		}
 	}
 	return -1, false
+}
+
+// tagState is where a tokenizer reading a start tag is, between its name
+// and its '>'.
+type tagState int
+
+// The states of a start tag, in an order tagEnd relies on: the first three
+// are outside any attribute value.
+const (
+	beforeAttr    tagState = iota // between attributes
+	inAttrName                    // in an attribute's name
+	afterAttrName                 // after an attribute's name: '=' or another attribute
+	beforeValue                   // after '='
+	unquotedValue                 // in an unquoted attribute value
+)
+
+// next is the state after the byte c, which neither ends the tag nor opens
+// a quoted value. A '/' outside a value that does not end the tag starts a
+// new attribute; in a value, it belongs to the value.
+func (st tagState) next(c byte) tagState {
+	space := isTagSpace(c)
+	switch {
+	case st == unquotedValue && space:
+		return beforeAttr
+	case st == unquotedValue, st == beforeValue && !space:
+		return unquotedValue
+	case st == beforeValue:
+		return beforeValue
+	case c == '/':
+		return beforeAttr
+	case c == '=' && st != beforeAttr:
+		return beforeValue
+	case space && st == inAttrName:
+		return afterAttrName
+	case space:
+		return st
+	}
+	return inAttrName
+}
+
+// isTagSpace reports whether c is white space between a tag's attributes.
+func isTagSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
 }
 
 // EstimateTokens approximates the number of tokens s costs a model: one
@@ -287,4 +286,46 @@ func tailRunes(s string, n int) string {
 		i -= size
 	}
 	return s[i:]
+}
+
+// RedactWindow returns the window fit makes of msgs with the secrets of its
+// messages replaced by redact.Placeholder (package
+// github.com/forgemem/forgemem/memcore/redact), and how many were replaced
+// — a message cut to fit counts whole. fit keeps the newest messages of
+// msgs, the oldest kept possibly cut to its end, as [CapWindow] does.
+//
+// Capture and retrieval call it on the conversation before any of it
+// leaves the machine for a model or an embedder. Only the messages fit
+// keeps are redacted, so the cost follows the window, not the
+// conversation; when fit cut the oldest kept message, that message is
+// redacted whole and the window fitted again, so that a secret the cut
+// went through is still found. Redaction is deterministic: the same
+// messages give the same window, and a window that keeps its beginning
+// from one call to the next keeps it redacted too. The input is not
+// modified.
+func RedactWindow(msgs []Message, fit func([]Message) []Message) ([]Message, int) {
+	window := fit(msgs)
+	from := len(msgs) - len(window)
+	if len(window) > 0 && from >= 0 && len(window[0].Content) != len(msgs[from].Content) {
+		redacted, n := redactMessages(msgs[from:])
+		return fit(redacted), n
+	}
+	return redactMessages(window)
+}
+
+// redactMessages returns a copy of msgs with each content redacted, and the
+// number of secrets replaced.
+func redactMessages(msgs []Message) ([]Message, int) {
+	if msgs == nil {
+		return nil, 0
+	}
+	out := make([]Message, len(msgs))
+	total := 0
+	for i, m := range msgs {
+		var n int
+		out[i] = m
+		out[i].Content, n = redact.Text(m.Content)
+		total += n
+	}
+	return out, total
 }

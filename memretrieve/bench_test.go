@@ -213,7 +213,7 @@ func benchStore(b *testing.B, n int) *memcore.MemStore {
 func BenchmarkRetrieve(b *testing.B) {
 	store := benchStore(b, 10_000)
 	dir := b.TempDir()
-	emb := newEmbedder(b, fake.WithDimension(benchDim))
+	emb := newEmbedder(b, fake.EmbedderConfig{Dimension: benchDim})
 	llm := hypothesisLLM(b,
 		"Prefers wrapping errors with sentinel values and errors.Is.",
 		"Uses zerolog for structured logging in library code.",
@@ -259,7 +259,7 @@ func BenchmarkRetrieve(b *testing.B) {
 func BenchmarkBuildWarmCache(b *testing.B) {
 	store := benchStore(b, 10_000)
 	dir := b.TempDir()
-	emb := newEmbedder(b, fake.WithDimension(benchDim))
+	emb := newEmbedder(b, fake.EmbedderConfig{Dimension: benchDim})
 	warm := newEngine(b, store, emb, nil, identityConfig(), WithCacheDir(dir))
 	rebuild(b, warm)
 

@@ -287,12 +287,15 @@ func (e *Engine) reportProgress(done, total int) {
 }
 
 // embedBatch embeds the texts of part in one Embed call, retrying
-// transient failures, each attempt within buildCallLimit. The vectors it
-// returns, one per text, all have the same dimension, in range.
+// transient failures, each attempt within buildCallLimit. The texts are
+// redacted first: memories are redacted when capture writes them, but one
+// written by hand may hold a secret (the vector is still cached under the
+// text as stored). The vectors it returns, one per text, all have the same
+// dimension, in range.
 func (e *Engine) embedBatch(ctx context.Context, part []pending) ([][]float32, error) {
 	texts := make([]string, len(part))
 	for i, p := range part {
-		texts[i] = p.text
+		texts[i], _ = redact.Text(p.text)
 	}
 	var vecs [][]float32
 	err := memcore.Retry(ctx, memcore.RetryPolicy{}, func(ctx context.Context) error {

@@ -178,7 +178,7 @@ func TestCacheModelChange(t *testing.T) {
 		dim  int
 	}{
 		{"same dimension, other name", renamedEmbedder{newEmbedder(t), "another-model"}, fake.DefaultDimension},
-		{"other dimension", newEmbedder(t, fake.WithDimension(64)), 64},
+		{"other dimension", newEmbedder(t, fake.EmbedderConfig{Dimension: 64}), 64},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			counted := &countingEmbedder{Embedder: tt.emb}
@@ -251,7 +251,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 	model := newEmbedder(t).Model()
 	dim := fake.DefaultDimension
 	vec := func(m *memcore.MemoryFile, d int) []float32 {
-		v, _ := newEmbedder(t, fake.WithDimension(d)).Embed(context.Background(), []string{strings.TrimSpace(m.Content)})
+		v, _ := newEmbedder(t, fake.EmbedderConfig{Dimension: d}).Embed(context.Background(), []string{strings.TrimSpace(m.Content)})
 		return v[0]
 	}
 	tests := []struct {
@@ -425,9 +425,9 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 			dir := t.TempDir()
 			store := memcore.NewMemStore()
 			write(t, store, genMemories(12, 13)...)
-			warmEngine(t, store, renamedEmbedder{newEmbedder(t, fake.WithDimension(32)), "m"}, WithCacheDir(dir))
+			warmEngine(t, store, renamedEmbedder{newEmbedder(t, fake.EmbedderConfig{Dimension: 32}), "m"}, WithCacheDir(dir))
 
-			emb := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.WithDimension(48)), "m"}}
+			emb := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.EmbedderConfig{Dimension: 48}), "m"}}
 			e := warmEngine(t, store, emb, WithCacheDir(dir))
 			switch trigger {
 			case "query":
@@ -449,7 +449,7 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 			if err != nil || len(res.Memories) == 0 {
 				t.Fatalf("after re-embedding: %+v, %v; want memories", res, err)
 			}
-			again := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.WithDimension(48)), "m"}}
+			again := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.EmbedderConfig{Dimension: 48}), "m"}}
 			warmEngine(t, store, again, WithCacheDir(dir))
 			if again.inputs.Load() != 0 {
 				t.Errorf("restart embedded %d texts, want 0", again.inputs.Load())
@@ -510,7 +510,7 @@ func TestCacheChildHelper(t *testing.T) {
 		t.Skip("runs only as the child of TestCacheChildProcess")
 	}
 	seed, _ := strconv.ParseUint(os.Getenv(childSeedEnv), 10, 64)
-	fs, err := memcore.NewFileStore(repo, os.Getenv(childUserEnv))
+	fs, err := memcore.NewFileStore(repo, os.Getenv(childUserEnv), memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestRemoveCachedVectors(t *testing.T) {
 	write(t, store, gone, kept)
 	// Two models leave two files in the repo scope's cache folder.
 	warmEngine(t, store, newEmbedder(t))
-	warmEngine(t, store, newEmbedder(t, fake.WithDimension(64)))
+	warmEngine(t, store, newEmbedder(t, fake.EmbedderConfig{Dimension: 64}))
 	dir := filepath.Join(store.Dir(memcore.ScopeRepo), CacheDirName)
 	files := cacheFiles(t, dir)
 	if len(files) != 2 {

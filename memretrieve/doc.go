@@ -9,17 +9,22 @@
 // Config.Timeout (2s by default):
 //
 //  1. strips tool content and caps the window to Config.WindowTokenBudget,
-//     newest text kept (memcore.StripToolContent, memcore.CapWindow);
+//     newest text kept (memcore.StripToolContent, memcore.CapWindow), and
+//     redacts the secrets of what will be sent (memcore.RedactWindow): no
+//     conversation text reaches the hypothesis model or the embedder
+//     unredacted, and [Result].Redactions counts what was replaced;
 //  2. takes the focused queries of the window, each within
 //     Config.QueryTokenLimit: the latest user message, the latest exchange
-//     and the whole window;
+//     and the whole window (redacted for the embedder; as they are for the
+//     lexical search, which runs here);
 //  3. asks the hypothesis model, in one call, for Config.HypothesisCount
 //     short declarative sentences written the way a stored memory would be
 //     (HyDE), and parses the reply tolerantly — or, in [ModeIdentity],
 //     uses the focused queries themselves, with no LLM call. The request's
 //     response schema is named [HypothesisSchemaName], so that a scripted
 //     LLM in tests can tell the hypothesis call from other model calls;
-//  4. embeds those queries in one Embed call and takes the Config.TopK best
+//  4. embeds those queries (a hypothesis redacted too) in one Embed call
+//     and takes the Config.TopK best
 //     memories per query from the vector index, keeping each memory's best
 //     score over all queries and dropping those below Config.MinScore;
 //  5. takes the Config.TopK best memories of the lexical (BM25) index for

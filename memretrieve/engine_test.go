@@ -34,9 +34,9 @@ func TestRetrieveFindsRelevantMemory(t *testing.T) {
 		store := newStore(t)
 		write(t, store, threeMemories()...)
 		emb := newEmbedder(t)
-		llm := newLLM(t, fake.WithReplies("```json\n"+hypothesesReply(
+		llm := newLLM(t, fake.LLMConfig{Replies: []string{"```json\n" + hypothesesReply(
 			"Prefers optimistic locking for concurrent writes.",
-			"Retries concurrent writes after a conflict.")+"\n```"))
+			"Retries concurrent writes after a conflict.") + "\n```"}})
 		cfg := DefaultConfig()
 		cfg.HopDepth = 0
 		cfg.MinScore = 0.3
@@ -64,7 +64,7 @@ func TestUnionKeepsBestScorePerMemory(t *testing.T) {
 		"Optimistic locking with retry for concurrent writes.",
 		"Database migrations are numbered.",
 	}
-	llm := newLLM(t, fake.WithReplies(hypothesesReply(h...)))
+	llm := newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply(h...)}})
 	cfg := vectorOnly(DefaultConfig())
 	cfg.HopDepth, cfg.MinScore = 0, -1
 	e := newEngine(t, store, emb, llm, cfg)
@@ -128,7 +128,7 @@ func TestIdentityModeMakesNoLLMCall(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t)
-	llm := newLLM(t, fake.WithReplies(hypothesesReply("x")))
+	llm := newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply("x")}})
 	e := newEngine(t, store, emb, llm, identityConfig())
 	rebuild(t, e)
 	before := emb.Inputs()
@@ -155,7 +155,7 @@ func TestOneEmbedCallPerTurn(t *testing.T) {
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t)
 	hs := []string{"a locking note.", "a migration note.", "a logging note.", "a retry note.", "a schema note.", "one too many."}
-	llm := newLLM(t, fake.WithReplies(hypothesesReply(hs...)))
+	llm := newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply(hs...)}})
 	cfg := DefaultConfig()
 	cfg.HypothesisCount = 5
 	e := newEngine(t, store, emb, llm, cfg)
@@ -178,7 +178,7 @@ func TestOneEmbedCallPerTurn(t *testing.T) {
 func TestHypothesisRequest(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	llm := newLLM(t, fake.WithReplies(hypothesesReply("x y z.")))
+	llm := newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply("x y z.")}})
 	cfg := DefaultConfig()
 	cfg.HypothesisModel = "flash-mini"
 	cfg.HypothesisCount = 7
@@ -230,7 +230,7 @@ func TestEmptyWindowMakesNoCalls(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t)
-	llm := newLLM(t, fake.WithReplies(hypothesesReply("x.")))
+	llm := newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply("x.")}})
 	e := newEngine(t, store, emb, llm, DefaultConfig())
 	rebuild(t, e)
 	calls := emb.Calls()
@@ -253,21 +253,27 @@ func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 		kind  SkipReason // Result.Skipped, or with the lexical index on Result.VectorSkipped
 		cause error      // in Result.Err
 	}{
-		{"llm rate limited", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited)) }, nil,
+		{"llm rate limited", func(t testing.TB) *fake.LLM {
+			return newLLM(t, fake.LLMConfig{FailNext: 1, FailWith: memcore.ErrRateLimited})
+		}, nil,
 			SkipHypothesisError, memcore.ErrRateLimited},
-		{"llm unauthenticated", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated)) }, nil,
+		{"llm unauthenticated", func(t testing.TB) *fake.LLM {
+			return newLLM(t, fake.LLMConfig{FailNext: 1, FailWith: memcore.ErrUnauthenticated})
+		}, nil,
 			SkipHypothesisError, memcore.ErrUnauthenticated},
-		{"llm empty reply", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies("")) }, nil,
+		{"llm empty reply", func(t testing.TB) *fake.LLM { return newLLM(t, fake.LLMConfig{Replies: []string{""}}) }, nil,
 			SkipHypothesisError, memcore.ErrInvalidResponse},
-		{"llm empty list", func(t testing.TB) *fake.LLM { return newLLM(t, fake.WithReplies(`{"hypotheses": []}`)) }, nil,
+		{"llm empty list", func(t testing.TB) *fake.LLM {
+			return newLLM(t, fake.LLMConfig{Replies: []string{`{"hypotheses": []}`}})
+		}, nil,
 			SkipHypothesisError, memcore.ErrInvalidResponse},
 		{"llm nil response", func(t testing.TB) *fake.LLM {
-			return newLLM(t, fake.WithReplyFunc(func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+			return newLLM(t, fake.LLMConfig{ReplyFunc: func(context.Context, memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				return nil, nil
-			}))
+			}})
 		}, nil, SkipHypothesisError, memcore.ErrInvalidResponse},
 		{"embedder unavailable", func(t testing.TB) *fake.LLM {
-			return newLLM(t, fake.WithReplies(hypothesesReply("Prefers optimistic locking.")))
+			return newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply("Prefers optimistic locking.")}})
 		},
 			func(t testing.TB, e *fake.Embedder) { failNext(t, e, 1, memcore.ErrUnavailable) },
 			SkipEmbedderError, memcore.ErrUnavailable},
@@ -334,7 +340,7 @@ func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 		emb  func(t *testing.T) memcore.Embedder
 	}{
 		{"llm honouring ctx", ModeLLM,
-			func(t *testing.T) memcore.LLMProvider { return newLLM(t, fake.WithLatency(time.Hour)) }, nil},
+			func(t *testing.T) memcore.LLMProvider { return newLLM(t, fake.LLMConfig{Latency: time.Hour}) }, nil},
 		{"llm ignoring ctx", ModeLLM, func(t *testing.T) memcore.LLMProvider {
 			l := &blockingLLM{release: make(chan struct{})}
 			t.Cleanup(func() { close(l.release) })
@@ -403,7 +409,7 @@ func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 func TestCallerCancellation(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	llm := newLLM(t, fake.WithLatency(time.Hour))
+	llm := newLLM(t, fake.LLMConfig{Latency: time.Hour})
 	e := newEngine(t, store, newEmbedder(t), llm, vectorOnly(DefaultConfig()))
 	rebuild(t, e)
 
@@ -420,7 +426,7 @@ func TestCallerCancellation(t *testing.T) {
 		t.Fatalf("caller deadline: res %+v, err %v; want context.DeadlineExceeded", res, err)
 	}
 	// The abandoned turn is not cached: the next call tries again.
-	e.llm = newLLM(t, fake.WithReplies(hypothesesReply("Prefers optimistic locking with retry.")))
+	e.llm = newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply("Prefers optimistic locking with retry.")}})
 	res, err = e.Retrieve(context.Background(), "t", userWindow("x"))
 	if err != nil || len(res.Memories) == 0 {
 		t.Fatalf("retry after cancellation: res %+v, err %v; want memories", res, err)
@@ -687,10 +693,10 @@ func TestTurnCacheSharesConcurrentComputation(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
 	release := make(chan struct{})
-	llm := newLLM(t, fake.WithReplyFunc(func(ctx context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(ctx context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		<-release
 		return &memcore.CompletionResponse{Text: hypothesesReply("Prefers optimistic locking with retry.")}, nil
-	}))
+	}})
 	cfg := DefaultConfig()
 	cfg.Timeout = 30 * time.Second
 	e := newEngine(t, store, newEmbedder(t), llm, cfg)
@@ -854,7 +860,7 @@ func TestSearchDoesNotWaitForRebuild(t *testing.T) {
 func TestRetryAfterFailedBuild(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := newEmbedder(t, fake.WithFailNext(1, memcore.ErrUnauthenticated))
+	emb := newEmbedder(t, fake.EmbedderConfig{FailNext: 1, FailWith: memcore.ErrUnauthenticated})
 	var logs logBuffer
 	e := newEngine(t, store, emb, nil, identityConfig(), WithRetryDelay(time.Millisecond), WithLogger(logs.logger()))
 	e.Start(context.Background())
@@ -870,7 +876,7 @@ func TestRetryAfterFailedBuild(t *testing.T) {
 func TestRebuildReportsFailures(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, threeMemories()...)
-	emb := newEmbedder(t, fake.WithFailNext(1, memcore.ErrInvalidRequest))
+	emb := newEmbedder(t, fake.EmbedderConfig{FailNext: 1, FailWith: memcore.ErrInvalidRequest})
 	e := newEngine(t, store, emb, nil, identityConfig())
 	if err := e.Rebuild(context.Background()); !errors.Is(err, memcore.ErrInvalidRequest) {
 		t.Fatalf("Rebuild = %v, want the embedder's error", err)

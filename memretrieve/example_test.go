@@ -55,7 +55,7 @@ func Example() {
 	cfg := memretrieve.DefaultConfig()
 	cfg.Mode = memretrieve.ModeIdentity
 	cfg.MinScore = 0.3
-	embedder, err := fake.NewEmbedder()
+	embedder, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		panic(err)
 	}
@@ -89,16 +89,16 @@ func Example() {
 // relevant memory might contain; all of them are embedded in one call.
 func ExampleEngine_Retrieve() {
 	ctx := context.Background()
-	llm, err := fake.NewLLM(fake.WithReplies(`{"hypotheses": [
+	llm, err := fake.NewLLM(fake.LLMConfig{Replies: []string{`{"hypotheses": [
 		"Prefers optimistic locking with retry for concurrent writes.",
-		"Migrations are numbered sequentially."]}`))
+		"Migrations are numbered sequentially."]}`}})
 	if err != nil {
 		panic(err)
 	}
 	cfg := memretrieve.DefaultConfig()
 	cfg.HopDepth = 0
 	cfg.MinScore = 0.4
-	embedder, err := fake.NewEmbedder()
+	embedder, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		panic(err)
 	}
@@ -124,19 +124,19 @@ func ExampleEngine_Retrieve() {
 // hypothesis call by the name of its response schema.
 func ExampleHypothesisSchemaName() {
 	ctx := context.Background()
-	llm, err := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm, err := fake.NewLLM(fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if req.ResponseSchema != nil && req.ResponseSchema.Name == memretrieve.HypothesisSchemaName {
 			return &memcore.CompletionResponse{Text: `{"hypotheses": ["Database migrations are numbered sequentially."]}`}, nil
 		}
 		return &memcore.CompletionResponse{Text: "the reply to another call"}, nil
-	}))
+	}})
 	if err != nil {
 		panic(err)
 	}
 	cfg := memretrieve.DefaultConfig()
 	cfg.HopDepth = 0
 	cfg.MinScore = 0.5
-	embedder, err := fake.NewEmbedder()
+	embedder, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		panic(err)
 	}
@@ -160,7 +160,7 @@ func ExampleHypothesisSchemaName() {
 // when the host builds no engine: a nil *Engine is safe to use, and its
 // results say why they are empty.
 func ExampleNewEngine_missingProvider() {
-	embedder, err := fake.NewEmbedder()
+	embedder, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		panic(err)
 	}

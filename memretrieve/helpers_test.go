@@ -67,7 +67,7 @@ func storeKinds(t *testing.T, f func(t *testing.T, newStore func(t *testing.T) m
 func newFileStore(t testing.TB) *memcore.FileStore {
 	t.Helper()
 	dir := t.TempDir()
-	fs, err := memcore.NewFileStore(dir+"/repo", dir+"/user")
+	fs, err := memcore.NewFileStore(dir+"/repo", dir+"/user", memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,12 +206,12 @@ func hypothesesReply(hs ...string) string {
 // other call.
 func hypothesisLLM(t testing.TB, hs ...string) *fake.LLM {
 	reply := hypothesesReply(hs...)
-	return newLLM(t, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	return newLLM(t, fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		if req.ResponseSchema == nil || req.ResponseSchema.Name != HypothesisSchemaName {
 			return nil, fmt.Errorf("%w: not the hypothesis call", memcore.ErrInvalidRequest)
 		}
 		return &memcore.CompletionResponse{Text: reply}, nil
-	}))
+	}})
 }
 
 // ids lists the memory ids of a result, in order.
@@ -367,22 +367,24 @@ type renamedEmbedder struct {
 
 func (r renamedEmbedder) Model() string { return r.name }
 
-// newLLM returns newLLM(t, opts...), failing the test if it reports an
+// newLLM returns fake.NewLLM of the first of cfg (the defaults without
+// one), failing the test if it reports an
 // error.
-func newLLM(t testing.TB, opts ...fake.LLMOption) *fake.LLM {
+func newLLM(t testing.TB, cfg ...fake.LLMConfig) *fake.LLM {
 	t.Helper()
-	l, err := fake.NewLLM(opts...)
+	l, err := fake.NewLLM(first(cfg))
 	if err != nil {
 		t.Fatalf("fake.NewLLM: %v", err)
 	}
 	return l
 }
 
-// newEmbedder returns newEmbedder(t, opts...), failing the test if it
+// newEmbedder returns fake.NewEmbedder of the first of cfg (the defaults
+// without one), failing the test if it
 // reports an error.
-func newEmbedder(t testing.TB, opts ...fake.EmbedderOption) *fake.Embedder {
+func newEmbedder(t testing.TB, cfg ...fake.EmbedderConfig) *fake.Embedder {
 	t.Helper()
-	e, err := fake.NewEmbedder(opts...)
+	e, err := fake.NewEmbedder(first(cfg))
 	if err != nil {
 		t.Fatalf("fake.NewEmbedder: %v", err)
 	}
@@ -396,4 +398,13 @@ func failNext(t testing.TB, f interface{ FailNext(int, error) error }, n int, er
 	if e := f.FailNext(n, err); e != nil {
 		t.Fatalf("FailNext(%d, %v): %v", n, err, e)
 	}
+}
+
+// first returns the first of cfgs, or the zero value (the defaults).
+func first[C any](cfgs []C) C {
+	var c C
+	if len(cfgs) > 0 {
+		c = cfgs[0]
+	}
+	return c
 }

@@ -62,7 +62,7 @@ var benchWindow = []memcore.Message{
 func BenchmarkRetrieveLexicalCost(b *testing.B) {
 	store := benchStore(b, 10_000)
 	dir := b.TempDir()
-	emb := newEmbedder(b, fake.WithDimension(benchDim))
+	emb := newEmbedder(b, fake.EmbedderConfig{Dimension: benchDim})
 	for _, c := range []struct {
 		name   string
 		weight float64

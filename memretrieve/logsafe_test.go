@@ -40,9 +40,9 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		says  string
 	}{
 		{"hypothesis model error", func(t *testing.T, store memcore.MemoryStore) (*Engine, *logBuffer) {
-			llm := newLLM(t, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+			llm := newLLM(t, fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 				return nil, fmt.Errorf("%w: cannot process %q", memcore.ErrInvalidRequest, req.Messages[0].Content)
-			}))
+			}})
 			var logs logBuffer
 			e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig(), WithLogger(logs.logger()))
 			rebuild(t, e)

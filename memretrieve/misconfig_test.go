@@ -154,13 +154,13 @@ func TestResultSaysWhyTheTurnGotNothing(t *testing.T) {
 			return setup{emb: bulkFailingEmbedder{newEmbedder(t)}, mode: ModeIdentity, start: true, window: locked}
 		}, SkipNoIndex, memcore.ErrUnavailable, nil, true},
 		{"hypothesis model rate limited", func(t *testing.T) setup {
-			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited)), mode: ModeLLM, window: locked}
+			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.LLMConfig{FailNext: 1, FailWith: memcore.ErrRateLimited}), mode: ModeLLM, window: locked}
 		}, SkipHypothesisError, memcore.ErrRateLimited, nil, true},
 		{"hypothesis model unauthenticated", func(t *testing.T) setup {
-			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.WithFailNext(1, memcore.ErrUnauthenticated)), mode: ModeLLM, window: locked}
+			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.LLMConfig{FailNext: 1, FailWith: memcore.ErrUnauthenticated}), mode: ModeLLM, window: locked}
 		}, SkipHypothesisError, memcore.ErrUnauthenticated, nil, true},
 		{"hypothesis reply holds nothing", func(t *testing.T) setup {
-			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.WithReplies("")), mode: ModeLLM, window: locked}
+			return setup{emb: newEmbedder(t), llm: newLLM(t, fake.LLMConfig{Replies: []string{""}}), mode: ModeLLM, window: locked}
 		}, SkipHypothesisError, memcore.ErrInvalidResponse, nil, true},
 		{"embedder down", func(t *testing.T) setup {
 			emb := newEmbedder(t)

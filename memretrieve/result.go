@@ -21,6 +21,12 @@ type Result struct {
 	// Omitted counts the memories that were found but left out of the
 	// injection (and of Memories) to fit Config.InjectionTokenBudget.
 	Omitted int
+	// Redactions counts the secrets replaced by "[REDACTED]" in what the
+	// turn sent to its providers: the conversation window (see
+	// memcore.RedactWindow), which the hypothesis model reads and the
+	// queries are cut from, and the hypotheses, before they were embedded.
+	// The search finds the memories all the same.
+	Redactions int
 	// Ranked is the turn's search ranking, best first: every chain head the
 	// vector or the lexical search found, with its place in each, before
 	// graph expansion, the MaxMemories cap and the injection budget. A host

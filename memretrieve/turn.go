@@ -18,7 +18,9 @@ import (
 // and the reason is logged at debug level.
 func (e *Engine) compute(ctx context.Context, turnID string, window []memcore.Message) (*Result, uint64) {
 	start := time.Now()
-	res, gen, skip, vskip := e.retrieveTurn(ctx, window)
+	win := e.window(window)
+	res, gen, skip, vskip := e.retrieveTurn(ctx, &win)
+	res.Redactions = win.redactions
 	if vskip != nil {
 		// Provider errors may quote the conversation: redacted, the cause
 		// still reachable with errors.Is.
@@ -58,7 +60,7 @@ func outOfTime(ctx context.Context, skip *skipped) *skipped {
 	return &skipped{kind: SkipTimeout, reason: skip.reason + " (out of time)", err: fmt.Errorf("%s: %w", skip.reason, ctx.Err())}
 }
 
-// retrieveTurn runs the steps of one turn in order: the window, the queries
+// retrieveTurn runs the steps of one turn in order: the queries
 // (hypotheses, or focused parts of the window), their vectors, the index,
 // the vector and lexical searches, their fusion, the choice of memories and
 // their injection block. Besides the result it returns the index
@@ -70,17 +72,16 @@ func outOfTime(ctx context.Context, skip *skipped) *skipped {
 // leaves the turn the lexical ranking: the turn goes on, and vskip says
 // why the vector side is missing; should the lexical ranking find nothing
 // either, that is why the turn got nothing, and skip is vskip.
-func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (res *Result, gen uint64, skip, vskip *skipped) {
+func (e *Engine) retrieveTurn(ctx context.Context, win *turnWindow) (res *Result, gen uint64, skip, vskip *skipped) {
 	gen = e.currentGen()
-	win := e.window(window)
-	if len(win) == 0 {
+	if len(win.local) == 0 || len(win.sent) == 0 {
 		return &Result{}, gen, &skipped{kind: SkipEmptyWindow, reason: "nothing is left of the window without tool content"}, nil
 	}
 	lexical := e.cfg.LexicalWeight > 0
-	focused := focusedQueries(win, e.cfg.QueryTokenLimit)
+	focused := focusedQueries(win.local, e.cfg.QueryTokenLimit)
 	mctx, cancel := e.modelContext(ctx)
 	defer cancel()
-	queries, vskip := e.queries(mctx, win, focused)
+	queries, vskip := e.queries(mctx, win)
 	var qvecs [][]float32
 	if vskip == nil {
 		qvecs, vskip = e.embedQueries(mctx, queries)
@@ -118,22 +119,38 @@ func (e *Engine) retrieveTurn(ctx context.Context, window []memcore.Message) (re
 	return res, snap.gen, nil, vskip
 }
 
-// window is the part of a turn's conversation retrieval works from: without
-// tool content, and capped to Config.WindowTokenBudget, newest text kept.
-func (e *Engine) window(msgs []memcore.Message) []memcore.Message {
-	return memcore.CapWindow(memcore.StripToolContent(msgs), e.cfg.WindowTokenBudget)
+// turnWindow is the part of a turn's conversation retrieval works from:
+// without tool content, and capped to Config.WindowTokenBudget, newest text
+// kept. The lexical search, which runs here, reads it as it is (local);
+// what is sent to the hypothesis model and the embedder is cut from it
+// with its secrets redacted (sent, see memcore.RedactWindow). redactions
+// counts the secrets replaced in what the turn sends.
+type turnWindow struct {
+	local, sent []memcore.Message
+	redactions  int
 }
 
-// queries returns the texts the turn embeds: the hypothesis model's
-// sentences in ModeLLM, the focused parts of the window in ModeIdentity;
-// each within Config.QueryTokenLimit.
-func (e *Engine) queries(ctx context.Context, win []memcore.Message, focused []string) ([]string, *skipped) {
+// window returns the turnWindow of a turn's conversation.
+func (e *Engine) window(msgs []memcore.Message) turnWindow {
+	stripped := memcore.StripToolContent(msgs)
+	fit := func(m []memcore.Message) []memcore.Message { return memcore.CapWindow(m, e.cfg.WindowTokenBudget) }
+	sent, n := memcore.RedactWindow(stripped, fit)
+	return turnWindow{local: fit(stripped), sent: sent, redactions: n}
+}
+
+// queries returns the texts the turn embeds, redacted, each within
+// Config.QueryTokenLimit: the focused parts of the window in ModeIdentity;
+// in ModeLLM the hypothesis model's sentences, which are redacted too (a
+// model may make up or repeat a secret) and counted in win.redactions.
+func (e *Engine) queries(ctx context.Context, win *turnWindow) ([]string, *skipped) {
 	if e.cfg.Mode == ModeIdentity {
-		return focused, nil
+		return focusedQueries(win.sent, e.cfg.QueryTokenLimit), nil
 	}
-	hs, skip := e.hypotheses(ctx, win)
+	hs, skip := e.hypotheses(ctx, win.sent)
 	out := hs[:0]
 	for _, h := range hs {
+		h, n := redact.Text(h)
+		win.redactions += n
 		if h = capText(h, e.cfg.QueryTokenLimit); h != "" {
 			out = append(out, h)
 		}

@@ -80,12 +80,20 @@
 // # Using the settings
 //
 // [Settings.RetrieveConfig] is the memretrieve.Config for the retrieval
-// engine, [Settings.ObserverOptions] the memcapture observer's options, and
-// the fields and [Settings.APIKey] are what a provider factory needs.
+// engine, [Settings.CaptureConfig] the memcapture.Config for the capture
+// pipeline and its observers, and the fields and [Settings.APIKey] are what
+// a provider factory needs.
 // Settings.Enabled false (memory.enabled: false, for example in one
 // repository's file) means the host wires neither capture nor retrieval;
 // [Settings.RetrievalOff] says why retrieval is off when it is.
 // [Settings.Source] and [Settings.Values] say where each value came from.
+//
+// # Errors
+//
+// [ErrInvalidConfig] is memcore.ErrInvalidConfig: every [Error] of [Load]
+// matches it, as does every configuration error of forgemem's library
+// modules (a *memcore.ConfigError from a Config's Validate), so one
+// errors.Is check catches both.
 //
 // This package imports memcapture and memretrieve for their types, and no
 // provider module: loading settings pulls no model SDK into a build.

@@ -7,13 +7,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
 )
 
-// ErrInvalidConfig is the sentinel every module of forgemem uses for
-// settings out of range or otherwise unusable: every [Error] matches it with
-// errors.Is, as well as the one kind below that says what is wrong.
-var ErrInvalidConfig = errors.New("invalid config")
+// ErrInvalidConfig is memcore.ErrInvalidConfig under this package's name:
+// the one sentinel every configuration error of forgemem matches, whether
+// it comes from a settings file or from a library module's Config. Every
+// [Error] matches it with errors.Is, as well as the one kind below that
+// says what is wrong; errors.Is(err, memcore.ErrInvalidConfig) holds for
+// them too.
+var ErrInvalidConfig = memcore.ErrInvalidConfig
 
 // The kinds of [Error]: every Error matches exactly one of them with
 // errors.Is (and [ErrInvalidConfig]).
@@ -86,30 +90,16 @@ func (e *Error) Error() string {
 	}
 	switch e.Kind {
 	case ErrUnknownKey:
-		b.WriteString("unknown ")
-		b.WriteString(e.subject())
-		if e.Suggestion != "" {
-			b.WriteString(" (did you mean " + e.Suggestion + "?)")
-		}
-		if e.Want != "" {
-			b.WriteString("; known: " + e.Want)
-		}
+		e.writeUnknown(&b)
 	case ErrInvalidValue:
-		b.WriteString(e.subject())
-		b.WriteString(" is ")
-		b.WriteString(showValue(e.Value))
-		b.WriteString(", want ")
-		b.WriteString(e.Want)
-		if e.Suggestion != "" {
-			b.WriteString(" (did you mean " + e.Suggestion + "?)")
-		}
+		e.writeInvalid(&b)
 	case ErrSecretInFile:
 		b.WriteString(showValue(e.Key))
 		b.WriteString(": API keys are not read from settings files (the value is not shown); set ")
 		b.WriteString(e.Want)
 		b.WriteString(" in the environment instead and remove the key from the file")
 	case ErrUnreadableFile:
-		b.WriteString(e.unreadable())
+		e.writeUnreadable(&b)
 	default: // ErrMalformedFile and anything unforeseen
 		if e.Kind != nil {
 			b.WriteString(e.Kind.Error())
@@ -122,20 +112,45 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// unreadable says why the file cannot be read, without repeating its path.
-func (e *Error) unreadable() string {
-	msg := "cannot read the settings file: "
-	if e.Source.Name == "" {
-		msg = "settings file: " + msg
+// writeUnknown writes the message of an ErrUnknownKey: the name, the
+// closest known one and the known ones.
+func (e *Error) writeUnknown(b *strings.Builder) {
+	b.WriteString("unknown ")
+	b.WriteString(e.subject())
+	if e.Suggestion != "" {
+		b.WriteString(" (did you mean " + e.Suggestion + "?)")
 	}
+	if e.Want != "" {
+		b.WriteString("; known: " + e.Want)
+	}
+}
+
+// writeInvalid writes the message of an ErrInvalidValue: the setting, the
+// value given, the values accepted and the closest one.
+func (e *Error) writeInvalid(b *strings.Builder) {
+	b.WriteString(e.subject())
+	b.WriteString(" is ")
+	b.WriteString(showValue(e.Value))
+	b.WriteString(", want ")
+	b.WriteString(e.Want)
+	if e.Suggestion != "" {
+		b.WriteString(" (did you mean " + e.Suggestion + "?)")
+	}
+}
+
+// writeUnreadable writes the message of an ErrUnreadableFile: the file
+// system's reason, without repeating the path.
+func (e *Error) writeUnreadable(b *strings.Builder) {
+	if e.Source.Name == "" {
+		b.WriteString("settings file: ")
+	}
+	b.WriteString("cannot read the settings file: ")
 	var pe *fs.PathError
 	if errors.As(e.Err, &pe) && pe.Path == e.Source.Name {
-		return msg + pe.Err.Error()
+		b.WriteString(pe.Err.Error())
+	} else if e.Err != nil {
+		b.WriteString(e.Err.Error())
 	}
-	if e.Err != nil {
-		return msg + e.Err.Error()
-	}
-	return msg
 }
 
 // subject names what is wrong in the source's own terms: the key in a file,

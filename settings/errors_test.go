@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/settings"
 )
 
@@ -82,8 +83,8 @@ func TestFileErrorMessages(t *testing.T) {
 			if !errors.Is(e, tt.kind) {
 				t.Errorf("kind %v; want %v", e.Kind, tt.kind)
 			}
-			if !errors.Is(e, settings.ErrInvalidConfig) {
-				t.Errorf("%v does not match ErrInvalidConfig, the sentinel of every module", e)
+			if !errors.Is(e, settings.ErrInvalidConfig) || !errors.Is(e, memcore.ErrInvalidConfig) {
+				t.Errorf("%v does not match ErrInvalidConfig and memcore.ErrInvalidConfig, the sentinel of every module", e)
 			}
 			if e.Source.Origin != settings.OriginUserFile || e.Source.Name != f.userFile() || e.Source.Line != tt.line || e.Key != tt.key {
 				t.Errorf("source %+v key %q; want the user file, line %d, key %q", e.Source, e.Key, tt.line, tt.key)
@@ -95,6 +96,24 @@ func TestFileErrorMessages(t *testing.T) {
 				t.Errorf("the message repeats a secret: %s", e)
 			}
 		})
+	}
+}
+
+// settings.ErrInvalidConfig is memcore's: an error of Load and one of a
+// library module's Config match either.
+func TestOneSentinel(t *testing.T) {
+	if settings.ErrInvalidConfig != memcore.ErrInvalidConfig {
+		t.Fatal("settings.ErrInvalidConfig is not memcore.ErrInvalidConfig")
+	}
+	f := newFixture(t)
+	write(t, f.userFile(), "memory:\n  cadence_turns: 11\n")
+	_, loadErr := settings.Load(f.options(nil, nil))
+	capture := settings.Default().CaptureConfig()
+	capture.Cadence = 11
+	for _, err := range []error{loadErr, capture.Validate()} {
+		if !errors.Is(err, memcore.ErrInvalidConfig) || !errors.Is(err, settings.ErrInvalidConfig) {
+			t.Errorf("%v matches neither memcore.ErrInvalidConfig nor settings.ErrInvalidConfig", err)
+		}
 	}
 }
 

@@ -34,11 +34,11 @@ const EnvPrefix = "FORGEMEM_"
 var table = []key{
 	boolKey("enabled", true, func(s *Settings) *bool { return &s.Enabled }, "Turns capture and retrieval on. `false` in a repository's `.forge/config.yaml` turns them off in that repository.", "the host wires capture and retrieval only when true",
 		narrowsTo("false", "turn memory on")),
-	intKey("cadence_turns", 1, 1, 10, func(s *Settings) *int { return &s.CadenceTurns }, "Runs a capture pass every N completed turns.", "`memcapture.WithCadence`",
+	intKey("cadence_turns", 1, 1, 10, func(s *Settings) *int { return &s.CadenceTurns }, "Runs a capture pass every N completed turns.", "`memcapture.Config.Cadence`",
 		narrowsUp("run capture passes more often")),
 	enumKey("provider", ProviderFake, []Provider{ProviderFake, ProviderOpenAI, ProviderGemini}, func(s *Settings) *Provider { return &s.Provider }, "The model provider for capture and retrieval; `fake` is offline and deterministic.", "the command's provider factory",
 		needsTrust(reasonWhere)),
-	stringKey("classifier_model", func(s *Settings) *string { return &s.ClassifierModel }, "The capture classifier's model; empty means the provider's default.", "`memcapture.NewPipeline(…, classifierModel, …)`",
+	stringKey("classifier_model", func(s *Settings) *string { return &s.ClassifierModel }, "The capture classifier's model; empty means the provider's default.", "`memcapture.Config.ClassifierModel`",
 		needsTrust(reasonModels)),
 	stringKey("retrieval_model", func(s *Settings) *string { return &s.RetrievalModel }, "The hypothesis model of retrieval; empty turns retrieval off in `llm` mode.", "`memretrieve.Config.HypothesisModel`",
 		needsTrust(reasonModels)),

@@ -154,19 +154,27 @@ func (brokenLLM) Complete(context.Context, memcore.CompletionRequest) (*memcore.
 	return nil, errors.New("not started")
 }
 
-// memory.cadence_turns reaches the capture observer: with cadence N, N
-// turns make one trigger.
-func TestObserverOptionsCadence(t *testing.T) {
+// memory.cadence_turns reaches the capture observer through
+// CaptureConfig: with cadence N, N turns make one trigger; and
+// memory.classifier_model reaches the classifier's requests.
+func TestCaptureConfig(t *testing.T) {
 	for _, cadence := range []string{"1", "3", "10"} {
 		t.Run(cadence, func(t *testing.T) {
 			f := newFixture(t)
-			write(t, f.userFile(), "memory:\n  cadence_turns: "+cadence+"\n")
+			write(t, f.userFile(), "memory:\n  cadence_turns: "+cadence+"\n  classifier_model: small-model\n")
 			s := mustLoad(t, f.options(nil, nil))
-			p, err := memcapture.NewPipeline(brokenLLM{}, "", memcore.NewMemStore(), nil)
+			cfg := s.CaptureConfig()
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("CaptureConfig().Validate() = %v", err)
+			}
+			if cfg.ClassifierModel != "small-model" || cfg.Cadence != s.CadenceTurns {
+				t.Errorf("CaptureConfig() = %+v; want the classifier model and the cadence of the file", cfg)
+			}
+			p, err := memcapture.NewPipeline(brokenLLM{}, memcore.NewMemStore(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			obs, err := memcapture.NewObserver(p, s.ObserverOptions()...)
+			obs, err := memcapture.NewObserver(p)
 			if err != nil {
 				t.Fatalf("NewObserver: %v", err)
 			}

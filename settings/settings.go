@@ -52,7 +52,7 @@ const (
 // settings file's memory: section, the API keys from the environment, the
 // memory folders ([Paths]) and where each value came from. Get one from
 // [Load] (or [Default] for the defaults alone); the conversions
-// [Settings.RetrieveConfig] and [Settings.ObserverOptions] then feed
+// [Settings.RetrieveConfig] and [Settings.CaptureConfig] then feed
 // memretrieve and memcapture. A Settings is not changed by its methods and
 // is safe to share between goroutines.
 //
@@ -330,11 +330,16 @@ func (s *Settings) retrievalMode() memretrieve.HypothesisMode {
 	return s.RetrievalMode
 }
 
-// ObserverOptions returns the capture observer's options
-// (memcapture.WithCadence with memory.cadence_turns), for
-// memcapture.NewObserver.
-func (s *Settings) ObserverOptions() []memcapture.ObserverOption {
-	return []memcapture.ObserverOption{memcapture.WithCadence(s.CadenceTurns)}
+// CaptureConfig returns the capture settings: memcapture.DefaultConfig
+// with memory.classifier_model and memory.cadence_turns applied, for
+// memcapture.NewPipeline (and so its observers). The host adds its wiring
+// (Rebuild, Embedder, Logger). For settings from [Load] or [Default], the
+// result passes memcapture's Config.Validate.
+func (s *Settings) CaptureConfig() memcapture.Config {
+	c := memcapture.DefaultConfig()
+	c.ClassifierModel = s.ClassifierModel
+	c.Cadence = s.CadenceTurns
+	return c
 }
 
 // RetrievalOff returns why retrieval is off, or "" when it is on: memory

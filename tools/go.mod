@@ -48,3 +48,7 @@ replace (
 // requires a newer x/sys itself. Keeping x/tools at the version this module
 // builds with keeps golang.org/x/sys at v0.31.0 everywhere.
 replace golang.org/x/tools => golang.org/x/tools v0.31.0
+//
+// staticcheck is pinned apart, in staticcheck.mod (a tool directive; run by
+// scripts/test with go tool -n -modfile=staticcheck.mod), so that the newer
+// x/tools and x/sys it needs never enter the workspace's build list.

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -367,32 +368,41 @@ func TestHookFailuresNeverBreakTheTurn(t *testing.T) {
 }
 
 // hook install adds the three hooks to the repository's settings, keeps
-// the rest, backs the file up, and changes nothing the second time; the
-// hooks run the binary by name only when it is the forgemem on PATH.
+// the rest, backs the file up, and changes nothing the second time. A
+// binary that is not on PATH runs by its absolute path, written to this
+// machine's settings.local.json, never to the shared settings.json; the
+// forgemem on PATH runs by name, in the shared file.
 func TestHookInstall(t *testing.T) {
 	w := newWorld(t)
 	repo := w.repo("shop")
-	settings := filepath.Join(repo, ".claude", "settings.json")
+	shared := filepath.Join(repo, ".claude", "settings.json")
+	local := filepath.Join(repo, ".claude", "settings.local.json")
 	before := `{"permissions": {"allow": ["Bash(go test:*)"]}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}`
-	writeFile(t, settings, before)
+	writeFile(t, local, before)
 
 	out := w.ok(repo, "", "hook", "install", "claude-code")
 	abs, err := filepath.EvalSymlinks(binary)
 	if err != nil {
 		t.Fatal(err)
 	}
-	contains(t, "hook install", out, "Added forgemem's hooks to "+settings+": UserPromptSubmit, Stop, PreCompact",
-		"The hooks run: "+abs+" hook claude-code", "not on your PATH", "claude mcp add forgemem -- "+abs+" mcp", `"mcpServers"`)
-	data, err := os.ReadFile(settings)
+	contains(t, "hook install", out, "forgemem's hooks in "+local+": added UserPromptSubmit, Stop, PreCompact",
+		"The hooks run: "+abs+" hook claude-code", "not on your PATH", "settings.local.json", "claude mcp add forgemem -- "+abs+" mcp")
+	if strings.Contains(out, `"mcpServers"`) {
+		t.Errorf("hook install suggests a shared .mcp.json with this machine's path:\n%s", out)
+	}
+	if _, err := os.Stat(shared); !os.IsNotExist(err) {
+		t.Errorf("the shared settings.json was written: %v", err)
+	}
+	data, err := os.ReadFile(local)
 	if err != nil {
 		t.Fatal(err)
 	}
-	contains(t, "settings.json", string(data), `"command": "notify-send done"`, `"command": "`+abs+` hook claude-code"`, `"Bash(go test:*)"`)
-	if backup, _ := os.ReadFile(settings + ".bak"); string(backup) != before {
+	contains(t, "settings.local.json", string(data), `"command": "notify-send done"`, `"command": "`+abs+` hook claude-code"`, `"Bash(go test:*)"`)
+	if backup, _ := os.ReadFile(local + ".bak"); string(backup) != before {
 		t.Errorf("backup %q", backup)
 	}
-	contains(t, "hook install again", w.ok(repo, "", "hook", "install", "claude-code"), "already in "+settings+"; nothing changed")
-	if again, _ := os.ReadFile(settings); !bytes.Equal(again, data) {
+	contains(t, "hook install again", w.ok(repo, "", "hook", "install", "claude-code"), "already in "+local+"; nothing changed")
+	if again, _ := os.ReadFile(local); !bytes.Equal(again, data) {
 		t.Error("installing again changed the file")
 	}
 
@@ -416,6 +426,88 @@ func TestHookInstall(t *testing.T) {
 
 	if _, errOut, code := w.run(t.TempDir(), "", "hook", "install", "claude-code"); code != 2 || !strings.Contains(errOut, "--user") {
 		t.Errorf("outside a repository: exit %d, %s; want 2 and a hint at --user", code, errOut)
+	}
+}
+
+// linkBinary puts the forgemem binary at path under another name, as
+// go build -o or go run would have built it.
+func linkBinary(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(binary, path); err != nil {
+		data, err := os.ReadFile(binary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// installWith runs hook install claude-code with the binary at bin, with
+// PATH holding path only.
+func (w *world) installWith(dir, bin, path string) (string, int) {
+	w.t.Helper()
+	cmd := exec.Command(bin, "hook", "install", "claude-code")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + path}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// Binaries of three names — go build -o fm, forgemem-dev, one in a folder
+// with a space — are recognised by the command their hooks run: three
+// installs leave one hook per event, running the last one. A temporary
+// build of go run is never written: the install says how to install
+// forgemem instead.
+func TestHookInstallRecognisesItsHooksWhateverTheBinary(t *testing.T) {
+	w := newWorld(t)
+	repo := w.repo("shop")
+	local := filepath.Join(repo, ".claude", "settings.local.json")
+	dir := t.TempDir()
+	bins := []string{linkBinary(t, filepath.Join(dir, "a", "fm")), linkBinary(t, filepath.Join(dir, "b", "forgemem-dev")),
+		linkBinary(t, filepath.Join(dir, "my tools", "forgemem"))}
+	for _, bin := range bins {
+		if out, code := w.installWith(repo, bin, "/nonexistent"); code != 0 {
+			t.Fatalf("%s hook install: exit %d\n%s", bin, code, out)
+		}
+	}
+	data, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string } `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	want := `"` + bins[2] + `" hook claude-code`
+	for _, ev := range []string{"UserPromptSubmit", "Stop", "PreCompact"} {
+		if g := s.Hooks[ev]; len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != want {
+			t.Errorf("%s: %+v; want one hook running %s", ev, g, want)
+		}
+	}
+
+	goRun := linkBinary(t, filepath.Join(dir, "go-build2718281828", "b001", "exe", "forgemem"))
+	out, code := w.installWith(repo, goRun, "/nonexistent")
+	if code != 1 || !strings.Contains(out, "temporary build of go run") || !strings.Contains(out, "go install github.com/forgemem/forgemem/cmd/forgemem@latest") {
+		t.Errorf("hook install from a go run build: exit %d\n%s", code, out)
+	}
+	if again, _ := os.ReadFile(local); !bytes.Equal(again, data) || strings.Contains(string(again), "go-build") {
+		t.Errorf("a go run build was written into the hooks:\n%s", again)
 	}
 }
 

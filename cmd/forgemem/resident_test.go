@@ -160,7 +160,7 @@ func (w *world) hookWith(dir, payload string, alone bool) (stdout, stderr string
 // home's memory folders: versions, links and forgotten chains among them.
 func (w *world) seed(dir string, n int) {
 	w.t.Helper()
-	store, err := memcore.NewFileStore(filepath.Join(dir, ".forge", "memory"), filepath.Join(w.home, ".forge", "memory"))
+	store, err := memcore.NewFileStore(filepath.Join(dir, ".forge", "memory"), filepath.Join(w.home, ".forge", "memory"), memcore.FileStoreConfig{})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -405,7 +405,7 @@ func TestHelperRunSuite(t *testing.T) {
 	for _, c := range suiteCases {
 		if c.name == name {
 			embedtest.Run(t, func(context.Context, *testing.T) (embedtest.Harness, error) { return c.harness(), nil },
-				embedtest.WithCancelGrace(c.grace()), embedtest.WithCallTimeout(10*time.Second))
+				embedtest.Config{CancelGrace: c.grace(), CallTimeout: 10 * time.Second})
 			return
 		}
 	}

@@ -11,5 +11,5 @@ import (
 // shows example_test.go as a whole-file example only while that file has no
 // test functions.
 func TestConformance(t *testing.T) {
-	embedtest.Run(t, newWordsHarness)
+	embedtest.Run(t, newWordsHarness, embedtest.Config{})
 }

@@ -114,7 +114,7 @@ func (h *wordsHarness) AsNative(err error) bool {
 // An embedder module runs the suite from a test of its own:
 //
 //	func TestConformance(t *testing.T) {
-//		embedtest.Run(t, newWordsHarness)
+//		embedtest.Run(t, newWordsHarness, embedtest.Config{})
 //	}
 //
 // Below, the harness's embedder embeds two texts, as the suite does.

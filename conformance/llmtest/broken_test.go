@@ -272,7 +272,7 @@ func TestHelperRunSuite(t *testing.T) {
 	for _, c := range suiteCases {
 		if c.name == name {
 			llmtest.Run(t, func(context.Context, *testing.T) (llmtest.Harness, error) { return c.harness, nil },
-				llmtest.WithCancelGrace(c.grace()), llmtest.WithCallTimeout(10*time.Second))
+				llmtest.Config{CancelGrace: c.grace(), CallTimeout: 10 * time.Second})
 			return
 		}
 	}

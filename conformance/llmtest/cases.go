@@ -37,13 +37,13 @@ import (
 //	Errors/<Kind>/NativeErrorReachable and keeps the native error reachable (needs NativeErrorHarness)
 //	ConcurrentCalls                    simultaneous calls each get their own answer
 //
-// Failure messages state the rule that was broken. An [Option] out of range
-// fails t at once (t.Fatalf), naming the option and the values it accepts,
-// and no case runs.
-func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
+// Failure messages state the rule that was broken. A field of cfg out of
+// range fails t at once (t.Fatalf), naming every such field and the values
+// it accepts, and no case runs.
+func Run(t *testing.T, newHarness HarnessMaker, cfg Config) {
 	t.Helper()
-	s := &suite{newHarness: newHarness, cfg: conform.NewConfig(opts)}
-	s.cfg.Bad.FailNow(t, "llmtest")
+	conform.FailNow(t, cfg.Validate())
+	s := &suite{newHarness: newHarness, cfg: conform.Config(cfg).WithDefaults()}
 	t.Run("Complete", func(t *testing.T) {
 		t.Run("NonEmptyReply", s.testNonEmptyReply)
 		t.Run("ReportsUsage", s.testReportsUsage)
@@ -58,7 +58,7 @@ func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
 
 type suite struct {
 	newHarness HarnessMaker
-	cfg        config
+	cfg        conform.Config
 }
 
 // result is the outcome of one Complete call.

@@ -5,7 +5,7 @@
 //	func TestConformance(t *testing.T) {
 //		llmtest.Run(t, func(ctx context.Context, t *testing.T) (llmtest.Harness, error) {
 //			return newHarness(t), nil
-//		})
+//		}, llmtest.Config{})
 //	}
 //
 // The suite checks what memcore's contract asks of every provider: the
@@ -36,10 +36,11 @@
 // skip says why. Anything else that misbehaves fails, with a message that
 // states the broken rule.
 //
-// # Options
+// # Configuration
 //
-// [WithCallTimeout], [WithCancelGrace] and [WithConcurrency] adjust the
-// suite to the implementation (a live API is slower than a fake). An option
-// out of range makes [Run] fail the test at once, naming the option and the
-// values it accepts, and no case runs.
+// A [Config] adjusts the suite to the implementation (a live API is slower
+// than a fake): CallTimeout, CancelGrace and Concurrency. A zero field
+// means its default, so Config{} is [DefaultConfig]. A field out of range
+// makes [Run] fail the test at once, naming every such field and the values
+// it accepts, in a *memcore.ConfigError's message, and no case runs.
 package llmtest

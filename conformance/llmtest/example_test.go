@@ -81,7 +81,7 @@ func (echoHarness) AsNative(err error) bool {
 // A provider module runs the suite from a test of its own:
 //
 //	func TestConformance(t *testing.T) {
-//		llmtest.Run(t, newEchoHarness)
+//		llmtest.Run(t, newEchoHarness, llmtest.Config{})
 //	}
 //
 // Below, the harness's provider answers one of the suite's prompts: the

@@ -78,26 +78,31 @@ type NativeErrorHarness interface {
 	AsNative(err error) bool
 }
 
-// Option adjusts how [Run] runs the suite. An option given a value out of
-// range makes Run fail the test at once, naming the option and the values
-// it accepts, without running any case; no option panics, and a nil Option
-// is ignored.
-type Option func(*config)
+// Config adjusts how [Run] runs the suite to the implementation (a live
+// API is slower than a fake). A zero field means its default, so Config{}
+// is [DefaultConfig]. A field out of range makes Run fail the test at once,
+// naming every such field and the values it accepts, and no case runs.
+type Config struct {
+	// CallTimeout is how long an ordinary call may take before it fails
+	// the case: more than 0 and at most 24h; the default, a minute, suits
+	// live models.
+	CallTimeout time.Duration
+	// CancelGrace is how soon after its context ends a call must return:
+	// more than 0 and at most 24h. The default, 5s, is lenient so that a
+	// busy machine (tests in parallel, -race) does not fail a correct
+	// provider; one that ignores its context typically hangs until an HTTP
+	// timeout, far longer.
+	CancelGrace time.Duration
+	// Concurrency is how many calls the concurrency case makes at once:
+	// 2–1000; the default is 8.
+	Concurrency int
+}
 
-type config = conform.Config
+// DefaultConfig returns the suite's defaults: a minute per call, 5s of
+// grace after a context ends, 8 concurrent calls.
+func DefaultConfig() Config { return Config(conform.DefaultConfig()) }
 
-// WithCallTimeout sets how long an ordinary call may take before it fails
-// the case: more than 0 and at most 24h; the default, a minute, suits
-// live models.
-func WithCallTimeout(d time.Duration) Option { return conform.CallTimeout(d) }
-
-// WithCancelGrace sets how soon after its context ends a call must return:
-// more than 0 and at most 24h. The default, 5s, is lenient so that a busy
-// machine (tests in parallel, -race) does not fail a correct provider; one
-// that ignores its context typically hangs until an HTTP timeout, far
-// longer.
-func WithCancelGrace(d time.Duration) Option { return conform.CancelGrace(d) }
-
-// WithConcurrency sets how many calls the concurrency case makes at once:
-// 2–1000; the default is 8.
-func WithConcurrency(n int) Option { return conform.Concurrency(n) }
+// Validate reports every field of c out of range at once, in a
+// *memcore.ConfigError (which matches memcore.ErrInvalidConfig), or
+// returns nil.
+func (c Config) Validate() error { return conform.Config(c).Validate("llmtest") }

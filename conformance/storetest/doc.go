@@ -4,7 +4,7 @@
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(ctx context.Context, t *testing.T) (storetest.Harness, error) {
 //			return newMyHarness(t)
-//		})
+//		}, storetest.Config{})
 //	}
 //
 // Each rule is a subtest named after it; a failure says which rule broke and
@@ -13,9 +13,10 @@
 // cannot meet a rule declares it in [Capabilities] with the reason, and the
 // subtest is skipped saying so; anything else that misbehaves fails.
 //
-// [WithConcurrency] and [WithLargeBody] change how hard the suite pushes;
-// an option out of range makes [Run] fail the test at once, naming the
-// option and the values it accepts, and no rule runs.
+// A [Config] changes how hard the suite pushes (Writers, PerWriter,
+// LargeBody); a zero field means its default, so Config{} is
+// [DefaultConfig]. A field out of range makes [Run] fail the test at once,
+// naming every such field and the values it accepts, and no rule runs.
 //
 // memcore.FileStore and memcore.MemStore pass the suite; see this module's
 // tests.

@@ -27,5 +27,5 @@ func TestMain(m *testing.M) {
 // TestExampleHarness is the test the Example describes: the suite run with
 // the example's harness, which is how memcore.FileStore is checked.
 func TestExampleHarness(t *testing.T) {
-	storetest.Run(t, newDirHarness)
+	storetest.Run(t, newDirHarness, storetest.Config{})
 }

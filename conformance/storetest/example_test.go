@@ -24,7 +24,7 @@ func newDirHarness(_ context.Context, t *testing.T) (storetest.Harness, error) {
 }
 
 func (h dirHarness) Open(context.Context) (memcore.MemoryStore, error) {
-	return memcore.NewFileStore(h.repo, h.user)
+	return memcore.NewFileStore(h.repo, h.user, memcore.FileStoreConfig{})
 }
 
 // Capabilities: a store that cannot keep unknown front-matter keys would say
@@ -37,7 +37,7 @@ func (dirHarness) Close() {}
 // and a test that passes it to storetest.Run —
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, newDirHarness)
+//		storetest.Run(t, newDirHarness, storetest.Config{})
 //	}
 //
 // (see TestExampleHarness, which is that test). The example itself checks

@@ -39,21 +39,26 @@ type Capabilities struct {
 	NoExtraKeys string
 }
 
-// Option changes how the suite runs. An option given a value out of range
-// makes [Run] fail the test at once, naming the option and the values it
-// accepts, without running any rule; no option panics, and a nil Option is
-// ignored.
-type Option func(*config)
-
-type config struct {
-	writers   int
-	perWriter int
-	bodySize  int
-	// bad lists the options given values out of range.
-	bad conform.Problems
+// Config changes how hard the suite pushes. A zero field means its
+// default, so Config{} is [DefaultConfig]. A field out of range makes [Run]
+// fail the test at once, naming every such field and the values it
+// accepts, and no rule runs.
+type Config struct {
+	// Writers is how many goroutines write at once in the concurrency
+	// rules: 2–1000; the default is 8.
+	Writers int
+	// PerWriter is how many memories each writer writes: 1–1000; the
+	// default is 25.
+	PerWriter int
+	// LargeBody is the size in bytes of the large body of the round-trip
+	// rule: 1–67108864 (64 MiB); the default is 512 KiB, which a
+	// memcore.FileStore holds (it reads no file over memcore.MaxFileBytes,
+	// 1 MiB, front matter included). A store without such a limit can ask
+	// for more.
+	LargeBody int
 }
 
-// The ranges of the options.
+// The ranges of the fields.
 const (
 	// minWriters is the fewest writers of the concurrency rules: one
 	// writer alone races with nobody.
@@ -62,52 +67,51 @@ const (
 	maxPerWriter = 1000
 	// maxBodySize is the largest body of the round-trip rule, 64 MiB.
 	maxBodySize = 64 << 20
-	// defaultBodySize is the body of the round-trip rule unless
-	// WithLargeBody says otherwise, 512 KiB: half of memcore.MaxFileBytes,
-	// so that the file of a memcore.FileStore, front matter included, is
-	// within it.
-	defaultBodySize = 512 << 10
 )
 
-// WithConcurrency sets how many goroutines write at once in the concurrency
-// rules, 2–1000, and how many memories each writes, 1–1000 (defaults 8 and
-// 25).
-func WithConcurrency(writers, perWriter int) Option {
-	return func(c *config) {
-		okWriters := c.bad.Check(writers >= minWriters && writers <= maxWriters,
-			"WithConcurrency writers", writers, fmt.Sprintf("%d–%d", minWriters, maxWriters))
-		okPer := c.bad.Check(perWriter >= 1 && perWriter <= maxPerWriter,
-			"WithConcurrency perWriter", perWriter, fmt.Sprintf("1–%d", maxPerWriter))
-		if okWriters && okPer {
-			c.writers, c.perWriter = writers, perWriter
-		}
-	}
+// DefaultConfig returns the suite's defaults: 8 writers of 25 memories
+// each, and a large body of 512 KiB.
+func DefaultConfig() Config {
+	return Config{Writers: 8, PerWriter: 25, LargeBody: 512 << 10}
 }
 
-// WithLargeBody sets the size in bytes of the large body of the round-trip
-// rule: 1–67108864 (64 MiB); the default is 512 KiB, which a
-// memcore.FileStore holds (it reads no file over memcore.MaxFileBytes,
-// 1 MiB). A store without such a limit can ask for more.
-func WithLargeBody(n int) Option {
-	return func(c *config) {
-		if c.bad.Check(n >= 1 && n <= maxBodySize, "WithLargeBody", n, fmt.Sprintf("1–%d (64 MiB)", maxBodySize)) {
-			c.bodySize = n
-		}
-	}
+// Validate reports every field of c out of range at once, in a
+// *memcore.ConfigError (which matches memcore.ErrInvalidConfig), or
+// returns nil.
+func (c Config) Validate() error {
+	def := DefaultConfig()
+	var bad memcore.FieldErrors
+	bad.Check(c.Writers == 0 || (c.Writers >= minWriters && c.Writers <= maxWriters), "Writers", c.Writers,
+		fmt.Sprintf("%d–%d (0 means %d)", minWriters, maxWriters, def.Writers))
+	bad.Check(c.PerWriter >= 0 && c.PerWriter <= maxPerWriter, "PerWriter", c.PerWriter,
+		fmt.Sprintf("1–%d (0 means %d)", maxPerWriter, def.PerWriter))
+	bad.Check(c.LargeBody >= 0 && c.LargeBody <= maxBodySize, "LargeBody", c.LargeBody,
+		fmt.Sprintf("1–%d, 64 MiB (0 means %d, 512 KiB)", maxBodySize, def.LargeBody))
+	return bad.Err("storetest", "")
 }
 
-// Run runs every rule against stores from newHarness. An [Option] out of
-// range fails t at once (t.Fatalf), naming the option and the values it
-// accepts, and no rule runs.
-func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
+// withDefaults returns c with every zero field replaced by its default.
+func (c Config) withDefaults() Config {
+	def := DefaultConfig()
+	if c.Writers == 0 {
+		c.Writers = def.Writers
+	}
+	if c.PerWriter == 0 {
+		c.PerWriter = def.PerWriter
+	}
+	if c.LargeBody == 0 {
+		c.LargeBody = def.LargeBody
+	}
+	return c
+}
+
+// Run runs every rule against stores from newHarness. A field of cfg out
+// of range fails t at once (t.Fatalf), naming every such field and the
+// values it accepts, and no rule runs.
+func Run(t *testing.T, newHarness HarnessMaker, cfg Config) {
 	t.Helper()
-	cfg := config{writers: 8, perWriter: 25, bodySize: defaultBodySize}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	cfg.bad.FailNow(t, "storetest")
+	conform.FailNow(t, cfg.Validate())
+	cfg = cfg.withDefaults()
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -126,7 +130,7 @@ func Run(t *testing.T, newHarness HarnessMaker, opts ...Option) {
 type suite struct {
 	t     *testing.T
 	h     Harness
-	cfg   config
+	cfg   Config
 	store memcore.MemoryStore
 }
 
@@ -233,7 +237,7 @@ func testRoundTrip(ctx context.Context, s *suite) {
 		full.Meta.Extra = map[string]any{"reviewed_by": "alice", "tags": []any{"locking", "db"}}
 	}
 
-	large := memory(memcore.ScopeUser, strings.Repeat("large body line with text ✓\n", s.cfg.bodySize/30+1))
+	large := memory(memcore.ScopeUser, strings.Repeat("large body line with text ✓\n", s.cfg.LargeBody/30+1))
 	large.Meta.Category = memcore.CategoryPatterns
 	large.Meta.Trigger = memcore.TriggerManual
 
@@ -521,7 +525,7 @@ func testCopies(ctx context.Context, s *suite) {
 }
 
 func testConcurrentWriters(ctx context.Context, s *suite) {
-	n, per := s.cfg.writers, s.cfg.perWriter
+	n, per := s.cfg.Writers, s.cfg.PerWriter
 	written := make([][]*memcore.MemoryFile, n)
 	errs := make(chan error, n*per+n)
 	var wg sync.WaitGroup
@@ -537,7 +541,7 @@ func testConcurrentWriters(ctx context.Context, s *suite) {
 			default:
 			}
 			if _, err := s.store.List(ctx); err != nil {
-				errs <- fmt.Errorf("List during writes: %w", err)
+				errs <- fmt.Errorf("a List during the writes: %w", err)
 				return
 			}
 		}
@@ -591,7 +595,7 @@ func testConcurrentWriters(ctx context.Context, s *suite) {
 
 func testConcurrentSameID(ctx context.Context, s *suite) {
 	id := memcore.NewMemoryID()
-	n := s.cfg.writers
+	n := s.cfg.Writers
 	results := make(chan error, n)
 	start := make(chan struct{})
 	var wg sync.WaitGroup

@@ -27,7 +27,7 @@ func (memHarness) Close()                                              {}
 func TestMemStore(t *testing.T) {
 	storetest.Run(t, func(context.Context, *testing.T) (storetest.Harness, error) {
 		return memHarness{memcore.NewMemStore()}, nil
-	})
+	}, storetest.Config{})
 }
 
 const brokenEnv = "STORETEST_BROKEN"
@@ -79,7 +79,7 @@ func TestBrokenStoreChild(t *testing.T) {
 	}
 	storetest.Run(t, func(context.Context, *testing.T) (storetest.Harness, error) {
 		return &brokenHarness{kind: kind, s: newBroken(kind)}, nil
-	})
+	}, storetest.Config{})
 }
 
 type brokenHarness struct {

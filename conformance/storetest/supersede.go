@@ -73,7 +73,7 @@ func testSecondSuccessor(ctx context.Context, s *suite) {
 func testConcurrentSupersedes(ctx context.Context, s *suite) {
 	v1 := memory(memcore.ScopeUser, "Prefers pessimistic locking.")
 	s.write(ctx, v1)
-	n := s.cfg.writers
+	n := s.cfg.Writers
 	ms := make([]*memcore.MemoryFile, n)
 	errs := make([]error, n)
 	start := make(chan struct{})

@@ -9,34 +9,45 @@
 // are regular expressions and small scanners fixed at compile time, applied
 // in a fixed order, specific formats first. They find:
 //
-//   - tokens recognised by their format: AWS access key ids, Google API
+//   - tokens recognised by their format: AWS access key ids (and the
+//     secret access key beside one, or after "aws … secret"), Google API
 //     keys, OAuth client secrets and tokens, Azure storage, Service Bus,
 //     SAS and AD client secrets, GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
 //     github_pat_), GitLab (glpat-, gldt-, glrt-, glptt-, glft-, glcbt-,
 //     glsoat-, gloas-, glimt-, glagent-, glffct-, GR1348941), Bitbucket and
 //     Atlassian, Slack (every xox… kind, xapp-, web hooks), Discord (bot
 //     tokens, web hooks), Telegram bot tokens, Stripe, Square, Shopify,
-//     Twilio, SendGrid, Mailgun, Mailchimp, Brevo, npm, PyPI, NuGet,
+//     Twilio (API keys, and auth tokens beside an account SID), SendGrid,
+//     Mailgun, Mailchimp, Brevo, npm, PyPI, NuGet,
 //     RubyGems, Clojars, Hugging Face, OpenAI, Anthropic, Perplexity, Groq,
 //     xAI, Replicate, DigitalOcean, Heroku, Alibaba, Fly.io, Scalingo,
 //     OpenShift, HashiCorp Vault and Terraform Cloud, Pulumi, Doppler,
 //     Databricks, Dynatrace, Grafana, New Relic, Sentry, Postman, JFrog,
 //     PlanetScale, Prefect, ReadMe, Infracost, Octopus Deploy, Contentful,
 //     Typeform, Linear, Notion, Airtable, Adobe, Shippo, EasyPost,
-//     Flutterwave, Duffel, 1Password service accounts; where a format
+//     Flutterwave, Duffel, Mapbox secret tokens, 1Password service
+//     accounts; where a format
 //     leaves room for words (sk-…, xoxb-…, hf_…) the part after the prefix
 //     must look machine-made;
 //   - private keys: PEM blocks (RSA, EC, PKCS #8, encrypted, OpenSSH, PGP;
-//     an unterminated one to the end of the text), the private lines of
-//     PuTTY key files, age secret keys; JSON Web Tokens;
+//     an unterminated one to the end of the text), their bodies without
+//     the -----BEGIN line (lines of 64 or 70 characters of base64; not a
+//     certificate's or a public key's), the private lines of PuTTY key
+//     files, age secret keys; JSON Web Tokens;
 //   - credentials in standard places: Bearer tokens, Basic credentials
 //     (Authorization: Basic, the auth of a Docker config.json, _auth in
-//     .npmrc; base64 of user:password), the password of a URL
-//     (scheme://user:password@host keeps user and host), .netrc passwords;
+//     .npmrc; base64 of user:password), session cookies (in a Cookie or
+//     Set-Cookie header, curl --cookie), the password of a URL
+//     (scheme://user:password@host keeps user and host), .netrc and
+//     .pgpass passwords, the Pwd of a connection string, passwords on a
+//     command line (mysql -pVALUE, sshpass -p, docker login -p and other
+//     logins, curl -u user:password), the columns of a CSV table whose
+//     header names a secret (an AWS credentials.csv);
 //   - assigned values of keys that name a secret — password, passwd,
 //     passphrase, passcode, secret, token, api_key, access_key, secret_key,
 //     private_key, signing_key, encryption_key, credentials and the like,
-//     with any prefix (DB_PASSWORD, client_secret, X-Api-Key, _authToken):
+//     with any prefix (DB_PASSWORD, client_secret, X-Api-Key, _authToken),
+//     and _pass (SMTP_PASS):
 //     key=value (any value, up to white space, whatever it holds; in a URL
 //     query up to the next '&'), a quoted value (backslash escapes
 //     honoured), key: value and key = value unless the value is a plain
@@ -45,8 +56,15 @@
 //     flags (--api-key VALUE), XML elements (<password>…</password>); a
 //     machine-made value of any other key that names a credential;
 //   - "the password is …" in prose (unless a word that reads as prose
-//     follows), and e-mail addresses (but not git@host remotes or a URL's
-//     user name).
+//     follows; "the passphrase is correct horse battery staple" gives
+//     several words), and e-mail addresses (but not git@host remotes or a
+//     URL's user name);
+//   - any of these URL-encoded: a word holding percent-escapes is decoded
+//     and scanned again (password%3D…, sk-proj-abc%2Bdef…).
+//
+// A machine-made secret goes on past the escapes of its characters
+// (…abc%2Bdef) and over the lines that continue it alone (a key wrapped by
+// a terminal or an editor).
 //
 // Look-alikes are left alone: UUIDs, git and other hashes, lock-file
 // checksums (go.sum, package-lock.json, Cargo.lock, pip --hash), base64

@@ -67,16 +67,19 @@ func countSecrets(segs []segment) int {
 // scan applies the rules in order, each to the text the previous ones left,
 // and returns the redacted text with its segments, which map every
 // placeholder back to the part of s it replaced.
-func scan(s string) (string, []segment) {
+func scan(s string) (string, []segment) { return scanWith(s, rules) }
+
+// scanWith is scan with the rules rs.
+func scanWith(s string, rs []rule) (string, []segment) {
 	text := s
 	lower, runs := asciiLower(s), tokenRuns(s)
 	segs := []segment{{start: 0, end: len(s)}}
-	for i := range rules {
-		spans := rules[i].spans(text, lower, runs)
+	for i := range rs {
+		spans := rs[i].spans(text, lower, runs)
 		if len(spans) == 0 {
 			continue
 		}
-		segs = replaceSpans(segs, spans, rules[i].name)
+		segs = replaceSpans(segs, spans, rs[i].name)
 		text = render(s, segs)
 		lower, runs = asciiLower(text), tokenRuns(text)
 	}

@@ -33,17 +33,24 @@ type rule struct {
 	keep    func(text string, m []int) bool
 	value   func(text string, m []int) (start, end int, ok bool)
 	// scan, when set, replaces keywords and re: it returns the spans of
-	// the rule's secrets in text, given lower = asciiLower(text).
-	scan func(text, lower string) [][2]int
+	// the rule's secrets in text, given lower = asciiLower(text) and runs
+	// = tokenRuns(text).
+	scan func(text, lower string, runs [][2]int) [][2]int
 }
 
 // spans returns the parts of text the rule replaces, in order and without
 // overlaps, skipping those that start with a Placeholder left by an earlier
-// rule. lower is asciiLower(text) and runs is tokenRuns(text).
+// rule, each widened over what continues it (see continueSpans). lower is
+// asciiLower(text) and runs is tokenRuns(text).
 func (r *rule) spans(text, lower string, runs [][2]int) [][2]int {
+	return continueSpans(text, r.find(text, lower, runs))
+}
+
+// find returns the spans of the rule's secrets in text (see spans).
+func (r *rule) find(text, lower string, runs [][2]int) [][2]int {
 	if r.scan != nil {
 		var out [][2]int
-		for _, sp := range r.scan(text, lower) {
+		for _, sp := range r.scan(text, lower, runs) {
 			if !strings.HasPrefix(text[sp[0]:sp[1]], Placeholder) {
 				out = append(out, sp)
 			}
@@ -238,4 +245,148 @@ func tokenRuns(text string) [][2]int {
 
 func isTokenChar(c byte) bool {
 	return isWord(c) || c == '.' || c == '+' || c == '/' || c == '=' || c == '~' || c == ':' || c == '%' || c == '-'
+}
+
+// minContinued is the length of the shortest secret continueSpans widens.
+const minContinued = 16
+
+// continueSpans widens each span that is a machine-made word of at least
+// minContinued characters — a token, a key, a base64 value — over what
+// continues it (see continuedEnd). A span never grows into the next one.
+func continueSpans(text string, spans [][2]int) [][2]int {
+	for i, sp := range spans {
+		limit := len(text)
+		if i+1 < len(spans) {
+			limit = spans[i+1][0]
+		}
+		if sp[1]-sp[0] >= minContinued && isTokenWord(text[sp[0]:sp[1]]) {
+			spans[i][1] = continuedEnd(text, sp[1], limit)
+		}
+	}
+	return spans
+}
+
+// continuedEnd returns the end of the secret that seems to end at end,
+// reaching no further than limit: past the escapes of a key's characters
+// and the characters that follow them ("…abc%2Bdef", a key that was
+// URL-encoded; see keyEscape), and over the lines that go on with such
+// characters alone (a key wrapped by a terminal or an editor, see
+// wrappedLine).
+func continuedEnd(text string, end, limit int) int {
+	for end+3 <= limit && keyEscape(text, end) {
+		end += 3
+		for end < limit && isKeyBodyChar(text[end]) {
+			end++
+		}
+	}
+	for {
+		next, ok := wrappedLine(text, end, limit)
+		if !ok {
+			return end
+		}
+		end = next
+	}
+}
+
+// wrappedLine returns the end of the line after end when a secret that
+// ends at end, at the end of its line, goes on there: the line holds, after
+// any indentation, one word of at least four characters of a key (see
+// isKeyBodyChar) that mixes at least two of upper case, lower case and
+// digits, and ends no further than limit.
+func wrappedLine(text string, end, limit int) (int, bool) {
+	i, ok := afterLineBreak(text, end)
+	if !ok {
+		return 0, false
+	}
+	i = skipBlanks(text, i)
+	j := i
+	for j < len(text) && isKeyBodyChar(text[j]) {
+		j++
+	}
+	if _, broken := afterLineBreak(text, j); j > limit || j < len(text) && !broken || j-i < 4 || classes(text[i:j]) < 2 {
+		return 0, false
+	}
+	return j, true
+}
+
+// afterLineBreak returns the offset after the line break ("\n" or "\r\n")
+// at text[i:], and whether there is one.
+func afterLineBreak(text string, i int) (int, bool) {
+	switch {
+	case strings.HasPrefix(text[i:], "\n"):
+		return i + 1, true
+	case strings.HasPrefix(text[i:], "\r\n"):
+		return i + 2, true
+	}
+	return 0, false
+}
+
+// isTokenWord reports whether s is made of the characters of tokens and
+// keys: letters, digits and _ - + / = . ~ %.
+func isTokenWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isKeyBodyChar(c) && c != '.' && c != '~' && c != '%' {
+			return false
+		}
+	}
+	return true
+}
+
+// isKeyBodyChar reports whether c may be part of the body of a key in
+// base64 or base64url: a letter, a digit, or _ - + / =.
+func isKeyBodyChar(c byte) bool {
+	return isWord(c) || c == '-' || c == '+' || c == '/' || c == '='
+}
+
+// keyEscape reports whether a percent-escape of a character of a key in
+// base64 starts at text[i]: '+', '/', '-' or '_' (see escapedKeyChar), or
+// '=' as padding — followed by neither a key's character nor its escape:
+// %3D then a value is an assignment. The '&', '?' and '#' of a query end a
+// key.
+func keyEscape(text string, i int) bool {
+	if escapedKeyChar(text, i) {
+		return true
+	}
+	if !escapeAt(text, i) || !strings.EqualFold(text[i+1:i+3], "3D") {
+		return false
+	}
+	j := i + 3
+	return j == len(text) || !isKeyBodyChar(text[j]) && !escapedKeyChar(text, j)
+}
+
+// escapedKeyChar reports whether a percent-escape of '+', '/', '-' or '_'
+// starts at text[i].
+func escapedKeyChar(text string, i int) bool {
+	if !escapeAt(text, i) {
+		return false
+	}
+	switch strings.ToUpper(text[i+1 : i+3]) {
+	case "2B", "2F", "2D", "5F":
+		return true
+	}
+	return false
+}
+
+// escapeAt reports whether a percent-escape, % and two hex digits, starts
+// at text[i].
+func escapeAt(text string, i int) bool {
+	return i+2 < len(text) && text[i] == '%' && isHex(text[i+1]) && isHex(text[i+2])
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// classes is how many of upper case, lower case and digits s holds.
+func classes(s string) int {
+	var upper, lower, digit int
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z':
+			upper = 1
+		case 'a' <= c && c <= 'z':
+			lower = 1
+		case '0' <= c && c <= '9':
+			digit = 1
+		}
+	}
+	return upper + lower + digit
 }

@@ -8,11 +8,16 @@ import (
 // secretKeys are the key names whose values are secrets in assignments
 // (key=value, key: value, key = value, key := value, JSON, XML elements,
 // command-line flags). A key may carry a prefix (DB_PASSWORD,
-// client_secret, aws_secret_access_key, X-Api-Key, _authToken) and one of a
-// few suffixes (SECRET_KEY_BASE), but must otherwise end with one of these.
-const secretKeys = `(?:password|passwd|passphrase|passcode|[_.-]pwd|secret|token|api[_-]?key|apikey|access[_-]?key|` +
+// client_secret, aws_secret_access_key, X-Api-Key, _authToken, SMTP_PASS)
+// and one of a few suffixes (SECRET_KEY_BASE), but must otherwise end with
+// one of these.
+const secretKeys = `(?:password|passwd|passphrase|passcode|[_.-]pass|[_.-]pwd|secret|token|api[_-]?key|apikey|access[_-]?key|` +
 	`secret[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|session[_-]?key|auth[_-]?key|` +
 	`client[_-]?key|credentials?)(?:[_.-]?(?:base|b64|hex|value|raw))?`
+
+// passwordOption holds the keywords of the rules of a password given with
+// the option -p.
+var passwordOption = []string{" -p", "\t-p"}
 
 // secretKeyWords are the keywords of the rules built on secretKeys.
 var secretKeyWords = []string{"pass", "pwd", "secret", "token", "key", "credential"}
@@ -30,6 +35,7 @@ var rules = []rule{
 		value: func(t string, m []int) (int, int, bool) {
 			return m[2], m[2] + len(strings.TrimRight(t[m[2]:m[3]], "\r\n")), true
 		}},
+	{name: "private key body", scan: keyBodies},
 	token("age secret key", "age-secret-key-1", `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`, 0),
 	token("JWT", "eyj", `eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, 0),
 	token("Grafana API key", "eyjrijoi", `eyJrIjoi[A-Za-z0-9+/]{40,}={0,2}`, 0),
@@ -47,10 +53,17 @@ var rules = []rule{
 	token("Replicate token", "r8_", `r8_[A-Za-z0-9]{37}\b`, 0),
 
 	// Cloud providers.
-	{name: "AWS access key id", inToken: true, keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, bounded: true,
-		re: regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	// An AWS secret access key beside its key id — a row of a
+	// credentials.csv, "AKIA… / wJal…" — whatever surrounds them. The key
+	// id stays for the next rule.
+	{name: "AWS secret key beside its key id", scan: awsSecretsBesideIDs},
+	{name: "AWS access key id", inToken: true, keywords: awsKeyIDWords, bounded: true, re: awsKeyID},
+	// "aws … secret …" then 40 characters of base64 in upper and lower
+	// case: an assignment, a prompt, "my aws secret key is …", aws
+	// configure set aws_secret_access_key …; not a 40-digit hex hash.
 	{name: "AWS secret key", keywords: []string{"aws"}, groups: []int{1}, re: regexp.MustCompile(
-		`(?i)aws.{0,20}?secret.{0,20}?[:=][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`)},
+		`(?i)aws.{0,30}?secret.{0,30}?[:= \t][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		keep: func(t string, m []int) bool { return !mixedCase(t[m[2]:m[3]]) }},
 	token("Google API key", "aiza", `AIza[0-9A-Za-z_-]{35}`, 0),
 	token("Google OAuth client secret", "gocspx-", `GOCSPX-[A-Za-z0-9_-]{28}`, 0),
 	token("Google OAuth token", "ya29.", `ya29\.[A-Za-z0-9_-]{30,}`, 0),
@@ -115,6 +128,7 @@ var rules = []rule{
 		keep: func(t string, m []int) bool { return !randomish(t[m[0]:m[2]-1]) || !randomish(t[m[4]:m[5]]) }},
 	{name: "Telegram bot token", inToken: true, keywords: []string{":aa"}, re: regexp.MustCompile(`\b\d{8,10}:AA[A-Za-z0-9_-]{33}`)},
 	token("Twilio API key", "sk", `SK[0-9a-fA-F]{32}\b`, 0),
+	{name: "Twilio auth token", scan: twilioAuthTokens},
 	token("SendGrid API key", "sg.", `SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`, 0),
 	token("Mailgun API key", "key-", `(?:pub)?key-[0-9a-f]{32}\b`, 0),
 	{name: "Mailchimp API key", inToken: true, keywords: []string{"-us"}, re: regexp.MustCompile(`\b[0-9a-f]{32}-us\d{1,2}\b`)},
@@ -131,6 +145,8 @@ var rules = []rule{
 	token("Linear API key", "lin_", `lin_(?:api|oauth)_[A-Za-z0-9]{40,64}\b`, 0),
 	token("Notion token", "ntn_", `ntn_[A-Za-z0-9]{40,}`, 0),
 	token("Notion token", "secret_", `secret_[A-Za-z0-9]{43}\b`, 43),
+	{name: "Mapbox secret token", inToken: true, keywords: []string{"sk.eyj", "tk.eyj"}, bounded: true,
+		re: regexp.MustCompile(`[st]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`)},
 	token("Airtable token", "pat", `pat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b`, 0),
 	token("Adobe client secret", "p8e-", `p8e-[A-Za-z0-9]{32}\b`, 0),
 
@@ -144,10 +160,21 @@ var rules = []rule{
 	{name: "bearer token", keywords: []string{"bearer"}, groups: []int{1}, re: regexp.MustCompile(
 		`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)`),
 		keep: func(t string, m []int) bool { return !randomish(t[m[2]:m[3]]) }},
+	{name: "session cookie", scan: sessionCookies},
 	// The password is everything up to the last '@' of the authority, so
 	// one holding an unencoded '@' is redacted whole.
 	{name: "URL password", keywords: []string{"://"}, groups: []int{1}, re: regexp.MustCompile(
 		`\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:([^\s/?#]+)@`)},
+	// Passwords given on a command line: mysql's -pVALUE (only attached:
+	// mysql -p db prompts, and db is the database), sshpass -p, the -p of
+	// a registry or cloud login, and the password of curl -u user:password.
+	// The keywords are the options, rarer than the commands' names.
+	commandArg("mysql password", passwordOption, `\b(?:mysql|mariadb)[a-z-]*\b[^\n]*?[ \t]-p`, nil),
+	commandArg("sshpass password", passwordOption, `\bsshpass(?:[ \t]+-[ev])*[ \t]+-p[ \t]*`, nil),
+	commandArg("login password", passwordOption,
+		`\b(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|regctl|registry|cf|oc|acr|az)[ \t]+login\b[^\n]*?[ \t]-p(?:[ \t]+)?`, nil),
+	commandArg("curl password", []string{" -u", "\t-u", "--user"}, `\bcurl\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))`, userPasswordArg),
+	{name: "CSV secret column", scan: csvSecretColumns},
 	{name: "netrc password", keywords: []string{"machine"}, multiline: true, groups: []int{1}, re: regexp.MustCompile(
 		`(?i)\bmachine[ \t]+\S+\s+(?:login[ \t]+\S+\s+)?password[ \t]+(\S+)`)},
 	{name: "secret element", keywords: []string{"</"}, groups: []int{1}, re: regexp.MustCompile(
@@ -156,12 +183,18 @@ var rules = []rule{
 	// key=value: any value. key: value, key = value: a value that is not a
 	// plain word or code. key := value: a quoted or machine-made value.
 	// See assignedValue.
-	{name: "secret assignment", scan: func(text, lower string) [][2]int {
+	{name: "secret assignment", scan: func(text, lower string, _ [][2]int) [][2]int {
 		return scanKeys(text, lower, secretKeyWords, secretKeyName, assignment)
 	}},
-	{name: "secret flag", scan: func(text, lower string) [][2]int {
+	{name: "secret flag", scan: func(text, lower string, _ [][2]int) [][2]int {
 		return scanKeys(text, lower, secretKeyWords, secretKeyName, flag)
 	}},
+	// Pwd=… is a password in a connection string, where ';' separates the
+	// settings; PWD=/home/bob, the shell's working directory, is not.
+	{name: "connection string password", scan: func(text, lower string, _ [][2]int) [][2]int {
+		return scanKeys(text, lower, []string{"pwd"}, func(key string) bool { return key == "pwd" }, connectionPassword)
+	}},
+	{name: ".pgpass password", scan: pgpassPasswords},
 	{name: "password in prose", keywords: []string{"pass"}, re: regexp.MustCompile(
 		`(?i)\b(?:password|passwd|passphrase|passcode)(?:[ \t]+(?:for|of|on|to)[ \t]+[^\n.;:=!?]{1,40}?)?[ \t]+(?:is|was|are|were)[ \t]+` +
 			`(?:now[ \t]+|still[ \t]+|set[ \t]+to[ \t]+|changed[ \t]+to[ \t]+)?`),
@@ -169,7 +202,7 @@ var rules = []rule{
 	// Any other assignment to a key that names a credential, when the
 	// value looks machine-made: at least 16 characters, mixed, with high
 	// entropy.
-	{name: "high-entropy secret", scan: func(text, lower string) [][2]int {
+	{name: "high-entropy secret", scan: func(text, lower string, _ [][2]int) [][2]int {
 		return scanKeys(text, lower, credentialWords, credentialKeyName, highEntropy)
 	}},
 
@@ -179,11 +212,18 @@ var rules = []rule{
 			// user name, kept as the URL rule keeps it.
 			return strings.HasPrefix(t[m[0]:m[1]], "git@") || strings.HasSuffix(t[:m[0]], "://")
 		}},
+
+	// Last: the secrets the rules above find in URL-encoded words once
+	// decoded (see encodedSecrets), which must stay the last rule.
+	{name: "URL-encoded secret", scan: encodedSecrets},
 }
 
 // secretKeyName reports whether key, a key name in lower case, ends with
-// one of secretKeys (see there).
+// one of secretKeys (see there), or is "pass".
 func secretKeyName(key string) bool {
+	if key == "pass" {
+		return true
+	}
 	for _, suffix := range []string{"base", "b64", "hex", "value", "raw"} {
 		if k, ok := strings.CutSuffix(key, suffix); ok {
 			key = strings.TrimRight(k, "_.-")
@@ -200,7 +240,8 @@ func secretKeyName(key string) bool {
 
 // secretKeyEnds are the endings of secretKeys, spelled out.
 var secretKeyEnds = func() []string {
-	ends := []string{"password", "passwd", "passphrase", "passcode", "_pwd", ".pwd", "-pwd", "secret", "token", "apikey", "credential", "credentials"}
+	ends := []string{"password", "passwd", "passphrase", "passcode", "_pass", ".pass", "-pass", "_pwd", ".pwd", "-pwd",
+		"secret", "token", "apikey", "credential", "credentials"}
 	for _, k := range []string{"api", "access", "secret", "private", "signing", "encryption", "master", "session", "auth", "client"} {
 		ends = append(ends, k+"key", k+"_key", k+"-key")
 	}

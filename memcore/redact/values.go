@@ -11,31 +11,29 @@ import (
 // mixes at least two of upper case, lower case and digits, and has a run of
 // at least ten letters and digits.
 func randomish(s string) bool {
-	var upper, lower, digit bool
+	return classes(s) >= 2 && longestAlnumRun(s) >= 10
+}
+
+// longestAlnumRun is the length of the longest run of ASCII letters and
+// digits in s.
+func longestAlnumRun(s string) int {
 	run, longest := 0, 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			upper = true
-		case 'a' <= c && c <= 'z':
-			lower = true
-		case '0' <= c && c <= '9':
-			digit = true
-		default:
+		if c := s[i]; isWord(c) && c != '_' {
+			run++
+			longest = max(longest, run)
+		} else {
 			run = 0
-			continue
-		}
-		run++
-		longest = max(longest, run)
-	}
-	classes := 0
-	for _, ok := range []bool{upper, lower, digit} {
-		if ok {
-			classes++
 		}
 	}
-	return classes >= 2 && longest >= 10
+	return longest
+}
+
+// mixedCase reports whether s looks machine-made (see randomish) and holds
+// both upper- and lower-case letters, as a base64 key does and a hex hash
+// does not.
+func mixedCase(s string) bool {
+	return randomish(s) && strings.ToLower(s) != s && strings.ToUpper(s) != s
 }
 
 // plainWord reports whether s is an ordinary word: letters only (with at
@@ -73,6 +71,15 @@ func entropy(s string) float64 {
 		}
 	}
 	return h
+}
+
+// skipBlanks returns the offset of the first byte of text at or after i
+// that is neither a space nor a tab.
+func skipBlanks(text string, i int) int {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 // isSpace reports whether c is ASCII white space.
@@ -228,6 +235,35 @@ const (
 // included) or runs to white space — in a URL query to the next '&' or
 // '#', and in a call's arguments to the next ',' or ')'.
 func assignedValue(text string, keyStart int, op string, spaced bool, i int) (start, end int, ok bool) {
+	if op == "=" && i < len(text) && text[i] == '=' {
+		return 0, 0, false // a comparison: ==
+	}
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i == len(text) || keyIsReference(text, keyStart) {
+		return 0, 0, false
+	}
+	site := siteOf(text, keyStart, op, spaced)
+	if isQuote(text[i]) {
+		return quotedValue(text, i, site)
+	}
+	return bareValue(text, keyStart, i, site)
+}
+
+// valueSite is what the place of an assignment says about its value: how
+// it is assigned, and whether the key is a parameter of a URL query or an
+// argument of a call, where the value ends sooner.
+type valueSite struct {
+	kind   assignKind
+	colon  bool // the operator is ':', which a YAML block scalar may follow
+	query  bool // the key follows '?' or '&'
+	inCall bool // the key is inside the parentheses of a call
+}
+
+// siteOf returns the site of the value assigned with op to the key that
+// starts at keyStart.
+func siteOf(text string, keyStart int, op string, spaced bool) valueSite {
 	kind := loose
 	switch {
 	case op == ":=":
@@ -235,55 +271,86 @@ func assignedValue(text string, keyStart int, op string, spaced bool, i int) (st
 	case op == "=" && !spaced:
 		kind = tight
 	}
-	if op == "=" && i < len(text) && text[i] == '=' {
-		return 0, 0, false // a comparison: ==
+	lineStart := strings.LastIndexByte(text[:keyStart], '\n') + 1
+	return valueSite{
+		kind:   kind,
+		colon:  op == ":",
+		query:  keyStart > 0 && (text[keyStart-1] == '?' || text[keyStart-1] == '&'),
+		inCall: callDepth(text[lineStart:keyStart]) > 0,
 	}
-	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
-		i++
-	}
-	if i == len(text) {
-		return 0, 0, false
-	}
-	if keyStart > 0 && (text[keyStart-1] == '{' || text[keyStart-1] == '$') {
-		return 0, 0, false // the key is itself a reference: ${TOKEN:?missing}
-	}
-	query := keyStart > 0 && (text[keyStart-1] == '?' || text[keyStart-1] == '&')
-	inCall := callDepth(text[strings.LastIndexByte(text[:keyStart], '\n')+1:keyStart]) > 0
-	if c := text[i]; c == '"' || c == '\'' || c == '`' {
-		if j := quoted(text[i:]); j > 0 {
-			j += i
-			v := text[i+1 : j]
-			if reference(strings.TrimSpace(v)) {
-				return 0, 0, false
-			}
-			if kind == tight && j+1 < len(text) && !isSpace(text[j+1]) && !strings.ContainsRune(",;)}]&", rune(text[j+1])) {
-				// A shell word that goes on after the quotes: "ab"cd.
-				return i, wordEnd(text, i, query, false), true
-			}
-			return i + 1, j, true
-		}
-		if kind != tight {
+}
+
+// keyIsReference reports whether the key that starts at keyStart is itself
+// part of a reference, ${TOKEN:?missing} or $TOKEN, rather than assigned.
+func keyIsReference(text string, keyStart int) bool {
+	return keyStart > 0 && (text[keyStart-1] == '{' || text[keyStart-1] == '$')
+}
+
+// isQuote reports whether c opens a quoted string.
+func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+// quotedValue returns the secret of a value that starts with a quote at
+// text[i]: the inside of the quotes, unless it is a reference; or, for a
+// tight assignment, the whole shell word when it goes on after the closing
+// quote ("ab"cd) or the quote is never closed.
+func quotedValue(text string, i int, site valueSite) (int, int, bool) {
+	j := quoted(text[i:])
+	if j < 0 {
+		if site.kind != tight {
 			return 0, 0, false // prose: `api_key:` is the field name
 		}
 		// Never closed: the rest of the word, quote and all.
-		return i, wordEnd(text, i, query, false), true
+		return i, wordEnd(text, i, site.query, false), true
 	}
-	end = trimPunct(text[i:wordEnd(text, i, query, inCall)]) + i
+	j += i
+	if reference(strings.TrimSpace(text[i+1 : j])) {
+		return 0, 0, false
+	}
+	if site.kind == tight && wordGoesOn(text, j+1) {
+		// A shell word that goes on after the quotes: "ab"cd.
+		return i, wordEnd(text, i, site.query, false), true
+	}
+	return i + 1, j, true
+}
+
+// wordGoesOn reports whether a shell word goes on at text[i], after a
+// closing quote: it does unless white space, the end of the text or a
+// separator (, ; ) } ] &) follows.
+func wordGoesOn(text string, i int) bool {
+	return i < len(text) && !isSpace(text[i]) && !strings.ContainsRune(",;)}]&", rune(text[i]))
+}
+
+// bareValue returns the secret of an unquoted value at text[i:] (see
+// assignedValue), or the lines of a YAML block scalar introduced there.
+func bareValue(text string, keyStart, i int, site valueSite) (int, int, bool) {
+	end := trimPunct(text[i:wordEnd(text, i, site.query, site.inCall)]) + i
 	v := text[i:end]
-	if kind == loose && op == ":" && blockScalar(v) {
+	if site.kind == loose && site.colon && blockScalar(v) {
 		return blockLines(text, keyStart, end)
 	}
-	switch {
-	case end == i, reference(v), codeExpr(v), strings.Contains(v, "://"):
-		return 0, 0, false
-	case inCall && identPath(v) && !randomish(v):
-		return 0, 0, false // a keyword argument: login(password=pw)
-	case kind == walrus && !randomish(v):
-		return 0, 0, false
-	case kind != tight && (plainWord(strings.TrimRight(v, ",;")) || identPath(v) && !randomish(v) && strings.Contains(v, ".")):
+	if end == i || standsIn(v, site) {
 		return 0, 0, false
 	}
 	return i, end, true
+}
+
+// standsIn reports whether v, an unquoted value assigned at site, stands
+// for a secret rather than holds one: a reference, code, a URL; a keyword
+// argument naming a variable (login(password=pw)); for key := value, a
+// value that is not machine-made; for key: value and key = value, a plain
+// word or a dotted path of identifiers.
+func standsIn(v string, site valueSite) bool {
+	switch {
+	case reference(v), codeExpr(v), strings.Contains(v, "://"):
+		return true
+	case site.inCall && identPath(v) && !randomish(v):
+		return true
+	case site.kind == walrus && !randomish(v):
+		return true
+	case site.kind != tight:
+		return plainWord(strings.TrimRight(v, ",;")) || identPath(v) && !randomish(v) && strings.Contains(v, ".")
+	}
+	return false
 }
 
 // blockScalar reports whether v introduces a YAML block scalar (|, >,
@@ -374,45 +441,103 @@ func init() {
 		what which who where whatever something nothing anything there here one two three
 		mine yours ours theirs hers his all any some none each both either neither
 		be being been is was are were will would should can could must may might
-		needed good bad new old simple complex strong easy hard same fine ok okay`) {
+		needed good bad new old simple complex strong easy hard same fine ok okay
+		and or but nor so yet because than then if when while since until unless enough every per via like`) {
 		proseWords[w] = true
+	}
+	for _, w := range strings.Fields(`correct incorrect wrong right weak strong short long empty blank secret private
+		public simple complex easy hard good bad new old random unique temporary permanent same different`) {
+		passphraseAdjectives[w] = true
 	}
 }
 
 // proseValue returns the password that follows "the password is" at
 // text[i:]: a quoted string, or the next word without trailing
-// punctuation, unless that word is prose (see proseWords; and words ending
-// in -ed, -ing, -ly, -able, -ible, -ful, -less, -ous, -ive).
+// punctuation, unless that word reads as prose (see readsAsProse).
 func proseValue(text string, i int) (start, end int, ok bool) {
 	if i >= len(text) {
 		return 0, 0, false
 	}
-	if c := text[i]; c == '"' || c == '\'' || c == '`' {
+	if isQuote(text[i]) {
 		if j := quoted(text[i:]); j > 1 && !reference(text[i+1:i+j]) {
 			return i + 1, i + j, true
 		}
 		return 0, 0, false
 	}
+	if end, ok := passphrase(text, i); ok {
+		return i, end, true
+	}
 	end = wordEnd(text, i, false, false)
 	for end > i && strings.IndexByte(".,;:!?)", text[end-1]) >= 0 {
 		end--
 	}
-	w := text[i:end]
-	if w == "" || !isWord(w[0]) || reference(w) {
+	if readsAsProse(text[i:end]) {
 		return 0, 0, false
+	}
+	return i, end, true
+}
+
+// minPassphraseWords is the fewest words of a passphrase in prose.
+const minPassphraseWords = 3
+
+// passphrase returns the end of a passphrase of several words at text[i:],
+// "the passphrase is correct horse battery staple": at least
+// minPassphraseWords plain words separated by blanks, up to the end of the
+// clause or the first word that reads as prose ("… staple and never
+// changes"). The first may be an adjective that otherwise reads as prose
+// ("correct"), not a word such as "the", "not" or "required": "the
+// password is correct and works" is prose.
+func passphrase(text string, i int) (int, bool) {
+	end, words := i, 0
+	for j := i; j < len(text) && isWord(text[j]); words++ {
+		k := j
+		for k < len(text) && isWord(text[k]) {
+			k++
+		}
+		w := text[j:k]
+		if !plainWord(w) || words == 0 && readsAsProse(w) && !passphraseAdjectives[strings.ToLower(w)] ||
+			words > 0 && readsAsProse(w) {
+			break
+		}
+		end = k
+		for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+			k++
+		}
+		j = k
+	}
+	return end, words >= minPassphraseWords
+}
+
+// passphraseAdjectives are the words of proseWords that may start a
+// passphrase.
+var passphraseAdjectives = map[string]bool{}
+
+// proseSuffixes end the words that, after "the password is", describe the
+// password rather than give it: "is required", "is rotated monthly".
+var proseSuffixes = []string{"ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive"}
+
+// readsAsProse reports whether w, the word after "the password is", reads
+// as prose: it is empty, a reference, one of proseWords, or a plain word
+// with one of proseSuffixes.
+func readsAsProse(w string) bool {
+	if w == "" || !isWord(w[0]) || reference(w) {
+		return true
 	}
 	l := strings.ToLower(w)
 	if proseWords[l] {
-		return 0, 0, false
+		return true
 	}
-	if plainWord(w) {
-		for _, suffix := range []string{"ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive"} {
-			if strings.HasSuffix(l, suffix) {
-				return 0, 0, false
-			}
+	return plainWord(w) && hasAnySuffix(l, proseSuffixes)
+}
+
+// hasAnySuffix reports whether s ends with one of suffixes.
+func hasAnySuffix(s string, suffixes []string) bool {
+	for _, suffix := range suffixes {
+		if strings.HasSuffix(s, suffix) {
+			return true
 		}
 	}
-	return i, end, true
+	return false
 }
 
 // keyAt is a key name found in a text: text[start:end], letters, digits,

@@ -28,14 +28,18 @@ func asAPIError(err error) bool {
 	return errors.As(err, &apiErr)
 }
 
-// llmHarness makes fake LLMs with its options plus the reference model.
+// llmHarness makes fake LLMs of its config, answering as the reference
+// model.
 type llmHarness struct {
-	opts []fake.LLMOption
+	cfg fake.LLMConfig
 }
 
-func (h llmHarness) newLLM(more ...fake.LLMOption) (memcore.LLMProvider, error) {
-	opts := append([]fake.LLMOption{fake.WithReplyFunc(playModel)}, h.opts...)
-	l, err := fake.NewLLM(append(opts, more...)...)
+// newLLM returns a fake LLM of the harness's config changed by change.
+func (h llmHarness) newLLM(change func(*fake.LLMConfig)) (memcore.LLMProvider, error) {
+	cfg := h.cfg
+	cfg.ReplyFunc = playModel
+	change(&cfg)
+	l, err := fake.NewLLM(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -43,15 +47,15 @@ func (h llmHarness) newLLM(more ...fake.LLMOption) (memcore.LLMProvider, error) 
 }
 
 func (h llmHarness) NewProvider(context.Context) (memcore.LLMProvider, error) {
-	return h.newLLM()
+	return h.newLLM(func(*fake.LLMConfig) {})
 }
 
 func (h llmHarness) NewFailingProvider(_ context.Context, kind error) (memcore.LLMProvider, error) {
-	return h.newLLM(fake.WithFailNext(1, kind))
+	return h.newLLM(func(c *fake.LLMConfig) { c.FailNext, c.FailWith = 1, kind })
 }
 
 func (h llmHarness) NewSlowProvider(context.Context) (memcore.LLMProvider, error) {
-	return h.newLLM(fake.WithLatency(time.Hour))
+	return h.newLLM(func(c *fake.LLMConfig) { c.Latency = time.Hour })
 }
 
 func (llmHarness) AsNative(err error) bool            { return asAPIError(err) }
@@ -70,41 +74,41 @@ var (
 func TestLLMConformance(t *testing.T) {
 	configs := []struct {
 		name string
-		opts []fake.LLMOption
+		cfg  fake.LLMConfig
 	}{
-		{"Default", nil},
-		{"WithLatency", []fake.LLMOption{fake.WithLatency(time.Millisecond)}},
-		{"WithModel", []fake.LLMOption{fake.WithModel("fake-large")}},
+		{"Default", fake.LLMConfig{}},
+		{"Latency", fake.LLMConfig{Latency: time.Millisecond}},
+		{"Model", fake.LLMConfig{Model: "fake-large"}},
 	}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
-			llmtest.Run(t, llmHarness{opts: c.opts}.maker())
+			llmtest.Run(t, llmHarness{cfg: c.cfg}.maker(), llmtest.Config{})
 		})
 	}
 }
 
-// embedHarnessConfig is the configuration of the fake embedders of an
-// embedHarness.
-type embedHarnessConfig struct {
-	dim, maxBatch int
-	opts          []fake.EmbedderOption
+// newHarness returns an embedHarness over embedders of cfg.
+func newHarness(cfg fake.EmbedderConfig) embedtest.HarnessMaker {
+	return func(context.Context, *testing.T) (embedtest.Harness, error) {
+		return &embedHarness{cfg: cfg}, nil
+	}
 }
 
-func (c embedHarnessConfig) newHarness(context.Context, *testing.T) (embedtest.Harness, error) {
-	return &embedHarness{cfg: c}, nil
-}
-
-// embedHarness makes fake embedders and counts the calls of all of them.
+// embedHarness makes fake embedders of its config and counts the calls of
+// all of them.
 type embedHarness struct {
-	cfg embedHarnessConfig
+	cfg fake.EmbedderConfig
 
 	mu        sync.Mutex
 	embedders []*fake.Embedder
 }
 
-func (h *embedHarness) newEmbedder(more ...fake.EmbedderOption) (memcore.Embedder, error) {
-	opts := append([]fake.EmbedderOption{fake.WithDimension(h.cfg.dim), fake.WithMaxBatch(h.cfg.maxBatch)}, h.cfg.opts...)
-	e, err := fake.NewEmbedder(append(opts, more...)...)
+// newEmbedder returns a fake embedder of the harness's config changed by
+// change.
+func (h *embedHarness) newEmbedder(change func(*fake.EmbedderConfig)) (memcore.Embedder, error) {
+	cfg := h.cfg
+	change(&cfg)
+	e, err := fake.NewEmbedder(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -115,15 +119,15 @@ func (h *embedHarness) newEmbedder(more ...fake.EmbedderOption) (memcore.Embedde
 }
 
 func (h *embedHarness) NewEmbedder(context.Context) (memcore.Embedder, error) {
-	return h.newEmbedder()
+	return h.newEmbedder(func(*fake.EmbedderConfig) {})
 }
 
 func (h *embedHarness) NewFailingEmbedder(_ context.Context, kind error) (memcore.Embedder, error) {
-	return h.newEmbedder(fake.WithFailNext(1, kind))
+	return h.newEmbedder(func(c *fake.EmbedderConfig) { c.FailNext, c.FailWith = 1, kind })
 }
 
 func (h *embedHarness) NewSlowEmbedder(context.Context) (memcore.Embedder, error) {
-	return h.newEmbedder(fake.WithLatency(time.Hour))
+	return h.newEmbedder(func(c *fake.EmbedderConfig) { c.Latency = time.Hour })
 }
 
 func (h *embedHarness) Calls() int {
@@ -137,7 +141,7 @@ func (h *embedHarness) Calls() int {
 }
 
 func (h *embedHarness) Capabilities() embedtest.Capabilities {
-	return embedtest.Capabilities{MaxBatch: h.cfg.maxBatch, Dimension: h.cfg.dim}
+	return embedtest.Capabilities{MaxBatch: h.cfg.MaxBatch, Dimension: h.cfg.Dimension}
 }
 
 func (*embedHarness) AsNative(err error) bool { return asAPIError(err) }
@@ -152,17 +156,16 @@ var (
 func TestEmbedderConformance(t *testing.T) {
 	configs := []struct {
 		name string
-		cfg  embedHarnessConfig
+		cfg  fake.EmbedderConfig
 	}{
-		{"Default", embedHarnessConfig{dim: fake.DefaultDimension}},
-		{"Dimension64MaxBatch3", embedHarnessConfig{dim: 64, maxBatch: 3}},
-		{"Dimension1024MaxBatch16", embedHarnessConfig{dim: 1024, maxBatch: 16}},
-		{"WithLatency", embedHarnessConfig{dim: 128, maxBatch: 8,
-			opts: []fake.EmbedderOption{fake.WithLatency(time.Millisecond)}}},
+		{"Default", fake.DefaultEmbedderConfig()},
+		{"Dimension64MaxBatch3", fake.EmbedderConfig{Dimension: 64, MaxBatch: 3}},
+		{"Dimension1024MaxBatch16", fake.EmbedderConfig{Dimension: 1024, MaxBatch: 16}},
+		{"Latency", fake.EmbedderConfig{Dimension: 128, MaxBatch: 8, Latency: time.Millisecond}},
 	}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
-			embedtest.Run(t, c.cfg.newHarness)
+			embedtest.Run(t, newHarness(c.cfg), embedtest.Config{})
 		})
 	}
 }

@@ -9,8 +9,8 @@
 //
 // # The scripted LLM
 //
-// An [LLM] answers from a queue of replies ([WithReplies], [LLM.Enqueue])
-// and then from a reply function ([WithReplyFunc]). It records every request
+// An [LLM] answers from a queue of replies ([LLMConfig].Replies,
+// [LLM.Enqueue]) and then from a reply function ([LLMConfig].ReplyFunc). It records every request
 // ([LLM.Requests]) and counts calls ([LLM.Calls]). A call that nothing was
 // scripted for fails with an error wrapping [memcore.ErrInvalidResponse].
 //
@@ -27,24 +27,28 @@
 //
 // # Latency and failures
 //
-// [WithLatency] delays every call (the delay ends early, with the context's
-// error, when the context ends), and [WithFailNext] or the FailNext methods
-// make the next calls fail. Failing with one of memcore's taxonomy
+// The Latency field of [LLMConfig] and [EmbedderConfig] delays every call
+// (the delay ends early, with the context's error, when the context ends),
+// and their FailNext and FailWith fields or the FailNext methods make the
+// next calls fail. Failing with one of memcore's taxonomy
 // sentinels gives the error a real provider would return: the sentinel
 // wrapped together with a native [*APIError] carrying a matching HTTP
 // status, so that both errors.Is and errors.As work:
 //
-//	llm, err := fake.NewLLM(fake.WithReplies("ok"), fake.WithFailNext(2, memcore.ErrRateLimited))
+//	llm, err := fake.NewLLM(fake.LLMConfig{Replies: []string{"ok"}, FailNext: 2, FailWith: memcore.ErrRateLimited})
 //
 // gives an LLM that fails twice with an error matching
 // [memcore.ErrRateLimited] (and [memcore.IsTransient]), then answers "ok".
 //
-// # Options out of range
+// # Configuration
 //
-// No option panics and none is clamped: an option given a value out of
-// range (a negative latency, a dimension below 1, …) makes [NewLLM] or
-// [NewEmbedder] return an error wrapping [ErrInvalidConfig] that names
-// every such option, the value given and the values allowed. FailNext with
-// a negative count or a nil error schedules nothing and returns such an
-// error too.
+// [NewLLM] takes an [LLMConfig] and [NewEmbedder] an [EmbedderConfig]. A
+// zero field means its default, so LLMConfig{} is [DefaultLLMConfig] and
+// EmbedderConfig{} is [DefaultEmbedderConfig]. Nothing is clamped: a field
+// out of range (a negative latency, a dimension above 65536, …) makes the
+// constructor return a *memcore.ConfigError, matching
+// memcore.ErrInvalidConfig, that names every such field, the value given and
+// the values allowed. FailNext with a negative count or a nil error
+// schedules nothing and returns such an error too. [ErrInvalidConfig] is
+// memcore.ErrInvalidConfig under this package's name.
 package fake

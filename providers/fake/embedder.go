@@ -9,7 +9,7 @@ import (
 )
 
 // DefaultDimension is the length of an [Embedder]'s vectors unless
-// [WithDimension] says otherwise.
+// [EmbedderConfig].Dimension says otherwise.
 const DefaultDimension = 256
 
 // Embedder is a deterministic hashing [memcore.Embedder]: see the package
@@ -29,26 +29,21 @@ type Embedder struct {
 
 var _ memcore.Embedder = (*Embedder)(nil)
 
-// NewEmbedder returns a hashing embedder of [DefaultDimension] dimensions
-// with no batch limit, latency or failures unless opts say otherwise.
+// NewEmbedder returns a hashing embedder configured by cfg.
 //
-// An option given a value out of range makes NewEmbedder return no
-// Embedder and an error wrapping [ErrInvalidConfig] that names every such
-// option; a nil option is ignored.
-func NewEmbedder(opts ...EmbedderOption) (*Embedder, error) {
-	e := &Embedder{dim: DefaultDimension}
-	var msgs []string
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.applyEmbedder(e); err != nil {
-			msgs = append(msgs, err.Error())
-		}
-	}
-	if err := invalid(msgs...); err != nil {
+// A field of cfg out of range makes NewEmbedder return no Embedder and a
+// *memcore.ConfigError (matching [ErrInvalidConfig]) that names every such
+// field.
+func NewEmbedder(cfg EmbedderConfig) (*Embedder, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	e := &Embedder{dim: cfg.Dimension, maxBatch: cfg.MaxBatch}
+	if e.dim == 0 {
+		e.dim = DefaultDimension
+	}
+	e.latency = cfg.Latency
+	e.scheduleFailures(cfg.FailNext, cfg.FailWith)
 	return e, nil
 }
 
@@ -105,8 +100,9 @@ func (e *Embedder) MaxBatch() int { return e.maxBatch }
 // failures already scheduled; n 0 schedules nothing. See [LLM.FailNext]
 // for how err is reported.
 //
-// A negative n or a nil err schedules nothing and returns an error wrapping
-// [ErrInvalidConfig]; otherwise FailNext returns nil.
+// A negative n or a nil err schedules nothing and returns a
+// *memcore.ConfigError (matching [ErrInvalidConfig]); otherwise FailNext
+// returns nil.
 func (e *Embedder) FailNext(n int, err error) error {
 	return e.failNext("Embedder.FailNext", n, err)
 }

@@ -51,8 +51,8 @@ func TestEmbedderVectorsAreUnitLengthAndDeterministic(t *testing.T) {
 		"The user prefers table-driven tests and gofmt'd code.",
 	}
 	for _, dim := range []int{1, 2, 7, 64, 256, 1536} {
-		e1 := newEmbedder(t, fake.WithDimension(dim))
-		e2 := newEmbedder(t, fake.WithDimension(dim))
+		e1 := newEmbedder(t, fake.EmbedderConfig{Dimension: dim})
+		e2 := newEmbedder(t, fake.EmbedderConfig{Dimension: dim})
 		batch := embed(t, e1, texts...)
 		for i, text := range texts {
 			v := batch[i]
@@ -70,7 +70,7 @@ func TestEmbedderVectorsAreUnitLengthAndDeterministic(t *testing.T) {
 }
 
 func TestEmbedderBlankTexts(t *testing.T) {
-	e := newEmbedder(t)
+	e := newEmbedder(t, fake.EmbedderConfig{})
 	v := embed(t, e, "", "   ", "\t\n", "!!!", "?")
 	if !slices.Equal(v[0], v[1]) || !slices.Equal(v[0], v[2]) {
 		t.Error("empty and whitespace-only texts must share one vector")
@@ -81,7 +81,7 @@ func TestEmbedderBlankTexts(t *testing.T) {
 }
 
 func TestEmbedderIgnoresCaseAndPunctuation(t *testing.T) {
-	e := newEmbedder(t)
+	e := newEmbedder(t, fake.EmbedderConfig{})
 	v := embed(t, e, "Hello World", "hello world", "HELLO, world!!", "Ärger über Öl", "ärger ÜBER öl")
 	if !slices.Equal(v[0], v[1]) || !slices.Equal(v[0], v[2]) {
 		t.Error("case and punctuation between words must not change the vector")
@@ -92,7 +92,7 @@ func TestEmbedderIgnoresCaseAndPunctuation(t *testing.T) {
 }
 
 func TestEmbedderWordOrderMatters(t *testing.T) {
-	e := newEmbedder(t)
+	e := newEmbedder(t, fake.EmbedderConfig{})
 	v := embed(t, e, "dog bites man", "man bites dog")
 	if c := cosine(v[0], v[1]); c >= 0.999 || c < 0.5 {
 		t.Errorf("the same words in another order should be close but not identical (word pairs differ); cosine %v", c)
@@ -115,7 +115,7 @@ func TestEmbedderRelatedTextsScoreHigher(t *testing.T) {
 		{"caching", "cached", "elephant", 256},
 	}
 	for _, dim := range []int{64, 256, 1024} {
-		e := newEmbedder(t, fake.WithDimension(dim))
+		e := newEmbedder(t, fake.EmbedderConfig{Dimension: dim})
 		for _, tt := range tests {
 			if dim < tt.minDim {
 				continue
@@ -132,7 +132,7 @@ func TestEmbedderRelatedTextsScoreHigher(t *testing.T) {
 // TestEmbedderGolden pins the vectors, which must not change silently:
 // vectors are cached under Model(), so a new algorithm needs a new Model.
 func TestEmbedderGolden(t *testing.T) {
-	e := newEmbedder(t, fake.WithDimension(8))
+	e := newEmbedder(t, fake.EmbedderConfig{Dimension: 8})
 	tests := []struct {
 		text string
 		want string
@@ -149,19 +149,19 @@ func TestEmbedderGolden(t *testing.T) {
 
 func TestEmbedderModelAndDimension(t *testing.T) {
 	tests := []struct {
-		opts      []fake.EmbedderOption
+		cfg       fake.EmbedderConfig
 		model     string
 		dim, max  int
 		wantCalls int // for 10 texts
 	}{
-		{nil, "fake-hash-256", 256, 0, 1},
-		{[]fake.EmbedderOption{fake.WithDimension(64)}, "fake-hash-64", 64, 0, 1},
-		{[]fake.EmbedderOption{fake.WithMaxBatch(3)}, "fake-hash-256", 256, 3, 4},
-		{[]fake.EmbedderOption{fake.WithMaxBatch(10), fake.WithDimension(1536)}, "fake-hash-1536", 1536, 10, 1},
+		{fake.EmbedderConfig{}, "fake-hash-256", 256, 0, 1},
+		{fake.EmbedderConfig{Dimension: 64}, "fake-hash-64", 64, 0, 1},
+		{fake.EmbedderConfig{MaxBatch: 3}, "fake-hash-256", 256, 3, 4},
+		{fake.EmbedderConfig{MaxBatch: 10, Dimension: 1536}, "fake-hash-1536", 1536, 10, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {
-			e := newEmbedder(t, tt.opts...)
+			e := newEmbedder(t, tt.cfg)
 			if e.Model() != tt.model || e.Dimension() != tt.dim || e.MaxBatch() != tt.max {
 				t.Errorf("Model, Dimension, MaxBatch = %q, %d, %d; want %q, %d, %d",
 					e.Model(), e.Dimension(), e.MaxBatch(), tt.model, tt.dim, tt.max)
@@ -187,8 +187,8 @@ func TestEmbedderBatchesKeepOrder(t *testing.T) {
 	for i := range texts {
 		texts[i] = fmt.Sprintf("note %d about topic %c", i, 'a'+i)
 	}
-	whole := embed(t, newEmbedder(t), texts...)
-	split := embed(t, newEmbedder(t, fake.WithMaxBatch(4)), texts...)
+	whole := embed(t, newEmbedder(t, fake.EmbedderConfig{}), texts...)
+	split := embed(t, newEmbedder(t, fake.EmbedderConfig{MaxBatch: 4}), texts...)
 	for i := range texts {
 		if !slices.Equal(whole[i], split[i]) {
 			t.Errorf("vector %d differs between one batch and batches of 4", i)
@@ -197,7 +197,7 @@ func TestEmbedderBatchesKeepOrder(t *testing.T) {
 }
 
 func TestEmbedderZeroInputsMakeNoCall(t *testing.T) {
-	e := newEmbedder(t)
+	e := newEmbedder(t, fake.EmbedderConfig{})
 	for _, texts := range [][]string{nil, {}} {
 		vecs, err := e.Embed(context.Background(), texts)
 		if err != nil || len(vecs) != 0 {
@@ -210,7 +210,7 @@ func TestEmbedderZeroInputsMakeNoCall(t *testing.T) {
 }
 
 func TestEmbedderVectorsDoNotShareStorage(t *testing.T) {
-	e := newEmbedder(t, fake.WithDimension(4))
+	e := newEmbedder(t, fake.EmbedderConfig{Dimension: 4})
 	vecs := embed(t, e, "first", "second")
 	second := slices.Clone(vecs[1])
 	_ = append(vecs[0], 42, 43, 44, 45)
@@ -221,7 +221,7 @@ func TestEmbedderVectorsDoNotShareStorage(t *testing.T) {
 }
 
 func TestEmbedderFailNext(t *testing.T) {
-	e := newEmbedder(t, fake.WithMaxBatch(2))
+	e := newEmbedder(t, fake.EmbedderConfig{MaxBatch: 2})
 	failNext(t, e, 1, memcore.ErrRateLimited)
 	_, err := e.Embed(context.Background(), []string{"a", "b", "c", "d", "e"})
 	var apiErr *fake.APIError
@@ -240,7 +240,7 @@ func TestEmbedderFailNext(t *testing.T) {
 func TestEmbedderHonoursContext(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	e := newEmbedder(t)
+	e := newEmbedder(t, fake.EmbedderConfig{})
 	if _, err := e.Embed(canceled, []string{"x"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -248,7 +248,7 @@ func TestEmbedderHonoursContext(t *testing.T) {
 		t.Errorf("a call with an ended context must not be counted; Calls() = %d", e.Calls())
 	}
 
-	slow := newEmbedder(t, fake.WithLatency(time.Hour))
+	slow := newEmbedder(t, fake.EmbedderConfig{Latency: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
@@ -268,7 +268,7 @@ func TestEmbedderHonoursContext(t *testing.T) {
 
 func TestEmbedderConcurrentUse(t *testing.T) {
 	const n = 32
-	e := newEmbedder(t, fake.WithMaxBatch(3))
+	e := newEmbedder(t, fake.EmbedderConfig{MaxBatch: 3})
 	failNext(t, e, 5, memcore.ErrUnavailable)
 	texts := func(i int) []string {
 		return []string{fmt.Sprintf("goroutine %d first", i), fmt.Sprintf("goroutine %d second", i),
@@ -276,7 +276,7 @@ func TestEmbedderConcurrentUse(t *testing.T) {
 	}
 	want := make([][][]float32, n)
 	for i := range n {
-		want[i] = embed(t, newEmbedder(t), texts(i)...)
+		want[i] = embed(t, newEmbedder(t, fake.EmbedderConfig{}), texts(i)...)
 	}
 	got := make([][][]float32, n)
 	errs := make([]error, n)
@@ -323,7 +323,7 @@ func benchTexts(n int) []string {
 func BenchmarkEmbed(b *testing.B) {
 	for _, n := range []int{1, 100, 10000} {
 		b.Run(fmt.Sprintf("texts=%d", n), func(b *testing.B) {
-			e := newEmbedder(b)
+			e := newEmbedder(b, fake.EmbedderConfig{})
 			texts := benchTexts(n)
 			b.ReportAllocs()
 			for b.Loop() {

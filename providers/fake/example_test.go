@@ -11,7 +11,7 @@ import (
 )
 
 func ExampleLLM() {
-	llm, err := fake.NewLLM(fake.WithReplies(`{"memories": []}`, "second reply"))
+	llm, err := fake.NewLLM(fake.LLMConfig{Replies: []string{`{"memories": []}`, "second reply"}})
 	if err != nil {
 		panic(err)
 	}
@@ -30,12 +30,13 @@ func ExampleLLM() {
 	// 1 I prefer tabs.
 }
 
-func ExampleWithReplyFunc() {
+// Queued replies come first, then the reply function answers.
+func ExampleLLMConfig() {
 	shout := func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		last := req.Messages[len(req.Messages)-1].Content
 		return &memcore.CompletionResponse{Text: strings.ToUpper(last)}, nil
 	}
-	llm, err := fake.NewLLM(fake.WithReplies("queued first"), fake.WithReplyFunc(shout))
+	llm, err := fake.NewLLM(fake.LLMConfig{Replies: []string{"queued first"}, ReplyFunc: shout})
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +55,7 @@ func ExampleWithReplyFunc() {
 }
 
 func ExampleLLM_FailNext() {
-	llm, err := fake.NewLLM(fake.WithReplies("ok"))
+	llm, err := fake.NewLLM(fake.LLMConfig{Replies: []string{"ok"}})
 	if err != nil {
 		panic(err)
 	}
@@ -77,7 +78,7 @@ func ExampleLLM_FailNext() {
 }
 
 func ExampleEmbedder() {
-	e, err := fake.NewEmbedder()
+	e, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		panic(err)
 	}
@@ -102,8 +103,9 @@ func ExampleEmbedder() {
 	// true
 }
 
-func ExampleWithMaxBatch() {
-	e, err := fake.NewEmbedder(fake.WithMaxBatch(2), fake.WithDimension(64))
+// An input larger than MaxBatch is embedded in several calls.
+func ExampleEmbedderConfig() {
+	e, err := fake.NewEmbedder(fake.EmbedderConfig{MaxBatch: 2, Dimension: 64})
 	if err != nil {
 		panic(err)
 	}
@@ -115,13 +117,13 @@ func ExampleWithMaxBatch() {
 	// Output: 5 3 5 fake-hash-64
 }
 
-// An option out of range is an error naming it and the values it accepts;
-// every such option is reported at once.
-func ExampleNewEmbedder_invalidConfig() {
-	_, err := fake.NewEmbedder(fake.WithDimension(0), fake.WithMaxBatch(-1))
-	fmt.Println(errors.Is(err, fake.ErrInvalidConfig))
+// A field out of range is an error naming it and the values it accepts;
+// every such field is reported at once.
+func ExampleEmbedderConfig_Validate() {
+	_, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: -1, MaxBatch: -1})
+	fmt.Println(errors.Is(err, memcore.ErrInvalidConfig))
 	fmt.Println(err)
 	// Output:
 	// true
-	// fake: invalid config: WithDimension is 0, want 1–65536; WithMaxBatch is -1, want at least 0 (0 means no limit)
+	// fake: invalid config: Dimension is -1, want 1–65536 (0 means 256); MaxBatch is -1, want at least 0 (0 means no limit)
 }

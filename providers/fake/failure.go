@@ -64,10 +64,10 @@ type scheduledFailure struct {
 }
 
 // failNext schedules n failures with err, or, when n is negative or err is
-// nil, schedules nothing and returns an error wrapping ErrInvalidConfig
-// that names method.
+// nil, schedules nothing and returns a *memcore.ConfigError that names
+// method.
 func (c *common) failNext(method string, n int, err error) error {
-	if bad := invalid(failNextProblems(method, n, err)...); bad != nil {
+	if bad := failNextErr(method, n, err); bad != nil {
 		return bad
 	}
 	c.scheduleFailures(n, err)
@@ -75,9 +75,9 @@ func (c *common) failNext(method string, n int, err error) error {
 }
 
 // scheduleFailures makes the next n calls fail with err, after the failures
-// already scheduled.
+// already scheduled; n 0 (or less) schedules nothing.
 func (c *common) scheduleFailures(n int, err error) {
-	if n == 0 {
+	if n <= 0 {
 		return
 	}
 	c.mu.Lock()

@@ -6,22 +6,22 @@ import (
 	"github.com/forgemem/forgemem/providers/fake"
 )
 
-// newLLM returns fake.NewLLM(opts...), failing the test if it reports an
+// newLLM returns fake.NewLLM(cfg), failing the test if it reports an
 // error.
-func newLLM(t testing.TB, opts ...fake.LLMOption) *fake.LLM {
+func newLLM(t testing.TB, cfg fake.LLMConfig) *fake.LLM {
 	t.Helper()
-	l, err := fake.NewLLM(opts...)
+	l, err := fake.NewLLM(cfg)
 	if err != nil {
 		t.Fatalf("fake.NewLLM: %v", err)
 	}
 	return l
 }
 
-// newEmbedder returns fake.NewEmbedder(opts...), failing the test if it
+// newEmbedder returns fake.NewEmbedder(cfg), failing the test if it
 // reports an error.
-func newEmbedder(t testing.TB, opts ...fake.EmbedderOption) *fake.Embedder {
+func newEmbedder(t testing.TB, cfg fake.EmbedderConfig) *fake.Embedder {
 	t.Helper()
-	e, err := fake.NewEmbedder(opts...)
+	e, err := fake.NewEmbedder(cfg)
 	if err != nil {
 		t.Fatalf("fake.NewEmbedder: %v", err)
 	}

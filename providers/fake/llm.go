@@ -24,7 +24,7 @@ type ReplyFunc func(ctx context.Context, req memcore.CompletionRequest) (*memcor
 // wrapping [memcore.ErrInvalidResponse].
 //
 // A response's Model is, unless the reply function set one, the request's
-// Model, or the LLM's own ([WithModel], "fake-llm" by default) when the
+// Model, or the LLM's own ([LLMConfig].Model, [DefaultModel] by default) when the
 // request names none. A response's Usage is, unless the reply function set
 // one, computed by this rule: InputTokens is a quarter of the runes of the
 // request's System and of all its messages' Content together, and
@@ -43,26 +43,22 @@ type LLM struct {
 
 var _ memcore.LLMProvider = (*LLM)(nil)
 
-// NewLLM returns a scripted LLM. Without [WithReplies] or [WithReplyFunc]
-// every call fails until replies are queued with [LLM.Enqueue].
+// NewLLM returns a scripted LLM configured by cfg. Without Replies or a
+// ReplyFunc every call fails until replies are queued with [LLM.Enqueue].
 //
-// An option given a value out of range makes NewLLM return no LLM and an
-// error wrapping [ErrInvalidConfig] that names every such option; a nil
-// option is ignored.
-func NewLLM(opts ...LLMOption) (*LLM, error) {
-	l := &LLM{model: "fake-llm"}
-	var msgs []string
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.applyLLM(l); err != nil {
-			msgs = append(msgs, err.Error())
-		}
-	}
-	if err := invalid(msgs...); err != nil {
+// A field of cfg out of range makes NewLLM return no LLM and a
+// *memcore.ConfigError (matching [ErrInvalidConfig]) that names every such
+// field.
+func NewLLM(cfg LLMConfig) (*LLM, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	l := &LLM{model: cfg.Model, replyFunc: cfg.ReplyFunc, queue: append([]string(nil), cfg.Replies...)}
+	if l.model == "" {
+		l.model = DefaultModel
+	}
+	l.latency = cfg.Latency
+	l.scheduleFailures(cfg.FailNext, cfg.FailWith)
 	return l, nil
 }
 
@@ -99,7 +95,7 @@ func (l *LLM) Complete(ctx context.Context, req memcore.CompletionRequest) (*mem
 		copied := *r
 		resp = &copied
 	} else {
-		return nil, fmt.Errorf("fake: complete: %w: no reply scripted for call %d (use WithReplies, Enqueue or WithReplyFunc)",
+		return nil, fmt.Errorf("fake: complete: %w: no reply scripted for call %d (use LLMConfig.Replies, Enqueue or LLMConfig.ReplyFunc)",
 			memcore.ErrInvalidResponse, call)
 	}
 
@@ -140,8 +136,9 @@ func (l *LLM) Enqueue(texts ...string) {
 // provider would: the sentinel wrapped together with an [*APIError]. Any
 // other error is returned wrapped as it is.
 //
-// A negative n or a nil err schedules nothing and returns an error wrapping
-// [ErrInvalidConfig]; otherwise FailNext returns nil.
+// A negative n or a nil err schedules nothing and returns a
+// *memcore.ConfigError (matching [ErrInvalidConfig]); otherwise FailNext
+// returns nil.
 func (l *LLM) FailNext(n int, err error) error {
 	return l.failNext("LLM.FailNext", n, err)
 }

@@ -43,20 +43,20 @@ func replies(t *testing.T, l *fake.LLM, prompts ...string) []string {
 func TestLLMRepliesInOrder(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    []fake.LLMOption
+		cfg     fake.LLMConfig
 		enqueue []string
 		want    []string
 	}{
-		{"queued", []fake.LLMOption{fake.WithReplies("one", "two")}, nil, []string{"one", "two"}},
-		{"function", []fake.LLMOption{fake.WithReplyFunc(echo)}, nil, []string{"echo: a", "echo: b"}},
-		{"queue before function", []fake.LLMOption{fake.WithReplies("one"), fake.WithReplyFunc(echo)}, nil,
+		{"queued", fake.LLMConfig{Replies: []string{"one", "two"}}, nil, []string{"one", "two"}},
+		{"function", fake.LLMConfig{ReplyFunc: echo}, nil, []string{"echo: a", "echo: b"}},
+		{"queue before function", fake.LLMConfig{Replies: []string{"one"}, ReplyFunc: echo}, nil,
 			[]string{"one", "echo: b", "echo: c"}},
-		{"options then Enqueue", []fake.LLMOption{fake.WithReplies("one")}, []string{"two"}, []string{"one", "two"}},
-		{"Enqueue alone", nil, []string{"x", "y"}, []string{"x", "y"}},
+		{"config then Enqueue", fake.LLMConfig{Replies: []string{"one"}}, []string{"two"}, []string{"one", "two"}},
+		{"Enqueue alone", fake.LLMConfig{}, []string{"x", "y"}, []string{"x", "y"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newLLM(t, tt.opts...)
+			l := newLLM(t, tt.cfg)
 			l.Enqueue(tt.enqueue...)
 			prompts := []string{"a", "b", "c"}[:len(tt.want)]
 			if got := replies(t, l, prompts...); !slices.Equal(got, tt.want) {
@@ -70,7 +70,7 @@ func TestLLMRepliesInOrder(t *testing.T) {
 }
 
 func TestLLMUnscriptedCallFails(t *testing.T) {
-	l := newLLM(t, fake.WithReplies("only"))
+	l := newLLM(t, fake.LLMConfig{Replies: []string{"only"}})
 	replies(t, l, "first")
 	resp, err := l.Complete(context.Background(), ask("second"))
 	if !errors.Is(err, memcore.ErrInvalidResponse) || resp != nil {
@@ -101,7 +101,7 @@ func TestLLMReplyFuncResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newLLM(t, fake.WithReplyFunc(tt.fn)).Complete(context.Background(), ask("hi"))
+			_, err := newLLM(t, fake.LLMConfig{ReplyFunc: tt.fn}).Complete(context.Background(), ask("hi"))
 			for _, want := range tt.wantIs {
 				if !errors.Is(err, want) {
 					t.Errorf("err = %v, want it to match %v", err, want)
@@ -131,13 +131,13 @@ func TestLLMFillsModelAndUsage(t *testing.T) {
 		req  memcore.CompletionRequest
 		want memcore.CompletionResponse
 	}{
-		{"defaults", newLLM(t, fake.WithReplies("abcde")), req,
+		{"defaults", newLLM(t, fake.LLMConfig{Replies: []string{"abcde"}}), req,
 			memcore.CompletionResponse{Text: "abcde", Model: "fake-llm", Usage: memcore.Usage{InputTokens: 4, OutputTokens: 2}}},
-		{"WithModel", newLLM(t, fake.WithReplies(""), fake.WithModel("m")), req,
+		{"Model", newLLM(t, fake.LLMConfig{Replies: []string{""}, Model: "m"}), req,
 			memcore.CompletionResponse{Text: "", Model: "m", Usage: memcore.Usage{InputTokens: 4}}},
-		{"request names the model", newLLM(t, fake.WithReplies("a")), named,
+		{"request names the model", newLLM(t, fake.LLMConfig{Replies: []string{"a"}}), named,
 			memcore.CompletionResponse{Text: "a", Model: "asked-for", Usage: memcore.Usage{InputTokens: 4, OutputTokens: 1}}},
-		{"reply function's own values kept", newLLM(t, fake.WithReplyFunc(own)), req,
+		{"reply function's own values kept", newLLM(t, fake.LLMConfig{ReplyFunc: own}), req,
 			memcore.CompletionResponse{Text: "x", Model: "their-model", Usage: memcore.Usage{InputTokens: 7, OutputTokens: 9}}},
 	}
 	for _, tt := range tests {
@@ -174,7 +174,7 @@ func TestLLMUsageRule(t *testing.T) {
 		for _, m := range tt.messages {
 			req.Messages = append(req.Messages, memcore.Message{Role: memcore.RoleUser, Content: m})
 		}
-		resp, err := newLLM(t, fake.WithReplies(tt.reply)).Complete(context.Background(), req)
+		resp, err := newLLM(t, fake.LLMConfig{Replies: []string{tt.reply}}).Complete(context.Background(), req)
 		if err != nil {
 			t.Fatalf("Complete: %v", err)
 		}
@@ -185,10 +185,10 @@ func TestLLMUsageRule(t *testing.T) {
 }
 
 func TestLLMRecordsCopiesOfRequests(t *testing.T) {
-	l := newLLM(t, fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	l := newLLM(t, fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		req.Messages[0].Content = "changed by the reply function"
 		return &memcore.CompletionResponse{Text: "ok"}, nil
-	}))
+	}})
 	temp := 0.5
 	req := memcore.CompletionRequest{
 		System:         "sys",
@@ -236,7 +236,7 @@ func TestLLMFailNext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind.Error(), func(t *testing.T) {
-			l := newLLM(t, fake.WithReplies("recovered"))
+			l := newLLM(t, fake.LLMConfig{Replies: []string{"recovered"}})
 			failNext(t, l, 2, tt.kind)
 			for i := range 2 {
 				_, err := l.Complete(context.Background(), ask("hi"))
@@ -260,7 +260,7 @@ func TestLLMFailNext(t *testing.T) {
 
 func TestFailuresQueueInOrder(t *testing.T) {
 	boom := errors.New("boom")
-	l := newLLM(t, fake.WithFailNext(1, memcore.ErrRateLimited), fake.WithReplyFunc(echo))
+	l := newLLM(t, fake.LLMConfig{FailNext: 1, FailWith: memcore.ErrRateLimited, ReplyFunc: echo})
 	failNext(t, l, 2, boom)
 	failNext(t, l, 0, memcore.ErrUnavailable) // no-op
 	want := []error{memcore.ErrRateLimited, boom, boom, nil}
@@ -293,7 +293,7 @@ func TestLLMHonoursContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newLLM(t, fake.WithReplies("never"))
+			l := newLLM(t, fake.LLMConfig{Replies: []string{"never"}})
 			if _, err := l.Complete(tt.ctx, ask("hi")); !errors.Is(err, tt.want) {
 				t.Errorf("err = %v, want %v", err, tt.want)
 			}
@@ -308,7 +308,7 @@ func TestLLMHonoursContext(t *testing.T) {
 }
 
 func TestLLMLatencyEndsWithContext(t *testing.T) {
-	l := newLLM(t, fake.WithReplies("late"), fake.WithLatency(time.Hour))
+	l := newLLM(t, fake.LLMConfig{Replies: []string{"late"}, Latency: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -330,7 +330,7 @@ func TestLLMLatencyEndsWithContext(t *testing.T) {
 
 func TestLLMLatencyDelaysReply(t *testing.T) {
 	const latency = 20 * time.Millisecond
-	l := newLLM(t, fake.WithReplies("ok"), fake.WithLatency(latency))
+	l := newLLM(t, fake.LLMConfig{Replies: []string{"ok"}, Latency: latency})
 	start := time.Now()
 	replies(t, l, "hi")
 	if elapsed := time.Since(start); elapsed < latency {
@@ -340,7 +340,7 @@ func TestLLMLatencyDelaysReply(t *testing.T) {
 
 func TestLLMConcurrentCalls(t *testing.T) {
 	const n = 64
-	l := newLLM(t, fake.WithReplyFunc(echo))
+	l := newLLM(t, fake.LLMConfig{ReplyFunc: echo})
 	failNext(t, l, n/4, memcore.ErrRateLimited)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -374,63 +374,81 @@ func TestLLMConcurrentCalls(t *testing.T) {
 	}
 }
 
-func TestInvalidOptions(t *testing.T) {
+func TestInvalidConfig(t *testing.T) {
 	tests := []struct {
 		name string
 		make func(t testing.TB) error
-		// mention lists what the message must say: the option and the
-		// values it accepts.
-		mention []string
+		want string // the whole message
 	}{
-		{"negative latency", func(t testing.TB) error { _, err := fake.NewLLM(fake.WithLatency(-time.Second)); return err },
-			[]string{"WithLatency is -1s", "want at least 0"}},
-		{"negative latency, embedder", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithLatency(-1)); return err },
-			[]string{"WithLatency is -1ns", "want at least 0"}},
+		{"negative latency", func(t testing.TB) error { _, err := fake.NewLLM(fake.LLMConfig{Latency: -time.Second}); return err },
+			"fake: invalid config: Latency is -1s, want at least 0 (0 means no delay)"},
+		{"negative latency, embedder", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.EmbedderConfig{Latency: -1}); return err },
+			"fake: invalid config: Latency is -1ns, want at least 0 (0 means no delay)"},
 		{"negative fail count", func(t testing.TB) error {
-			_, err := fake.NewLLM(fake.WithFailNext(-1, memcore.ErrUnavailable))
+			_, err := fake.NewLLM(fake.LLMConfig{FailNext: -1, FailWith: memcore.ErrUnavailable})
+			return err
+		}, "fake: invalid config: FailNext is -1, want at least 0 (0 schedules no failure)"},
+		{"nil failure", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.EmbedderConfig{FailNext: 2}); return err },
+			"fake: invalid config: FailWith is nil, want an error to fail the first 2 calls with (FailNext is 2)"},
+		{"negative dimension", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: -1}); return err },
+			"fake: invalid config: Dimension is -1, want 1–65536 (0 means 256)"},
+		{"huge dimension", func(t testing.TB) error {
+			_, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: math.MaxInt})
 			return err
 		},
-			[]string{"WithFailNext count is -1", "want at least 0"}},
-		{"nil failure", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithFailNext(1, nil)); return err },
-			[]string{"WithFailNext error is nil", "want an error"}},
-		{"empty model", func(t testing.TB) error { _, err := fake.NewLLM(fake.WithModel("")); return err },
-			[]string{`WithModel is ""`, "want a non-empty name"}},
-		{"zero dimension", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithDimension(0)); return err },
-			[]string{"WithDimension is 0", "want 1–65536"}},
-		{"huge dimension", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithDimension(math.MaxInt)); return err },
-			[]string{fmt.Sprintf("WithDimension is %d", math.MaxInt), "want 1–65536"}},
-		{"negative max batch", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.WithMaxBatch(-1)); return err },
-			[]string{"WithMaxBatch is -1", "want at least 0"}},
-		{"every bad option reported", func(t testing.TB) error {
-			_, err := fake.NewEmbedder(fake.WithDimension(-3), fake.WithLatency(-time.Minute), fake.WithMaxBatch(math.MinInt))
+			fmt.Sprintf("fake: invalid config: Dimension is %d, want 1–65536 (0 means 256)", math.MaxInt)},
+		{"negative max batch", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.EmbedderConfig{MaxBatch: -1}); return err },
+			"fake: invalid config: MaxBatch is -1, want at least 0 (0 means no limit)"},
+		{"every bad field reported", func(t testing.TB) error {
+			_, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: -3, Latency: -time.Minute, MaxBatch: math.MinInt})
 			return err
-		}, []string{"WithDimension is -3", "WithLatency is -1m0s", fmt.Sprintf("WithMaxBatch is %d", math.MinInt)}},
-		{"LLM.FailNext nil", func(t testing.TB) error { return newLLM(t).FailNext(1, nil) },
-			[]string{"LLM.FailNext error is nil", "want an error"}},
-		{"LLM.FailNext negative and nil", func(t testing.TB) error { return newLLM(t).FailNext(math.MinInt, nil) },
-			[]string{fmt.Sprintf("LLM.FailNext count is %d", math.MinInt), "LLM.FailNext error is nil"}},
-		{"Embedder.FailNext negative", func(t testing.TB) error { return newEmbedder(t).FailNext(-2, memcore.ErrUnavailable) },
-			[]string{"Embedder.FailNext count is -2", "want at least 0"}},
+		}, fmt.Sprintf("fake: invalid config: Dimension is -3, want 1–65536 (0 means 256); MaxBatch is %d, want at least 0 (0 means no limit); "+
+			"Latency is -1m0s, want at least 0 (0 means no delay)", math.MinInt)},
+		{"LLM.FailNext nil", func(t testing.TB) error { return newLLM(t, fake.LLMConfig{}).FailNext(1, nil) },
+			"fake: invalid config: LLM.FailNext error is nil, want an error to fail with"},
+		{"LLM.FailNext negative and nil", func(t testing.TB) error { return newLLM(t, fake.LLMConfig{}).FailNext(math.MinInt, nil) },
+			fmt.Sprintf("fake: invalid config: LLM.FailNext count is %d, want at least 0; LLM.FailNext error is nil, want an error to fail with", math.MinInt)},
+		{"Embedder.FailNext negative", func(t testing.TB) error {
+			return newEmbedder(t, fake.EmbedderConfig{}).FailNext(-2, memcore.ErrUnavailable)
+		},
+			"fake: invalid config: Embedder.FailNext count is -2, want at least 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.make(t)
-			if !errors.Is(err, fake.ErrInvalidConfig) {
-				t.Fatalf("err = %v, want an error wrapping fake.ErrInvalidConfig", err)
+			var ce *memcore.ConfigError
+			if !errors.Is(err, memcore.ErrInvalidConfig) || !errors.Is(err, fake.ErrInvalidConfig) || !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a *memcore.ConfigError matching memcore.ErrInvalidConfig (and fake.ErrInvalidConfig)", err)
 			}
-			for _, m := range tt.mention {
-				if !strings.Contains(err.Error(), m) {
-					t.Errorf("error %q does not say %q", err, m)
-				}
+			if err.Error() != tt.want {
+				t.Errorf("error\n%s\nwant\n%s", err, tt.want)
 			}
 		})
+	}
+}
+
+// A zero field means its default: the zero configs are the defaults.
+func TestZeroConfigIsDefault(t *testing.T) {
+	for _, cfg := range []fake.LLMConfig{{}, fake.DefaultLLMConfig()} {
+		l := newLLM(t, cfg)
+		l.Enqueue("x")
+		resp, err := l.Complete(context.Background(), ask("a"))
+		if err != nil || resp.Model != fake.DefaultModel {
+			t.Errorf("%+v: Complete = %+v, %v; want the model %q", cfg, resp, err, fake.DefaultModel)
+		}
+	}
+	for _, cfg := range []fake.EmbedderConfig{{}, fake.DefaultEmbedderConfig()} {
+		e := newEmbedder(t, cfg)
+		if e.Dimension() != fake.DefaultDimension || e.MaxBatch() != 0 {
+			t.Errorf("%+v: Dimension, MaxBatch = %d, %d; want %d, 0", cfg, e.Dimension(), e.MaxBatch(), fake.DefaultDimension)
+		}
 	}
 }
 
 // TestFailNextRejectedSchedulesNothing checks that a FailNext call that
 // returns an error leaves the failures scheduled before it, and adds none.
 func TestFailNextRejectedSchedulesNothing(t *testing.T) {
-	l := newLLM(t, fake.WithReplyFunc(echo))
+	l := newLLM(t, fake.LLMConfig{ReplyFunc: echo})
 	failNext(t, l, 1, memcore.ErrRateLimited)
 	if err := l.FailNext(-1, memcore.ErrUnavailable); err == nil {
 		t.Fatal("FailNext(-1, …) returned no error")
@@ -446,40 +464,12 @@ func TestFailNextRejectedSchedulesNothing(t *testing.T) {
 	}
 }
 
-// TestNilOptionIgnored checks that a nil option changes nothing.
-func TestNilOptionIgnored(t *testing.T) {
-	l := newLLM(t, nil, fake.WithReplies("x"), nil)
-	if got := replies(t, l, "a"); got[0] != "x" {
-		t.Errorf("reply = %q, want %q", got[0], "x")
-	}
-	var o fake.Option
-	e := newEmbedder(t, o, fake.WithDimension(8))
-	if e.Dimension() != 8 {
-		t.Errorf("Dimension() = %d, want 8", e.Dimension())
-	}
-}
-
-// TestOptionsNeverPanic calls every option constructor, and the
-// constructors with each option, with extreme values.
-func TestOptionsNeverPanic(t *testing.T) {
+// TestConfigNeverPanics makes fakes of configs with extreme values, and
+// calls FailNext with them.
+func TestConfigNeverPanics(t *testing.T) {
 	durations := []time.Duration{math.MinInt64, -1, 0, 1, math.MaxInt64}
 	ints := []int{math.MinInt, -1, 0, 1, 1 << 16, 1<<16 + 1, math.MaxInt}
 	errs := []error{nil, memcore.ErrRateLimited, errors.New("other")}
-	var llmOpts []fake.LLMOption
-	var embOpts []fake.EmbedderOption
-	for _, d := range durations {
-		llmOpts = append(llmOpts, fake.WithLatency(d))
-		embOpts = append(embOpts, fake.WithLatency(d))
-	}
-	for _, n := range ints {
-		for _, e := range errs {
-			llmOpts = append(llmOpts, fake.WithFailNext(n, e))
-			embOpts = append(embOpts, fake.WithFailNext(n, e))
-		}
-		embOpts = append(embOpts, fake.WithDimension(n), fake.WithMaxBatch(n))
-	}
-	llmOpts = append(llmOpts, fake.WithModel(""), fake.WithModel(strings.Repeat("m", 1<<16)),
-		fake.WithReplies(), fake.WithReplies(""), fake.WithReplyFunc(nil))
 	noPanic := func(t *testing.T, what string, f func()) {
 		t.Helper()
 		defer func() {
@@ -489,18 +479,20 @@ func TestOptionsNeverPanic(t *testing.T) {
 		}()
 		f()
 	}
-	for i, o := range llmOpts {
-		noPanic(t, fmt.Sprintf("NewLLM with LLM option %d", i), func() { _, _ = fake.NewLLM(o) })
+	for _, d := range durations {
+		for _, n := range ints {
+			for _, e := range errs {
+				llm := fake.LLMConfig{Latency: d, FailNext: n, FailWith: e, Model: strings.Repeat("m", n&0xff), Replies: []string{""}}
+				noPanic(t, fmt.Sprintf("NewLLM(%+v)", llm), func() { _, _ = fake.NewLLM(llm) })
+				emb := fake.EmbedderConfig{Latency: d, FailNext: n, FailWith: e, Dimension: n, MaxBatch: n}
+				noPanic(t, fmt.Sprintf("NewEmbedder(%+v)", emb), func() { _, _ = fake.NewEmbedder(emb) })
+			}
+		}
 	}
-	for i, o := range embOpts {
-		noPanic(t, fmt.Sprintf("NewEmbedder with embedder option %d", i), func() { _, _ = fake.NewEmbedder(o) })
-	}
-	noPanic(t, "NewLLM with every option", func() { _, _ = fake.NewLLM(llmOpts...) })
-	noPanic(t, "NewEmbedder with every option", func() { _, _ = fake.NewEmbedder(embOpts...) })
 	for _, n := range ints {
 		for _, e := range errs {
-			noPanic(t, fmt.Sprintf("LLM.FailNext(%d, %v)", n, e), func() { _ = newLLM(t).FailNext(n, e) })
-			noPanic(t, fmt.Sprintf("Embedder.FailNext(%d, %v)", n, e), func() { _ = newEmbedder(t).FailNext(n, e) })
+			noPanic(t, fmt.Sprintf("LLM.FailNext(%d, %v)", n, e), func() { _ = newLLM(t, fake.LLMConfig{}).FailNext(n, e) })
+			noPanic(t, fmt.Sprintf("Embedder.FailNext(%d, %v)", n, e), func() { _ = newEmbedder(t, fake.EmbedderConfig{}).FailNext(n, e) })
 		}
 	}
 }

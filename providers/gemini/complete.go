@@ -78,31 +78,40 @@ func (c *Client) Complete(ctx context.Context, req memcore.CompletionRequest) (*
 
 // buildGenerateRequest turns req into the SDK's contents and config.
 func buildGenerateRequest(req memcore.CompletionRequest) ([]*genai.Content, *genai.GenerateContentConfig, error) {
-	cfg := &genai.GenerateContentConfig{}
-	var system []string
+	contents, system, err := buildContents(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := generateConfig(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(system) > 0 {
+		cfg.SystemInstruction = &genai.Content{
+			Role:  genai.RoleUser,
+			Parts: []*genai.Part{{Text: strings.Join(system, "\n\n")}},
+		}
+	}
+	return contents, cfg, nil
+}
+
+// buildContents turns req's messages into the SDK's contents, consecutive
+// messages of one role joined into one content, and returns the system
+// texts (req.System, then each system message) apart.
+func buildContents(req memcore.CompletionRequest) (contents []*genai.Content, system []string, err error) {
 	if req.System != "" {
 		system = append(system, req.System)
 	}
-	var contents []*genai.Content
 	for i, m := range req.Messages {
-		var role string
-		switch m.Role {
-		case memcore.RoleSystem:
+		if m.Role == memcore.RoleSystem {
 			if m.Content != "" {
 				system = append(system, m.Content)
 			}
 			continue
-		case memcore.RoleUser:
-			role = genai.RoleUser
-		case memcore.RoleAssistant:
-			role = genai.RoleModel
-		case memcore.RoleTool:
-			return nil, nil, fmt.Errorf("message %d has role %q, which Gemini cannot take as plain text; drop it (memcore.StripToolContent) or send its text as a user message", i, m.Role)
-		default:
-			return nil, nil, fmt.Errorf("message %d has unknown role %q", i, m.Role)
 		}
-		if m.Content == "" {
-			return nil, nil, fmt.Errorf("message %d (%s) is empty", i, m.Role)
+		role, err := contentRole(i, m)
+		if err != nil {
+			return nil, nil, err
 		}
 		part := &genai.Part{Text: m.Content}
 		if n := len(contents); n > 0 && contents[n-1].Role == role {
@@ -114,23 +123,44 @@ func buildGenerateRequest(req memcore.CompletionRequest) ([]*genai.Content, *gen
 	if len(contents) == 0 {
 		return nil, nil, errors.New("no user or assistant message to answer")
 	}
-	if len(system) > 0 {
-		cfg.SystemInstruction = &genai.Content{
-			Role:  genai.RoleUser,
-			Parts: []*genai.Part{{Text: strings.Join(system, "\n\n")}},
-		}
+	return contents, system, nil
+}
+
+// contentRole returns the Gemini role of message i, m, which is not a
+// system message, or why it cannot be sent.
+func contentRole(i int, m memcore.Message) (string, error) {
+	var role string
+	switch m.Role {
+	case memcore.RoleUser:
+		role = genai.RoleUser
+	case memcore.RoleAssistant:
+		role = genai.RoleModel
+	case memcore.RoleTool:
+		return "", fmt.Errorf("message %d has role %q, which Gemini cannot take as plain text; drop it (memcore.StripToolContent) or send its text as a user message", i, m.Role)
+	default:
+		return "", fmt.Errorf("message %d has unknown role %q", i, m.Role)
 	}
+	if m.Content == "" {
+		return "", fmt.Errorf("message %d (%s) is empty", i, m.Role)
+	}
+	return role, nil
+}
+
+// generateConfig returns the generation settings of req: its reply limit,
+// temperature and response schema.
+func generateConfig(req memcore.CompletionRequest) (*genai.GenerateContentConfig, error) {
+	cfg := &genai.GenerateContentConfig{}
 	switch {
 	case req.MaxTokens < 0:
-		return nil, nil, fmt.Errorf("MaxTokens %d is negative", req.MaxTokens)
+		return nil, fmt.Errorf("MaxTokens %d is negative", req.MaxTokens)
 	case req.MaxTokens > math.MaxInt32:
-		return nil, nil, fmt.Errorf("MaxTokens %d is too large", req.MaxTokens)
+		return nil, fmt.Errorf("MaxTokens %d is too large", req.MaxTokens)
 	case req.MaxTokens > 0:
 		cfg.MaxOutputTokens = int32(req.MaxTokens)
 	}
 	if t := req.Temperature; t != nil {
 		if math.IsNaN(*t) || *t < 0 || *t > maxTemperature {
-			return nil, nil, fmt.Errorf("Temperature %v is outside 0–%v", *t, maxTemperature)
+			return nil, fmt.Errorf("the Temperature %v is outside 0–%v", *t, maxTemperature)
 		}
 		t32 := float32(*t)
 		cfg.Temperature = &t32
@@ -138,12 +168,12 @@ func buildGenerateRequest(req memcore.CompletionRequest) ([]*genai.Content, *gen
 	if s := req.ResponseSchema; s != nil {
 		schema, err := jsonSchema(s)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		cfg.ResponseMIMEType = "application/json"
 		cfg.ResponseJsonSchema = schema
 	}
-	return contents, cfg, nil
+	return cfg, nil
 }
 
 // jsonSchema decodes the schema's definition, which must be a JSON object,

@@ -128,7 +128,7 @@ var (
 func TestLLMConformance(t *testing.T) {
 	llmtest.Run(t, func(_ context.Context, t *testing.T) (llmtest.Harness, error) {
 		return llmHarness{newHarness(t, Config{})}, nil
-	})
+	}, llmtest.Config{})
 }
 
 // TestLLMConformanceIgnoresEnvironment runs the suite with the SDK's
@@ -138,7 +138,7 @@ func TestLLMConformanceIgnoresEnvironment(t *testing.T) {
 	setJunkEnvironment(t, false)
 	llmtest.Run(t, func(_ context.Context, t *testing.T) (llmtest.Harness, error) {
 		return llmHarness{newHarness(t, Config{})}, nil
-	})
+	}, llmtest.Config{})
 }
 
 // embedHarness adapts harness to embedtest.Harness.
@@ -190,7 +190,7 @@ func TestEmbedConformance(t *testing.T) {
 		t.Run(fmt.Sprintf("Dimensions=%d,MaxBatch=%d,TaskType=%s", cfg.Dimensions, cfg.MaxBatch, cfg.TaskType), func(t *testing.T) {
 			embedtest.Run(t, func(_ context.Context, t *testing.T) (embedtest.Harness, error) {
 				return embedHarness{newHarness(t, cfg)}, nil
-			})
+			}, embedtest.Config{})
 		})
 	}
 }
@@ -199,5 +199,5 @@ func TestEmbedConformanceIgnoresEnvironment(t *testing.T) {
 	setJunkEnvironment(t, false)
 	embedtest.Run(t, func(_ context.Context, t *testing.T) (embedtest.Harness, error) {
 		return embedHarness{newHarness(t, Config{Dimensions: 768})}, nil
-	})
+	}, embedtest.Config{})
 }

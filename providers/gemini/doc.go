@@ -24,9 +24,12 @@
 //
 // # Configuration and errors
 //
-// [New] reports every bad field of a [Config] at once, in one error
-// wrapping [ErrInvalidConfig] that names each field and the values it
-// accepts. Nothing is read from the environment: the SDK's GEMINI_API_KEY,
+// [New] takes a [Config]; a zero field means its default, so
+// Config{APIKey: key} is [DefaultConfig] with the key. New, like
+// [Config.Validate], reports every bad field at once, in one
+// *memcore.ConfigError matching memcore.ErrInvalidConfig (and
+// [ErrInvalidConfig], the same value) that names each field and the values
+// it accepts; nothing is clamped. Nothing is read from the environment: the SDK's GEMINI_API_KEY,
 // GOOGLE_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GEMINI_BASE_URL and
 // GOOGLE_CLOUD_* variables have no effect on a Client.
 //

@@ -53,41 +53,57 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	dims := c.dimensions
 	for start := 0; start < len(texts); start += c.maxBatch {
 		end := min(start+c.maxBatch, len(texts))
-		batch := texts[start:end]
-		contents := make([]*genai.Content, len(batch))
-		for i, t := range batch {
-			contents[i] = &genai.Content{Parts: []*genai.Part{{Text: t}}}
-		}
-		// The SDK may fill in the config; give each call its own copy.
-		callCfg := *cfg
-		op := batchOp(start, end, len(texts))
-		resp, err := guard(op, func() (*genai.EmbedContentResponse, error) {
-			resp, err := c.genai.Models.EmbedContent(ctx, c.embedModel, contents, &callCfg)
-			if err != nil {
-				return nil, wrapError(ctx, op, err)
-			}
-			return resp, nil
-		})
+		vecs, err := c.embedBatch(ctx, cfg, texts, start, end, dims)
 		if err != nil {
 			return nil, err
 		}
-		if resp == nil || len(resp.Embeddings) != len(batch) {
-			got := 0
-			if resp != nil {
-				got = len(resp.Embeddings)
-			}
-			return nil, fmt.Errorf("gemini: %s: %w: %d embeddings for %d texts", op, memcore.ErrInvalidResponse, got, len(batch))
+		if dims == 0 {
+			dims = len(vecs[0]) // all vectors of one call must agree
 		}
-		for i, e := range resp.Embeddings {
-			v, err := unitVector(e, dims)
-			if err != nil {
-				return nil, fmt.Errorf("gemini: %s: %w: embedding %d: %w", op, memcore.ErrInvalidResponse, start+i, err)
-			}
-			if dims == 0 {
-				dims = len(v) // all vectors of one call must agree
-			}
-			out = append(out, v)
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
+
+// embedBatch embeds texts[start:end] in one request with a copy of cfg and
+// checks the reply: one vector per text, each of length dims (any one
+// length, the same for all, when dims is 0).
+func (c *Client) embedBatch(ctx context.Context, cfg *genai.EmbedContentConfig, texts []string, start, end, dims int) ([][]float32, error) {
+	batch := texts[start:end]
+	contents := make([]*genai.Content, len(batch))
+	for i, t := range batch {
+		contents[i] = &genai.Content{Parts: []*genai.Part{{Text: t}}}
+	}
+	// The SDK may fill in the config; give each call its own copy.
+	callCfg := *cfg
+	op := batchOp(start, end, len(texts))
+	resp, err := guard(op, func() (*genai.EmbedContentResponse, error) {
+		resp, err := c.genai.Models.EmbedContent(ctx, c.embedModel, contents, &callCfg)
+		if err != nil {
+			return nil, wrapError(ctx, op, err)
 		}
+		return resp, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil || len(resp.Embeddings) != len(batch) {
+		got := 0
+		if resp != nil {
+			got = len(resp.Embeddings)
+		}
+		return nil, fmt.Errorf("gemini: %s: %w: %d embeddings for %d texts", op, memcore.ErrInvalidResponse, got, len(batch))
+	}
+	out := make([][]float32, len(batch))
+	for i, e := range resp.Embeddings {
+		v, err := unitVector(e, dims)
+		if err != nil {
+			return nil, fmt.Errorf("gemini: %s: %w: embedding %d: %w", op, memcore.ErrInvalidResponse, start+i, err)
+		}
+		if dims == 0 {
+			dims = len(v) // all vectors of one call must agree
+		}
+		out[i] = v
 	}
 	return out, nil
 }

@@ -3,11 +3,9 @@ package gemini
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -41,7 +39,8 @@ const (
 	MaxBatchLimit = 100
 )
 
-// Config configures a [Client]. Only APIKey is required.
+// Config configures a [Client]. Only APIKey is required; a zero field means
+// its default, so Config{APIKey: key} is [DefaultConfig] with the key.
 type Config struct {
 	// APIKey is the Gemini API key, sent in the x-goog-api-key header.
 	// Required. It is never read from the environment: New does not look at
@@ -109,15 +108,106 @@ var knownTaskTypes = []TaskType{
 	TaskClustering, TaskQuestionAnswering, TaskFactVerification, TaskCodeRetrievalQuery,
 }
 
-// ErrInvalidConfig is wrapped by the error [New] returns for a bad
-// [Config], so callers can tell a configuration mistake from other
-// failures, for example
+// ErrInvalidConfig is memcore.ErrInvalidConfig, the one sentinel every
+// configuration error of forgemem matches; it is kept here so that
+// errors.Is(err, gemini.ErrInvalidConfig) goes on working. [New] and
+// [Config.Validate] return a *memcore.ConfigError matching it for a bad
+// [Config], for example
 //
-//	gemini: invalid config: MaxBatch is 1000, want 1–100 (0 means 100)
+//	gemini: invalid config: MaxBatch is 1000, want 1–100 (0 means 100, the Gemini API's limit per request)
 //
 // The message names every bad field, the value given (never the API key)
 // and the values allowed. Nothing is clamped.
-var ErrInvalidConfig = errors.New("invalid config")
+var ErrInvalidConfig = memcore.ErrInvalidConfig
+
+// DefaultConfig returns the defaults of a [Client]: [DefaultBaseURL],
+// [DefaultAPIVersion], [DefaultModel], [DefaultEmbeddingModel] at its
+// default length, batches of [MaxBatchLimit] and [TaskRetrievalDocument].
+// APIKey is empty: set it.
+func DefaultConfig() Config {
+	return Config{
+		BaseURL: DefaultBaseURL, APIVersion: DefaultAPIVersion, Model: DefaultModel,
+		EmbeddingModel: DefaultEmbeddingModel, MaxBatch: MaxBatchLimit, TaskType: TaskRetrievalDocument,
+	}
+}
+
+// Validate reports every mistake in c at once, in a *memcore.ConfigError
+// (which matches [ErrInvalidConfig]), or returns nil; see [New] for the
+// rules. It makes no network call.
+func (c Config) Validate() error {
+	_, err := c.resolve()
+	return err
+}
+
+// resolved is a validated Config with its defaults applied.
+type resolved struct {
+	Config
+	// defaultHost: BaseURL is the Google endpoint, and model names are
+	// checked against its families.
+	defaultHost bool
+}
+
+// resolve checks c, reporting every bad field at once, and applies the
+// defaults.
+func (c Config) resolve() (resolved, error) {
+	var bad memcore.FieldErrors
+	checkAPIKey(&bad, c.APIKey)
+	baseURL, defaultHost, baseOK := checkBaseURL(c.BaseURL)
+	bad.Check(baseOK, "BaseURL", c.BaseURL, fmt.Sprintf("an absolute http or https URL without query or fragment, such as %q", DefaultBaseURL))
+	r := resolved{Config: c, defaultHost: defaultHost}
+	r.BaseURL = baseURL
+	r.APIVersion = cmp.Or(c.APIVersion, DefaultAPIVersion)
+	bad.Check(validPathSegment(r.APIVersion), "APIVersion", c.APIVersion, fmt.Sprintf("a single path segment such as %q", DefaultAPIVersion))
+	r.Model = cmp.Or(c.Model, DefaultModel)
+	r.EmbeddingModel = cmp.Or(c.EmbeddingModel, DefaultEmbeddingModel)
+	// The model names are checked against the Google endpoint's families
+	// only when BaseURL is usable and is that endpoint.
+	checkModels(&bad, r.Model, r.EmbeddingModel, r.Dimensions, defaultHost)
+	r.MaxBatch = cmp.Or(c.MaxBatch, MaxBatchLimit)
+	bad.Check(r.MaxBatch >= 1 && r.MaxBatch <= MaxBatchLimit, "MaxBatch", c.MaxBatch,
+		fmt.Sprintf("1–%d (0 means %d, the Gemini API's limit per request)", MaxBatchLimit, MaxBatchLimit))
+	r.TaskType = cmp.Or(c.TaskType, TaskRetrievalDocument)
+	bad.Check(isKnownTaskType(r.TaskType), "TaskType", string(r.TaskType), taskTypeWant())
+	return r, bad.Err("gemini", "")
+}
+
+// checkAPIKey records the API key as bad when it is blank or has
+// surrounding white space or control characters. The key itself is never
+// shown.
+func checkAPIKey(bad *memcore.FieldErrors, key string) {
+	const want = "a Gemini API key (get one at https://aistudio.google.com/apikey; it is not read from the environment)"
+	if strings.TrimSpace(key) == "" {
+		bad.Check(false, "APIKey", memcore.Description("empty"), want)
+		return
+	}
+	clean := key == strings.TrimSpace(key) && !strings.ContainsFunc(key, unicode.IsControl)
+	bad.Check(clean, "APIKey", memcore.Description("a key with surrounding white space or control characters"), "a key without them")
+}
+
+// checkModels records the completion and embedding model names, and the
+// dimensions asked of the embedding model, when they cannot be right.
+func checkModels(bad *memcore.FieldErrors, model, embedModel string, dims int, defaultHost bool) {
+	if want := modelWant(model, kindCompletion, defaultHost); want != "" {
+		bad.Check(false, "Model", model, want)
+	}
+	if want := modelWant(embedModel, kindEmbedding, defaultHost); want != "" {
+		bad.Check(false, "EmbeddingModel", embedModel, want)
+		bad.Check(dims >= 0, "Dimensions", dims, "at least 0 (0 means the model's default)")
+		return
+	}
+	if want := dimensionsWant(embedModel, dims); want != "" {
+		bad.Check(false, "Dimensions", dims, want)
+	}
+}
+
+// taskTypeWant lists the task types, for messages.
+func taskTypeWant() string {
+	names := make([]string, len(knownTaskTypes))
+	for i, k := range knownTaskTypes {
+		names[i] = string(k)
+	}
+	return "one of " + strings.Join(names, ", ") + " (empty means " + string(TaskRetrievalDocument) + ")"
+}
 
 // Client is a Gemini API client implementing [memcore.LLMProvider] and
 // [memcore.Embedder]. It is safe for concurrent use.
@@ -139,8 +229,10 @@ var (
 
 // New checks cfg and returns a Client. It makes no network call.
 //
-// Every configuration mistake is reported at once, in one error wrapping
-// [ErrInvalidConfig] that names each bad field and the values it accepts:
+// Every configuration mistake is reported at once, in one
+// *memcore.ConfigError (matching [ErrInvalidConfig], which is
+// memcore.ErrInvalidConfig) that names each bad field and the values it
+// accepts:
 // a missing API key (or one with surrounding white space), a BaseURL that
 // is not an absolute http(s) URL without query or fragment, an APIVersion
 // that is not one path segment, a model name that cannot be right,
@@ -164,62 +256,10 @@ var (
 // Developer API), the base URL and the API version explicitly, so none of
 // them has any effect.
 func New(cfg Config) (*Client, error) {
-	var bad problems
-	switch {
-	case strings.TrimSpace(cfg.APIKey) == "":
-		bad.add("APIKey", "empty", "a Gemini API key (get one at https://aistudio.google.com/apikey; it is not read from the environment)")
-	case cfg.APIKey != strings.TrimSpace(cfg.APIKey) || strings.ContainsFunc(cfg.APIKey, unicode.IsControl):
-		bad = append(bad, "APIKey has surrounding white space or control characters, want none")
-	}
-	baseURL, defaultHost, baseOK := checkBaseURL(cfg.BaseURL)
-	if !baseOK {
-		bad.add("BaseURL", strconv.Quote(cfg.BaseURL), fmt.Sprintf("an absolute http or https URL without query or fragment, such as %q", DefaultBaseURL))
-	}
-	apiVersion := cfg.APIVersion
-	if apiVersion == "" {
-		apiVersion = DefaultAPIVersion
-	}
-	if !validPathSegment(apiVersion) {
-		bad.add("APIVersion", strconv.Quote(cfg.APIVersion), fmt.Sprintf("a single path segment such as %q", DefaultAPIVersion))
-	}
-	c := &Client{
-		defaultHost: defaultHost,
-		model:       cmp.Or(cfg.Model, DefaultModel),
-		embedModel:  cmp.Or(cfg.EmbeddingModel, DefaultEmbeddingModel),
-		dimensions:  cfg.Dimensions,
-		maxBatch:    cmp.Or(cfg.MaxBatch, MaxBatchLimit),
-		taskType:    cmp.Or(cfg.TaskType, TaskRetrievalDocument),
-	}
-	// The model names are checked against the Google endpoint's families
-	// only when BaseURL is usable and is that endpoint.
-	if want := modelWant(c.model, kindCompletion, defaultHost); want != "" {
-		bad.add("Model", strconv.Quote(c.model), want)
-	}
-	modelOK := true
-	if want := modelWant(c.embedModel, kindEmbedding, defaultHost); want != "" {
-		bad.add("EmbeddingModel", strconv.Quote(c.embedModel), want)
-		modelOK = false
-	}
-	if want := dimensionsWant(c.embedModel, c.dimensions); modelOK && want != "" {
-		bad.add("Dimensions", c.dimensions, want)
-	} else if !modelOK && c.dimensions < 0 {
-		bad.add("Dimensions", c.dimensions, "at least 0 (0 means the model's default)")
-	}
-	if c.maxBatch < 1 || c.maxBatch > MaxBatchLimit {
-		bad.add("MaxBatch", cfg.MaxBatch, fmt.Sprintf("1–%d (0 means %d, the Gemini API's limit per request)", MaxBatchLimit, MaxBatchLimit))
-	}
-	if !isKnownTaskType(c.taskType) {
-		names := make([]string, len(knownTaskTypes))
-		for i, k := range knownTaskTypes {
-			names[i] = string(k)
-		}
-		bad.add("TaskType", strconv.Quote(string(c.taskType)), "one of "+strings.Join(names, ", ")+" (empty means "+string(TaskRetrievalDocument)+")")
-	}
-	if err := bad.err(); err != nil {
+	r, err := cfg.resolve()
+	if err != nil {
 		return nil, err
 	}
-	c.embedIdentity = embedIdentity(c.embedModel, c.dimensions, c.taskType)
-
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
 		httpClient = &http.Client{}
@@ -229,32 +269,26 @@ func New(cfg Config) (*Client, error) {
 		Backend:    genai.BackendGeminiAPI,
 		HTTPClient: httpClient,
 		HTTPOptions: genai.HTTPOptions{
-			BaseURL:    baseURL,
-			APIVersion: apiVersion,
+			BaseURL:    r.BaseURL,
+			APIVersion: r.APIVersion,
 		},
 	})
 	if err != nil {
 		// The SDK's message prints its whole config, key included.
-		return nil, fmt.Errorf("gemini: %w: the genai SDK refused it: %s", ErrInvalidConfig, strings.ReplaceAll(err.Error(), cfg.APIKey, "[redacted]"))
+		var bad memcore.FieldErrors
+		bad.Check(false, "Config", memcore.Description("refused by the genai SDK: "+strings.ReplaceAll(err.Error(), cfg.APIKey, "[redacted]")), "a config the SDK accepts")
+		return nil, bad.Err("gemini", "")
 	}
-	c.genai = gc
-	return c, nil
-}
-
-// problems collects what is wrong with a Config, one message per bad field.
-type problems []string
-
-// add records a bad field: "<field> is <value>, want <allowed>".
-func (p *problems) add(field string, value any, want string) {
-	*p = append(*p, fmt.Sprintf("%s is %v, want %s", field, value, want))
-}
-
-// err returns one error wrapping ErrInvalidConfig that lists p, or nil.
-func (p problems) err() error {
-	if len(p) == 0 {
-		return nil
-	}
-	return fmt.Errorf("gemini: %w: %s", ErrInvalidConfig, strings.Join(p, "; "))
+	return &Client{
+		genai:         gc,
+		defaultHost:   r.defaultHost,
+		model:         r.Model,
+		embedModel:    r.EmbeddingModel,
+		dimensions:    r.Dimensions,
+		maxBatch:      r.MaxBatch,
+		taskType:      r.TaskType,
+		embedIdentity: embedIdentity(r.EmbeddingModel, r.Dimensions, r.TaskType),
+	}, nil
 }
 
 // QueryEmbedder returns a Client that shares c's connection and settings

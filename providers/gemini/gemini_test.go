@@ -49,7 +49,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}{
 		{"missing API key", Config{}, []string{"APIKey is empty, want a Gemini API key"}},
 		{"blank API key", Config{APIKey: "  "}, []string{"APIKey is empty, want a Gemini API key"}},
-		{"API key with a newline", Config{APIKey: "k\n"}, []string{"APIKey has surrounding white space or control characters, want none"}},
+		{"API key with a newline", Config{APIKey: "k\n"}, []string{"APIKey is a key with surrounding white space or control characters, want a key without them"}},
 		{"relative base URL", Config{APIKey: "k", BaseURL: "localhost:8080"},
 			[]string{`BaseURL is "localhost:8080", want an absolute http or https URL without query or fragment`}},
 		{"base URL of another scheme", Config{APIKey: "k", BaseURL: "ftp://example.com/"},
@@ -94,8 +94,12 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := New(tt.cfg)
-			if !errors.Is(err, ErrInvalidConfig) {
-				t.Fatalf("New(%+v) = %v, %v; want an error wrapping ErrInvalidConfig", tt.cfg, c, err)
+			var ce *memcore.ConfigError
+			if !errors.Is(err, memcore.ErrInvalidConfig) || !errors.Is(err, ErrInvalidConfig) || !errors.As(err, &ce) {
+				t.Fatalf("New(%+v) = %v, %v; want a *memcore.ConfigError matching memcore.ErrInvalidConfig", tt.cfg, c, err)
+			}
+			if verr := tt.cfg.Validate(); verr == nil || verr.Error() != err.Error() {
+				t.Errorf("Validate = %v, want New's error %v", verr, err)
 			}
 			if c != nil {
 				t.Errorf("New returned a client with its error")
@@ -110,6 +114,34 @@ func TestNewRejectsBadConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// DefaultConfig holds the defaults a zero field stands for, and wants only
+// the API key.
+func TestDefaultConfig(t *testing.T) {
+	def := DefaultConfig()
+	err := def.Validate()
+	var ce *memcore.ConfigError
+	if !errors.As(err, &ce) || len(ce.Fields) != 1 || ce.Fields[0].Field != "APIKey" {
+		t.Errorf("DefaultConfig().Validate() = %v, want the API key alone missing", err)
+	}
+	def.APIKey = "k"
+	full, err := New(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, err := New(Config{APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Client{full, zero} {
+		if c.model != DefaultModel || c.embedModel != DefaultEmbeddingModel || c.maxBatch != MaxBatchLimit || c.taskType != TaskRetrievalDocument || !c.defaultHost {
+			t.Errorf("client %+v, want the defaults", c)
+		}
+	}
+	if full.Model() != zero.Model() {
+		t.Errorf("Model() = %q from the defaults, %q from zero fields", full.Model(), zero.Model())
 	}
 }
 

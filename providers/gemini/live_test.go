@@ -133,12 +133,12 @@ func TestLiveLLMConformance(t *testing.T) {
 	cfg := liveConfig(t)
 	llmtest.Run(t, func(_ context.Context, t *testing.T) (llmtest.Harness, error) {
 		return liveLLMHarness{liveHarness{t: t, cfg: cfg}}, nil
-	}, llmtest.WithConcurrency(4))
+	}, llmtest.Config{Concurrency: 4})
 }
 
 func TestLiveEmbedConformance(t *testing.T) {
 	cfg := liveConfig(t)
 	embedtest.Run(t, func(_ context.Context, t *testing.T) (embedtest.Harness, error) {
 		return liveEmbedHarness{liveHarness{t: t, cfg: cfg}}, nil
-	}, embedtest.WithConcurrency(4))
+	}, embedtest.Config{Concurrency: 4})
 }

@@ -54,38 +54,59 @@ func baseModelName(name string) string {
 // "\", "..", a leading or trailing "/"). The Google endpoint: additionally
 // a known family prefix.
 func modelWant(name string, kind modelKind, defaultHost bool) string {
-	if name == "" {
+	switch {
+	case name == "":
 		return "a model name"
-	}
-	if strings.ContainsAny(name, "?&#%\\") || strings.Contains(name, "..") ||
-		strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") ||
-		strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+	case !safeModelName(name):
 		return `a name without white space, control characters, "?", "&", "#", "%", "\", ".." or a leading or trailing "/"`
-	}
-	if !defaultHost {
+	case !defaultHost || inFamily(name, kind):
 		return ""
-	}
-	if kind == kindCompletion && strings.HasPrefix(name, "tunedModels/") && len(name) > len("tunedModels/") && !strings.Contains(name[len("tunedModels/"):], "/") {
-		return ""
-	}
-	base := baseModelName(name)
-	prefixes := completionPrefixes
-	if kind == kindEmbedding {
-		prefixes = embeddingPrefixes
-	}
-	if !strings.Contains(base, "/") {
-		for _, p := range prefixes {
-			if strings.HasPrefix(base, p) && len(base) > len(p) {
-				return ""
-			}
-		}
 	}
 	tuned := ""
 	if kind == kindCompletion {
 		tuned = `, or "tunedModels/<id>"`
 	}
 	return fmt.Sprintf("a Gemini API %s model: a name starting with %s, optionally after \"models/\"%s (any name is accepted with a custom BaseURL)",
-		kind, orList(quoteAll(prefixes)), tuned)
+		kind, orList(quoteAll(familyPrefixes(kind))), tuned)
+}
+
+// safeModelName reports whether name holds nothing the SDK would refuse or
+// that could change the request path: no white space or control
+// characters, "?", "&", "#", "%", "\", "..", nor a leading or trailing
+// "/".
+func safeModelName(name string) bool {
+	return !strings.ContainsAny(name, "?&#%\\") && !strings.Contains(name, "..") &&
+		!strings.HasPrefix(name, "/") && !strings.HasSuffix(name, "/") &&
+		!strings.ContainsFunc(name, unicode.IsSpace) && !strings.ContainsFunc(name, unicode.IsControl)
+}
+
+// inFamily reports whether name belongs to a family of models of the given
+// kind that the Google endpoint serves: a family prefix followed by more,
+// optionally after "models/", or, for completions, "tunedModels/<id>".
+func inFamily(name string, kind modelKind) bool {
+	if kind == kindCompletion {
+		if id, ok := strings.CutPrefix(name, "tunedModels/"); ok && id != "" && !strings.Contains(id, "/") {
+			return true
+		}
+	}
+	base := baseModelName(name)
+	if strings.Contains(base, "/") {
+		return false
+	}
+	for _, p := range familyPrefixes(kind) {
+		if strings.HasPrefix(base, p) && len(base) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// familyPrefixes returns the name prefixes of the families of kind.
+func familyPrefixes(kind modelKind) []string {
+	if kind == kindEmbedding {
+		return embeddingPrefixes
+	}
+	return completionPrefixes
 }
 
 // checkModel reports why name cannot be a model of the given kind, or nil.

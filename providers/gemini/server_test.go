@@ -361,7 +361,7 @@ func countTokens(s string) int { return len(strings.Fields(s)) + 1 }
 // the text so that the vectors of the task types differ, and scaled off unit
 // length as Gemini's vectors at reduced dimensionality are.
 func hashVector(text string, dims int, task string) []float32 {
-	e, err := fake.NewEmbedder(fake.WithDimension(dims))
+	e, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: dims})
 	if err != nil {
 		panic(err) // dims outside the fake's range: a mistake in the test
 	}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,8 +30,9 @@ var (
 )
 
 // New checks cfg and returns a Client. It makes no network call. Every
-// configuration mistake is reported at once, in one error wrapping
-// [ErrInvalidConfig] that names each bad field and the values it accepts:
+// configuration mistake is reported at once, in one *memcore.ConfigError
+// (matching [ErrInvalidConfig], which is memcore.ErrInvalidConfig) that
+// names each bad field and the values it accepts:
 //
 //   - BaseURL must be an absolute http(s) URL without query or fragment
 //     (default [DefaultBaseURL]).
@@ -39,7 +41,7 @@ var (
 //   - Model and EmbeddingModel must not contain white space.
 //   - Dimensions ≥ 0; MaxBatch in 1–[MaxBatchLimit] (0 means the limit).
 //   - Headers must not set Accept, Authorization, Content-Length,
-//     Content-Type or Host.
+//     Content-Type or Host (each is named, its value never shown).
 //   - For api.openai.com, unless AllowUnknownModels is set: Model must be a
 //     chat model (gpt-*, chatgpt-*, o1*, o3*, o4*, ft:*, excluding
 //     instruct, embedding, audio, image and moderation models);
@@ -143,67 +145,20 @@ func (c *Client) Complete(ctx context.Context, req memcore.CompletionRequest) (*
 func (c *Client) chatRequest(req memcore.CompletionRequest) (goopenai.ChatCompletionRequest, bool, error) {
 	const op = "complete"
 	var creq goopenai.ChatCompletionRequest
-	model := req.Model
-	if model == "" {
-		model = c.cfg.Model
+	var err error
+	if creq.Model, err = c.chatModel(req.Model); err != nil {
+		return creq, false, err
 	}
-	if strings.ContainsFunc(model, isSpaceOrControl) {
-		return creq, false, invalidRequest(op, "model %q contains white space or control characters", model)
+	if creq.Messages, err = chatMessages(req); err != nil {
+		return creq, false, err
 	}
-	if req.Model != "" && c.cfg.official && !c.cfg.AllowUnknownModels && !isOpenAIChatModel(req.Model) {
-		return creq, false, invalidRequest(op, "model %q is not an OpenAI chat model", req.Model)
+	if err := c.setMaxTokens(&creq, req.MaxTokens); err != nil {
+		return creq, false, err
 	}
-	creq.Model = model
-
-	if req.System != "" {
-		creq.Messages = append(creq.Messages, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: req.System})
+	zeroTemp, err := setTemperature(&creq, req.Temperature)
+	if err != nil {
+		return creq, false, err
 	}
-	for i, m := range req.Messages {
-		var role string
-		switch m.Role {
-		case memcore.RoleSystem:
-			role = goopenai.ChatMessageRoleSystem
-		case memcore.RoleUser:
-			role = goopenai.ChatMessageRoleUser
-		case memcore.RoleAssistant:
-			role = goopenai.ChatMessageRoleAssistant
-		default:
-			return creq, false, invalidRequest(op, "message %d: role %q is not supported (want system, user or assistant)", i, m.Role)
-		}
-		creq.Messages = append(creq.Messages, goopenai.ChatCompletionMessage{Role: role, Content: m.Content})
-	}
-	if len(creq.Messages) == 0 {
-		return creq, false, invalidRequest(op, "no system prompt and no messages")
-	}
-
-	if req.MaxTokens < 0 {
-		return creq, false, invalidRequest(op, "MaxTokens %d is negative", req.MaxTokens)
-	}
-	if req.MaxTokens > 0 {
-		if c.cfg.official {
-			creq.MaxCompletionTokens = req.MaxTokens
-		} else {
-			creq.MaxTokens = req.MaxTokens
-			if errors.Is(goopenai.NewReasoningValidator().Validate(creq), goopenai.ErrReasoningModelMaxTokensDeprecated) {
-				creq.MaxTokens, creq.MaxCompletionTokens = 0, req.MaxTokens
-			}
-		}
-	}
-
-	zeroTemp := false
-	if t := req.Temperature; t != nil {
-		switch {
-		case math.IsNaN(*t) || math.IsInf(*t, 0) || *t < 0:
-			return creq, false, invalidRequest(op, "Temperature %v is not a finite number ≥ 0", *t)
-		case *t == 0:
-			zeroTemp = true
-		case *t > math.MaxFloat32:
-			return creq, false, invalidRequest(op, "Temperature %v is too large", *t)
-		default:
-			creq.Temperature = float32(*t)
-		}
-	}
-
 	if sc := req.ResponseSchema; sc != nil {
 		rf, err := responseFormat(sc)
 		if err != nil {
@@ -212,6 +167,89 @@ func (c *Client) chatRequest(req memcore.CompletionRequest) (goopenai.ChatComple
 		creq.ResponseFormat = rf
 	}
 	return creq, zeroTemp, nil
+}
+
+// chatModel returns the model a request for requested (empty: the
+// configured Model) is sent to, or why it cannot be.
+func (c *Client) chatModel(requested string) (string, error) {
+	const op = "complete"
+	model := cmp.Or(requested, c.cfg.Model)
+	if strings.ContainsFunc(model, isSpaceOrControl) {
+		return "", invalidRequest(op, "model %q contains white space or control characters", model)
+	}
+	if requested != "" && c.cfg.official && !c.cfg.AllowUnknownModels && !isOpenAIChatModel(requested) {
+		return "", invalidRequest(op, "model %q is not an OpenAI chat model", requested)
+	}
+	return model, nil
+}
+
+// chatRoles maps memcore's roles to the chat completions API's.
+var chatRoles = map[memcore.Role]string{
+	memcore.RoleSystem:    goopenai.ChatMessageRoleSystem,
+	memcore.RoleUser:      goopenai.ChatMessageRoleUser,
+	memcore.RoleAssistant: goopenai.ChatMessageRoleAssistant,
+}
+
+// chatMessages returns req's system prompt, as a leading system message,
+// and its messages, or why they cannot be sent.
+func chatMessages(req memcore.CompletionRequest) ([]goopenai.ChatCompletionMessage, error) {
+	const op = "complete"
+	var msgs []goopenai.ChatCompletionMessage
+	if req.System != "" {
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: req.System})
+	}
+	for i, m := range req.Messages {
+		role, ok := chatRoles[m.Role]
+		if !ok {
+			return nil, invalidRequest(op, "message %d: role %q is not supported (want system, user or assistant)", i, m.Role)
+		}
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: role, Content: m.Content})
+	}
+	if len(msgs) == 0 {
+		return nil, invalidRequest(op, "no system prompt and no messages")
+	}
+	return msgs, nil
+}
+
+// setMaxTokens sets the reply limit of creq: max_completion_tokens for
+// api.openai.com and reasoning models, max_tokens for other servers, which
+// know it better.
+func (c *Client) setMaxTokens(creq *goopenai.ChatCompletionRequest, maxTokens int) error {
+	switch {
+	case maxTokens < 0:
+		return invalidRequest("complete", "MaxTokens %d is negative", maxTokens)
+	case maxTokens == 0:
+		return nil
+	case c.cfg.official:
+		creq.MaxCompletionTokens = maxTokens
+		return nil
+	}
+	//lint:ignore SA1019 max_tokens is deprecated by OpenAI but is what Ollama, vLLM and other compatible servers read.
+	creq.MaxTokens = maxTokens
+	if errors.Is(goopenai.NewReasoningValidator().Validate(*creq), goopenai.ErrReasoningModelMaxTokensDeprecated) {
+		//lint:ignore SA1019 a reasoning model refuses max_tokens: it is cleared for max_completion_tokens.
+		creq.MaxTokens, creq.MaxCompletionTokens = 0, maxTokens
+	}
+	return nil
+}
+
+// setTemperature sets creq's temperature from t (nil: the server's
+// default) and reports whether it is exactly 0, which go-openai would
+// leave out of the request.
+func setTemperature(creq *goopenai.ChatCompletionRequest, t *float64) (zero bool, err error) {
+	const op = "complete"
+	switch {
+	case t == nil:
+		return false, nil
+	case math.IsNaN(*t) || math.IsInf(*t, 0) || *t < 0:
+		return false, invalidRequest(op, "Temperature %v is not a finite number ≥ 0", *t)
+	case *t == 0:
+		return true, nil
+	case *t > math.MaxFloat32:
+		return false, invalidRequest(op, "Temperature %v is too large", *t)
+	}
+	creq.Temperature = float32(*t)
+	return false, nil
 }
 
 // responseFormat turns a memcore schema into a json_schema response format.

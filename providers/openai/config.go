@@ -1,14 +1,15 @@
 package openai
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/forgemem/forgemem/memcore"
 )
 
 // Defaults used when the corresponding [Config] field is left empty.
@@ -31,18 +32,21 @@ const (
 	MaxBatchLimit = 2048
 )
 
-// ErrInvalidConfig is wrapped by the error [New] returns for an unusable
-// [Config], so callers can tell a configuration mistake from other
-// failures, for example
+// ErrInvalidConfig is memcore.ErrInvalidConfig, the one sentinel every
+// configuration error of forgemem matches; it is kept here so that
+// errors.Is(err, openai.ErrInvalidConfig) goes on working. [New] and
+// [Config.Validate] return a *memcore.ConfigError matching it for an
+// unusable [Config], for example
 //
 //	openai: invalid config: MaxBatch is 5000, want 1–2048 (0 means 2048)
 //
 // The message names every bad field, the value given (never the API key)
 // and the values allowed. Nothing is clamped.
-var ErrInvalidConfig = errors.New("invalid config")
+var ErrInvalidConfig = memcore.ErrInvalidConfig
 
 // Config configures a [Client]. Only APIKey is required, and only for
-// api.openai.com; everything else has a default.
+// api.openai.com; everything else has a default, and a zero field means
+// its default, so Config{APIKey: key} is [DefaultConfig] with the key.
 type Config struct {
 	// APIKey is sent as "Authorization: Bearer <APIKey>". It is required
 	// when the client talks to api.openai.com (BaseURL empty or pointing
@@ -130,6 +134,33 @@ var nonChatModelMarkers = []string{
 	"dall-e", "whisper", "moderation", "davinci", "babbage", "curie",
 }
 
+// DefaultConfig returns the defaults of a [Client]: [DefaultBaseURL],
+// [DefaultModel], [DefaultEmbeddingModel], the model's native vector length
+// and batches of [MaxBatchLimit]. APIKey is empty: set it for
+// api.openai.com.
+func DefaultConfig() Config {
+	return Config{BaseURL: DefaultBaseURL, Model: DefaultModel, EmbeddingModel: DefaultEmbeddingModel, MaxBatch: MaxBatchLimit}
+}
+
+// Validate reports every mistake in c at once, in a *memcore.ConfigError
+// (which matches [ErrInvalidConfig]), or returns nil; see [New] for the
+// rules. It makes no network call.
+func (c Config) Validate() error {
+	_, err := validate(c)
+	return err
+}
+
+// withDefaults returns c with every empty field that has a default set to
+// it, and BaseURL without its trailing slash.
+func (c Config) withDefaults() Config {
+	def := DefaultConfig()
+	c.BaseURL = strings.TrimRight(cmp.Or(c.BaseURL, def.BaseURL), "/")
+	c.Model = cmp.Or(c.Model, def.Model)
+	c.EmbeddingModel = cmp.Or(c.EmbeddingModel, def.EmbeddingModel)
+	c.MaxBatch = cmp.Or(c.MaxBatch, def.MaxBatch)
+	return c
+}
+
 // settings is a validated Config with the defaults applied.
 type settings struct {
 	Config
@@ -143,107 +174,107 @@ type settings struct {
 // sets them itself.
 var reservedHeaders = []string{"Accept", "Authorization", "Content-Length", "Content-Type", "Host"}
 
-// problems collects what is wrong with a Config, one message per bad field.
-type problems []string
-
-// add records a bad field: "<field> is <value>, want <allowed>".
-func (p *problems) add(field string, value any, want string) {
-	*p = append(*p, fmt.Sprintf("%s is %v, want %s", field, value, want))
-}
-
-// err returns one error wrapping ErrInvalidConfig that lists p, or nil.
-func (p problems) err() error {
-	if len(p) == 0 {
-		return nil
-	}
-	return fmt.Errorf("openai: %w: %s", ErrInvalidConfig, strings.Join(p, "; "))
-}
-
 // validate checks cfg and applies the defaults. It reports every bad field
-// at once, in one error wrapping ErrInvalidConfig. The checks that depend
-// on the server (the API key and the model names for api.openai.com) are
-// made only when BaseURL is usable.
+// at once, in one *memcore.ConfigError. The checks that depend on the
+// server (the API key and the model names for api.openai.com) are made only
+// when BaseURL is usable.
 func validate(cfg Config) (settings, error) {
-	s := settings{Config: cfg}
-	var bad problems
-	if s.BaseURL == "" {
-		s.BaseURL = DefaultBaseURL
-	}
-	if s.Model == "" {
-		s.Model = DefaultModel
-	}
-	if s.EmbeddingModel == "" {
-		s.EmbeddingModel = DefaultEmbeddingModel
-	}
-	if s.MaxBatch == 0 {
-		s.MaxBatch = MaxBatchLimit
-	}
-
-	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
-	u, err := url.Parse(s.BaseURL)
-	baseOK := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" && u.Fragment == ""
-	if !baseOK {
-		bad.add("BaseURL", strconv.Quote(cfg.BaseURL), fmt.Sprintf("an absolute http or https URL without query or fragment, such as %q", DefaultBaseURL))
-	}
-	s.official = baseOK && strings.EqualFold(u.Hostname(), "api.openai.com")
-
-	if s.APIKey != strings.TrimSpace(s.APIKey) || strings.ContainsFunc(s.APIKey, unicode.IsControl) {
-		bad = append(bad, "APIKey has surrounding white space or control characters, want none")
-	}
-	if s.official && s.APIKey == "" {
-		bad.add("APIKey", "empty", fmt.Sprintf("the API key of %s (it may be empty only for another server, set through BaseURL)", u.Host))
-	}
-
+	s := settings{Config: cfg.withDefaults()}
+	var bad memcore.FieldErrors
+	host, baseOK := checkBaseURL(&bad, cfg.BaseURL, s.BaseURL)
+	s.official = baseOK && strings.EqualFold(host, "api.openai.com")
+	checkAPIKey(&bad, s.APIKey, s.official)
 	// The model names are checked for api.openai.com only, unless
 	// AllowUnknownModels says a newer model is meant.
 	checkOpenAI := s.official && !s.AllowUnknownModels
-	const escape = "set AllowUnknownModels for a model newer than this package, or BaseURL for another server"
-	if checkModelName(&bad, "Model", s.Model) && checkOpenAI && !isOpenAIChatModel(s.Model) {
-		bad.add("Model", strconv.Quote(s.Model), "an OpenAI chat model: gpt-*, chatgpt-*, o1*, o3*, o4* or ft:*, not an instruct, embedding, audio, image or moderation model ("+escape+")")
-	}
+	checkModels(&bad, s.Model, s.EmbeddingModel, checkOpenAI)
 	info, known := knownEmbeddingModels[s.EmbeddingModel]
-	if checkModelName(&bad, "EmbeddingModel", s.EmbeddingModel) && checkOpenAI && !known {
-		bad.add("EmbeddingModel", strconv.Quote(s.EmbeddingModel), "text-embedding-3-small, text-embedding-3-large or text-embedding-ada-002 ("+escape+")")
+	if !checkOpenAI || !known {
+		info = embeddingModelInfo{}
 	}
+	checkDimensions(&bad, s.Dimensions, s.EmbeddingModel, info)
+	s.nativeDims = info.native
+	bad.Check(s.MaxBatch >= 1 && s.MaxBatch <= MaxBatchLimit, "MaxBatch", cfg.MaxBatch,
+		fmt.Sprintf("1–%d (0 means %d)", MaxBatchLimit, MaxBatchLimit))
+	checkHeaders(&bad, s.Headers)
+	return s, bad.Err("openai", "")
+}
 
+// checkBaseURL records raw, the BaseURL given, as bad unless base, its
+// form with the defaults applied, is an absolute http(s) URL without query
+// or fragment. It returns base's host name and whether base is usable.
+func checkBaseURL(bad *memcore.FieldErrors, raw, base string) (host string, ok bool) {
+	u, err := url.Parse(base)
+	ok = err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" && u.Fragment == ""
+	bad.Check(ok, "BaseURL", raw, fmt.Sprintf("an absolute http or https URL without query or fragment, such as %q", DefaultBaseURL))
+	if !ok {
+		return "", false
+	}
+	return u.Hostname(), true
+}
+
+// checkAPIKey records the API key as bad when it has surrounding white
+// space or control characters, or when it is empty for api.openai.com. The
+// key itself is never shown.
+func checkAPIKey(bad *memcore.FieldErrors, key string, official bool) {
+	clean := key == strings.TrimSpace(key) && !strings.ContainsFunc(key, unicode.IsControl)
+	bad.Check(clean, "APIKey", memcore.Description("a key with surrounding white space or control characters"), "a key without them")
+	bad.Check(!official || key != "", "APIKey", key,
+		"the API key of api.openai.com (it may be empty only for another server, set through BaseURL)")
+}
+
+// modelEscape says how to get past the model-name checks of api.openai.com.
+const modelEscape = "set AllowUnknownModels for a model newer than this package, or BaseURL for another server"
+
+// checkModels records the chat and embedding model names as bad when they
+// cannot be right: white space or control characters anywhere, and, when
+// checkOpenAI, names that are not OpenAI's.
+func checkModels(bad *memcore.FieldErrors, model, embeddingModel string, checkOpenAI bool) {
+	if checkModelName(bad, "Model", model) && checkOpenAI {
+		bad.Check(isOpenAIChatModel(model), "Model", model,
+			"an OpenAI chat model: gpt-*, chatgpt-*, o1*, o3*, o4* or ft:*, not an instruct, embedding, audio, image or moderation model ("+modelEscape+")")
+	}
+	if checkModelName(bad, "EmbeddingModel", embeddingModel) && checkOpenAI {
+		_, known := knownEmbeddingModels[embeddingModel]
+		bad.Check(known, "EmbeddingModel", embeddingModel,
+			"text-embedding-3-small, text-embedding-3-large or text-embedding-ada-002 ("+modelEscape+")")
+	}
+}
+
+// checkDimensions records dims as bad when it is negative or, for a known
+// OpenAI model (info.native > 0), beyond what the model offers.
+func checkDimensions(bad *memcore.FieldErrors, dims int, model string, info embeddingModelInfo) {
 	switch {
-	case s.Dimensions < 0:
-		bad.add("Dimensions", s.Dimensions, "at least 0 (0 means the model's native length)")
-	case checkOpenAI && known && s.Dimensions > 0 && !info.dimensionable:
-		bad.add("Dimensions", s.Dimensions, fmt.Sprintf("0 for %s, which does not support it", s.EmbeddingModel))
-	case checkOpenAI && known && s.Dimensions > info.native:
-		bad.add("Dimensions", s.Dimensions, fmt.Sprintf("0–%d for %s", info.native, s.EmbeddingModel))
+	case dims < 0:
+		bad.Check(false, "Dimensions", dims, "at least 0 (0 means the model's native length)")
+	case info.native > 0 && dims > 0 && !info.dimensionable:
+		bad.Check(false, "Dimensions", dims, fmt.Sprintf("0 for %s, which does not support it", model))
+	case info.native > 0 && dims > info.native:
+		bad.Check(false, "Dimensions", dims, fmt.Sprintf("0–%d for %s", info.native, model))
 	}
-	if checkOpenAI && known {
-		s.nativeDims = info.native
-	}
-	if s.MaxBatch < 1 || s.MaxBatch > MaxBatchLimit {
-		bad.add("MaxBatch", cfg.MaxBatch, fmt.Sprintf("1–%d (0 means %d)", MaxBatchLimit, MaxBatchLimit))
-	}
+}
 
+// checkHeaders records every reserved header that headers sets; their
+// values are never shown.
+func checkHeaders(bad *memcore.FieldErrors, headers http.Header) {
 	var reserved []string
-	for name := range s.Headers {
+	for name := range headers {
 		if h := http.CanonicalHeaderKey(name); slices.Contains(reservedHeaders, h) && !slices.Contains(reserved, h) {
 			reserved = append(reserved, h)
 		}
 	}
-	if len(reserved) > 0 {
-		slices.Sort(reserved)
-		bad = append(bad, fmt.Sprintf("Headers sets %s, want none of %s (the client sets them)",
-			strings.Join(reserved, ", "), strings.Join(reservedHeaders, ", ")))
+	slices.Sort(reserved)
+	for _, h := range reserved {
+		bad.Check(false, fmt.Sprintf("Headers[%q]", h), memcore.Description("set"),
+			"unset: the client sets "+strings.Join(reservedHeaders, ", ")+" itself")
 	}
-	return s, bad.err()
 }
 
 // checkModelName records field as bad when name holds white space or
 // control characters, which no server accepts, and reports whether it is
 // usable.
-func checkModelName(bad *problems, field, name string) bool {
-	if strings.ContainsFunc(name, isSpaceOrControl) {
-		bad.add(field, strconv.Quote(name), "a name without white space or control characters")
-		return false
-	}
-	return true
+func checkModelName(bad *memcore.FieldErrors, field, name string) bool {
+	return bad.Check(!strings.ContainsFunc(name, isSpaceOrControl), field, name, "a name without white space or control characters")
 }
 
 func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }

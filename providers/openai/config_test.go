@@ -25,11 +25,11 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		mention []string
 	}{
 		{"no API key for api.openai.com", openai.Config{Model: "gpt-4o-mini"},
-			[]string{"APIKey is empty", "want the API key of api.openai.com"}},
+			[]string{`APIKey is "", want the API key of api.openai.com`}},
 		{"no API key for explicit api.openai.com", openai.Config{BaseURL: "https://api.openai.com/v1/"},
-			[]string{"APIKey is empty", "want the API key of api.openai.com"}},
+			[]string{`APIKey is "", want the API key of api.openai.com`}},
 		{"API key with a newline", openai.Config{APIKey: key + "\n"},
-			[]string{"APIKey has surrounding white space or control characters, want none"}},
+			[]string{"APIKey is a key with surrounding white space or control characters, want a key without them"}},
 		{"relative BaseURL", openai.Config{BaseURL: "localhost:11434/v1"},
 			[]string{`BaseURL is "localhost:11434/v1", want an absolute http or https URL`}},
 		{"ftp BaseURL", openai.Config{BaseURL: "ftp://example.com/v1"},
@@ -71,20 +71,24 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"other vendor's model on OpenAI", openai.Config{APIKey: key, Model: "llama3.2"},
 			[]string{`Model is "llama3.2", want an OpenAI chat model`, "AllowUnknownModels", "BaseURL"}},
 		{"Authorization in Headers", openai.Config{APIKey: key, Headers: http.Header{"authorization": {"x"}}},
-			[]string{"Headers sets Authorization, want none of Accept, Authorization, Content-Length, Content-Type, Host"}},
+			[]string{`Headers["Authorization"] is set, want unset: the client sets Accept, Authorization, Content-Length, Content-Type, Host itself`}},
 		{"several reserved Headers, in order", openai.Config{BaseURL: ollama, Headers: http.Header{"Host": {"h"}, "Accept": {"a"}, "X-Ok": {"y"}}},
-			[]string{"Headers sets Accept, Host, want none of"}},
+			[]string{`Headers["Accept"] is set, want unset: the client sets Accept, Authorization, Content-Length, Content-Type, Host itself; Headers["Host"] is set`}},
 		{"every bad field reported", openai.Config{BaseURL: "ftp://x", APIKey: " k", Model: "a b", EmbeddingModel: "c\nd", Dimensions: -2, MaxBatch: math.MaxInt, Headers: http.Header{"Content-Type": {"x"}}},
-			[]string{"BaseURL is", "APIKey has surrounding white space", `Model is "a b"`, `EmbeddingModel is "c\nd"`, "Dimensions is -2",
-				fmt.Sprintf("MaxBatch is %d", math.MaxInt), "Headers sets Content-Type"}},
+			[]string{"BaseURL is", "APIKey is a key with surrounding white space", `Model is "a b"`, `EmbeddingModel is "c\nd"`, "Dimensions is -2",
+				fmt.Sprintf("MaxBatch is %d", math.MaxInt), `Headers["Content-Type"] is set`}},
 		{"OpenAI's checks together", openai.Config{Model: "llama3.2", EmbeddingModel: "text-embedding-ada-002", Dimensions: 8},
-			[]string{"APIKey is empty", `Model is "llama3.2"`, "Dimensions is 8, want 0 for text-embedding-ada-002"}},
+			[]string{`APIKey is ""`, `Model is "llama3.2"`, "Dimensions is 8, want 0 for text-embedding-ada-002"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := openai.New(tt.cfg)
-			if !errors.Is(err, openai.ErrInvalidConfig) {
-				t.Fatalf("New(%+v) = %v, %v; want an error wrapping ErrInvalidConfig", tt.cfg, c, err)
+			var ce *memcore.ConfigError
+			if !errors.Is(err, memcore.ErrInvalidConfig) || !errors.Is(err, openai.ErrInvalidConfig) || !errors.As(err, &ce) {
+				t.Fatalf("New(%+v) = %v, %v; want a *memcore.ConfigError matching memcore.ErrInvalidConfig", tt.cfg, c, err)
+			}
+			if verr := tt.cfg.Validate(); verr == nil || verr.Error() != err.Error() {
+				t.Errorf("Validate = %v, want New's error %v", verr, err)
 			}
 			if c != nil {
 				t.Errorf("New returned a client with its error")
@@ -166,6 +170,36 @@ func TestNewAcceptsGoodConfig(t *testing.T) {
 				t.Fatalf("New(%+v) = %v, %v; want a client", tt.cfg, c, err)
 			}
 		})
+	}
+}
+
+// DefaultConfig holds the defaults a zero field stands for, and wants only
+// the API key of api.openai.com.
+func TestDefaultConfig(t *testing.T) {
+	def := openai.DefaultConfig()
+	want := openai.Config{BaseURL: openai.DefaultBaseURL, Model: openai.DefaultModel, EmbeddingModel: openai.DefaultEmbeddingModel, MaxBatch: openai.MaxBatchLimit}
+	if def.BaseURL != want.BaseURL || def.Model != want.Model || def.EmbeddingModel != want.EmbeddingModel || def.MaxBatch != want.MaxBatch {
+		t.Errorf("DefaultConfig() = %+v, want %+v", def, want)
+	}
+	err := def.Validate()
+	var ce *memcore.ConfigError
+	if !errors.As(err, &ce) || len(ce.Fields) != 1 || ce.Fields[0].Field != "APIKey" {
+		t.Errorf("DefaultConfig().Validate() = %v, want the API key alone missing", err)
+	}
+	def.APIKey = "k"
+	if err := def.Validate(); err != nil {
+		t.Errorf("DefaultConfig() with a key: Validate = %v", err)
+	}
+	zero, err := openai.New(openai.Config{APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := openai.New(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zero.Model() != full.Model() {
+		t.Errorf("Model() = %q from zero fields, %q from the defaults", zero.Model(), full.Model())
 	}
 }
 

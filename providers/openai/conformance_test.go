@@ -230,26 +230,20 @@ var (
 	_ llmtest.NativeErrorHarness = (*harness)(nil)
 )
 
-// The options keep the offline suites quick.
-var llmOptions = []llmtest.Option{
-	llmtest.WithCallTimeout(10 * time.Second),
-	llmtest.WithCancelGrace(2 * time.Second),
-}
+// The configs keep the offline suites quick.
+var llmConfig = llmtest.Config{CallTimeout: 10 * time.Second, CancelGrace: 2 * time.Second}
 
 func TestLLMConformance(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			llmtest.Run(t, func(_ context.Context, t *testing.T) (llmtest.Harness, error) {
 				return newHarness(t, v), nil
-			}, llmOptions...)
+			}, llmConfig)
 		})
 	}
 }
 
-var embedOptions = []embedtest.Option{
-	embedtest.WithCallTimeout(10 * time.Second),
-	embedtest.WithCancelGrace(2 * time.Second),
-}
+var embedConfig = embedtest.Config{CallTimeout: 10 * time.Second, CancelGrace: 2 * time.Second}
 
 func TestEmbedConformance(t *testing.T) {
 	for _, v := range variants {
@@ -258,7 +252,7 @@ func TestEmbedConformance(t *testing.T) {
 				h := newHarness(t, v)
 				h.embed = true
 				return embedHarness{h}, nil
-			}, embedOptions...)
+			}, embedConfig)
 		})
 	}
 }

@@ -16,6 +16,14 @@
 // wrapping [memcore.ErrInvalidRequest] (typically HTTP 404, model not
 // found); [New] cannot tell, as it makes no network call.
 //
+// # Configuration
+//
+// [New] takes a [Config]. A zero field means its default, so
+// Config{APIKey: key} is [DefaultConfig] with the key. [Config.Validate]
+// reports every mistake at once in a *memcore.ConfigError, matching
+// memcore.ErrInvalidConfig (and [ErrInvalidConfig], the same value), that
+// names each bad field without showing the API key; nothing is clamped.
+//
 // # Completions
 //
 // [Client.Complete] sends one chat completion: the system prompt as a

@@ -107,14 +107,14 @@ func TestLiveLLMConformance(t *testing.T) {
 	cfg := liveConfig(t)
 	llmtest.Run(t, func(_ context.Context, t *testing.T) (llmtest.Harness, error) {
 		return liveLLM{&liveHarness{cfg: cfg}}, nil
-	}, llmtest.WithConcurrency(3))
+	}, llmtest.Config{Concurrency: 3})
 }
 
 func TestLiveEmbedConformance(t *testing.T) {
 	cfg := liveConfig(t)
 	embedtest.Run(t, func(_ context.Context, t *testing.T) (embedtest.Harness, error) {
 		return liveEmbed{&liveHarness{cfg: cfg}}, nil
-	}, embedtest.WithConcurrency(3))
+	}, embedtest.Config{Concurrency: 3})
 }
 
 // TestLiveDimensions checks that the API honours "dimensions".

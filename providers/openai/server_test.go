@@ -497,7 +497,7 @@ func embeddingsBody(t testing.TB, model string, vecs [][]float32, order []int, t
 // hashing embedder of providers/fake at the requested dimension, so texts
 // sharing words point in similar directions.
 func hashEmbed(text string, dims int) []float32 {
-	e, err := fake.NewEmbedder(fake.WithDimension(dims))
+	e, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: dims})
 	if err != nil {
 		panic(err) // dims outside the fake's range: a mistake in the test
 	}

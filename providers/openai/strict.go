@@ -42,71 +42,95 @@ func typeOf(node map[string]json.RawMessage) string {
 	return t
 }
 
+// strictNode checks one schema node and, through strictChild, every
+// sub-schema it holds.
 func strictNode(node map[string]json.RawMessage, depth int) bool {
-	if depth > maxStrictDepth {
+	if depth > maxStrictDepth || usesUnsupported(node) {
 		return false
-	}
-	for _, k := range strictUnsupported {
-		if _, ok := node[k]; ok {
-			return false
-		}
-	}
-	_, hasProps := node["properties"]
-	if typeOf(node) == "object" || hasProps {
-		props := map[string]json.RawMessage{}
-		if hasProps {
-			if err := json.Unmarshal(node["properties"], &props); err != nil {
-				return false
-			}
-		}
-		var additional bool
-		raw, ok := node["additionalProperties"]
-		if !ok || json.Unmarshal(raw, &additional) != nil || additional {
-			return false
-		}
-		var required []string
-		if raw, ok := node["required"]; ok {
-			if err := json.Unmarshal(raw, &required); err != nil {
-				return false
-			}
-		}
-		listed := make(map[string]bool, len(required))
-		for _, r := range required {
-			listed[r] = true
-		}
-		for name, sub := range props {
-			if !listed[name] || !strictChild(sub, depth) {
-				return false
-			}
-		}
 	}
 	if raw, ok := node["items"]; ok && !strictChild(raw, depth) {
 		return false
 	}
-	if raw, ok := node["anyOf"]; ok {
-		var subs []json.RawMessage
-		if err := json.Unmarshal(raw, &subs); err != nil {
-			return false
-		}
-		for _, sub := range subs {
-			if !strictChild(sub, depth) {
-				return false
-			}
+	return strictObject(node, depth) &&
+		strictList(node["anyOf"], depth) &&
+		strictMap(node["$defs"], depth) &&
+		strictMap(node["definitions"], depth)
+}
+
+// usesUnsupported reports whether node uses a keyword of strictUnsupported.
+func usesUnsupported(node map[string]json.RawMessage) bool {
+	for _, k := range strictUnsupported {
+		if _, ok := node[k]; ok {
+			return true
 		}
 	}
-	for _, key := range []string{"$defs", "definitions"} {
-		raw, ok := node[key]
-		if !ok {
-			continue
-		}
-		var defs map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &defs); err != nil {
+	return false
+}
+
+// strictObject checks node as an object schema, when it is one (its type is
+// "object" or it has properties): additionalProperties false, every
+// property required, and every property's schema strict.
+func strictObject(node map[string]json.RawMessage, depth int) bool {
+	rawProps, hasProps := node["properties"]
+	if typeOf(node) != "object" && !hasProps {
+		return true
+	}
+	var additional bool
+	raw, ok := node["additionalProperties"]
+	if !ok || json.Unmarshal(raw, &additional) != nil || additional {
+		return false
+	}
+	props := map[string]json.RawMessage{}
+	if hasProps && json.Unmarshal(rawProps, &props) != nil {
+		return false
+	}
+	var required []string
+	if raw, ok := node["required"]; ok && json.Unmarshal(raw, &required) != nil {
+		return false
+	}
+	listed := make(map[string]bool, len(required))
+	for _, r := range required {
+		listed[r] = true
+	}
+	for name, sub := range props {
+		if !listed[name] || !strictChild(sub, depth) {
 			return false
 		}
-		for _, sub := range defs {
-			if !strictChild(sub, depth) {
-				return false
-			}
+	}
+	return true
+}
+
+// strictList checks a list of sub-schemas (anyOf); nil, the keyword
+// absent, is strict.
+func strictList(raw json.RawMessage, depth int) bool {
+	if raw == nil {
+		return true
+	}
+	var subs []json.RawMessage
+	if err := json.Unmarshal(raw, &subs); err != nil {
+		return false
+	}
+	for _, sub := range subs {
+		if !strictChild(sub, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+// strictMap checks a map of named sub-schemas ($defs, definitions); nil,
+// the keyword absent, is strict.
+func strictMap(raw json.RawMessage, depth int) bool {
+	if raw == nil {
+		return true
+	}
+	var defs map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &defs); err != nil {
+		return false
+	}
+	for _, sub := range defs {
+		if !strictChild(sub, depth) {
+			return false
 		}
 	}
 	return true

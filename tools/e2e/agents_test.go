@@ -479,19 +479,6 @@ func call(name string, args map[string]any) func(r *fakemodel.Request) fakemodel
 	}
 }
 
-// resultAfter returns the result of the tool call named name as the model
-// got it: in the first request after the call whose conversation holds it.
-func resultAfter(t *testing.T, reqs []*fakemodel.Request, name string) fakemodel.ToolResult {
-	t.Helper()
-	for _, r := range reqs {
-		if res, ok := r.ResultOf(name); ok {
-			return res
-		}
-	}
-	t.Fatalf("no request carried the result of %s back to the model", name)
-	return fakemodel.ToolResult{}
-}
-
 // snippet returns the first code block of the language lang under the
 // section heading of docs/INTEGRATIONS.md: the set-up the user follows.
 func snippet(t *testing.T, heading, lang string) string {

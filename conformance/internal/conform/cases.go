@@ -1,34 +1,35 @@
 package conform
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/forgemem/forgemem/memcore"
 )
 
-// Config holds the settings the provider suites share; each suite's
-// options set them.
+// Config holds the settings the provider suites share. Each suite's own
+// Config has the same fields and converts to it.
 type Config struct {
 	// CallTimeout bounds an ordinary call.
 	CallTimeout time.Duration
 	// CancelGrace is how soon after its context ends a call must return.
 	CancelGrace time.Duration
-	// InFlightDelay is how long a call is in flight before its context ends
-	// in the in-flight cases.
-	InFlightDelay time.Duration
 	// Concurrency is how many calls the concurrency case makes at once.
 	Concurrency int
-	// Bad lists the options given values out of range; Run must fail with
-	// it (see [Problems.FailNow]) before running any case.
-	Bad Problems
 }
+
+// InFlightDelay is how long a call is in flight before its context ends
+// in the in-flight cases.
+const InFlightDelay = 50 * time.Millisecond
 
 // DefaultConfig is the suites' default: a minute per call (live models are
 // slow), 5s of grace so that a busy machine (tests in parallel, -race) does
-// not fail a correct implementation, 50ms in flight, 8 concurrent calls.
+// not fail a correct implementation, and 8 concurrent calls.
 func DefaultConfig() Config {
-	return Config{CallTimeout: time.Minute, CancelGrace: 5 * time.Second, InFlightDelay: 50 * time.Millisecond, Concurrency: 8}
+	return Config{CallTimeout: time.Minute, CancelGrace: 5 * time.Second, Concurrency: 8}
 }
 
 // Subject is what the shared cases need of a provider suite: instances of
@@ -73,15 +74,15 @@ func RunContextCases[P any](t *testing.T, s Subject[P]) {
 		p := s.Slow(t)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		timer := time.AfterFunc(s.Config.InFlightDelay, cancel)
+		timer := time.AfterFunc(InFlightDelay, cancel)
 		defer timer.Stop()
-		checkEndedCall(t, s, ctx, p, "canceled while in flight", s.Config.InFlightDelay, context.Canceled)
+		checkEndedCall(t, s, ctx, p, "canceled while in flight", InFlightDelay, context.Canceled)
 	})
 	t.Run("DeadlineExpiresInFlight", func(t *testing.T) {
 		p := s.Slow(t)
-		ctx, cancel := context.WithTimeout(t.Context(), s.Config.InFlightDelay)
+		ctx, cancel := context.WithTimeout(t.Context(), InFlightDelay)
 		defer cancel()
-		checkEndedCall(t, s, ctx, p, "whose deadline passes while in flight", s.Config.InFlightDelay, context.DeadlineExceeded)
+		checkEndedCall(t, s, ctx, p, "whose deadline passes while in flight", InFlightDelay, context.DeadlineExceeded)
 	})
 }
 
@@ -141,61 +142,50 @@ func runFailureCase[P any](t *testing.T, s Subject[P], k Kind) {
 	})
 }
 
-// The ranges of the options the provider suites share. The durations are
+// The ranges of the settings the provider suites share. The durations are
 // bounded so that deadlines computed from them cannot overflow; the
 // concurrency so that a slip cannot start millions of goroutines.
 const (
-	// MaxDuration is the largest WithCallTimeout and WithCancelGrace.
+	// MaxDuration is the largest CallTimeout and CancelGrace.
 	MaxDuration = 24 * time.Hour
-	// MinConcurrency is the smallest WithConcurrency: one call alone is
-	// not concurrent.
+	// MinConcurrency is the smallest Concurrency other than 0: one call
+	// alone is not concurrent.
 	MinConcurrency = 2
-	// MaxConcurrency is the largest WithConcurrency.
+	// MaxConcurrency is the largest Concurrency.
 	MaxConcurrency = 1000
 )
 
-// durationWant describes the durations the options accept.
-var durationWant = fmt.Sprintf("more than 0 and at most %v", MaxDuration)
-
-// CallTimeout is the body of each suite's WithCallTimeout: d must be more
-// than 0 and at most MaxDuration.
-func CallTimeout(d time.Duration) func(*Config) {
-	return func(c *Config) {
-		if c.Bad.Check(d > 0 && d <= MaxDuration, "WithCallTimeout", d, durationWant) {
-			c.CallTimeout = d
-		}
-	}
+// Validate reports every field of c out of range at once, in a
+// *memcore.ConfigError of the suite named suite ("llmtest"), or returns
+// nil. A zero field means its default.
+func (c Config) Validate(suite string) error {
+	def := DefaultConfig()
+	var bad memcore.FieldErrors
+	bad.Check(c.CallTimeout >= 0 && c.CallTimeout <= MaxDuration, "CallTimeout", c.CallTimeout,
+		fmt.Sprintf("more than 0 and at most %v (0 means %v)", MaxDuration, def.CallTimeout))
+	bad.Check(c.CancelGrace >= 0 && c.CancelGrace <= MaxDuration, "CancelGrace", c.CancelGrace,
+		fmt.Sprintf("more than 0 and at most %v (0 means %v)", MaxDuration, def.CancelGrace))
+	bad.Check(c.Concurrency == 0 || (c.Concurrency >= MinConcurrency && c.Concurrency <= MaxConcurrency), "Concurrency", c.Concurrency,
+		fmt.Sprintf("%d–%d (0 means %d)", MinConcurrency, MaxConcurrency, def.Concurrency))
+	return bad.Err(suite, "")
 }
 
-// CancelGrace is the body of each suite's WithCancelGrace: d must be more
-// than 0 and at most MaxDuration.
-func CancelGrace(d time.Duration) func(*Config) {
-	return func(c *Config) {
-		if c.Bad.Check(d > 0 && d <= MaxDuration, "WithCancelGrace", d, durationWant) {
-			c.CancelGrace = d
-		}
-	}
-}
-
-// Concurrency is the body of each suite's WithConcurrency: n must be
-// MinConcurrency–MaxConcurrency.
-func Concurrency(n int) func(*Config) {
-	return func(c *Config) {
-		if c.Bad.Check(n >= MinConcurrency && n <= MaxConcurrency, "WithConcurrency", n, fmt.Sprintf("%d–%d", MinConcurrency, MaxConcurrency)) {
-			c.Concurrency = n
-		}
-	}
-}
-
-// NewConfig applies opts, skipping nil ones, to DefaultConfig. The options
-// given values out of range are listed in the result's Bad, and change
-// nothing else.
-func NewConfig[O ~func(*Config)](opts []O) Config {
-	c := DefaultConfig()
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
+// WithDefaults returns c with every zero field replaced by its default.
+func (c Config) WithDefaults() Config {
+	def := DefaultConfig()
+	c.CallTimeout = cmp.Or(c.CallTimeout, def.CallTimeout)
+	c.CancelGrace = cmp.Or(c.CancelGrace, def.CancelGrace)
+	c.Concurrency = cmp.Or(c.Concurrency, def.Concurrency)
 	return c
+}
+
+// FailNow fails t at once (t.Fatalf) when err, the error of a suite's
+// Config.Validate, is not nil: the message names every bad field, the
+// value given and the values allowed. A suite calls it before running any
+// case, so that it never runs with other values than the ones asked for.
+func FailNow(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%v; the suite did not run", err)
+	}
 }

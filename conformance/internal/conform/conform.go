@@ -1,7 +1,7 @@
 // Package conform holds what the conformance suites share: the failure kinds
 // of memcore's error taxonomy and the checks of errors against them, a helper
 // that waits for a call with a time limit (llmtest, embedtest), the check of
-// the suites' options (all three), and the subprocess runner with which every
+// the suites' configuration (all three), and the subprocess runner with which every
 // suite's own tests prove that broken implementations fail it (llmtest,
 // embedtest, storetest).
 package conform
@@ -9,8 +9,6 @@ package conform
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -104,29 +102,5 @@ func Within[T any](limit time.Duration, call func() T) (result T, ok bool) {
 		return result, true
 	case <-timer.C:
 		return result, false
-	}
-}
-
-// Problems lists the options of one run of a suite that were given values
-// out of range, one message each: "<option> is <value>, want <allowed>".
-type Problems []string
-
-// Check records option as out of range unless ok, and returns ok. value is
-// the value given and want describes the values allowed.
-func (p *Problems) Check(ok bool, option string, value any, want string) bool {
-	if !ok {
-		*p = append(*p, fmt.Sprintf("%s is %v, want %s", option, value, want))
-	}
-	return ok
-}
-
-// FailNow fails t at once (t.Fatalf) when p lists any problem, naming every
-// option out of range, the value given and the values allowed; suite names
-// the suite ("llmtest"). A suite calls it before running any case, so that
-// it never runs with other values than the ones asked for.
-func (p Problems) FailNow(t testing.TB, suite string) {
-	t.Helper()
-	if len(p) > 0 {
-		t.Fatalf("%s: options out of range, the suite did not run: %s", suite, strings.Join(p, "; "))
 	}
 }

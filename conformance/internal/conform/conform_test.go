@@ -127,73 +127,68 @@ FAIL
 	}
 }
 
-func TestOptionsOutOfRange(t *testing.T) {
-	def := DefaultConfig()
+func TestConfigValidate(t *testing.T) {
+	over := fmt.Sprintf("more than 0 and at most 24h0m0s (0 means %v)", time.Minute)
+	grace := "more than 0 and at most 24h0m0s (0 means 5s)"
 	tests := []struct {
 		name string
-		opt  func(*Config)
-		want string // the whole problem: option, value, allowed values
+		cfg  Config
+		want string // the whole message; "" for a valid config
 	}{
-		{"call timeout zero", CallTimeout(0), "WithCallTimeout is 0s, want more than 0 and at most 24h0m0s"},
-		{"call timeout negative", CallTimeout(-time.Second), "WithCallTimeout is -1s, want more than 0 and at most 24h0m0s"},
-		{"call timeout too long", CallTimeout(MaxDuration + 1), "WithCallTimeout is 24h0m0.000000001s, want more than 0 and at most 24h0m0s"},
-		{"call timeout huge", CallTimeout(math.MaxInt64), fmt.Sprintf("WithCallTimeout is %v, want more than 0 and at most 24h0m0s", time.Duration(math.MaxInt64))},
-		{"cancel grace zero", CancelGrace(0), "WithCancelGrace is 0s, want more than 0 and at most 24h0m0s"},
-		{"cancel grace most negative", CancelGrace(math.MinInt64), fmt.Sprintf("WithCancelGrace is %v, want more than 0 and at most 24h0m0s", time.Duration(math.MinInt64))},
-		{"concurrency 1", Concurrency(1), "WithConcurrency is 1, want 2–1000"},
-		{"concurrency negative", Concurrency(math.MinInt), fmt.Sprintf("WithConcurrency is %d, want 2–1000", math.MinInt)},
-		{"concurrency too many", Concurrency(1001), "WithConcurrency is 1001, want 2–1000"},
+		{"zero value", Config{}, ""},
+		{"defaults", DefaultConfig(), ""},
+		{"bounds", Config{CallTimeout: time.Nanosecond, CancelGrace: MaxDuration, Concurrency: MinConcurrency}, ""},
+		{"most concurrent", Config{Concurrency: MaxConcurrency}, ""},
+		{"call timeout negative", Config{CallTimeout: -time.Second}, "llmtest: invalid config: CallTimeout is -1s, want " + over},
+		{"call timeout too long", Config{CallTimeout: MaxDuration + 1}, "llmtest: invalid config: CallTimeout is 24h0m0.000000001s, want " + over},
+		{"cancel grace most negative", Config{CancelGrace: math.MinInt64},
+			fmt.Sprintf("llmtest: invalid config: CancelGrace is %v, want %s", time.Duration(math.MinInt64), grace)},
+		{"concurrency 1", Config{Concurrency: 1}, "llmtest: invalid config: Concurrency is 1, want 2–1000 (0 means 8)"},
+		{"concurrency too many", Config{Concurrency: 1001}, "llmtest: invalid config: Concurrency is 1001, want 2–1000 (0 means 8)"},
+		{"every field", Config{CallTimeout: math.MaxInt64, CancelGrace: -1, Concurrency: math.MinInt},
+			fmt.Sprintf("llmtest: invalid config: CallTimeout is %v, want %s; CancelGrace is -1ns, want %s; Concurrency is %d, want 2–1000 (0 means 8)",
+				time.Duration(math.MaxInt64), over, grace, math.MinInt)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewConfig([]func(*Config){tt.opt})
-			if !slices.Equal(c.Bad, Problems{tt.want}) {
-				t.Errorf("Bad = %q, want %q", c.Bad, []string{tt.want})
+			err := tt.cfg.Validate("llmtest")
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Validate = %v, want nil", err)
+				}
+				return
 			}
-			if c.CallTimeout != def.CallTimeout || c.CancelGrace != def.CancelGrace || c.InFlightDelay != def.InFlightDelay || c.Concurrency != def.Concurrency {
-				t.Errorf("an option out of range changed the config to %+v; want the defaults %+v", c, def)
+			var ce *memcore.ConfigError
+			if !errors.Is(err, memcore.ErrInvalidConfig) || !errors.As(err, &ce) {
+				t.Fatalf("Validate = %v, want a *memcore.ConfigError matching memcore.ErrInvalidConfig", err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("Validate =\n%s\nwant\n%s", err, tt.want)
 			}
 		})
 	}
 }
 
-func TestOptionsInRange(t *testing.T) {
-	c := NewConfig([]func(*Config){CallTimeout(time.Nanosecond), nil, CancelGrace(MaxDuration), Concurrency(MinConcurrency), Concurrency(MaxConcurrency)})
-	want := DefaultConfig()
-	want.CallTimeout, want.CancelGrace, want.Concurrency = time.Nanosecond, MaxDuration, MaxConcurrency
-	if len(c.Bad) != 0 || c.CallTimeout != want.CallTimeout || c.CancelGrace != want.CancelGrace || c.Concurrency != want.Concurrency {
-		t.Errorf("NewConfig = %+v, want %+v", c, want)
+// A zero field means its default; others are kept.
+func TestConfigWithDefaults(t *testing.T) {
+	if got, want := (Config{}).WithDefaults(), DefaultConfig(); got != want {
+		t.Errorf("Config{}.WithDefaults() = %+v, want %+v", got, want)
+	}
+	c := Config{CallTimeout: time.Second, CancelGrace: time.Millisecond, Concurrency: 3}
+	if got := c.WithDefaults(); got != c {
+		t.Errorf("WithDefaults changed %+v to %+v", c, got)
 	}
 }
 
-// TestOptionsNeverPanic makes and applies every option with extreme values.
-func TestOptionsNeverPanic(t *testing.T) {
-	var opts []func(*Config)
-	for _, d := range []time.Duration{math.MinInt64, -1, 0, 1, MaxDuration, MaxDuration + 1, math.MaxInt64} {
-		opts = append(opts, CallTimeout(d), CancelGrace(d))
-	}
-	for _, n := range []int{math.MinInt, -1, 0, 1, 2, 1000, 1001, math.MaxInt} {
-		opts = append(opts, Concurrency(n))
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("an option panicked: %v", r)
-		}
-	}()
-	c := NewConfig(opts)
-	if len(c.Bad) != 16 { // 5 durations out of range for each of two options, 6 concurrencies
-		t.Errorf("%d problems reported, want the 16 values out of range: %q", len(c.Bad), c.Bad)
-	}
-}
-
-func TestProblemsFailNow(t *testing.T) {
+func TestFailNow(t *testing.T) {
 	r := &recorder{TB: t}
-	Problems(nil).FailNow(r, "llmtest")
+	FailNow(r, nil)
 	if len(r.fatals) != 0 {
-		t.Errorf("FailNow with no problems failed the test: %q", r.fatals)
+		t.Errorf("FailNow(nil) failed the test: %q", r.fatals)
 	}
-	Problems{"WithConcurrency is 1, want 2–1000", "WithCallTimeout is 0s, want more than 0 and at most 24h0m0s"}.FailNow(r, "llmtest")
-	want := "llmtest: options out of range, the suite did not run: WithConcurrency is 1, want 2–1000; WithCallTimeout is 0s, want more than 0 and at most 24h0m0s"
+	FailNow(r, Config{Concurrency: 1, CallTimeout: -1}.Validate("llmtest"))
+	want := "llmtest: invalid config: CallTimeout is -1ns, want more than 0 and at most 24h0m0s (0 means 1m0s); " +
+		"Concurrency is 1, want 2–1000 (0 means 8); the suite did not run"
 	if !slices.Equal(r.fatals, []string{want}) {
 		t.Errorf("FailNow reported %q, want %q", r.fatals, want)
 	}

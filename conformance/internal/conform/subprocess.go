@@ -136,20 +136,20 @@ func CheckSuiteRun(t *testing.T, test string, wantFailed, wantSkipped []string, 
 
 // CheckFailsAtOnce runs test in a subprocess with env (KEY=value entries)
 // and reports on t every way the run differs from that of a suite given an
-// option out of range: the test must fail before any of its subtests
+// Config field out of range: the test must fail before any of its subtests
 // starts, and its output must contain every string of want. On a
 // difference it logs the subprocess's output.
 func CheckFailsAtOnce(t *testing.T, test string, want []string, env ...string) {
 	t.Helper()
 	got := RunTestInSubprocess(t, test, 2*time.Minute, env...)
 	if got.Passed {
-		t.Errorf("the run passed; an option out of range must fail it")
+		t.Errorf("the run passed; a Config field out of range must fail it")
 	}
 	if !strings.Contains(got.Output, "--- FAIL: "+test+" (") {
 		t.Errorf("%s is not reported as failed", test)
 	}
 	if strings.Contains(got.Output, "=== RUN   "+test+"/") {
-		t.Errorf("subtests of %s ran; an option out of range must stop the suite before any case", test)
+		t.Errorf("subtests of %s ran; a Config field out of range must stop the suite before any case", test)
 	}
 	for _, w := range want {
 		if !strings.Contains(got.Output, w) {

@@ -15,6 +15,7 @@ package consumercheck
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -166,49 +167,28 @@ func Publish(root, dir string, unpublished []string) (*Published, error) {
 // and command. The error lists every failing check, each with the
 // consumer's build list or the command's modules.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	logf := func(format string, args ...any) {
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, format+"\n", args...)
-		}
-	}
-	goCmd := cfg.Go
-	if goCmd == "" {
-		goCmd = "go"
-	}
 	mods, err := LoadWorkspace(cfg.Root)
 	if err != nil {
 		return nil, err
 	}
-
-	work := cfg.KeepDir
-	if work == "" {
-		if work, err = os.MkdirTemp("", "consumercheck-"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(work)
-	} else if err := os.MkdirAll(work, 0o755); err != nil {
+	work, cleanup, err := workDir(cfg.KeepDir)
+	if err != nil {
 		return nil, err
 	}
-	if work, err = filepath.Abs(work); err != nil {
-		return nil, err
-	}
+	defer cleanup()
 	pub, err := Publish(cfg.Root, filepath.Join(work, "proxy"), cfg.Unpublished)
 	if err != nil {
 		return nil, err
 	}
-	version := pub.Version
-	published := map[string]bool{}
+	r := &runner{ctx: ctx, cfg: cfg, goCmd: cmp.Or(cfg.Go, "go"), work: work, version: pub.Version, goVersion: pub.GoVersion,
+		published: map[string]bool{}, res: &Result{Version: pub.Version, Published: pub.Modules, BuildLists: map[string][]string{}, Binaries: map[string][]string{}}}
 	for _, m := range pub.Modules {
-		published[m] = true
+		r.published[m] = true
 	}
-	res := &Result{Version: version, Published: pub.Modules, BuildLists: map[string][]string{}, Binaries: map[string][]string{}}
-	logf("published %d modules at %s from the working tree into %s", len(res.Published), version, pub.Dir)
-
-	known, err := knownSums(cfg.Root, mods)
-	if err != nil {
+	r.logf("published %d modules at %s from the working tree into %s", len(r.res.Published), r.version, pub.Dir)
+	if r.known, err = knownSums(cfg.Root, mods); err != nil {
 		return nil, err
 	}
-
 	// A fresh module cache for every run: a module of ours downloaded by an
 	// earlier run at the same version (with other contents) is never used.
 	// -modcacherw lets it be removed like any folder.
@@ -216,50 +196,103 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := removeModCache(modcache); err != nil {
 		return nil, err
 	}
-	env := Env(pub, cfg.Fallback, modcache)
-
-	var failures []error
-	for _, c := range cfg.Consumers {
-		start := time.Now()
-		list, err := checkConsumer(ctx, goCmd, env, filepath.Join(work, "consumers", c.Name), c, version, pub.GoVersion, published, known)
-		if list != nil {
-			res.BuildLists[c.Name] = list
-		}
-		if err != nil {
-			failures = append(failures, fmt.Errorf("consumer %s: %w\n  build list (go list -m all):\n%s", c.Name, err, indent(list)))
-			logf("%s: FAIL (%s)", c.Name, time.Since(start).Round(time.Millisecond))
-			continue
-		}
-		logf("%s: builds, runs, and its %d-module build list has none of %s (%s)",
-			c.Name, len(list), strings.Join(c.Forbid, ", "), time.Since(start).Round(time.Millisecond))
-		if cfg.Verbose {
-			logf("%s", indent(list))
-		}
-	}
-	for _, c := range cfg.Commands {
-		start := time.Now()
-		deps, err := checkCommand(ctx, goCmd, env, filepath.Join(work, "commands"), c, version, published)
-		if deps != nil {
-			res.Binaries[c.Package] = deps
-		}
-		if err != nil {
-			failures = append(failures, fmt.Errorf("command %s: %w\n  modules built in (go version -m):\n%s", c.Package, err, indent(deps)))
-			logf("%s: FAIL (%s)", c.Package, time.Since(start).Round(time.Millisecond))
-			continue
-		}
-		logf("%s: installs with go install …@%s, runs %d command lines, and its %d modules have none of %s (%s)",
-			c.Package, version, len(c.Runs), len(deps), strings.Join(c.Forbid, ", "), time.Since(start).Round(time.Millisecond))
-		if cfg.Verbose {
-			logf("%s", indent(deps))
-		}
-	}
+	r.env = Env(pub, cfg.Fallback, modcache)
+	failures := append(r.checkConsumers(), r.checkCommands()...)
 	if err := removeModCache(modcache); err != nil && len(failures) == 0 {
 		return nil, err
 	}
 	if len(failures) > 0 {
-		return res, errors.Join(failures...)
+		return r.res, errors.Join(failures...)
 	}
-	return res, nil
+	return r.res, nil
+}
+
+// workDir returns the absolute folder a run works in — keep, created if
+// needed and left in place, or a new temporary folder — and the function
+// that removes it at the end (nothing for keep).
+func workDir(keep string) (dir string, cleanup func(), err error) {
+	cleanup = func() {}
+	if keep == "" {
+		if keep, err = os.MkdirTemp("", "consumercheck-"); err != nil {
+			return "", nil, err
+		}
+		tmp := keep
+		cleanup = func() { os.RemoveAll(tmp) }
+	} else if err := os.MkdirAll(keep, 0o755); err != nil {
+		return "", nil, err
+	}
+	if dir, err = filepath.Abs(keep); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return dir, cleanup, nil
+}
+
+// runner is one Run's state, once the modules are published.
+type runner struct {
+	ctx                context.Context
+	cfg                Config
+	goCmd              string
+	work               string
+	env                []string
+	version, goVersion string
+	published, known   map[string]bool
+	res                *Result
+}
+
+// logf writes a progress line to the configured log, if any.
+func (r *runner) logf(format string, args ...any) {
+	if r.cfg.Log != nil {
+		fmt.Fprintf(r.cfg.Log, format+"\n", args...)
+	}
+}
+
+// checkConsumers builds, checks and runs every consumer, recording their
+// build lists, and returns a failure per failing consumer.
+func (r *runner) checkConsumers() []error {
+	var failures []error
+	for _, c := range r.cfg.Consumers {
+		start := time.Now()
+		list, err := checkConsumer(r.ctx, r.goCmd, r.env, filepath.Join(r.work, "consumers", c.Name), c, r.version, r.goVersion, r.published, r.known)
+		if list != nil {
+			r.res.BuildLists[c.Name] = list
+		}
+		if err != nil {
+			failures = append(failures, fmt.Errorf("consumer %s: %w\n  build list (go list -m all):\n%s", c.Name, err, indent(list)))
+			r.logf("%s: FAIL (%s)", c.Name, time.Since(start).Round(time.Millisecond))
+			continue
+		}
+		r.logf("%s: builds, runs, and its %d-module build list has none of %s (%s)",
+			c.Name, len(list), strings.Join(c.Forbid, ", "), time.Since(start).Round(time.Millisecond))
+		if r.cfg.Verbose {
+			r.logf("%s", indent(list))
+		}
+	}
+	return failures
+}
+
+// checkCommands installs, checks and runs every command, recording the
+// modules built into them, and returns a failure per failing command.
+func (r *runner) checkCommands() []error {
+	var failures []error
+	for _, c := range r.cfg.Commands {
+		start := time.Now()
+		deps, err := checkCommand(r.ctx, r.goCmd, r.env, filepath.Join(r.work, "commands"), c, r.version, r.published)
+		if deps != nil {
+			r.res.Binaries[c.Package] = deps
+		}
+		if err != nil {
+			failures = append(failures, fmt.Errorf("command %s: %w\n  modules built in (go version -m):\n%s", c.Package, err, indent(deps)))
+			r.logf("%s: FAIL (%s)", c.Package, time.Since(start).Round(time.Millisecond))
+			continue
+		}
+		r.logf("%s: installs with go install …@%s, runs %d command lines, and its %d modules have none of %s (%s)",
+			c.Package, r.version, len(c.Runs), len(deps), strings.Join(c.Forbid, ", "), time.Since(start).Round(time.Millisecond))
+		if r.cfg.Verbose {
+			r.logf("%s", indent(deps))
+		}
+	}
+	return failures
 }
 
 // Env returns the environment of a go command that builds against pub as a
@@ -290,55 +323,83 @@ func Env(pub *Published, fallback, modcache string) []string {
 	)
 }
 
+// run runs name with args in dir with env, and returns what it printed;
+// its error, when it fails, quotes that output.
+func run(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, indent(strings.Split(strings.TrimRight(out.String(), "\n"), "\n")))
+	}
+	return out.String(), nil
+}
+
 // checkCommand installs c's package from the proxy into dir/bin, runs its
 // command lines and checks the modules built into it. It returns those
 // modules ("path version" lines) whenever go version -m could list them.
 func checkCommand(ctx context.Context, goCmd string, env []string, dir string, c Command, version string, published map[string]bool) ([]string, error) {
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	bin := filepath.Join(dir, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return nil, err
-	}
-	modPath := ""
-	for m := range published {
-		if (c.Package == m || strings.HasPrefix(c.Package, m+"/")) && len(m) > len(modPath) {
-			modPath = m
-		}
-	}
+	modPath := moduleOf(c.Package, published)
 	if modPath == "" {
 		return nil, fmt.Errorf("%s is in no published module of the workspace", c.Package)
 	}
-	run := func(dir string, env []string, name string, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir = dir
-		cmd.Env = env
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		cmd.Stderr = &out
-		if err := cmd.Run(); err != nil {
-			return out.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, indent(strings.Split(strings.TrimRight(out.String(), "\n"), "\n")))
-		}
-		return out.String(), nil
+	bin := filepath.Join(dir, "bin")
+	if err := freshDir(dir, bin); err != nil {
+		return nil, err
 	}
 	// go install PACKAGE@VERSION refuses a module whose go.mod has replace
 	// directives: this is where a published command proves it has none.
 	installEnv := append(slices.Clone(env), "GOBIN="+bin)
-	if _, err := run(dir, installEnv, goCmd, "install", c.Package+"@"+version); err != nil {
+	if _, err := run(ctx, dir, installEnv, goCmd, "install", c.Package+"@"+version); err != nil {
 		return nil, err
 	}
 	exe := filepath.Join(bin, path.Base(c.Package))
 	if runtime.GOOS == "windows" {
 		exe += ".exe"
 	}
-	out, err := run(dir, env, goCmd, "version", "-m", exe)
+	out, err := run(ctx, dir, env, goCmd, "version", "-m", exe)
 	if err != nil {
 		return nil, err
 	}
-	var deps []string
-	var problems []error
-	for _, line := range strings.Split(out, "\n") {
+	deps, problems := builtIn(out, c.Forbid)
+	if want := modPath + " " + version; !slices.Contains(deps, want) {
+		problems = append(problems, fmt.Errorf("go version -m should list %q, as published", want))
+	}
+	if len(problems) > 0 {
+		return deps, errors.Join(problems...)
+	}
+	return deps, runCommandLines(ctx, dir, env, exe, c.Runs)
+}
+
+// moduleOf returns the published module holding pkg (the longest module
+// path that is pkg or a prefix of it), or "".
+func moduleOf(pkg string, published map[string]bool) string {
+	modPath := ""
+	for m := range published {
+		if (pkg == m || strings.HasPrefix(pkg, m+"/")) && len(m) > len(modPath) {
+			modPath = m
+		}
+	}
+	return modPath
+}
+
+// freshDir removes dir and creates it again, empty, with sub, a folder
+// inside it.
+func freshDir(dir, sub string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return os.MkdirAll(sub, 0o755)
+}
+
+// builtIn reads the output of go version -m: the modules built into the
+// binary ("path version" lines), and what is wrong with them — a
+// replacement, or a module matching a pattern of forbid.
+func builtIn(versionOut string, forbid []string) (deps []string, problems []error) {
+	for _, line := range strings.Split(versionOut, "\n") {
 		fields := strings.Fields(line)
 		if len(fields) < 3 || (fields[0] != "dep" && fields[0] != "mod" && fields[0] != "=>") {
 			continue
@@ -347,72 +408,39 @@ func checkCommand(ctx context.Context, goCmd string, env []string, dir string, c
 		if fields[0] == "=>" {
 			problems = append(problems, fmt.Errorf("it was built with a replacement: %s", strings.TrimSpace(line)))
 		}
-		for _, f := range c.Forbid {
+		for _, f := range forbid {
 			if matches(f, fields[1]) {
 				problems = append(problems, fmt.Errorf("it has %s built in, which it must not (forbidden: %s)", fields[1], f))
 			}
 		}
 	}
-	if want := modPath + " " + version; !slices.Contains(deps, want) {
-		problems = append(problems, fmt.Errorf("go version -m should list %q, as published", want))
-	}
-	if len(problems) > 0 {
-		return deps, errors.Join(problems...)
-	}
-	for i, args := range c.Runs {
+	return deps, problems
+}
+
+// runCommandLines runs exe once per command line of runs, each in a new
+// folder of dir with HOME pointing at another.
+func runCommandLines(ctx context.Context, dir string, env []string, exe string, runs [][]string) error {
+	for i, args := range runs {
 		runDir := filepath.Join(dir, fmt.Sprintf("run-%d", i+1))
 		home := filepath.Join(dir, fmt.Sprintf("home-%d", i+1))
 		for _, d := range []string{runDir, home} {
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return deps, err
+				return err
 			}
 		}
-		if _, err := run(runDir, append(slices.Clone(env), "HOME="+home), exe, args...); err != nil {
-			return deps, err
+		if _, err := run(ctx, runDir, append(slices.Clone(env), "HOME="+home), exe, args...); err != nil {
+			return err
 		}
 	}
-	return deps, nil
+	return nil
 }
 
 // checkConsumer builds, lists and runs one consumer in dir. It returns the
 // build list whenever go list could make one.
 func checkConsumer(ctx context.Context, goCmd string, env []string, dir string, c Consumer, version, goVersion string, published map[string]bool, known map[string]bool) ([]string, error) {
-	if err := os.RemoveAll(dir); err != nil {
+	if err := writeConsumer(dir, c, version, goVersion, published); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.CopyFS(dir, c.Files); err != nil {
-		return nil, fmt.Errorf("writing its files: %w", err)
-	}
-	var gomod strings.Builder
-	fmt.Fprintf(&gomod, "module example.com/consumer/%s\n\ngo %s\n\nrequire (\n", c.Name, goVersion)
-	for _, r := range c.Requires {
-		if !published[r] {
-			return nil, fmt.Errorf("it requires %s, which is not a published module of the workspace", r)
-		}
-		fmt.Fprintf(&gomod, "\t%s %s\n", r, version)
-	}
-	gomod.WriteString(")\n")
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod.String()), 0o644); err != nil {
-		return nil, err
-	}
-
-	run := func(name string, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir = dir
-		cmd.Env = env
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		cmd.Stderr = &out
-		err := cmd.Run()
-		if err != nil {
-			return out.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, indent(strings.Split(strings.TrimRight(out.String(), "\n"), "\n")))
-		}
-		return out.String(), nil
-	}
-
 	// No -trimpath: it would rebuild the standard library once per build
 	// cache (a minute on a fresh machine), while without it only the
 	// modules from the new module cache are compiled (seconds).
@@ -420,8 +448,8 @@ func checkConsumer(ctx context.Context, goCmd string, env []string, dir string, 
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	_, buildErr := run(goCmd, "build", "-o", bin, ".")
-	out, err := run(goCmd, "list", "-m", "all")
+	_, buildErr := run(ctx, dir, env, goCmd, "build", "-o", bin, ".")
+	out, err := run(ctx, dir, env, goCmd, "list", "-m", "all")
 	if err != nil {
 		return nil, errors.Join(buildErr, err)
 	}
@@ -429,7 +457,44 @@ func checkConsumer(ctx context.Context, goCmd string, env []string, dir string, 
 	if buildErr != nil {
 		return list, buildErr
 	}
+	problems := buildListProblems(list, c, version)
+	sumProblems, err := unknownSums(dir, published, known)
+	if err != nil {
+		return list, err
+	}
+	if problems = append(problems, sumProblems...); len(problems) > 0 {
+		return list, errors.Join(problems...)
+	}
+	if _, err := run(ctx, dir, env, bin); err != nil {
+		return list, err
+	}
+	return list, nil
+}
 
+// writeConsumer writes c's files and a go.mod requiring the published
+// modules it names, at version, into dir, emptied first.
+func writeConsumer(dir string, c Consumer, version, goVersion string, published map[string]bool) error {
+	if err := freshDir(dir, dir); err != nil {
+		return err
+	}
+	if err := os.CopyFS(dir, c.Files); err != nil {
+		return fmt.Errorf("writing its files: %w", err)
+	}
+	var gomod strings.Builder
+	fmt.Fprintf(&gomod, "module example.com/consumer/%s\n\ngo %s\n\nrequire (\n", c.Name, goVersion)
+	for _, r := range c.Requires {
+		if !published[r] {
+			return fmt.Errorf("it requires %s, which is not a published module of the workspace", r)
+		}
+		fmt.Fprintf(&gomod, "\t%s %s\n", r, version)
+	}
+	gomod.WriteString(")\n")
+	return os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod.String()), 0o644)
+}
+
+// buildListProblems says what is wrong with a consumer's build list: a
+// forbidden module, or a required one missing at version.
+func buildListProblems(list []string, c Consumer, version string) []error {
 	var problems []error
 	for _, line := range list[1:] { // list[0] is the consumer itself
 		path := strings.Fields(line)[0]
@@ -444,26 +509,25 @@ func checkConsumer(ctx context.Context, goCmd string, env []string, dir string, 
 			problems = append(problems, fmt.Errorf("its build list should have %q, as published, with no replacement", want))
 		}
 	}
+	return problems
+}
+
+// unknownSums reports every third-party line of the go.sum in dir that no
+// go.sum of the repository holds (known).
+func unknownSums(dir string, published, known map[string]bool) ([]error, error) {
 	sums, err := os.ReadFile(filepath.Join(dir, "go.sum"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return list, err
+		return nil, err
 	}
+	var problems []error
 	for _, line := range strings.Split(string(sums), "\n") {
 		fields := strings.Fields(line)
-		if len(fields) != 3 || published[fields[0]] {
+		if len(fields) != 3 || published[fields[0]] || known[line] {
 			continue
 		}
-		if !known[line] {
-			problems = append(problems, fmt.Errorf("go.sum line %q is in no go.sum of the repository: the consumer got a third-party module version or content the repository never verified (run go mod tidy in the module that requires %s)", line, fields[0]))
-		}
+		problems = append(problems, fmt.Errorf("go.sum line %q is in no go.sum of the repository: the consumer got a third-party module version or content the repository never verified (run go mod tidy in the module that requires %s)", line, fields[0]))
 	}
-	if len(problems) > 0 {
-		return list, errors.Join(problems...)
-	}
-	if _, err := run(bin); err != nil {
-		return list, err
-	}
-	return list, nil
+	return problems, nil
 }
 
 // matches reports whether a module path matches a Forbid pattern.

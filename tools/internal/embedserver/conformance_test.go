@@ -127,7 +127,7 @@ func TestConformance(t *testing.T) {
 	mainServer.url(t) // skip or fail here, not in every case
 	embedtest.Run(t, func(_ context.Context, t *testing.T) (embedtest.Harness, error) {
 		return &harness{t: t, calls: new(atomic.Int64)}, nil
-	}, embedtest.WithCallTimeout(time.Minute))
+	}, embedtest.Config{CallTimeout: time.Minute})
 }
 
 // TestRelatedSentencesScoreHigher checks that the model is a real sentence

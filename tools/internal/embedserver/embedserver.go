@@ -111,96 +111,127 @@ var readyLine = regexp.MustCompile(`^listening (http://127\.0\.0\.1:[0-9]+)$`)
 // node or the npm packages, saying what to do, and ctx's error when it
 // ended first.
 func Start(ctx context.Context, opts Options) (baseURL string, stop func() error, err error) {
-	dir := opts.Dir
+	dir, nodePath, err := locate(opts)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", nil, fmt.Errorf("embedserver: not started: %w", err)
+	}
+	p, err := launch(dir, nodePath, opts)
+	if err != nil {
+		return "", nil, err
+	}
+	select {
+	case url := <-p.ready:
+		return url + "/v1", p.stop, nil
+	case <-p.exited:
+		var exitErr *exec.ExitError
+		if errors.As(p.waitErr, &exitErr) && exitErr.ExitCode() == exitNotInstalled {
+			return "", nil, fmt.Errorf("%w: run npm ci in %s%s", ErrNotInstalled, dir, p.tail.quote())
+		}
+		return "", nil, fmt.Errorf("embedserver: exited before it was ready (%v)%s", p.waitErr, p.tail.quote())
+	case <-ctx.Done():
+		p.stdin.Close()
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		return "", nil, fmt.Errorf("embedserver: not ready when the context ended: %w%s", ctx.Err(), p.tail.quote())
+	}
+}
+
+// locate returns the server's folder and the path of node, checking that
+// server.js, node and the npm packages are there; its errors say what to
+// do.
+func locate(opts Options) (dir, nodePath string, err error) {
+	dir = opts.Dir
 	if dir == "" {
 		if dir, err = findDir(); err != nil {
-			return "", nil, err
+			return "", "", err
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "server.js")); err != nil {
-		return "", nil, fmt.Errorf("embedserver: no server.js in %s: %w", dir, err)
+		return "", "", fmt.Errorf("embedserver: no server.js in %s: %w", dir, err)
 	}
 	node := opts.Node
 	if node == "" {
 		node = "node"
 	}
-	nodePath, err := exec.LookPath(node)
-	if err != nil {
-		return "", nil, fmt.Errorf("%w: %w (install Node.js 20 or newer, then run npm ci in %s)", ErrNodeMissing, err, dir)
+	if nodePath, err = exec.LookPath(node); err != nil {
+		return "", "", fmt.Errorf("%w: %w (install Node.js 20 or newer, then run npm ci in %s)", ErrNodeMissing, err, dir)
 	}
 	for _, p := range packages {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p))); err != nil {
-			return "", nil, fmt.Errorf("%w: %s is missing (run npm ci in %s)",
+			return "", "", fmt.Errorf("%w: %s is missing (run npm ci in %s)",
 				ErrNotInstalled, filepath.Join(dir, "node_modules", filepath.FromSlash(p)), dir)
 		}
 	}
+	return dir, nodePath, nil
+}
 
-	if err := ctx.Err(); err != nil {
-		return "", nil, fmt.Errorf("embedserver: not started: %w", err)
-	}
+// process is a started server.
+type process struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	tail  *tailBuffer
+	// ready receives the base URL of the readiness line; exited is closed
+	// when the process has ended, waitErr then holding how.
+	ready   chan string
+	exited  chan struct{}
+	waitErr error
+
+	once    sync.Once
+	stopErr error
+}
+
+// launch starts server.js in dir with node.
+func launch(dir, nodePath string, opts Options) (*process, error) {
 	cmd := exec.Command(nodePath, append([]string{"server.js", "--port", "0"}, opts.Args...)...)
 	cmd.Dir = dir
 	// Should something the server started keep its output open after it
 	// exits, Wait gives up on it after this long.
 	cmd.WaitDelay = 5 * time.Second
-	ready := make(chan string, 1)
-	cmd.Stdout = &lineWatcher{found: ready}
-	tail := &tailBuffer{max: 4 << 10}
-	cmd.Stderr = tail
+	p := &process{cmd: cmd, ready: make(chan string, 1), exited: make(chan struct{}), tail: &tailBuffer{max: 4 << 10}}
+	cmd.Stdout = &lineWatcher{found: p.ready}
+	cmd.Stderr = p.tail
 	if opts.Log != nil {
-		cmd.Stderr = io.MultiWriter(tail, opts.Log)
+		cmd.Stderr = io.MultiWriter(p.tail, opts.Log)
 	}
 	// The server exits at the end of its standard input: closing this pipe
 	// stops it, and so does the end of this process, however it ends.
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return "", nil, fmt.Errorf("embedserver: %w", err)
+		return nil, fmt.Errorf("embedserver: %w", err)
 	}
+	p.stdin = stdin
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("embedserver: starting %s: %w", nodePath, err)
+		return nil, fmt.Errorf("embedserver: starting %s: %w", nodePath, err)
 	}
-	exited := make(chan struct{})
-	var waitErr error
 	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
+		p.waitErr = cmd.Wait()
+		close(p.exited)
 	}()
+	return p, nil
+}
 
-	var once sync.Once
-	var stopErr error
-	stop = func() error {
-		once.Do(func() {
-			stdin.Close()
-			select {
-			case <-exited:
-			case <-time.After(stopGrace):
-				_ = cmd.Process.Kill()
-				<-exited
-				stopErr = fmt.Errorf("embedserver: still running %v after its standard input closed; killed", stopGrace)
-				return
-			}
-			if waitErr != nil {
-				stopErr = fmt.Errorf("embedserver: exited uncleanly: %w%s", waitErr, tail.quote())
-			}
-		})
-		return stopErr
-	}
-
-	select {
-	case url := <-ready:
-		return url + "/v1", stop, nil
-	case <-exited:
-		var exitErr *exec.ExitError
-		if errors.As(waitErr, &exitErr) && exitErr.ExitCode() == exitNotInstalled {
-			return "", nil, fmt.Errorf("%w: run npm ci in %s%s", ErrNotInstalled, dir, tail.quote())
+// stop closes the server's standard input and waits for it to exit,
+// killing it after stopGrace; it reports whether it exited cleanly, and
+// may be called more than once.
+func (p *process) stop() error {
+	p.once.Do(func() {
+		p.stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(stopGrace):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+			p.stopErr = fmt.Errorf("embedserver: still running %v after its standard input closed; killed", stopGrace)
+			return
 		}
-		return "", nil, fmt.Errorf("embedserver: exited before it was ready (%v)%s", waitErr, tail.quote())
-	case <-ctx.Done():
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		<-exited
-		return "", nil, fmt.Errorf("embedserver: not ready when the context ended: %w%s", ctx.Err(), tail.quote())
-	}
+		if p.waitErr != nil {
+			p.stopErr = fmt.Errorf("embedserver: exited uncleanly: %w%s", p.waitErr, p.tail.quote())
+		}
+	})
+	return p.stopErr
 }
 
 // findDir looks for tools/embedserver in the working directory and its

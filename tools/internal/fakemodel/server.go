@@ -75,7 +75,7 @@ const maxBody = 64 << 20
 // Start starts a server on 127.0.0.1 with a port of the system's choosing.
 // Close it.
 func Start(opts Options) (*Server, error) {
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		return nil, fmt.Errorf("fakemodel: %w", err)
 	}

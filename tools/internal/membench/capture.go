@@ -18,19 +18,27 @@ import (
 // classifier prompt of one pass over a store of cfg.Memories memories.
 func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 	window := conversation(200, 1)
+	if err := measureTurnHandOff(ctx, window, r); err != nil {
+		return err
+	}
+	return measureClassifierPrompt(ctx, cfg, window, r)
+}
 
+// measureTurnHandOff measures OnTurnComplete with window while the
+// classifier is stuck.
+func measureTurnHandOff(ctx context.Context, window []memcore.Message, r *Report) error {
 	stuck := make(chan struct{})
-	blocked, err := fake.NewLLM(fake.WithReplyFunc(func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	blocked, err := fake.NewLLM(fake.LLMConfig{ReplyFunc: func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		select {
 		case <-stuck:
 		case <-ctx.Done():
 		}
 		return nil, errors.New("membench: the classifier is stuck on purpose")
-	}))
+	}})
 	if err != nil {
 		return err
 	}
-	p, err := memcapture.NewPipeline(blocked, "", memcore.NewMemStore(), nil)
+	p, err := memcapture.NewPipeline(blocked, memcore.NewMemStore(), memcapture.Config{})
 	if err != nil {
 		return err
 	}
@@ -55,9 +63,13 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 	}
 	r.CaptureTurnNs = float64(res.NsPerOp())
 	r.CaptureTurnAllocs = res.AllocsPerOp()
+	return nil
+}
 
-	// One pass over a store of cfg.Memories memories: the classifier's
-	// request is recorded and measured.
+// measureClassifierPrompt runs one pass over window and a store of
+// cfg.Memories memories, and measures the classifier's request: the list
+// of existing memories against its budget, and the whole prompt.
+func measureClassifierPrompt(ctx context.Context, cfg Config, window []memcore.Message, r *Report) error {
 	store := memcore.NewMemStore()
 	rng := newRand(3)
 	var ids []string
@@ -68,11 +80,11 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 		}
 		ids = append(ids, m.Meta.ID)
 	}
-	classifier, err := fake.NewLLM(fake.WithReplies(`{"memories": []}`))
+	classifier, err := fake.NewLLM(fake.LLMConfig{Replies: []string{`{"memories": []}`}})
 	if err != nil {
 		return err
 	}
-	p, err = memcapture.NewPipeline(classifier, "", store, nil)
+	p, err := memcapture.NewPipeline(classifier, store, memcapture.Config{})
 	if err != nil {
 		return err
 	}
@@ -80,6 +92,8 @@ func measureCapture(ctx context.Context, cfg Config, r *Report) error {
 		return err
 	}
 	p.Enqueue(memcapture.TriggerEvent{Kind: memcore.TriggerCompaction, Messages: window, SessionID: "membench"})
+	closeCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	if err := p.Close(closeCtx); err != nil {
 		return fmt.Errorf("the capture pass: %w", err)
 	}

@@ -20,14 +20,14 @@ import (
 // memory, and the retrieval latency.
 func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error {
 	repo, user := filepath.Join(dir, "repo", ".forge", "memory"), filepath.Join(dir, "home", ".forge", "memory")
-	store, err := memcore.NewFileStore(repo, user)
+	store, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 	if err != nil {
 		return err
 	}
 	if _, err := writeCorpus(store, cfg.Memories); err != nil {
 		return err
 	}
-	emb, err := fake.NewEmbedder(fake.WithDimension(cfg.Dim))
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: cfg.Dim})
 	if err != nil {
 		return err
 	}
@@ -46,15 +46,39 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 		return fmt.Errorf("index memory: %w", err)
 	}
 
-	// Cold start: what a new process does — a new FileStore (nothing
-	// parsed yet) and a new engine (nothing in memory) — until the index
-	// is built and Retrieve can answer.
+	engine, err := measureColdStart(ctx, cfg, repo, user, emb, engineCfg, r)
+	if err != nil {
+		return err
+	}
+	if err := measureRebuildOneNew(ctx, cfg, store, emb, engine, r); err != nil {
+		return err
+	}
+
+	// Retrieval: distinct turns (no per-turn cache hits) with zero-latency
+	// fake providers, so the figures are what the engine adds to the two
+	// provider calls; each engine measured turn by turn beside the same
+	// engine with the lexical index off (see retrieveLatencies).
+	idEngine, err := memretrieve.NewEngine(store, emb, nil, identity(engineCfg))
+	if err != nil {
+		return err
+	}
+	if err := idEngine.Rebuild(ctx); err != nil {
+		return err
+	}
+	return measureRetrieve(ctx, cfg, store, emb, engine, idEngine, r)
+}
+
+// measureColdStart measures what a new process does — a new FileStore
+// (nothing parsed yet) and a new engine (nothing in memory) — until the
+// index is built and Retrieve can answer, beside the time of just reading
+// the files. It returns the last engine built.
+func measureColdStart(ctx context.Context, cfg Config, repo, user string, emb *fake.Embedder, engineCfg memretrieve.Config, r *Report) (*memretrieve.Engine, error) {
 	var cold, floor []float64
 	var engine *memretrieve.Engine
 	for range cfg.Trials {
 		before := emb.Inputs()
 		d, err := timed(func() error {
-			s, err := memcore.NewFileStore(repo, user)
+			s, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 			if err != nil {
 				return err
 			}
@@ -69,20 +93,24 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 			return engine.Rebuild(ctx)
 		})
 		if err != nil {
-			return fmt.Errorf("cold start: %w", err)
+			return nil, fmt.Errorf("cold start: %w", err)
 		}
 		cold = append(cold, d)
 		r.ColdStartEmbedInputs = max(r.ColdStartEmbedInputs, emb.Inputs()-before)
 		f, err := timed(func() error { return readFloor(repo, user) })
 		if err != nil {
-			return err
+			return nil, err
 		}
 		floor = append(floor, f)
 	}
 	r.ColdStartMs, r.ColdStartReadFloorMs = median(cold)/1e6, median(floor)/1e6
 	r.ColdStartRatioVsReadFloor = r.ColdStartMs / r.ColdStartReadFloorMs
+	return engine, nil
+}
 
-	// One new memory, then a rebuild of the running engine.
+// measureRebuildOneNew writes one new memory, then rebuilds the running
+// engine, cfg.Trials times.
+func measureRebuildOneNew(ctx context.Context, cfg Config, store memcore.MemoryStore, emb *fake.Embedder, engine *memretrieve.Engine, r *Report) error {
 	var rebuilds []float64
 	rng := newRand(99)
 	for i := range cfg.Trials {
@@ -99,19 +127,7 @@ func measureEngine(ctx context.Context, cfg Config, dir string, r *Report) error
 		r.RebuildOneNewEmbedInputs = max(r.RebuildOneNewEmbedInputs, emb.Inputs()-before)
 	}
 	r.RebuildOneNewMs = median(rebuilds) / 1e6
-
-	// Retrieval: distinct turns (no per-turn cache hits) with zero-latency
-	// fake providers, so the figures are what the engine adds to the two
-	// provider calls; each engine measured turn by turn beside the same
-	// engine with the lexical index off (see retrieveLatencies).
-	idEngine, err := memretrieve.NewEngine(store, emb, nil, identity(engineCfg))
-	if err != nil {
-		return err
-	}
-	if err := idEngine.Rebuild(ctx); err != nil {
-		return err
-	}
-	return measureRetrieve(ctx, cfg, store, emb, engine, idEngine, r)
+	return nil
 }
 
 func identity(c memretrieve.Config) memretrieve.Config {
@@ -122,7 +138,7 @@ func identity(c memretrieve.Config) memretrieve.Config {
 // scriptedHypotheses returns a zero-latency hypothesis model: it answers every
 // request with five hypotheses made from the last message of the window.
 func scriptedHypotheses() (*fake.LLM, error) {
-	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	return fake.NewLLM(fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		last := ""
 		if n := len(req.Messages); n > 0 {
 			last = req.Messages[n-1].Content
@@ -135,7 +151,7 @@ func scriptedHypotheses() (*fake.LLM, error) {
 		}
 		text, err := json.Marshal(map[string][]string{"hypotheses": hyps})
 		return &memcore.CompletionResponse{Text: string(text)}, err
-	}))
+	}})
 }
 
 // latency is the 50th and 99th percentile of a series of Retrieve calls,
@@ -228,7 +244,7 @@ func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embed
 	}
 	// The memories and their graph, as the engine's build holds them.
 	base := liveHeap()
-	s, err := memcore.NewFileStore(repo, user)
+	s, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 	if err != nil {
 		return err
 	}
@@ -250,7 +266,7 @@ func measureIndexBytes(ctx context.Context, repo, user string, emb memcore.Embed
 			c.LexicalWeight = 0
 		}
 		base := liveHeap()
-		s, err := memcore.NewFileStore(repo, user)
+		s, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
 		if err != nil {
 			return 0, err
 		}

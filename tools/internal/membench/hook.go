@@ -279,14 +279,14 @@ func newPlace(ctx context.Context, bins *binaries, dir string, n, dim int) (*pla
 		return nil, err
 	}
 	p.tmp = tmp
-	store, err := memcore.NewFileStore(filepath.Join(p.repo, ".forge", "memory"), filepath.Join(p.home, ".forge", "memory"))
+	store, err := memcore.NewFileStore(filepath.Join(p.repo, ".forge", "memory"), filepath.Join(p.home, ".forge", "memory"), memcore.FileStoreConfig{})
 	if err != nil {
 		return nil, err
 	}
 	if _, err := writeCorpus(store, n); err != nil {
 		return nil, err
 	}
-	emb, err := fake.NewEmbedder(fake.WithDimension(dim))
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: dim})
 	if err != nil {
 		return nil, err
 	}

@@ -260,27 +260,51 @@ func madialTexts(limit int) (docs, queries []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	mem, err := fs.ReadFile(data, madialbench.MemoryFile)
+	if docs, err = madialEvents(data); err != nil {
+		return nil, nil, err
+	}
+	lines, queries, err := madialDialogues(data)
 	if err != nil {
 		return nil, nil, err
 	}
+	docs = append(docs, lines...)
+	if limit > 0 && limit < len(docs) {
+		docs, queries = docs[:limit], queries[:min(limit/4+1, len(queries))]
+	}
+	return docs, queries, nil
+}
+
+// madialEvents returns the event of every memory of MADial-Bench.
+func madialEvents(data fs.FS) ([]string, error) {
+	mem, err := fs.ReadFile(data, madialbench.MemoryFile)
+	if err != nil {
+		return nil, err
+	}
+	var events []string
 	sc := bufio.NewScanner(bytes.NewReader(mem))
 	for sc.Scan() {
 		var m map[string]struct {
 			Event string `json:"event"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return nil, nil, fmt.Errorf("memory-en.jsonl: %w", err)
+			return nil, fmt.Errorf("memory-en.jsonl: %w", err)
 		}
 		for _, v := range m {
-			docs = append(docs, v.Event)
+			events = append(events, v.Event)
 		}
 	}
+	return events, nil
+}
+
+// madialDialogues returns every line of every MADial-Bench dialogue, as
+// documents, and as queries every line again and, after a dialogue's
+// lines, the dialogue up to its test turn.
+func madialDialogues(data fs.FS) (lines, queries []string, err error) {
 	dia, err := fs.ReadFile(data, madialbench.DialogueFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	sc = bufio.NewScanner(bytes.NewReader(dia))
+	sc := bufio.NewScanner(bytes.NewReader(dia))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var d struct {
@@ -299,17 +323,14 @@ func madialTexts(limit int) (docs, queries []string, err error) {
 			if len(d.TestTurn) > 0 && i < d.TestTurn[0] {
 				context = append(context, line)
 			}
-			docs = append(docs, line)
+			lines = append(lines, line)
 			queries = append(queries, line)
 		}
 		if len(context) > 0 {
 			queries = append(queries, strings.Join(context, "\n"))
 		}
 	}
-	if limit > 0 && limit < len(docs) {
-		docs, queries = docs[:limit], queries[:min(limit/4+1, len(queries))]
-	}
-	return docs, queries, nil
+	return lines, queries, nil
 }
 
 // embedReal embeds texts with tools/embedserver through providers/openai.

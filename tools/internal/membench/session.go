@@ -111,7 +111,7 @@ func sessionTurns(n int) []memcore.Message {
 // sessionClassifier remembers the newest preference stated in the
 // conversation it is shown, if the existing memories do not list it.
 func sessionClassifier() (*fake.LLM, error) {
-	return fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	return fake.NewLLM(fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		items := []map[string]any{}
 		if len(req.Messages) > 0 {
 			pinned, conv, since := promptSections(req.Messages[0].Content)
@@ -126,7 +126,7 @@ func sessionClassifier() (*fake.LLM, error) {
 		}
 		text, err := json.Marshal(map[string]any{"memories": items})
 		return &memcore.CompletionResponse{Text: string(text)}, err
-	}))
+	}})
 }
 
 // runSession plays the scripted session of turns turns over store (which
@@ -139,7 +139,7 @@ func runSession(ctx context.Context, store memcore.MemoryStore, seeded, turns in
 	if err != nil {
 		return f, err
 	}
-	p, err := memcapture.NewPipeline(llm, "", store, nil)
+	p, err := memcapture.NewPipeline(llm, store, memcapture.Config{})
 	if err != nil {
 		return f, err
 	}

@@ -27,18 +27,18 @@ func Example() {
 		panic(err)
 	}
 	// The classifier a real model plays: it keeps the preference once.
-	llm, err := fake.NewLLM(fake.WithReplyFunc(func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+	llm, err := fake.NewLLM(fake.LLMConfig{ReplyFunc: func(_ context.Context, req memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
 		reply := `{"memories": []}`
 		if req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName &&
 			strings.Contains(req.Messages[0].Content, "indent with tabs") {
 			reply = `{"memories": [{"content": "Indent Go code with tabs.", "scope": "user", "category": "coding-preferences", "supersedes": "", "related": []}]}`
 		}
 		return &memcore.CompletionResponse{Text: reply}, nil
-	}))
+	}})
 	if err != nil {
 		panic(err)
 	}
-	embedder, err := fake.NewEmbedder()
+	embedder, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		panic(err)
 	}

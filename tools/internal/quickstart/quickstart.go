@@ -4,6 +4,7 @@ package quickstart
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
@@ -26,6 +27,9 @@ func Run(ctx context.Context, ask Ask, turns <-chan string) error {
 	if err != nil {
 		return err // every mistake, by file and line, variable or flag
 	}
+	for _, w := range s.Warnings { // a cloned repository's settings the user has not trusted
+		fmt.Fprintln(os.Stderr, "forgemem:", w)
+	}
 	client, err := openai.New(openai.Config{APIKey: s.OpenAIAPIKey(), BaseURL: s.BaseURL,
 		Model: s.ClassifierModel, EmbeddingModel: s.EmbeddingModel})
 	if err != nil {
@@ -39,7 +43,7 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 	var engine *memretrieve.Engine
 	var observer *memcapture.Observer
 	if s.Enabled { // memory.enabled: false turns memory off, e.g. in one repository
-		store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir)
+		store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{})
 		if err != nil {
 			return err
 		}
@@ -48,7 +52,9 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 		}
 		engine.Start(ctx) // builds the index in the background
 		defer engine.Close(context.WithoutCancel(ctx))
-		pipeline, err := memcapture.NewPipeline(llm, s.ClassifierModel, store, engine.TriggerRebuild)
+		capture := s.CaptureConfig() // memory.classifier_model and memory.cadence_turns
+		capture.Rebuild = engine.TriggerRebuild
+		pipeline, err := memcapture.NewPipeline(llm, store, capture)
 		if err != nil {
 			return err
 		}
@@ -56,7 +62,7 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 			return err
 		}
 		defer pipeline.Close(context.WithoutCancel(ctx)) // lets capture finish
-		if observer, err = memcapture.NewObserver(pipeline, s.ObserverOptions()...); err != nil {
+		if observer, err = memcapture.NewObserver(pipeline); err != nil {
 			return err
 		}
 	}

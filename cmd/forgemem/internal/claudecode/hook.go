@@ -5,7 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
 )
+
+// HookTimeout is the timeout, in seconds, Claude Code gives forgemem's
+// hooks: past it Claude Code kills the hook. A prompt's recall answers
+// within memory.retrieval_timeout, and Stop and PreCompact return at once;
+// whatever happens, the hook's process ends by HookDeadline.
+const HookTimeout = 10
+
+// HookDeadline is how long a run of forgemem's hook may last, counted
+// from the start of its process: two seconds below HookTimeout. When it
+// is reached the hook says so in its one line on stderr and exits 0,
+// whatever its work is waiting on (a stuck read, a model that does not
+// answer): the agent's turn goes on without memory.
+const HookDeadline = 8 * time.Second
 
 // The hook events forgemem handles.
 const (
@@ -42,7 +59,9 @@ type HookInput struct {
 	// asked it to (Stop).
 	StopHookActive bool `json:"stop_hook_active,omitempty"`
 	// LastAssistantMessage is the agent's last reply, in newer versions
-	// (Stop).
+	// (Stop). Claude Code runs the Stop hooks before it writes the reply's
+	// line to the transcript, so this is often the only place the reply
+	// is; see [WithLastReply].
 	LastAssistantMessage string `json:"last_assistant_message,omitempty"`
 	// Trigger is "manual" (/compact) or "auto" (PreCompact).
 	Trigger string `json:"trigger,omitempty"`
@@ -101,3 +120,35 @@ func WritePromptContext(w io.Writer, text string) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(PromptOutput{HookSpecificOutput: PromptContext{HookEventName: EventUserPromptSubmit, AdditionalContext: text}})
 }
+
+// WithLastReply returns window, read from a session's transcript, with the
+// agent's reply to the turn that just ended when the transcript does not
+// hold it yet: Claude Code runs Stop hooks before it writes the reply's
+// line, and gives the reply in the hook's payload (last_assistant_message).
+// A window that ends with the user's message gets the reply as a new
+// message; one whose last assistant message does not hold the reply (an
+// earlier text of the same turn, before its tool calls) gets it joined to
+// that message, as adjacent messages of one role are joined. A window that
+// holds the reply (white space aside), an empty reply or an empty window
+// (nothing of the user's to go with it) is returned as it is. Nothing is
+// replaced: a correction keeps the answer it corrects.
+func WithLastReply(window []memcore.Message, reply string) []memcore.Message {
+	reply = strings.TrimSpace(reply)
+	n := len(window)
+	if reply == "" || n == 0 {
+		return window
+	}
+	last := window[n-1]
+	if last.Role != memcore.RoleAssistant {
+		return append(window[:n:n], memcore.Message{Role: memcore.RoleAssistant, Content: reply})
+	}
+	if strings.Contains(collapseSpace(last.Content), collapseSpace(reply)) {
+		return window
+	}
+	out := append([]memcore.Message(nil), window...)
+	out[n-1].Content += "\n\n" + reply
+	return out
+}
+
+// collapseSpace replaces each run of white space in s by one space.
+func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }

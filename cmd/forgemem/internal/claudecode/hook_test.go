@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
+	"github.com/forgemem/forgemem/memcore"
 )
 
 // The recorded payloads of the three events, with a field of a later
@@ -69,5 +71,44 @@ func TestWritePromptContext(t *testing.T) {
 	want := `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"<recalled_memories>\n& \"quoted\"\n</recalled_memories>"}}` + "\n"
 	if b.String() != want {
 		t.Errorf("output\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// Claude Code runs the Stop hooks before it writes the reply's line: the
+// reply comes from the payload when the transcript lacks it, and nothing
+// the transcript holds is replaced.
+func TestWithLastReply(t *testing.T) {
+	u := func(s string) memcore.Message { return memcore.Message{Role: memcore.RoleUser, Content: s} }
+	a := func(s string) memcore.Message { return memcore.Message{Role: memcore.RoleAssistant, Content: s} }
+	const reply = "Right: optimistic locking with a version column, retried on conflict."
+	tests := []struct {
+		name   string
+		window []memcore.Message
+		reply  string
+		want   []memcore.Message
+	}{
+		{"the transcript lacks the reply", []memcore.Message{u("How should user updates lock rows?")}, reply,
+			[]memcore.Message{u("How should user updates lock rows?"), a(reply)}},
+		{"a correction keeps the answer it corrects",
+			[]memcore.Message{u("How should user updates lock rows?"), a("Use pessimistic locking: SELECT … FOR UPDATE."), u("no, use optimistic locking")}, reply,
+			[]memcore.Message{u("How should user updates lock rows?"), a("Use pessimistic locking: SELECT … FOR UPDATE."), u("no, use optimistic locking"), a(reply)}},
+		{"the transcript has an earlier text of the turn only", []memcore.Message{u("Fix the test."), a("I'll read the test first.")}, "Fixed: the test waits on a channel now.",
+			[]memcore.Message{u("Fix the test."), a("I'll read the test first.\n\nFixed: the test waits on a channel now.")}},
+		{"the transcript has the reply", []memcore.Message{u("Fix the test."), a("I'll read it.\n\nFixed: the test\nwaits on a channel now.")}, "Fixed: the test waits on a channel now.",
+			[]memcore.Message{u("Fix the test."), a("I'll read it.\n\nFixed: the test\nwaits on a channel now.")}},
+		{"no reply in the payload", []memcore.Message{u("Fix the test.")}, "  ", []memcore.Message{u("Fix the test.")}},
+		{"nothing of the user's", nil, reply, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := fmt.Sprint(tt.window)
+			got := claudecode.WithLastReply(tt.window, tt.reply)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("window = %q\nwant     %q", got, tt.want)
+			}
+			if fmt.Sprint(tt.window) != before {
+				t.Errorf("the window given changed: %q", tt.window)
+			}
+		})
 	}
 }

@@ -14,27 +14,45 @@ import (
 	"github.com/forgemem/forgemem/memcore/atomicfile"
 )
 
-// HookTimeout is the timeout, in seconds, Claude Code gives forgemem's
-// hooks. A prompt's recall answers within memory.retrieval_timeout, and
-// Stop and PreCompact return at once.
-const HookTimeout = 10
-
 // HookArgs are the arguments after the forgemem binary in the command of
 // forgemem's hooks.
 const HookArgs = "hook claude-code"
 
 // ErrSettingsFile: an existing settings file cannot be merged with (not
-// JSON, or hooks that are not shaped as Claude Code reads them); it is
-// left as it was.
+// JSON, or hooks that are not shaped as Claude Code reads them, or not a
+// regular file); it is left as it was.
 var ErrSettingsFile = errors.New("the Claude Code settings file cannot be merged with")
+
+// The settings files of Claude Code that [Install] writes: in a
+// repository, SettingsFile is shared with the team (committed) and
+// LocalSettingsFile is this machine's (Claude Code keeps it out of git);
+// both are in the repository's .claude folder, and Claude Code runs the
+// hooks of both. The user's settings are ~/.claude/SettingsFile.
+const (
+	SettingsFile      = "settings.json"
+	LocalSettingsFile = "settings.local.json"
+)
+
+// MaxSettingsBytes bounds a settings file [Install] reads: a larger one is
+// not a settings file a person wrote, and is refused (ErrSettingsFile).
+const MaxSettingsBytes = 4 << 20
 
 // InstallResult says what [Install] did.
 type InstallResult struct {
 	// Path is the settings file written (symbolic links resolved).
 	Path string
 	// Added are the events whose hook was added; Present those that had it
-	// already. Nothing is written when Added is empty.
-	Added, Present []string
+	// already, running the command given; Updated those whose forgemem
+	// hook ran another command (another binary's path or name), now
+	// changed to the one given. Nothing is written when Added and Updated
+	// are empty and no duplicate was removed.
+	Added, Present, Updated []string
+	// Duplicates counts the forgemem hooks removed because their event had
+	// one already (left by earlier installs).
+	Duplicates int
+	// Elsewhere are the events whose forgemem hook is in one of the other
+	// settings files given to Install: nothing is added for them.
+	Elsewhere []FoundHook
 	// Backup is the copy of the previous file, "" when there was none or
 	// nothing was written.
 	Backup string
@@ -42,34 +60,48 @@ type InstallResult struct {
 	Created bool
 }
 
-// Install adds forgemem's hook — a command hook running command, with
-// HookTimeout — for each of [Events] to the Claude Code settings file at
-// path, keeping everything else in it: other keys and their order, other
-// hooks of the same events. An event that already runs a forgemem hook
-// command (whatever the binary's path) is left alone, so installing twice
-// changes nothing. Before the file is changed, the previous one is copied
-// to path+".bak"; the new one is written atomically
-// (memcore/atomicfile.Replace) with the previous one's permissions. A
-// settings file that is a symbolic link (a dotfiles repository) is
-// written where it points. A file that is not a JSON object, or whose
-// hooks are not shaped as Claude Code reads them, is an error wrapping
-// ErrSettingsFile, and nothing is written.
-func Install(path, command string) (*InstallResult, error) {
+// FoundHook is a forgemem hook found in a settings file.
+type FoundHook struct {
+	// Event is the hook's event; Path the settings file; Command the
+	// command it runs.
+	Event, Path, Command string
+}
+
+// changed reports whether Install has something to write.
+func (r *InstallResult) changed() bool {
+	return len(r.Added) > 0 || len(r.Updated) > 0 || r.Duplicates > 0
+}
+
+// Install makes the Claude Code settings file at path run forgemem's hook
+// — a command hook running command, with HookTimeout — once for each of
+// [Events], keeping everything else in it: other keys and their order,
+// other hooks of the same events. forgemem's hooks are recognised by what
+// they run ([IsHookCommand]), whatever the binary's path or name: an
+// event that has one keeps it, with its command set to command, and loses
+// any other (duplicates of earlier installs), so installing twice, or
+// with binaries of different names, leaves one hook per event. An event
+// whose forgemem hook is in one of the files also — the other settings
+// files Claude Code reads with this one — is left alone, so that Claude
+// Code does not run two.
+//
+// Before the file is changed, the previous one is copied to path+".bak";
+// the new one is written atomically (memcore/atomicfile.Replace) with the
+// previous one's permissions. A settings file that is a symbolic link (a
+// dotfiles repository) is written where it points. A file that is not a
+// regular file, is larger than [MaxSettingsBytes], is not a JSON object,
+// or whose hooks are not shaped as Claude Code reads them, is an error
+// wrapping ErrSettingsFile, and nothing is written.
+func Install(path, command string, also ...string) (*InstallResult, error) {
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		path = resolved
 	}
 	res := &InstallResult{Path: path}
-	old, err := os.ReadFile(path)
-	perm := fs.FileMode(0o644)
+	old, perm, err := readSettings(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		res.Created = true
+		res.Created, perm = true, 0o644
 	case err != nil:
 		return nil, err
-	default:
-		if info, err := os.Stat(path); err == nil {
-			perm = info.Mode().Perm()
-		}
 	}
 	root, err := parseObject(old)
 	if err != nil {
@@ -81,51 +113,202 @@ func Install(path, command string) (*InstallResult, error) {
 			return nil, fmt.Errorf("%w: %s: \"hooks\" is not an object: %v", ErrSettingsFile, path, err)
 		}
 	}
+	elsewhere := foundElsewhere(also)
 	for _, event := range Events() {
-		var groups []json.RawMessage
-		if raw, ok := hooks.get(event); ok {
-			if err := json.Unmarshal(raw, &groups); err != nil {
-				return nil, fmt.Errorf("%w: %s: hooks.%s is not a list of hook groups: %v", ErrSettingsFile, path, event, err)
-			}
+		if err := installEvent(res, hooks, event, command, elsewhere[event]); err != nil {
+			return nil, fmt.Errorf("%w: %s: hooks.%s: %v", ErrSettingsFile, path, event, err)
 		}
-		if hasForgememHook(groups) {
-			res.Present = append(res.Present, event)
-			continue
-		}
-		group, err := json.Marshal(hookGroup{Hooks: []commandHook{{Type: "command", Command: command, Timeout: HookTimeout}}})
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group)
-		raw, err := json.Marshal(groups)
-		if err != nil {
-			return nil, err
-		}
-		hooks.set(event, raw)
-		res.Added = append(res.Added, event)
 	}
-	if len(res.Added) == 0 {
+	if !res.changed() {
 		return res, nil
 	}
 	root.set("hooks", hooks.marshal())
+	return res, writeSettings(res, root, old, perm)
+}
+
+// readSettings reads the settings file at path (symbolic links resolved)
+// and its permissions, if it is a regular file no larger than
+// MaxSettingsBytes; a missing one is an error wrapping fs.ErrNotExist.
+func readSettings(path string) ([]byte, fs.FileMode, error) {
+	f, err := atomicfile.Open(path, os.O_RDONLY, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, 0, err
+	case errors.Is(err, atomicfile.ErrSymlink), errors.Is(err, atomicfile.ErrNotRegular):
+		return nil, 0, fmt.Errorf("%w: %v", ErrSettingsFile, err)
+	case err != nil:
+		return nil, 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSettingsBytes+1))
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(data) > MaxSettingsBytes {
+		return nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ErrSettingsFile, path, MaxSettingsBytes)
+	}
+	return data, info.Mode().Perm(), nil
+}
+
+// writeSettings writes root, indented, to res.Path with perm, after
+// copying old, the previous file, to res.Path+".bak".
+func writeSettings(res *InstallResult, root *object, old []byte, perm fs.FileMode) error {
 	var out bytes.Buffer
 	if err := json.Indent(&out, root.marshal(), "", "  "); err != nil {
-		return nil, err
+		return err
 	}
 	out.WriteByte('\n')
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
+	if err := os.MkdirAll(filepath.Dir(res.Path), 0o755); err != nil {
+		return err
 	}
 	if !res.Created {
-		res.Backup = path + ".bak"
+		res.Backup = res.Path + ".bak"
 		if err := atomicfile.Replace(res.Backup, old, perm); err != nil {
-			return nil, fmt.Errorf("backing up %s: %w", path, err)
+			return fmt.Errorf("backing up %s: %w", res.Path, err)
 		}
 	}
-	if err := atomicfile.Replace(path, out.Bytes(), perm); err != nil {
+	return atomicfile.Replace(res.Path, out.Bytes(), perm)
+}
+
+// foundElsewhere returns, by event, the first forgemem hook of the
+// settings files paths. A file that is missing or cannot be read is
+// passed over: it is not written.
+func foundElsewhere(paths []string) map[string]*FoundHook {
+	found := map[string]*FoundHook{}
+	for _, p := range paths {
+		if resolved, err := filepath.EvalSymlinks(p); err == nil {
+			p = resolved
+		}
+		data, _, err := readSettings(p)
+		if err != nil {
+			continue
+		}
+		var s struct {
+			Hooks map[string][]hookGroup `json:"hooks"`
+		}
+		if json.Unmarshal(data, &s) != nil {
+			continue
+		}
+		for _, event := range Events() {
+			for _, g := range s.Hooks[event] {
+				for _, h := range g.Hooks {
+					if found[event] == nil && IsHookCommand(h.Command) {
+						found[event] = &FoundHook{Event: event, Path: p, Command: h.Command}
+					}
+				}
+			}
+		}
+	}
+	return found
+}
+
+// installEvent makes event's groups in hooks hold one forgemem hook
+// running command, or adds none when other, the forgemem hook of another
+// settings file, is not nil; it records what it did in res.
+func installEvent(res *InstallResult, hooks *object, event, command string, other *FoundHook) error {
+	var groups []json.RawMessage
+	if raw, ok := hooks.get(event); ok {
+		if err := json.Unmarshal(raw, &groups); err != nil {
+			return fmt.Errorf("not a list of hook groups: %v", err)
+		}
+	}
+	groups, had, err := keepOneHook(res, groups, event, command)
+	if err != nil {
+		return err
+	}
+	if !had {
+		if other != nil {
+			res.Elsewhere = append(res.Elsewhere, *other)
+			return nil
+		}
+		group, err := json.Marshal(hookGroup{Hooks: []commandHook{{Type: "command", Command: command, Timeout: HookTimeout}}})
+		if err != nil {
+			return err
+		}
+		groups = append(groups, group)
+		res.Added = append(res.Added, event)
+	}
+	raw, err := json.Marshal(groups)
+	if err != nil {
+		return err
+	}
+	hooks.set(event, raw)
+	return nil
+}
+
+// keepOneHook returns groups with their first forgemem hook running
+// command and every other forgemem hook removed (and a group left with
+// no hook), and whether there was one. Groups and hooks keep their other
+// keys and their order.
+func keepOneHook(res *InstallResult, groups []json.RawMessage, event, command string) ([]json.RawMessage, bool, error) {
+	had := false
+	out := groups[:0:0]
+	for _, g := range groups {
+		group, err := parseObject(g)
+		if err != nil {
+			return nil, false, fmt.Errorf("a hook group is not an object: %v", err)
+		}
+		var list []json.RawMessage
+		if raw, ok := group.get("hooks"); ok {
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return nil, false, fmt.Errorf("a group's hooks are not a list: %v", err)
+			}
+		}
+		kept, touched := list[:0:0], false
+		for _, h := range list {
+			var ch commandHook
+			if json.Unmarshal(h, &ch) != nil || !IsHookCommand(ch.Command) {
+				kept = append(kept, h)
+				continue
+			}
+			if had {
+				res.Duplicates++
+				touched = true
+				continue
+			}
+			had = true
+			if ch.Command != command {
+				if h, err = setCommand(h, command); err != nil {
+					return nil, false, err
+				}
+				res.Updated, touched = append(res.Updated, event), true
+			} else {
+				res.Present = append(res.Present, event)
+			}
+			kept = append(kept, h)
+		}
+		switch {
+		case !touched:
+			out = append(out, g) // byte for byte as it was
+		case len(kept) > 0:
+			group.set("hooks", mustMarshal(kept))
+			out = append(out, group.marshal())
+		} // a group left with no hook goes
+	}
+	return out, had, nil
+}
+
+// setCommand returns the hook h running command, its other keys kept.
+func setCommand(h json.RawMessage, command string) (json.RawMessage, error) {
+	obj, err := parseObject(h)
+	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	obj.set("command", mustMarshal(command))
+	return obj.marshal(), nil
+}
+
+// mustMarshal marshals what always marshals: strings and raw JSON.
+func mustMarshal(v any) json.RawMessage {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return data
 }
 
 // hookGroup and commandHook are the shape of a hook in Claude Code's
@@ -141,50 +324,112 @@ type (
 	}
 )
 
-// hasForgememHook reports whether a hook of groups runs forgemem's hook
-// command, whatever the binary's path.
-func hasForgememHook(groups []json.RawMessage) bool {
-	for _, g := range groups {
-		var group struct {
-			Hooks []struct {
-				Type    string `json:"type"`
-				Command string `json:"command"`
-			} `json:"hooks"`
-		}
-		if json.Unmarshal(g, &group) != nil {
-			continue
-		}
-		for _, h := range group.Hooks {
-			if IsHookCommand(h.Command) {
-				return true
-			}
-		}
-	}
-	return false
+// IsHookCommand reports whether a hook's command runs forgemem's Claude
+// Code hook: one program, named or given by its path (quoted or not),
+// maybe after variable assignments, with exactly the arguments HookArgs.
+// The program's name does not matter — a binary built with go build -o
+// under another name runs the same hook — but anything else on the line
+// (another argument, a second command) makes it someone else's hook.
+func IsHookCommand(command string) bool {
+	_, ok := HookCommandBinary(command)
+	return ok
 }
 
-// IsHookCommand reports whether a hook's command runs forgemem's Claude
-// Code hook: a forgemem binary, by name or path (quoted or not), with
-// HookArgs.
-func IsHookCommand(command string) bool {
-	bin, ok := strings.CutSuffix(strings.TrimSpace(command), " "+HookArgs)
+// HookCommandBinary returns the program a forgemem hook command runs (its
+// name or path, unquoted), and false when command is not one (see
+// [IsHookCommand]).
+func HookCommandBinary(command string) (string, bool) {
+	rest, ok := strings.CutSuffix(strings.TrimSpace(command), " "+HookArgs)
 	if !ok {
+		return "", false
+	}
+	words, ok := shellWords(strings.TrimSpace(rest))
+	if !ok || len(words) == 0 {
+		return "", false
+	}
+	for _, w := range words[:len(words)-1] {
+		if !isAssignment(w) {
+			return "", false
+		}
+	}
+	bin := words[len(words)-1]
+	if bin == "" || isAssignment(bin) {
+		return "", false
+	}
+	return bin, true
+}
+
+// shellWords splits s into words as a shell would for the simple commands
+// hooks are: separated by blanks, single or double quotes grouping, and
+// within double quotes a backslash escaping \\, ", $ and `. A backslash
+// elsewhere is kept (a Windows path). ok is false when s holds anything
+// that makes more than one command or needs expanding (; & | < > ( ) `
+// and $( ) or an unbalanced quote.
+func shellWords(s string) (words []string, ok bool) {
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'' || c == '"':
+			end, ok := quoted(s, i, &w)
+			if !ok {
+				return nil, false
+			}
+			i, inWord = end, true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words, inWord = append(words, w.String()), false
+				w.Reset()
+			}
+		case strings.IndexByte(";&|<>()`\n", c) >= 0, c == '$' && i+1 < len(s) && s[i+1] == '(':
+			return nil, false
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, true
+}
+
+// quoted writes to w the text of the quoted string starting at s[i] (a
+// quote) and returns the offset of its closing quote; ok is false when it
+// is not closed or holds a command substitution.
+func quoted(s string, i int, w *strings.Builder) (end int, ok bool) {
+	q := s[i]
+	for i++; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == q:
+			return i, true
+		case q == '"' && (c == '`' || c == '$' && i+1 < len(s) && s[i+1] == '('):
+			return 0, false
+		case q == '"' && c == '\\' && i+1 < len(s) && strings.IndexByte(`\"$`+"`", s[i+1]) >= 0:
+			i++
+			w.WriteByte(s[i])
+		default:
+			w.WriteByte(c)
+		}
+	}
+	return 0, false
+}
+
+// isAssignment reports whether a shell word is a variable assignment
+// (NAME=value).
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" {
 		return false
 	}
-	bin = strings.TrimSpace(bin)
-	// The binary is the last word: a path, quoted when it holds spaces,
-	// maybe after variable assignments.
-	if n := len(bin); n > 1 && (bin[n-1] == '"' || bin[n-1] == '\'') {
-		if i := strings.LastIndexByte(bin[:n-1], bin[n-1]); i >= 0 {
-			bin = bin[i+1 : n-1]
+	for i, c := range name {
+		if c != '_' && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (i == 0 || c < '0' || c > '9') {
+			return false
 		}
-	} else if i := strings.LastIndexAny(bin, " \t"); i >= 0 {
-		bin = bin[i+1:]
 	}
-	if i := strings.LastIndexAny(bin, `/\`); i >= 0 {
-		bin = bin[i+1:]
-	}
-	return strings.TrimSuffix(bin, ".exe") == "forgemem"
+	return true
 }
 
 // object is a JSON object that keeps its keys' order, so that a merged

@@ -82,7 +82,7 @@ func TestInstallMergesWithWhatIsThere(t *testing.T) {
 	if err := os.Remove(path + ".bak"); err != nil {
 		t.Fatal(err)
 	}
-	res, err = claudecode.Install(path, "/opt/bin/forgemem hook claude-code")
+	res, err = claudecode.Install(path, command)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,22 +171,149 @@ func TestInstallRefusesWhatItCannotMerge(t *testing.T) {
 }
 
 func TestIsHookCommand(t *testing.T) {
-	for cmd, want := range map[string]bool{
-		"forgemem hook claude-code":                          true,
-		"/home/dev/go/bin/forgemem hook claude-code":         true,
-		`"/Users/dev/My Tools/forgemem" hook claude-code`:    true,
-		`C:\tools\forgemem.exe hook claude-code`:             true,
-		"forgemem hook claude-code --verbose":                false,
-		"forgemem-old hook claude-code":                      false,
-		"notify-send forgemem hook claude-code-done":         false,
-		"echo forgemem; other hook claude-code":              false,
-		"/usr/local/bin/forgemem mcp":                        false,
-		"forgemem  hook claude-code":                         true,
-		"   forgemem hook claude-code   ":                    true,
-		"FORGEMEM_PROVIDER=openai forgemem hook claude-code": true,
+	for cmd, want := range map[string]string{
+		"forgemem hook claude-code":                            "forgemem",
+		"/home/dev/go/bin/forgemem hook claude-code":           "/home/dev/go/bin/forgemem",
+		`"/Users/dev/My Tools/forgemem" hook claude-code`:      "/Users/dev/My Tools/forgemem",
+		`'/Users/dev/My Tools/fm' hook claude-code`:            "/Users/dev/My Tools/fm",
+		`"/opt/a \"b\" \$HOME" hook claude-code`:               `/opt/a "b" $HOME`,
+		`C:\tools\forgemem.exe hook claude-code`:               `C:\tools\forgemem.exe`,
+		`"C:\\Program Files\\fm.exe" hook claude-code`:         `C:\Program Files\fm.exe`,
+		"forgemem-old hook claude-code":                        "forgemem-old",
+		"./fm hook claude-code":                                "./fm",
+		"/tmp/go-build1234/b001/exe/forgemem hook claude-code": "/tmp/go-build1234/b001/exe/forgemem",
+		"forgemem  hook claude-code":                           "forgemem",
+		"   forgemem hook claude-code   ":                      "forgemem",
+		"FORGEMEM_PROVIDER=openai forgemem hook claude-code":   "forgemem",
+		// Someone else's hooks.
+		"forgemem hook claude-code --verbose":           "",
+		"notify-send forgemem hook claude-code-done":    "",
+		"echo forgemem; other hook claude-code":         "",
+		"notify-send done && forgemem hook claude-code": "",
+		"/usr/local/bin/forgemem mcp":                   "",
+		"hook claude-code":                              "",
+		" hook claude-code":                             "",
+		"X=1 hook claude-code":                          "",
+		"$(which forgemem) hook claude-code":            "",
+		"`which forgemem` hook claude-code":             "",
+		`"$(which forgemem)" hook claude-code`:          "",
+		`"/opt/forgemem hook claude-code`:               "",
+		"forgemem < /dev/null hook claude-code":         "",
+		"npx something hook claude-code":                "",
 	} {
-		if got := claudecode.IsHookCommand(cmd); got != want {
-			t.Errorf("IsHookCommand(%q) = %v, want %v", cmd, got, want)
+		bin, ok := claudecode.HookCommandBinary(cmd)
+		if ok != (want != "") || bin != want {
+			t.Errorf("HookCommandBinary(%q) = %q, %v; want %q", cmd, bin, ok, want)
 		}
+		if claudecode.IsHookCommand(cmd) != ok {
+			t.Errorf("IsHookCommand(%q) != %v", cmd, ok)
+		}
+	}
+}
+
+// hooksOf reads the command hooks of each event of a settings file.
+func hooksOf(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for ev, groups := range s.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				out[ev] = append(out[ev], h.Command)
+			}
+		}
+	}
+	return out
+}
+
+// Binaries of three names — go build -o fm, a path, a quoted path — are
+// recognised as forgemem by the command they run: three installs leave one
+// hook per event, running the last one.
+func TestInstallThreeBinaryNamesLeaveOneHookPerEvent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".claude", "settings.json")
+	cmds := []string{"fm hook claude-code", "/opt/tools/forgemem-dev hook claude-code", `"/home/dev/My Tools/forgemem" hook claude-code`}
+	for i, cmd := range cmds {
+		res, err := claudecode.Install(path, cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && (len(res.Added) != 0 || len(res.Updated) != 3) {
+			t.Errorf("install %d = %+v, want the three hooks updated", i+1, res)
+		}
+	}
+	for _, ev := range claudecode.Events() {
+		if got := hooksOf(t, path)[ev]; len(got) != 1 || got[0] != cmds[2] {
+			t.Errorf("%s runs %q, want one hook running %q", ev, got, cmds[2])
+		}
+	}
+	data, _ := os.ReadFile(path)
+	res, err := claudecode.Install(path, cmds[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(path); len(res.Present) != 3 || res.Backup != "" || string(again) != string(data) {
+		t.Errorf("installing the same binary again = %+v and changed the file", res)
+	}
+}
+
+// The copies earlier versions added, one per run, are removed: one hook
+// per event is left, in the first one's place; the user's hooks stay.
+func TestInstallRemovesDuplicates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	group := func(cmds ...string) string {
+		var hs []string
+		for _, c := range cmds {
+			hs = append(hs, `{"type": "command", "command": "`+c+`", "timeout": 10}`)
+		}
+		return `{"hooks": [` + strings.Join(hs, ", ") + `]}`
+	}
+	content := `{"hooks": {"Stop": [` + group("/tmp/a/fm hook claude-code") + `, ` + group("notify-send done", "/tmp/b/fm2 hook claude-code") + `, ` +
+		group("/tmp/c/fm3 hook claude-code") + `]}}`
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := claudecode.Install(path, command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Duplicates != 2 || strings.Join(res.Updated, ",") != "Stop" || strings.Join(res.Added, ",") != "UserPromptSubmit,PreCompact" {
+		t.Errorf("Install = %+v", res)
+	}
+	if got := hooksOf(t, path)["Stop"]; strings.Join(got, "|") != command+"|notify-send done" {
+		t.Errorf("Stop runs %q", got)
+	}
+}
+
+// A forgemem hook in another settings file Claude Code reads with this
+// one (settings.json beside settings.local.json) is not doubled.
+func TestInstallLeavesHooksFoundElsewhere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".claude")
+	shared := filepath.Join(dir, claudecode.SettingsFile)
+	local := filepath.Join(dir, claudecode.LocalSettingsFile)
+	if _, err := claudecode.Install(shared, command); err != nil {
+		t.Fatal(err)
+	}
+	res, err := claudecode.Install(local, "/home/dev/bin/fm hook claude-code", shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Added) != 0 || len(res.Elsewhere) != 3 || res.Elsewhere[0].Path != shared || res.Elsewhere[0].Command != command {
+		t.Errorf("Install = %+v, want the three hooks found in %s", res, shared)
+	}
+	if _, err := os.Stat(local); !os.IsNotExist(err) {
+		t.Errorf("%s was written: %v", local, err)
 	}
 }

@@ -214,3 +214,25 @@ func TestReadWindowOfAMissingFile(t *testing.T) {
 		t.Errorf("err = %v, want a missing file", err)
 	}
 }
+
+// A line longer than MaxLineBytes is skipped whole: no piece of it is
+// read as a line, even a piece that parses as one.
+func TestReadWindowSkipsAnOversizedLineWhole(t *testing.T) {
+	tail, _ := json.Marshal(user("TAIL-OF-AN-OVERSIZED-LINE"))
+	var b strings.Builder
+	b.WriteString(transcript(user("before")))
+	// Leading spaces are JSON white space: whatever is cut off the front
+	// of this line, the rest parses as a user line.
+	b.WriteString(strings.Repeat(" ", claudecode.MaxLineBytes+(64<<10)))
+	b.Write(tail)
+	b.WriteString("\n")
+	b.WriteString(transcript(assistant("after")))
+	data := b.String()
+	got, err := claudecode.ReadWindowAt(strings.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[{user before} {assistant after}]" {
+		t.Errorf("window = %q", got)
+	}
+}

@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/settings"
 	"github.com/spf13/cobra"
@@ -125,11 +127,32 @@ func (a *app) printStats(st *workspace.Stats) {
 		}
 		p.printf("%s %d (%s; forgemem validate says why)\n", p.bold("Files not read:"), st.Problems, strings.Join(kinds, ", "))
 	}
+	a.printCaptureQueue(st)
+}
+
+// printCaptureQueue says what the capture queue holds, what it dropped,
+// and why agent hooks queue nothing when they do not.
+func (a *app) printCaptureQueue(st *workspace.Stats) {
+	p := a.out
+	if st.CaptureOff != "" {
+		p.printf("%s %s\n", p.bold("Capture:"), st.CaptureOff)
+	}
 	switch {
 	case st.PendingCaptures > 0:
 		p.printf("%s %d; %s\n", p.bold("Captures waiting:"), st.PendingCaptures, st.PendingReason)
 	case st.CaptureWorker != 0:
 		p.printf("%s none (a capture worker, process %d, is running)\n", p.bold("Captures waiting:"), st.CaptureWorker)
+	}
+	if st.DroppedCaptures > 0 {
+		n := fmt.Sprint(st.DroppedCaptures)
+		if st.DroppedSaturated {
+			n = "at least " + n
+		}
+		if st.LastDropped != nil {
+			n += ", the last at " + st.LastDropped.Format(time.RFC3339)
+		}
+		p.printf("%s %s: the queue was full (at most %d entries and %s wait for a worker)\n",
+			p.bold("Captures dropped:"), n, spool.MaxEntries, bytesText(spool.MaxBytes))
 	}
 }
 

@@ -55,12 +55,19 @@ type Env struct {
 	// worker and hook install writes into the hooks; "" means a hook starts
 	// no worker and the hooks run "forgemem".
 	Executable string
+	// Started is when the process started: a hook's deadline counts from
+	// it. Zero means when Run is called.
+	Started time.Time
+	// HookDeadline is how long a hook may last (see
+	// claudecode.HookDeadline, the default when it is 0).
+	HookDeadline time.Duration
 }
 
 // Main runs the command with the process's arguments, streams and
 // environment, cancelled by an interrupt (Ctrl-C) or SIGTERM, and returns
 // the exit code.
 func Main() int {
+	started := time.Now()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts, err := settings.OSOptions()
@@ -77,7 +84,7 @@ func Main() int {
 	}
 	return Run(ctx, Env{
 		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Settings: opts, IsTerminal: fileIsTerminal, Executable: exe,
+		Settings: opts, IsTerminal: fileIsTerminal, Executable: exe, Started: started,
 	})
 }
 
@@ -93,6 +100,9 @@ func Run(ctx context.Context, env Env) int {
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(io.Writer) bool { return false }
 	}
+	if env.Started.IsZero() {
+		env.Started = time.Now()
+	}
 	a := &app{env: env, out: newPrinter(env.Stdout, env.IsTerminal(env.Stdout) && noColorUnset(env.Settings.Env))}
 	root := a.rootCommand()
 	root.SetArgs(env.Args)
@@ -100,6 +110,11 @@ func Run(ctx context.Context, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	cmd, err := root.ExecuteContextC(ctx)
+	if a.hookAbandoned {
+		// The hook's work is still running, stuck: the process exits
+		// without touching what it holds.
+		return ExitOK
+	}
 	if a.ws != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -161,6 +176,9 @@ type app struct {
 	// hookCC is the hook claude-code command: whatever fails in it, even
 	// its command line, exits 0.
 	hookCC *cobra.Command
+	// hookAbandoned is set when the hook gave up on its work (its deadline,
+	// a signal): the work's goroutine still holds the workspace.
+	hookAbandoned bool
 
 	settings *settings.Settings
 	ws       *workspace.Workspace

@@ -17,6 +17,7 @@ import (
 //   - C0 controls other than newline and tab, and DEL: \x1b, \x07, \x7f;
 //     a carriage return is kept only right before a newline (CRLF);
 //   - C1 controls, U+0080–U+009F (U+009B is a CSI of its own): \u009b;
+//   - the bidirectional formatting characters (U+202E, …): \u202e;
 //   - bytes that are not UTF-8: \xff.
 //
 // An escape sequence loses the character that starts it, so the rest of
@@ -64,10 +65,19 @@ func needsEscape(s string) bool {
 	return false
 }
 
-// isControl reports whether r is a control character escapeControls
-// escapes: C0 but newline and tab, DEL, C1.
+// isControl reports whether r is a character escapeControls escapes: C0
+// but newline and tab, DEL, C1, and the bidirectional controls, which
+// reorder what a terminal shows (the "Trojan Source" trick: text that
+// reads one way and is another).
 func isControl(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f
+	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || isBidiControl(r)
+}
+
+// isBidiControl reports whether r is one of Unicode's bidirectional
+// formatting characters: ALM, LRM, RLM, the embeddings and overrides
+// U+202A–U+202E and the isolates U+2066–U+2069.
+func isBidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 // styled is text ready to print as it is: escaped by escapeControls, and

@@ -85,7 +85,7 @@ func (f *fixture) userDir() string { return filepath.Join(f.home, ".forge", "mem
 // store opens the fixture's memory folders.
 func (f *fixture) store() *memcore.FileStore {
 	f.t.Helper()
-	s, err := memcore.NewFileStore(f.repoDir(), f.userDir())
+	s, err := memcore.NewFileStore(f.repoDir(), f.userDir(), memcore.FileStoreConfig{})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
@@ -20,10 +23,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// promptBudget bounds a UserPromptSubmit hook's work, below the timeout
-// Claude Code gives it (claudecode.HookTimeout): past it the prompt goes
-// without memories.
-const promptBudget = 8 * time.Second
+// hookWorkMargin is how long before the hook's hard deadline
+// (claudecode.HookDeadline) its work's context ends: a recall cut short
+// still prints what it found, and says why, before the process must go.
+const hookWorkMargin = time.Second
 
 // defaultWorkerIdle is how long a worker started by a hook waits for the
 // next entry before it exits.
@@ -34,7 +37,8 @@ func (a *app) hookCommand() *cobra.Command {
 		Use:   "hook",
 		Short: "Claude Code's hooks: recall on each prompt, capture after each turn and compaction",
 		Long: `Run as one of Claude Code's hooks, or install them. forgemem hook install claude-code adds
-them to .claude/settings.json; docs/INTEGRATIONS.md has the details.`,
+them to the repository's .claude/settings.json (.claude/settings.local.json when forgemem is
+not on PATH); docs/INTEGRATIONS.md has the details.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(a.hookClaudeCodeCommand(), a.hookInstallCommand())
@@ -51,27 +55,22 @@ forgemem hook install claude-code adds run it:
 
   UserPromptSubmit  recalls memories for the prompt and the conversation since the last
                     compaction, and prints them as the prompt's additional context
-                    (nothing relevant prints nothing)
+                    (nothing relevant prints nothing); the place's recall server
+                    (forgemem recall-server) answers when it runs, and the hook starts
+                    one when none does
   Stop              queues a capture of the finished turn and returns at once
   PreCompact        queues a capture of the conversation about to be compacted
 
 Captures wait in .forge/memory/.spool/ for a capture worker (forgemem worker), which the
-hook starts when none is running; they need a real classifier model (memory.provider).
-Whatever goes wrong, the hook exits 0 with one line on stderr: the agent is never
-blocked by memory.`,
+hook starts when none is running; they need a real classifier model (memory.provider):
+with the fake provider nothing is queued, and the hook says so once.
+Whatever goes wrong, the hook exits 0 with at most one short line on stderr: the agent
+is never blocked by memory. It ends 8 seconds after it started (2 seconds below Claude
+Code's timeout), and at once on SIGTERM or SIGINT, even when its work is stuck.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					a.hookFailed("internal error: %v", r)
-					if a.verbose {
-						fmt.Fprintf(a.env.Stderr, "%s\n", debug.Stack())
-					}
-				}
-				err = nil // never fail the agent's turn
-			}()
-			a.hookClaudeCode(cmd.Context(), workerIdle, serverIdle)
-			return nil
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.runHook(cmd.Context(), workerIdle, serverIdle)
+			return nil // never fail the agent's turn
 		},
 	}
 	cmd.Flags().DurationVar(&workerIdle, "worker-idle", defaultWorkerIdle, "how long a worker the hook starts waits for more captures before it exits")
@@ -82,19 +81,148 @@ blocked by memory.`,
 	return cmd
 }
 
-// hookFailed writes the one line a hook that could not do its work says,
-// its secrets redacted: a provider's error may quote the API key, and the
-// agent may show the line or keep it in its transcript.
-func (a *app) hookFailed(format string, args ...any) {
-	msg, _ := redact.Text(strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " "))
-	eprintf(a.env.Stderr, "forgemem hook claude-code: %s\n", msg)
+// hookRun is one run of the hook's work, which runs in a goroutine of its
+// own: what it prints, written by that goroutine and read once it has
+// finished, and what it is doing, which the process's goroutine reads if
+// the deadline or a signal comes first.
+type hookRun struct {
+	stage  atomic.Pointer[string]
+	stdout string
+	notes  []string
+	stack  []byte
 }
 
-// hookClaudeCode handles one event; every failure is one line on stderr.
-func (a *app) hookClaudeCode(ctx context.Context, workerIdle, serverIdle time.Duration) {
+// at records what the work is doing, for the line said if it never ends.
+func (r *hookRun) at(stage string) { r.stage.Store(&stage) }
+
+// doing is what the work was doing last.
+func (r *hookRun) doing() string {
+	if s := r.stage.Load(); s != nil {
+		return *s
+	}
+	return "starting"
+}
+
+// note adds to what the hook's one line says.
+func (r *hookRun) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// runHook runs the hook's work in a goroutine and waits for it to finish,
+// for the hook's deadline (counted from the process's start), or for ctx
+// to end (SIGTERM, SIGINT), whichever comes first; then it prints what
+// there is to print. Past the deadline or after a signal the work is left
+// where it is — a read that never returns, a call that never answers —
+// and the process exits 0 without waiting for it.
+func (a *app) runHook(ctx context.Context, workerIdle, serverIdle time.Duration) {
+	limit := claudecode.HookDeadline
+	if a.env.HookDeadline > 0 {
+		limit = a.env.HookDeadline
+	}
+	deadline := a.env.Started.Add(limit)
+	workCtx, cancel := context.WithDeadline(ctx, deadline.Add(-min(hookWorkMargin, limit/8)))
+	defer cancel()
+	run := &hookRun{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				run.note("internal error: %v", r)
+				if a.verbose {
+					run.stack = debug.Stack()
+				}
+			}
+		}()
+		a.hookWork(workCtx, run, workerIdle, serverIdle)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-done:
+		if ctx.Err() != nil {
+			run.note("stopped by a signal")
+		}
+		a.finishHook(run, deadline)
+	case <-timer.C:
+		a.hookAbandoned = true
+		a.hookSay(fmt.Sprintf("gave up at its %s deadline while %s; the turn goes on without memory", limit, run.doing()))
+	case <-ctx.Done():
+		a.hookAbandoned = true
+		a.hookSay(fmt.Sprintf("stopped by a signal while %s; the turn goes on without memory", run.doing()))
+	}
+}
+
+// finishHook prints what the finished work run has to print, and closes
+// the workspace before the deadline.
+func (a *app) finishHook(run *hookRun, deadline time.Time) {
+	if run.stdout != "" {
+		fmt.Fprint(a.env.Stdout, run.stdout)
+	}
+	a.hookSay(run.notes...)
+	if run.stack != nil {
+		_, _ = a.env.Stderr.Write(run.stack)
+	}
+	if a.ws != nil {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		_ = a.ws.Close(ctx)
+		a.ws = nil
+	}
+}
+
+// maxHookLine bounds the hook's line on stderr, in bytes.
+const maxHookLine = 2048
+
+// hookSay writes the hook's one line on stderr, when there is something to
+// say: the notes joined, its secrets redacted (a provider's error may
+// quote the API key, and the agent may show the line or keep it), control
+// characters escaped and its length bounded by maxHookLine, whatever the
+// errors quote — a settings file's hundred thousand unknown keys, a
+// model's reply, a payload's bytes.
+func (a *app) hookSay(notes ...string) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(a.env.Stderr, "forgemem hook claude-code: %s\n", hookLine(strings.Join(notes, "; ")))
+}
+
+// hookFailed says one failure in the hook's line.
+func (a *app) hookFailed(format string, args ...any) { a.hookSay(fmt.Sprintf(format, args...)) }
+
+// hookLine makes s fit the hook's line: redacted, escaped, bounded. What
+// is redacted is cut first, at four times the bound — redacting costs time
+// in proportion to the text — so that a secret cut there lies past the
+// final cut.
+func hookLine(s string) string {
+	if len(s) > 4*maxHookLine {
+		s = s[:4*maxHookLine]
+	}
+	s, _ = redact.Text(s)
+	s = escapeLine(s)
+	if len(s) <= maxHookLine {
+		return s
+	}
+	const more = " … (cut)"
+	cut := maxHookLine - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
+}
+
+// escapeLine is escapeControls for text that must stay on one line: line
+// breaks and tabs are written as escapes too.
+func escapeLine(s string) string { return escapeControls(lineBreaks.Replace(s)) }
+
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+
+// hookWork handles one event, noting every failure in run.
+func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle, serverIdle time.Duration) {
+	run.at("reading the hook's input")
 	in, err := claudecode.ReadHookInput(a.env.Stdin)
 	if err != nil {
-		a.hookFailed("%v", err)
+		run.note("%v", err)
 		return
 	}
 	if in.CWD != "" {
@@ -104,62 +232,50 @@ func (a *app) hookClaudeCode(ctx context.Context, workerIdle, serverIdle time.Du
 	}
 	switch in.HookEventName {
 	case claudecode.EventUserPromptSubmit:
-		a.hookPrompt(ctx, in, serverIdle)
+		a.hookPrompt(ctx, run, in, serverIdle)
 	case claudecode.EventStop:
-		a.hookCapture(in, memcore.TriggerCadence, workerIdle)
+		a.hookCapture(run, in, memcore.TriggerCadence, workerIdle)
 	case claudecode.EventPreCompact:
-		a.hookCapture(in, memcore.TriggerCompaction, workerIdle)
+		a.hookCapture(run, in, memcore.TriggerCompaction, workerIdle)
 	default:
-		a.hookFailed("the %s event is not one forgemem handles (UserPromptSubmit, Stop, PreCompact)", in.HookEventName)
+		run.note("the %s event is not one forgemem handles (UserPromptSubmit, Stop, PreCompact)", in.HookEventName)
 	}
 }
 
-// hookPrompt prints the memories recalled for a prompt as its additional
-// context: answered by this place's recall server when one runs, else
-// recalled in this process, after which a server is started for the next
-// prompts (unless serverIdle is 0).
-func (a *app) hookPrompt(ctx context.Context, in *claudecode.HookInput, serverIdle time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, promptBudget)
-	defer cancel()
+// hookPrompt recalls the memories for a prompt, to be printed as its
+// additional context: answered by this place's recall server when one
+// runs; else recalled in this process, after which a server is started for
+// the next prompts (unless serverIdle is 0).
+func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookInput, serverIdle time.Duration) {
+	run.at("loading the settings")
 	if err := a.loadSettings(); err != nil {
-		a.hookFailed("%v", err)
+		run.note("%v", err)
 		return
 	}
+	run.at("reading the transcript")
 	window, transcriptErr := promptWindow(in)
 	if len(window) == 0 {
 		return
 	}
 	var ans residentAnswer
 	if serverIdle > 0 && a.settings.Enabled && a.settings.RetrievalOff() == "" {
+		run.at("asking the recall server")
 		ans = a.askResident(ctx, window)
 	}
 	if !ans.asked {
+		run.at("loading the memories and recalling")
 		ans.injection, ans.err = a.recallHere(ctx, window)
 	}
-	a.printPrompt(ans.injection, ans.err, transcriptErr)
+	a.promptOutput(run, ans.injection, ans.err, transcriptErr)
 	switch {
 	case ans.unsafe != nil:
-		a.hookFailed("no recall server may run, so each prompt recalls by itself: %v", ans.unsafe)
+		run.note("no recall server may run, so each prompt recalls by itself: %v", ans.unsafe)
 	case ans.start:
+		run.at("starting the recall server")
 		if err := a.startResident(serverIdle); err != nil {
-			a.hookFailed("the recall server could not start, so each prompt recalls by itself: %v", err)
+			run.note("the recall server could not start, so each prompt recalls by itself: %v", err)
 		}
 	}
-}
-
-// promptWindow is the conversation a prompt recalls for: the session's
-// transcript since the last compaction, and the prompt. transcriptErr says
-// why the transcript could not be read (the prompt alone is then used).
-func promptWindow(in *claudecode.HookInput) (window []memcore.Message, transcriptErr error) {
-	if in.TranscriptPath != "" {
-		window, transcriptErr = claudecode.ReadWindow(in.TranscriptPath)
-	}
-	if p := strings.TrimSpace(in.Prompt); p != "" {
-		if n := len(window); n == 0 || window[n-1].Role != memcore.RoleUser || window[n-1].Content != p {
-			window = append(window, memcore.Message{Role: memcore.RoleUser, Content: p})
-		}
-	}
-	return window, transcriptErr
 }
 
 // recallHere recalls the memories of window in this process.
@@ -175,73 +291,120 @@ func (a *app) recallHere(ctx context.Context, window []memcore.Message) (string,
 	return res.Injection, err
 }
 
-// printPrompt writes what a prompt's recall gave: the injection as the
-// prompt's context, and one line on stderr for what went wrong.
-func (a *app) printPrompt(injection string, err, transcriptErr error) {
-	var notes []string // said on one line
+// promptOutput records what a prompt's recall gave: the injection as the
+// prompt's context, and a note for what went wrong.
+func (a *app) promptOutput(run *hookRun, injection string, err, transcriptErr error) {
 	switch {
 	case errors.Is(err, workspace.ErrDisabled):
 		return // the user turned memory off here
 	case errors.Is(err, workspace.ErrPartial):
 		// Memories were still found (by words, or among those indexed):
 		// the prompt gets them.
-		notes = append(notes, fmt.Sprintf("some memories may be missing: %v", err))
+		run.note("some memories may be missing: %v", err)
 	case err != nil:
-		a.hookFailed("no memories for this prompt: %v", err)
+		run.note("no memories for this prompt: %v", err)
 		return
 	}
 	if transcriptErr != nil {
-		notes = append(notes, fmt.Sprintf("recalled for the prompt alone: %v", transcriptErr))
-	}
-	if len(notes) > 0 {
-		a.hookFailed("%s", strings.Join(notes, "; "))
+		run.note("recalled for the prompt alone: %v", transcriptErr)
 	}
 	if injection == "" {
 		return
 	}
-	if err := claudecode.WritePromptContext(a.env.Stdout, injection); err != nil {
-		a.hookFailed("%v", err)
+	var out strings.Builder
+	if err := claudecode.WritePromptContext(&out, injection); err != nil {
+		run.note("%v", err)
+		return
 	}
+	run.stdout = out.String()
+}
+
+// promptWindow is the conversation a prompt's recall is for: the
+// session's window from its transcript, ending with the prompt. A
+// transcript that does not exist yet — the first prompt of a session,
+// before Claude Code writes it — is no error; one that cannot be read is
+// returned as the error, with the prompt alone as the window.
+func promptWindow(in *claudecode.HookInput) ([]memcore.Message, error) {
+	var window []memcore.Message
+	var err error
+	if in.TranscriptPath != "" {
+		window, err = claudecode.ReadWindow(in.TranscriptPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	}
+	if p := strings.TrimSpace(in.Prompt); p != "" {
+		if n := len(window); n == 0 || window[n-1].Role != memcore.RoleUser || window[n-1].Content != p {
+			window = append(window, memcore.Message{Role: memcore.RoleUser, Content: p})
+		}
+	}
+	return window, err
 }
 
 // hookCapture queues a capture of the session's conversation and starts a
-// worker if none is running.
-func (a *app) hookCapture(in *claudecode.HookInput, kind memcore.Trigger, workerIdle time.Duration) {
+// worker if none is running. With no model for capture it queues nothing,
+// and says why once per memory folder.
+func (a *app) hookCapture(run *hookRun, in *claudecode.HookInput, kind memcore.Trigger, workerIdle time.Duration) {
+	run.at("loading the settings")
 	ws, err := a.workspace()
 	if err != nil {
-		a.hookFailed("%v", err)
+		run.note("%v", err)
 		return
 	}
 	s := ws.Settings()
 	if !s.Enabled {
 		return // the user turned memory off here
 	}
-	if in.TranscriptPath == "" {
-		a.hookFailed("the %s event names no transcript; nothing to capture", in.HookEventName)
+	if err := ws.CaptureOff(); err != nil {
+		if ws.NoticeOnce(err.Error()) {
+			run.note("nothing captured: %v (said once; forgemem stats says it too)", err)
+		}
 		return
 	}
-	window, err := claudecode.ReadWindow(in.TranscriptPath)
-	if err != nil {
-		a.hookFailed("nothing captured: %v", err)
-		return
-	}
-	if kind == memcore.TriggerCadence && s.CadenceTurns > 1 && userTurns(window)%s.CadenceTurns != 0 {
-		return // not a turn to capture at memory.cadence_turns; the next one's window holds it
-	}
-	window = memcore.CapWindow(window, memcapture.DefaultWindowTokens)
+	run.at("reading the transcript")
+	window := captureWindow(run, in, kind, s.CadenceTurns)
 	if len(window) == 0 {
 		return
 	}
-	if _, err := ws.QueueCapture(spool.Entry{
+	run.at("queueing the capture")
+	_, err = ws.QueueCapture(spool.Entry{
 		Kind: kind, SessionID: in.SessionID, Source: "claude-code", Transcript: in.TranscriptPath,
 		Messages: spool.Messages(window),
-	}); err != nil {
-		a.hookFailed("nothing captured: %v", err)
-		return
+	})
+	if err != nil {
+		run.note("nothing captured: %v", err)
+		if !errors.Is(err, spool.ErrFull) {
+			return
+		}
+		// A full queue needs its worker all the more.
 	}
-	if err := a.ensureWorker(ws, workerIdle); err != nil {
-		a.hookFailed("the capture is queued, but %v", err)
+	run.at("starting the capture worker")
+	if werr := a.ensureWorker(ws, workerIdle); werr != nil && err == nil {
+		run.note("the capture is queued, but %v", werr)
 	}
+}
+
+// captureWindow is the conversation a capture of kind queues, read from
+// the session's transcript with the reply the payload carries, capped at
+// the classifier's budget; empty when there is nothing to capture (the
+// transcript cannot be read, or the turn is not one memory.cadence_turns
+// captures).
+func captureWindow(run *hookRun, in *claudecode.HookInput, kind memcore.Trigger, cadence int) []memcore.Message {
+	if in.TranscriptPath == "" {
+		run.note("the %s event names no transcript; nothing to capture", in.HookEventName)
+		return nil
+	}
+	window, err := claudecode.ReadWindow(in.TranscriptPath)
+	if err != nil {
+		run.note("nothing captured: %v", err)
+		return nil
+	}
+	// Claude Code runs Stop hooks before it writes the reply's line.
+	window = claudecode.WithLastReply(window, in.LastAssistantMessage)
+	if kind == memcore.TriggerCadence && cadence > 1 && userTurns(window)%cadence != 0 {
+		return nil // not a turn to capture at memory.cadence_turns; the next one's window holds it
+	}
+	return memcore.CapWindow(window, memcapture.DefaultWindowTokens)
 }
 
 // userTurns counts the user's messages in a window.
@@ -306,10 +469,18 @@ func (a *app) hookInstallCommand() *cobra.Command {
 		Use:   "install claude-code",
 		Short: "Add forgemem's hooks to Claude Code's settings",
 		Long: `Add forgemem's three hooks — UserPromptSubmit (recall), Stop and PreCompact (capture) —
-to the repository's .claude/settings.json, or with --user to ~/.claude/settings.json,
-keeping everything else in the file; installing again changes nothing. The previous file
-is kept as settings.json.bak. The hooks run "forgemem hook claude-code", or the absolute
-path of this binary when forgemem is not on PATH.`,
+to Claude Code's settings, keeping everything else in the file:
+
+  in a repository  .claude/settings.json, which the team shares, when forgemem is on PATH:
+                   the hooks run "forgemem hook claude-code"; else .claude/settings.local.json,
+                   this machine's own settings, with this binary's absolute path
+  --user           ~/.claude/settings.json, for every project
+
+forgemem's hooks are recognised by what they run, whatever the binary's name or path:
+installing again changes nothing, installing another binary updates them in place, and
+duplicates left by earlier versions are removed. The previous file is kept as
+<file>.bak. A temporary build of go run is never written into the hooks: install
+forgemem first (go install github.com/forgemem/forgemem/cmd/forgemem@latest).`,
 		Example:   "  forgemem hook install claude-code\n  forgemem hook install claude-code --user",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"claude-code"},
@@ -320,25 +491,19 @@ path of this binary when forgemem is not on PATH.`,
 			if err := a.loadSettings(); err != nil {
 				return err
 			}
-			var path string
-			if user {
-				if a.env.Settings.Home == "" {
-					return errors.New("there is no home folder; run it in the repository without --user")
-				}
-				path = filepath.Join(a.env.Settings.Home, ".claude", "settings.json")
-			} else {
-				root := a.settings.Paths.RepoRoot
-				if root == "" {
-					return usagef("%v; pass --user to install the hooks for every project in ~/.claude/settings.json", a.settings.Paths.RequireRepo())
-				}
-				path = filepath.Join(root, ".claude", "settings.json")
-			}
-			bin, onPath := a.hookBinary()
-			res, err := claudecode.Install(path, bin+" "+claudecode.HookArgs)
+			bin, err := a.hookBinary()
 			if err != nil {
 				return err
 			}
-			a.printInstall(res, bin, onPath)
+			path, also, err := a.hookSettingsFile(user, bin.onPath)
+			if err != nil {
+				return err
+			}
+			res, err := claudecode.Install(path, bin.name+" "+claudecode.HookArgs, also...)
+			if err != nil {
+				return err
+			}
+			a.printInstall(res, bin, user)
 			return nil
 		},
 	}
@@ -346,24 +511,99 @@ path of this binary when forgemem is not on PATH.`,
 	return cmd
 }
 
-// hookBinary is how the hooks run forgemem: "forgemem" when the forgemem
-// found on PATH is this binary, else this binary's absolute path.
-func (a *app) hookBinary() (bin string, onPath bool) {
+// hookBin is the program forgemem's hooks run.
+type hookBin struct {
+	// name is what the hooks' command names: a name found on PATH, or an
+	// absolute path, quoted for the shell when it needs to be.
+	name string
+	// onPath is true when name is found on PATH: the command works on any
+	// machine that has forgemem installed.
+	onPath bool
+	// goRun is this binary's path when it is a temporary build of go run
+	// and the hooks run the forgemem on PATH instead.
+	goRun string
+}
+
+// hookBinary is how the hooks run forgemem: by name when the program of
+// that name on PATH is this binary (or, for a temporary build of go run,
+// whatever forgemem is on PATH), else by this binary's absolute path. A
+// go run build with no forgemem on PATH is an error: its path is deleted
+// when it exits.
+func (a *app) hookBinary() (hookBin, error) {
 	exe := a.env.Executable
 	if exe == "" {
-		return "forgemem", true
+		return hookBin{name: "forgemem", onPath: true}, nil
 	}
-	if found := lookPath("forgemem", a.env.Settings.Env); found != "" {
-		fi, err1 := os.Stat(found)
-		ei, err2 := os.Stat(exe)
-		if err1 == nil && err2 == nil && os.SameFile(fi, ei) {
-			return "forgemem", true
+	if isGoRunBuild(exe) {
+		if found := lookPath("forgemem", a.env.Settings.Env); found != "" {
+			return hookBin{name: "forgemem", onPath: true, goRun: exe}, nil
+		}
+		return hookBin{}, fmt.Errorf("this forgemem is a temporary build of go run (%s), deleted when it exits: hooks that ran it would break. "+
+			"Install forgemem — go install github.com/forgemem/forgemem/cmd/forgemem@latest, or go install ./cmd/forgemem in a checkout — "+
+			"put it on your PATH, and run forgemem hook install claude-code again", exe)
+	}
+	for _, name := range []string{filepath.Base(exe), "forgemem"} {
+		if found := lookPath(name, a.env.Settings.Env); found != "" && sameFile(found, exe) {
+			return hookBin{name: shellQuote(name), onPath: true}, nil
 		}
 	}
-	if strings.ContainsAny(exe, " \t'\"$`\\") {
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(exe) + `"`, false
+	return hookBin{name: shellQuote(exe)}, nil
+}
+
+// isGoRunBuild reports whether the binary at path is a temporary build of
+// go run: it lies in a go-build… folder the go command removes, as
+// …/go-build123/b001/exe/forgemem.
+func isGoRunBuild(path string) bool {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) != "exe" {
+		return false
 	}
-	return exe, false
+	for d := filepath.Dir(dir); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if strings.HasPrefix(filepath.Base(d), "go-build") {
+			return true
+		}
+	}
+	return false
+}
+
+// sameFile reports whether two paths name the same file.
+func sameFile(a, b string) bool {
+	ai, err1 := os.Stat(a)
+	bi, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ai, bi)
+}
+
+// shellQuote quotes s for the shell a hook's command runs in when it holds
+// a character the shell would read.
+func shellQuote(s string) string {
+	if !strings.ContainsAny(s, " \t'\"$`\\;&|<>()*?[]#~!{}") {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(s) + `"`
+}
+
+// hookSettingsFile returns the Claude Code settings file to install the
+// hooks in, and the other one Claude Code reads with it: the user's
+// settings with user; else, in the repository, the shared settings.json
+// when the hooks run forgemem by name, and this machine's
+// settings.local.json when they run it by a path.
+func (a *app) hookSettingsFile(user, onPath bool) (path string, also []string, err error) {
+	if user {
+		if a.env.Settings.Home == "" {
+			return "", nil, errors.New("there is no home folder; run it in the repository without --user")
+		}
+		return filepath.Join(a.env.Settings.Home, ".claude", claudecode.SettingsFile), nil, nil
+	}
+	root := a.settings.Paths.RepoRoot
+	if root == "" {
+		return "", nil, usagef("%v; pass --user to install the hooks for every project in ~/.claude/settings.json", a.settings.Paths.RequireRepo())
+	}
+	shared := filepath.Join(root, ".claude", claudecode.SettingsFile)
+	local := filepath.Join(root, ".claude", claudecode.LocalSettingsFile)
+	if onPath {
+		return shared, []string{local}, nil
+	}
+	return local, []string{shared}, nil
 }
 
 // lookPath finds an executable named name in the PATH of environ.
@@ -386,37 +626,65 @@ func lookPath(name string, environ []string) string {
 	return ""
 }
 
-func (a *app) printInstall(res *claudecode.InstallResult, bin string, onPath bool) {
+func (a *app) printInstall(res *claudecode.InstallResult, bin hookBin, user bool) {
+	p := a.out
+	a.printInstallChanges(res)
+	p.printf("The hooks run: %s %s\n", bin.name, claudecode.HookArgs)
+	switch {
+	case bin.goRun != "":
+		p.printf("  This is a temporary build of go run (%s): the hooks run the forgemem on your PATH instead.\n", bin.goRun)
+	case !bin.onPath && user:
+		p.println("  forgemem is not on your PATH, so they run this binary by its absolute path.")
+	case !bin.onPath:
+		p.printf("  forgemem is not on your PATH, so they run this binary by its absolute path, written to %s:\n", claudecode.LocalSettingsFile)
+		p.printf("  this machine's own settings, which Claude Code reads with %s and which are not to be\n", claudecode.SettingsFile)
+		p.printf("  committed. Put forgemem on your PATH and install again to share the hooks in %s.\n", claudecode.SettingsFile)
+	}
+	if a.settings != nil && a.settings.Provider == "fake" {
+		p.println("\nCapture needs a classifier model: with the fake provider the Stop and PreCompact hooks queue")
+		p.println("nothing (they say so once, and forgemem stats says so too). Set memory.provider and its model in")
+		p.println("~/.forge/config.yaml.")
+	}
+	p.printf("\nFor the memory_* tools, add the MCP server too:\n  claude mcp add forgemem -- %s mcp\n", bin.name)
+	if bin.onPath {
+		p.printf("or put it in the repository's .mcp.json:\n  {\"mcpServers\": {\"forgemem\": {\"command\": %q, \"args\": [\"mcp\"]}}}\n", strings.Trim(bin.name, `"`))
+	}
+	p.println("docs/INTEGRATIONS.md has the set-up of Cursor, Cline, Codex and Gemini CLI.")
+}
+
+// printInstallChanges says what Install changed, and what it found in the
+// other settings file.
+func (a *app) printInstallChanges(res *claudecode.InstallResult) {
 	p := a.out
 	switch {
-	case len(res.Added) == 0:
-		p.printf("forgemem's hooks are already in %s; nothing changed.\n", res.Path)
+	case len(res.Added) == 0 && len(res.Updated) == 0 && res.Duplicates == 0:
+		if len(res.Present) > 0 || len(res.Elsewhere) == 0 {
+			p.printf("forgemem's hooks are already in %s; nothing changed.\n", res.Path)
+		}
 	case res.Created:
 		p.printf("Wrote %s with forgemem's hooks: %s.\n", res.Path, strings.Join(res.Added, ", "))
 	default:
-		p.printf("Added forgemem's hooks to %s: %s; the previous file is %s.\n", res.Path, strings.Join(res.Added, ", "), res.Backup)
-	}
-	if len(res.Added) > 0 && len(res.Present) > 0 {
-		p.printf("Already there: %s.\n", strings.Join(res.Present, ", "))
-	}
-	p.printf("The hooks run: %s %s\n", bin, claudecode.HookArgs)
-	if !onPath {
-		p.println("  forgemem is not on your PATH, so they run this binary by its absolute path.")
-		if strings.Contains(bin, "go-build") {
-			p.println("  That is a temporary build of go run: install forgemem (go install github.com/forgemem/forgemem/cmd/forgemem@latest) and run this again.")
+		var did []string
+		if len(res.Added) > 0 {
+			did = append(did, "added "+strings.Join(res.Added, ", "))
 		}
+		if len(res.Updated) > 0 {
+			did = append(did, "changed "+strings.Join(res.Updated, ", ")+" to run this binary")
+		}
+		if res.Duplicates > 0 {
+			did = append(did, fmt.Sprintf("removed %s left by earlier installs", plural(res.Duplicates, "duplicate", "duplicates")))
+		}
+		p.printf("forgemem's hooks in %s: %s; the previous file is %s.\n", res.Path, strings.Join(did, "; "), res.Backup)
 	}
-	if a.settings != nil && a.settings.Provider == "fake" {
-		p.println("\nCapture needs a classifier model: with the fake provider the hooks queue captures that wait")
-		p.println("(forgemem stats shows them). Set memory.provider and its model in ~/.forge/config.yaml.")
+	for _, f := range res.Elsewhere {
+		p.printf("%s already runs forgemem's %s hook: %s", f.Path, f.Event, f.Command)
+		if bin, ok := claudecode.HookCommandBinary(f.Command); ok && filepath.IsAbs(bin) {
+			if _, err := os.Stat(bin); err != nil {
+				p.printf(" — that binary is gone: remove the hook from %s and install again", filepath.Base(f.Path))
+			}
+		}
+		p.println("")
 	}
-	mcpBin := "forgemem"
-	if !onPath {
-		mcpBin = bin
-	}
-	p.printf("\nFor the memory_* tools, add the MCP server too:\n  claude mcp add forgemem -- %s mcp\n", mcpBin)
-	p.printf("or put it in the repository's .mcp.json:\n  {\"mcpServers\": {\"forgemem\": {\"command\": %q, \"args\": [\"mcp\"]}}}\n", strings.Trim(mcpBin, `"`))
-	p.println("docs/INTEGRATIONS.md has the set-up of Cursor, Cline, Codex and Gemini CLI.")
 }
 
 func (a *app) workerCommand() *cobra.Command {

@@ -1,13 +1,19 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
 )
 
@@ -50,46 +56,58 @@ func TestHookPromptInProcess(t *testing.T) {
 		t.Errorf("output %v", out)
 	}
 
+	// A transcript that does not exist yet — the first prompt of a session,
+	// before Claude Code writes it — is no failure: no line.
+	r = f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{
+		"transcript_path": filepath.Join(f.root, "not-yet.jsonl"), "prompt": "How should user updates lock rows?",
+	}), "hook", "claude-code")
+	if r.code != 0 || !strings.Contains(r.stdout, "optimistic locking") || r.stderr != "" {
+		t.Errorf("before the transcript exists: exit %d, stdout %q, stderr %q; want the memories and no line", r.code, r.stdout, r.stderr)
+	}
+
 	// A transcript that cannot be read: the prompt alone is recalled for,
 	// and one line says so.
 	r = f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{
-		"transcript_path": filepath.Join(f.root, "gone.jsonl"), "prompt": "How should user updates lock rows?",
+		"transcript_path": f.root, "prompt": "How should user updates lock rows?",
 	}), "hook", "claude-code")
 	if r.code != 0 || !strings.Contains(r.stdout, "optimistic locking") || strings.Count(r.stderr, "\n") != 1 ||
-		!strings.Contains(r.stderr, "recalled for the prompt alone") {
-		t.Errorf("without the transcript: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		!strings.Contains(r.stderr, "recalled for the prompt alone") || !strings.Contains(r.stderr, "not a regular file") {
+		t.Errorf("with an unreadable transcript: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
 
-// With the fake provider captures are queued and wait; stats and the worker
-// say why.
-func TestQueuedCapturesWaitWithoutAModel(t *testing.T) {
+// With the fake provider no model can run a capture: Stop and PreCompact
+// queue nothing (an entry would wait for good), the first one says why
+// and the others say nothing; stats says it too.
+func TestNoCaptureWithoutAModel(t *testing.T) {
 	f := newFixture(t)
 	transcript := f.transcriptFile(
 		`{"type":"user","message":{"role":"user","content":"Always wrap errors with %w."}}`,
 		`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Will do."}]}}`,
 	)
-	for _, event := range []string{"Stop", "PreCompact"} {
+	for i, event := range []string{"Stop", "PreCompact", "Stop", "Stop"} {
 		r := f.runIn(t.Context(), f.root, f.hookInput(event, map[string]any{"transcript_path": transcript}), "hook", "claude-code")
-		if r.code != 0 || r.stdout != "" || r.stderr != "" {
-			t.Fatalf("%s: exit %d, stdout %q, stderr %q", event, r.code, r.stdout, r.stderr)
+		if r.code != 0 || r.stdout != "" {
+			t.Fatalf("%s: exit %d, stdout %q", event, r.code, r.stdout)
+		}
+		if i == 0 && (strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "nothing captured: agent hooks queue no captures") ||
+			!strings.Contains(r.stderr, "fake provider") || !strings.Contains(r.stderr, "memory.provider")) {
+			t.Errorf("the first %s: stderr %q; want one line saying why nothing is captured", event, r.stderr)
+		}
+		if i > 0 && r.stderr != "" {
+			t.Errorf("%s %d: stderr %q; want it said once", event, i+1, r.stderr)
 		}
 	}
-	entries, err := filepath.Glob(filepath.Join(f.repoDir(), ".spool", "*.json"))
-	if err != nil || len(entries) != 2 {
-		t.Fatalf("queued %v, %v; want a turn and a compaction", entries, err)
+	if entries, err := filepath.Glob(filepath.Join(f.repoDir(), ".spool", "*.json")); err != nil || len(entries) != 0 {
+		t.Errorf("queued %v, %v; want nothing", entries, err)
 	}
-	f.check("stats_pending", f.run("stats"), 0)
+	f.check("stats_capture_off", f.run("stats"), 0)
 	var st struct {
-		Pending int    `json:"pending_captures"`
-		Reason  string `json:"pending_reason"`
+		Pending    int    `json:"pending_captures"`
+		CaptureOff string `json:"capture_off"`
 	}
-	if err := json.Unmarshal([]byte(f.run("stats", "--json").stdout), &st); err != nil || st.Pending != 2 || !strings.Contains(st.Reason, "fake provider") {
+	if err := json.Unmarshal([]byte(f.run("stats", "--json").stdout), &st); err != nil || st.Pending != 0 || !strings.Contains(st.CaptureOff, "fake provider") {
 		t.Errorf("stats --json: %+v, %v", st, err)
-	}
-	r := f.run("worker")
-	if r.code != 1 || !strings.Contains(r.stderr, "the queued captures wait: a real model is needed") {
-		t.Errorf("worker: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 
@@ -165,5 +183,91 @@ func TestHookFailureLineIsRedacted(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "some memories may be missing") ||
 		strings.Contains(r.stderr, key) || !strings.Contains(r.stderr, "401") {
 		t.Errorf("exit %d, stderr %q; want 0 and one line saying some memories may be missing", r.code, r.stderr)
+	}
+}
+
+// stuckReader is a hook's stdin that never ends: Read blocks until
+// release is closed, as a read of a pipe whose writer never closes it.
+type stuckReader struct {
+	reading chan struct{} // closed at the first Read
+	release chan struct{}
+	once    sync.Once
+}
+
+func newStuckReader(t *testing.T) *stuckReader {
+	r := &stuckReader{reading: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(r.release) })
+	return r
+}
+
+func (r *stuckReader) Read([]byte) (int, error) {
+	r.once.Do(func() { close(r.reading) })
+	<-r.release
+	return 0, io.EOF
+}
+
+// runHookStuck runs the hook with a stdin that never ends, and returns
+// what it printed once Run returned.
+func (f *fixture) runHookStuck(ctx context.Context, in io.Reader, deadline time.Duration) result {
+	f.t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := cli.Env{Args: []string{"hook", "claude-code"}, Stdin: in, Stdout: &stdout, Stderr: &stderr, HookDeadline: deadline}
+	env.Settings.WorkDir, env.Settings.Home = f.repo, f.home
+	code := make(chan int, 1)
+	go func() { code <- cli.Run(ctx, env) }()
+	select {
+	case c := <-code:
+		return result{stdout: stdout.String(), stderr: stderr.String(), code: c}
+	case <-time.After(time.Minute):
+		f.t.Fatal("the hook did not return while its work was stuck")
+		return result{}
+	}
+}
+
+// The hook's work runs apart from the process: when it is stuck, the hook
+// returns 0 at its deadline, or at once when its context ends (SIGTERM),
+// with one line saying what it was doing.
+func TestHookNeverWaitsForStuckWork(t *testing.T) {
+	f := newFixture(t)
+	r := f.runHookStuck(t.Context(), newStuckReader(t), 100*time.Millisecond)
+	if r.code != 0 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "gave up at its 100ms deadline while reading the hook's input") {
+		t.Errorf("at the deadline: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	in := newStuckReader(t)
+	go func() {
+		<-in.reading
+		cancel() // what SIGTERM does to the command's context
+	}()
+	r = f.runHookStuck(ctx, in, time.Hour)
+	if r.code != 0 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "stopped by a signal while reading the hook's input") {
+		t.Errorf("on a signal: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Whatever an error quotes, the hook's line is one line, short, with its
+// control characters escaped and its secrets redacted.
+func TestHookLineIsBoundedEscapedAndRedacted(t *testing.T) {
+	f := newFixture(t)
+	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+	event := "Evil\x1b[2J\r\nforged line\u202e " + key + " \xff" + strings.Repeat("x", 10<<20)
+	payload, _ := json.Marshal(map[string]string{"hook_event_name": event})
+	r := f.runIn(t.Context(), f.root, string(payload), "hook", "claude-code")
+	line, rest, _ := strings.Cut(r.stderr, "\n")
+	if r.code != 0 || r.stdout != "" || rest != "" || len(line) > 2200 {
+		t.Fatalf("exit %d, stdout %q, stderr of %d bytes in %d lines", r.code, r.stdout, len(r.stderr), strings.Count(r.stderr, "\n"))
+	}
+	for _, bad := range []string{"\x1b", "\r", "\u202e", key} {
+		if strings.Contains(line, bad) {
+			t.Errorf("the line holds %q: %q", bad, line[:min(len(line), 200)])
+		}
+	}
+	for _, want := range []string{`Evil\x1b[2J\r\nforged line\u202e [REDACTED]`, "… (cut)"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the line lacks %q: %q", want, line[:min(len(line), 200)])
+		}
 	}
 }

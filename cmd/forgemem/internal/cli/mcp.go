@@ -27,6 +27,11 @@ memory folders, whoever made it: on Linux by their file events, reading only the
 changed; elsewhere by looking at the folders before each call. Stdout carries the protocol only; messages and
 --verbose logs go to stderr.
 
+A line on stdin that is not one JSON-RPC message, or is longer than 1 MiB, is answered with
+a JSON-RPC error and the server reads on. At most 8 tool calls run at once and 32 wait; a
+call beyond those gets a "busy" tool error. When stdin ends, the calls still running are
+answered (within 30 seconds) and the server exits 0.
+
 Add it to Claude Code with: claude mcp add forgemem -- forgemem mcp
 docs/INTEGRATIONS.md has the set-up of every agent.`,
 		Args: cobra.NoArgs,
@@ -52,7 +57,7 @@ docs/INTEGRATIONS.md has the set-up of every agent.`,
 			}
 			eprintf(a.env.Stderr, "forgemem mcp: serving the memories of %s over stdio\n", strings.Join(dirs, " and "))
 			srv := mcpserver.New(ws, mcpserver.Options{Logger: logger})
-			t := &mcp.IOTransport{Reader: io.NopCloser(a.env.Stdin), Writer: nopWriteCloser{a.env.Stdout}}
+			t := &mcpserver.Transport{In: a.env.Stdin, Out: a.env.Stdout, Logger: logger}
 			err = srv.Run(cmd.Context(), t)
 			if err != nil && (cmd.Context().Err() != nil || clientGone(err)) {
 				return nil // the client went away, or an interrupt: a server's normal end
@@ -73,9 +78,3 @@ func clientGone(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) ||
 		errors.As(err, &we) && we.Code == codeServerClosing
 }
-
-// nopWriteCloser is a writer whose Close does nothing: the command's
-// stdout stays open for the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/forgemem/forgemem/providers/fake"
 )
 
@@ -21,11 +22,11 @@ const classifierModel = "scripted-classifier"
 // hashing embedder that retrieval and capture search with. It is the only
 // place the fakes are made.
 func newModels(sessions []session) (*fake.LLM, *fake.Embedder, error) {
-	llm, err := fake.NewLLM(fake.WithReplyFunc(newClassifier(sessions).reply))
+	llm, err := fake.NewLLM(fake.LLMConfig{ReplyFunc: newClassifier(sessions).reply})
 	if err != nil {
 		return nil, nil, err
 	}
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +106,9 @@ func (c *classifier) reply(_ context.Context, req memcore.CompletionRequest) (*m
 	conversation, existing := splitPrompt(req.Messages[len(req.Messages)-1].Content)
 	items := []replyItem{}
 	for _, r := range c.rules {
-		if !strings.Contains(conversation, "User: "+r.said) || isListed(existing, r.mem) {
+		// The conversation reaches the model redacted, as capture sends it.
+		said, _ := redact.Text(r.said)
+		if !strings.Contains(conversation, "User: "+said) || isListed(existing, r.mem) {
 			continue
 		}
 		items = append(items, replyItem{

@@ -144,7 +144,7 @@ func prepareDir(dir string) (string, bool, error) {
 
 // store opens the memory folders, as each agent process does.
 func (r *runner) store() (*memcore.FileStore, error) {
-	s, err := memcore.NewFileStore(filepath.Join(r.dir, "repo"), filepath.Join(r.dir, "user"))
+	s, err := memcore.NewFileStore(filepath.Join(r.dir, "repo"), filepath.Join(r.dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
@@ -202,8 +202,11 @@ func (r *runner) session(ctx context.Context, n int, s session) error {
 		return fmt.Errorf("building the retrieval index: %w", err)
 	}
 	// Memories written during a session carry the session's date.
-	p, err := memcapture.NewPipeline(r.llm, classifierModel, store, nil,
-		memcapture.WithEmbedder(r.emb), memcapture.WithClock(func() time.Time { return at }))
+	p, err := memcapture.NewPipeline(r.llm, store, memcapture.Config{
+		ClassifierModel: classifierModel,
+		Embedder:        r.emb,
+		Clock:           func() time.Time { return at },
+	})
 	if err != nil {
 		return fmt.Errorf("making the capture pipeline: %w", err)
 	}

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -127,7 +127,7 @@ func TestTheDecisionChangesAndIsRecalledWithItsHistory(t *testing.T) {
 	}
 
 	// The store on disk holds the chain, version 2 at its head.
-	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"))
+	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,13 +400,12 @@ func TestOutputErrorIsReturned(t *testing.T) {
 	}
 }
 
-func TestRunIsQuick(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
-	start := time.Now()
-	play(t, Options{})
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("a run took %v; the demo must take well under 10 s", d)
+// BenchmarkRun measures a whole demo, which a new user waits for: go test
+// -bench Run ./cmd/forgemem/internal/demo.
+func BenchmarkRun(b *testing.B) {
+	for b.Loop() {
+		if err := Run(context.Background(), io.Discard, Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

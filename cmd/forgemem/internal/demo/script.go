@@ -97,8 +97,10 @@ var script = []session{
 					". Read it from STAGING_API_KEY, and never commit it.",
 				assistant: "TestRetryStaging now reads STAGING_API_KEY and is skipped when it is unset; " +
 					"the key is not in the repository.",
-				// A careful model leaves the key out; this one copies it, to
-				// show that capture redacts whatever the model returns.
+				// The classifier never sees the key (capture redacts the
+				// conversation before it is sent), but a model can still
+				// write a secret; this scripted one writes the key anyway,
+				// to show that capture redacts whatever the model returns.
 				remember: []memorySpec{{
 					scope:    memcore.ScopeRepo,
 					category: memcore.CategoryProjectConventions,

@@ -397,7 +397,7 @@ func TestRunFake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestRunFake(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	cols := []Collection{{Name: "c", Memories: []Memory{{ID: "a", Content: "x"}}, Queries: []Query{{ID: "q", Text: "x", Relevant: []string{"a"}}}}}
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestRunErrors(t *testing.T) {
 	if _, err := Run(context.Background(), bad, Options{Embedder: emb, Config: cfg}); !errors.Is(err, ErrDataset) {
 		t.Errorf("Run on an invalid collection = %v, want ErrDataset", err)
 	}
-	failing, err := fake.NewEmbedder(fake.WithFailNext(100, memcore.ErrUnavailable))
+	failing, err := fake.NewEmbedder(fake.EmbedderConfig{FailNext: 100, FailWith: memcore.ErrUnavailable})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 		return cr, nil, nil, fmt.Errorf("eval: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"))
+	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
 		return cr, nil, nil, fmt.Errorf("eval: collection %q: %w", c.Name, err)
 	}

@@ -51,7 +51,7 @@ type Server struct {
 
 // Start starts a server answering chat requests with reply. Close it.
 func Start(reply ReplyFunc) (*Server, error) {
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		return nil, fmt.Errorf("fakeopenai: %w", err)
 	}

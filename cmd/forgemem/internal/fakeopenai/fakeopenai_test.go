@@ -45,7 +45,7 @@ func TestServerSpeaksOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := fake.NewEmbedder()
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

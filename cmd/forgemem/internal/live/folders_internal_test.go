@@ -23,7 +23,7 @@ func TestOverflowReadsEverythingAgain(t *testing.T) {
 	if err := os.Mkdir(run, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	store, err := memcore.NewFileStore(filepath.Join(root, "repo"), filepath.Join(root, "user"))
+	store, err := memcore.NewFileStore(filepath.Join(root, "repo"), filepath.Join(root, "user"), memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func (f *Folders) apply(ctx context.Context) (uint64, error) {
 // readAll reads both folders through a new FileStore, whose parse cache
 // is empty, as a new process would.
 func (f *Folders) readAll(ctx context.Context) (uint64, error) {
-	fresh, err := memcore.NewFileStore(f.dirs[0], f.dirs[1], memcore.WithLogger(f.log))
+	fresh, err := memcore.NewFileStore(f.dirs[0], f.dirs[1], memcore.FileStoreConfig{Logger: f.log})
 	if err != nil {
 		f.markResync()
 		return 0, fmt.Errorf("live: reading the memory folders: %w", err)

@@ -39,7 +39,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	var err error
-	if w.store, err = memcore.NewFileStore(w.repo, w.user); err != nil {
+	if w.store, err = memcore.NewFileStore(w.repo, w.user, memcore.FileStoreConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	if w.f, err = live.Open(w.store, w.barrier, zerolog.Nop()); err != nil {
@@ -77,7 +77,7 @@ func (w *world) check(step string) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	fresh, err := memcore.NewFileStore(w.repo, w.user)
+	fresh, err := memcore.NewFileStore(w.repo, w.user, memcore.FileStoreConfig{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestHelperWrite(t *testing.T) {
 	if repo == "" {
 		t.Skip("run by TestSyncSeesAnotherProcessWrite")
 	}
-	store, err := memcore.NewFileStore(repo, os.Getenv("LIVE_TEST_USER"))
+	store, err := memcore.NewFileStore(repo, os.Getenv("LIVE_TEST_USER"), memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,18 +5,40 @@
 // tool calls the workspace operation of the same purpose (package
 // workspace), so the server and the forgemem command behave alike.
 //
-// [New] makes the server over an open workspace; run it on a transport
-// (stdio for `forgemem mcp`, in-memory transports in tests):
+// [New] makes the server over an open workspace; run it on a [Transport]
+// over stdin and stdout (`forgemem mcp`), or on the SDK's in-memory
+// transports in tests:
 //
 //	srv := mcpserver.New(ws, mcpserver.Options{})
-//	err := srv.Run(ctx, &mcp.StdioTransport{})
+//	err := srv.Run(ctx, &mcpserver.Transport{In: os.Stdin, Out: os.Stdout})
 //
-// Every tool has an input schema (inferred from its argument struct, with
-// enums for scopes and categories and bounds for limits) and a description
-// written for a model: when to call it and what it returns. Arguments are
-// checked against the schema by the server itself, so that bad input —
-// an unknown category, an unknown or ambiguous id, empty text, a wrong
-// type — is a tool result with IsError set and a message the model can
-// act on, never a protocol error. Results are text for the model and the
-// operation's result as structured content.
+// The tools are the SDK's typed tools (mcp.AddTool): their input schemas
+// are inferred from argument structs (descriptions from jsonschema tags,
+// enums for scopes and categories and bounds on limits and lengths from
+// the schemas of the argument types), the SDK checks and decodes the
+// arguments, and their output schemas are inferred from result structs.
+// Names, titles and descriptions are written for how a user asks ("what
+// do you remember about…", "forget that…", "remember that…") and how a
+// model searches for a tool among many (Claude Code offers MCP tools
+// through a keyword search).
+//
+// What the server guarantees a client, however it behaves:
+//
+//   - Bad arguments — an unknown category or id, empty text, a wrong type,
+//     arguments that are not an object — are a tool result with IsError
+//     set and a message the model can act on (what was wrong and what the
+//     tool takes), never a protocol error; so is every failure of a tool.
+//     The SDK answers arguments that do not fit the schema with a protocol
+//     error, which a middleware turns into such a result. Failure messages
+//     are bounded and redacted (package memcore/redact).
+//   - At most 8 tool calls run at once and 32 wait for a turn; a call
+//     beyond those is refused at once with a "busy" tool error.
+//   - Results are bounded: memory_list and memory_search at 64 KiB of text,
+//     with a note saying how many were left out and how to page (offset)
+//     or narrow; memory_show cuts a memory at 32 KiB and names its file. The
+//     structured content holds the same as the text, notes included, since
+//     some clients hand a model only that.
+//   - On a [Transport], a line that is not one JSON-RPC message — or one
+//     longer than 1 MiB, which is discarded as it streams — is answered
+//     with a JSON-RPC error and the next line is served.
 package mcpserver

@@ -4,19 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"runtime/debug"
-	"sort"
 	"strings"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
-	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/memcore/redact"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,7 +24,8 @@ type Options struct {
 	// Version is the implementation version the server reports; "" means
 	// the module version the binary was built with, or "dev".
 	Version string
-	// Logger receives the SDK's logs of the protocol (nil: none). It must
+	// Logger receives the SDK's logs of the protocol and the server's own
+	// (a call refused as busy, a handler that panicked); nil: none. It must
 	// not write to the transport's stream: over stdio, stdout is the
 	// protocol.
 	Logger *slog.Logger
@@ -41,10 +38,11 @@ type Options struct {
 const instructions = `forgemem is the user's long-term memory across coding sessions: their preferences, the
 project's conventions, decisions with their reasons, and corrections they made, kept as
 versioned markdown files (.forge/memory/ in the repository, ~/.forge/memory/ for the user).
-Call memory_recall with the task at hand before you start work, to get what is remembered
-about it. Call memory_remember when the user states a lasting preference, convention,
-decision or correction (not for facts about the current task only). memory_search,
-memory_show, memory_list and memory_forget look up, inspect and retire memories by id.`
+Call memory_recall with the task at hand before you start work, and whenever the user asks
+what you remember about something. Call memory_remember when the user says "remember that…"
+or states a lasting preference, convention, decision or correction (not for facts about the
+current task only). memory_search, memory_show, memory_list and memory_forget find, read,
+list and retire memories by id.`
 
 // New returns the MCP server over ws: the tools memory_recall,
 // memory_search, memory_remember, memory_show, memory_forget and
@@ -54,8 +52,19 @@ memory_show, memory_list and memory_forget look up, inspect and retire memories 
 // memory folders changed, whoever changed them.
 //
 // Bad arguments and failed operations are tool results with IsError set
-// and a message that says what to do, never protocol errors.
+// and a message that says what to do, never protocol errors; the message
+// is redacted. At most 8 tool calls run at once and 32 wait for a turn;
+// a call beyond those is refused as busy. Results are capped in size (a
+// list or a search at 64 KiB of text, with a note saying what was left
+// out and how to get it). Serve it on a [Transport] to survive malformed
+// messages.
 func New(ws *workspace.Workspace, opts Options) *mcp.Server {
+	s, _ := build(ws, opts)
+	return s
+}
+
+// build is New, also returning the server's own state for tests.
+func build(ws *workspace.Workspace, opts Options) (*mcp.Server, *server) {
 	if opts.Version == "" {
 		opts.Version = buildVersion()
 	}
@@ -64,16 +73,18 @@ func New(ws *workspace.Workspace, opts Options) *mcp.Server {
 	}
 	logger := opts.Logger
 	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		logger = discardLogger()
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "forgemem memory", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: strings.ReplaceAll(instructions, "\n", " "), Logger: logger})
+	srv := &server{tools: map[string]*toolInfo{}, limit: newCallLimit(maxRunning, maxWaiting), logger: logger}
 	h := &handlers{ws: ws, session: opts.SessionID}
-	for _, t := range h.tools() {
-		t.add(s)
-	}
-	return s
+	h.register(s, srv)
+	s.AddReceivingMiddleware(srv.middleware)
+	return s, srv
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // buildVersion is the version of the main module, "dev" for a build from a
 // working tree.
@@ -91,153 +102,99 @@ func newSessionID() string {
 	return "mcp-" + hex.EncodeToString(b[:])
 }
 
-// tool is one tool of the server: its definition, how to check its
-// arguments, and what it runs.
-type tool struct {
-	def *mcp.Tool
-	// schema is the input schema, resolved for validation.
-	schema *jsonschema.Resolved
-	// run decodes the validated arguments and runs the tool: the text for
-	// the model and the structured result, or an error for the model.
-	run func(ctx context.Context, args json.RawMessage) (string, any, error)
+// server is what the middleware around the tools needs.
+type server struct {
+	tools  map[string]*toolInfo
+	limit  *callLimit
+	logger *slog.Logger
+	// onRun, when set by a test, is called when a call starts running
+	// (holding its place), and the function it returns when the call has
+	// run (before the place is given back).
+	onRun func(tool string) func()
 }
 
-// newTool makes a tool whose arguments are In, with the input schema
-// inferred from In's fields and json and jsonschema tags, adjusted by
-// adjust (enums, bounds), and run called with the decoded arguments.
-func newTool[In any](def *mcp.Tool, adjust func(props map[string]*jsonschema.Schema), run func(ctx context.Context, in In) (string, any, error)) tool {
-	schema, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: the schema of %s: %v", def.Name, err))
-	}
-	if adjust != nil {
-		adjust(schema.Properties)
-	}
-	resolved, err := schema.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: the schema of %s: %v", def.Name, err))
-	}
-	def.InputSchema = schema
-	def.Description = strings.ReplaceAll(def.Description, "\n", " ") // one paragraph
-	return tool{def: def, schema: resolved, run: func(ctx context.Context, args json.RawMessage) (string, any, error) {
-		var in In
-		if err := json.Unmarshal(args, &in); err != nil {
-			return "", nil, fmt.Errorf("%w: %v", errArguments, err)
+// middleware runs every call of a known tool within the server's bounds,
+// and turns what the SDK would answer with a protocol error — arguments
+// that do not fit the input schema, a failure past the handler — into a
+// tool result with IsError, which the model can act on. Other methods, and
+// unknown tools, go to the SDK as they are.
+func (srv *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || call.Params == nil {
+			return next(ctx, method, req)
 		}
-		return run(ctx, in)
-	}}
+		t := srv.tools[call.Params.Name]
+		if t == nil {
+			return next(ctx, method, req)
+		}
+		return srv.call(ctx, t, func() (mcp.Result, error) { return next(ctx, method, req) }, call.Params), nil
+	}
+}
+
+// call runs one call of t: its arguments checked, a place taken, the
+// handler run, and any failure made a tool error.
+func (srv *server) call(ctx context.Context, t *toolInfo, run func() (mcp.Result, error), params *mcp.CallToolParamsRaw) (res *mcp.CallToolResult) {
+	if err := normalizeArguments(params); err != nil {
+		return t.errorResult(err)
+	}
+	release, err := srv.limit.acquire(ctx)
+	if err != nil {
+		if errors.Is(err, errBusy) {
+			srv.logger.Warn("a tool call was refused: every place is taken", "tool", t.name)
+		}
+		return t.errorResult(err)
+	}
+	defer release()
+	if srv.onRun != nil {
+		defer srv.onRun(t.name)()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			srv.logger.Error("a tool call panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
+			res = t.errorResult(fmt.Errorf("internal error: %v", p))
+		}
+	}()
+	r, err := run()
+	if err != nil {
+		return t.errorResult(sdkError(err))
+	}
+	out, ok := r.(*mcp.CallToolResult)
+	if !ok {
+		return t.errorResult(fmt.Errorf("internal error: the handler returned %T", r))
+	}
+	return out
+}
+
+// normalizeArguments reads absent or null arguments as no arguments ({}),
+// and refuses arguments that are not a JSON object.
+func normalizeArguments(p *mcp.CallToolParamsRaw) error {
+	args := strings.TrimSpace(string(p.Arguments))
+	switch {
+	case args == "" || args == "null":
+		p.Arguments = nil
+	case args[0] != '{':
+		return fmt.Errorf("%w: the arguments are not a JSON object of named arguments", errArguments)
+	}
+	return nil
 }
 
 // errArguments marks arguments that do not fit the tool's input schema.
 var errArguments = errors.New("invalid arguments")
 
-// add registers t on s. The handler never returns a protocol error: bad
-// arguments and failures become tool results with IsError set.
-func (t tool) add(s *mcp.Server) {
-	s.AddTool(t.def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := json.RawMessage(req.Params.Arguments)
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		if err := t.validate(args); err != nil {
-			return t.failure(err), nil
-		}
-		text, structured, err := t.run(ctx, args)
-		if err != nil {
-			return t.failure(err), nil
-		}
-		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-		if structured != nil {
-			res.StructuredContent = structured
-		}
-		return res, nil
-	})
-}
-
-// validate checks args against the tool's input schema.
-func (t tool) validate(args json.RawMessage) error {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return fmt.Errorf("%w: not JSON: %v", errArguments, err)
+// sdkError is the error the SDK's typed tool answered with: arguments that
+// do not fit the input schema (invalid params) become errArguments, with
+// the schema's complaint in words a model reads.
+func sdkError(err error) error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
+		return err
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return fmt.Errorf("%w: want an object of named arguments", errArguments)
-	}
-	if err := t.schema.Validate(v); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "validating root: ")
-		msg = strings.ReplaceAll(msg, "validating /properties/", "argument ")
-		return fmt.Errorf("%w: %s", errArguments, msg)
-	}
-	return nil
-}
-
-// failure is the tool result of err, for the model: what went wrong and
-// what to do.
-func (t tool) failure(err error) *mcp.CallToolResult {
-	msg := fmt.Sprintf("%s failed: %v", t.def.Name, err)
-	var amb *workspace.AmbiguousError
-	switch {
-	case errors.Is(err, errArguments):
-		msg = fmt.Sprintf("%s: %v. It takes %s.", t.def.Name, err, t.usage())
-	case errors.As(err, &amb):
-		msg = fmt.Sprintf("%s: %v", t.def.Name, err)
-	case errors.Is(err, memcore.ErrNotFound):
-		msg = fmt.Sprintf("%s: %v. memory_search and memory_list give the ids of the memories.", t.def.Name, trimNotFoundHint(err))
-	case errors.Is(err, workspace.ErrInvalidInput), errors.Is(err, workspace.ErrDuplicate):
-		msg = fmt.Sprintf("%s: %v", t.def.Name, err)
-	}
-	// A provider's error may quote the API key: the model never sees it.
-	msg, _ = redact.Text(msg)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
-
-// trimNotFoundHint drops the command-line advice of a not-found error,
-// which names commands a model cannot run.
-func trimNotFoundHint(err error) string {
 	msg := err.Error()
-	if i := strings.Index(msg, "; forgemem list"); i >= 0 {
-		msg = msg[:i]
+	if _, after, ok := strings.Cut(msg, `validating "arguments": `); ok {
+		msg = after
 	}
-	return msg
-}
-
-// usage describes the tool's arguments from its schema: each name, its
-// type or values, and whether it is required.
-func (t tool) usage() string {
-	s := t.def.InputSchema.(*jsonschema.Schema)
-	required := map[string]bool{}
-	for _, r := range s.Required {
-		required[r] = true
-	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if required[names[i]] != required[names[j]] {
-			return required[names[i]]
-		}
-		return names[i] < names[j]
-	})
-	var parts []string
-	for _, n := range names {
-		p := s.Properties[n]
-		kind := p.Type
-		if len(p.Enum) > 0 {
-			var vals []string
-			for _, e := range p.Enum {
-				vals = append(vals, fmt.Sprintf("%q", e))
-			}
-			kind = "one of " + strings.Join(vals, ", ")
-		}
-		opt := "optional"
-		if required[n] {
-			opt = "required"
-		}
-		parts = append(parts, fmt.Sprintf("%s (%s, %s)", n, kind, opt))
-	}
-	if len(parts) == 0 {
-		return "no arguments"
-	}
-	return strings.Join(parts, "; ")
+	msg = strings.TrimPrefix(msg, "validating root: ")
+	msg = strings.ReplaceAll(msg, "validating /properties/", "argument ")
+	return fmt.Errorf("%w: %s", errArguments, msg)
 }

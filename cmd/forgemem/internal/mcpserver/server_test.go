@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"net/http/httptest"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/settings"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,6 +42,30 @@ func newFixture(t *testing.T) *fixture {
 // (FORGEMEM_*, API keys).
 func newFixtureEnv(t *testing.T, env ...string) *fixture {
 	t.Helper()
+	ws, other := newWorkspace(t, env...)
+	ctx, cancel := context.WithCancel(context.Background())
+	serverT, clientT := mcp.NewInMemoryTransports()
+	srv := mcpserver.New(ws, mcpserver.Options{Version: "test", SessionID: "mcp-test"})
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(ctx, serverT) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	session, err := client.Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = session.Close()
+		cancel()
+		<-served
+	})
+	return &fixture{t: t, session: session, other: other}
+}
+
+// newWorkspace opens a workspace over a new repository and home folder,
+// with the settings' environment variables env, and returns it with a
+// store over the same folders: another process.
+func newWorkspace(t *testing.T, env ...string) (*workspace.Workspace, *memcore.FileStore) {
+	t.Helper()
 	root := t.TempDir()
 	repo, home := filepath.Join(root, "repo"), filepath.Join(root, "home")
 	for _, d := range []string{filepath.Join(repo, ".git"), home} {
@@ -58,27 +84,11 @@ func newFixtureEnv(t *testing.T, env ...string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ws.Close(context.Background()) })
-	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir)
+	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	serverT, clientT := mcp.NewInMemoryTransports()
-	srv := mcpserver.New(ws, mcpserver.Options{Version: "test", SessionID: "mcp-test"})
-	served := make(chan error, 1)
-	go func() { served <- srv.Run(ctx, serverT) }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
-	session, err := client.Connect(ctx, clientT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = session.Close()
-		cancel()
-		<-served
-	})
-	return &fixture{t: t, session: session, other: other}
+	return ws, other
 }
 
 // call calls a tool, failing the test on a protocol error, and returns its
@@ -220,7 +230,7 @@ func TestRememberSearchRecallSupersedeShowForget(t *testing.T) {
 	text, _ = f.ok("memory_recall", map[string]any{"query": "how should user updates lock rows?"})
 	contains(t, "memory_recall after the change", text, "optimistic locking", "version 2", "History")
 
-	text, st = f.ok("memory_forget", map[string]any{"id": second, "reason": "we moved to an event log"})
+	text, _ = f.ok("memory_forget", map[string]any{"id": second, "reason": "we moved to an event log"})
 	contains(t, "memory_forget", text, "Forgot "+second, "history is kept")
 	text, _ = f.ok("memory_forget", map[string]any{"id": second})
 	contains(t, "memory_forget again", text, "already forgotten")
@@ -278,14 +288,21 @@ func TestBadInput(t *testing.T) {
 			[]string{"a new version keeps its chain's scope (user)"}},
 		{"memory_show", map[string]any{"id": "mem_0000"}, []string{"no memory has the id mem_0000"}},
 		{"memory_show", map[string]any{"id": ""}, []string{"no memory id given"}},
-		{"memory_show", map[string]any{}, []string{"missing properties", "id (string, required)"}},
+		{"memory_show", map[string]any{}, []string{"missing properties", "id (string of at most 128 characters, required)"}},
 		{"memory_show", map[string]any{"id": 42}, []string{"argument id", "want \"string\""}},
 		{"memory_forget", map[string]any{"id": "not-an-id"}, []string{"no memory has the id not-an-id"}},
 		{"memory_search", map[string]any{"query": ""}, []string{"the search text is empty"}},
 		{"memory_search", map[string]any{"query": "tabs", "limit": 0}, []string{"argument limit", "minimum"}},
 		{"memory_search", map[string]any{"query": "tabs", "limit": 1000}, []string{"argument limit", "maximum"}},
 		{"memory_search", map[string]any{"query": "tabs", "limit": "ten"}, []string{"argument limit", "want \"integer\""}},
-		{"memory_search", map[string]any{"query": "tabs", "top": 3}, []string{"unexpected additional properties [\"top\"]", "limit (integer, optional)"}},
+		{"memory_search", map[string]any{"query": "tabs", "top": 3}, []string{"unexpected additional properties [\"top\"]", "limit (integer 1 to 100, optional)"}},
+		{"memory_search", map[string]any{"query": "tabs", "limit": 2.5}, []string{"argument limit", "want \"integer\""}},
+		{"memory_search", map[string]any{"query": strings.Repeat("tabs ", 2000)}, []string{"argument query", "maxLength", "more than 8000"}},
+		{"memory_search", map[string]any{"query": nil}, []string{"argument query", "want \"string\""}},
+		{"memory_list", map[string]any{"offset": -1}, []string{"argument offset", "minimum"}},
+		{"memory_forget", map[string]any{"id": strings.Repeat("a", 129)}, []string{"argument id", "maxLength"}},
+		{"memory_recall", map[string]any{}, []string{"missing properties", "query"}},
+		{"memory_recall", map[string]any{"query": []string{"tabs"}}, []string{"argument query", "want \"string\""}},
 		{"memory_recall", map[string]any{"query": " "}, []string{"the query is empty"}},
 		{"memory_list", map[string]any{"category": "misc"}, []string{"argument category", "misc"}},
 	}
@@ -354,5 +371,71 @@ func TestProviderFailureIsRedacted(t *testing.T) {
 			strings.Contains(text, key) || !strings.Contains(text, "401") {
 			t.Errorf("%s with the embedder failing: %q; want the memory found by words, and why", tool, text)
 		}
+	}
+}
+
+// Arguments that are not an object, absent or null, are read as the SDK's
+// typed tools cannot: a tool error for what is not an object, and no
+// arguments for null — never a protocol error or a crash.
+func TestArgumentsThatAreNotAnObject(t *testing.T) {
+	f := newFixture(t)
+	f.ok("memory_remember", map[string]any{"content": "Prefers tabs.", "scope": "user", "category": "coding-preferences"})
+	tests := []struct {
+		tool string
+		args any
+		// want is what the text holds; isError says whether it is an error.
+		want    string
+		isError bool
+	}{
+		{"memory_list", json.RawMessage(`[1, 2]`), "the arguments are not a JSON object", true},
+		{"memory_list", json.RawMessage(`"scope"`), "the arguments are not a JSON object", true},
+		{"memory_list", json.RawMessage(`42`), "the arguments are not a JSON object", true},
+		{"memory_list", json.RawMessage(`null`), "1 memory, oldest first", false},
+		{"memory_list", nil, "1 memory, oldest first", false},
+		{"memory_search", json.RawMessage(`null`), "missing properties", true},
+		{"memory_search", json.RawMessage(`{"query": "tabs"}`), "1 memory matching", false}, // limit's default
+	}
+	for _, tt := range tests {
+		res, err := f.session.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
+		if err != nil {
+			t.Errorf("%s(%s): a protocol error, want a tool result: %v", tt.tool, tt.args, err)
+			continue
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if res.IsError != tt.isError || !strings.Contains(text, tt.want) {
+			t.Errorf("%s(%s): error %v, %q; want error %v holding %q", tt.tool, tt.args, res.IsError, text, tt.isError, tt.want)
+		}
+	}
+}
+
+// An argument the schema refuses is quoted back by the schema's check; a
+// megabyte of it still makes a short message.
+func TestHugeArgumentMakesAShortMessage(t *testing.T) {
+	f := newFixture(t)
+	huge := strings.Repeat("x", 1<<20)
+	for _, args := range []map[string]any{
+		{"category": huge},
+		{"query": huge},
+		{"id": huge},
+	} {
+		tool := map[string]string{"category": "memory_list", "query": "memory_recall", "id": "memory_show"}
+		var name string
+		for k := range args {
+			name = tool[k]
+		}
+		text, isErr, _ := f.call(name, args)
+		if !isErr || len(text) > 4<<10 {
+			t.Errorf("%s with a 1 MiB argument: error %v, a message of %d bytes; want an error under 4 KiB", name, isErr, len(text))
+		}
+	}
+}
+
+// An unknown tool stays what the protocol says it is: a protocol error.
+func TestUnknownToolIsAProtocolError(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "memory_nope", Arguments: map[string]any{}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("calling an unknown tool: %v; want the protocol's invalid params error", err)
 	}
 }

@@ -1,9 +1,7 @@
 package spool
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,14 +45,5 @@ func (s *Spool) openLog() (*os.File, error) {
 	if info, err := os.Lstat(path); err == nil && info.Mode().IsRegular() && info.Size() > maxLog {
 		_ = os.Rename(path, path+".1")
 	}
-	if info, err := os.Lstat(path); err == nil && !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("spool: %s: %w: not a regular file", path, ErrUnsafe)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("spool: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, filePerm)
-	if err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
-	}
-	return f, nil
+	return openRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 }

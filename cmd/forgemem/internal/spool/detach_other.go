@@ -4,6 +4,4 @@ package spool
 
 import "syscall"
 
-const noFollow = 0
-
 func detachedAttr() *syscall.SysProcAttr { return nil }

@@ -4,9 +4,6 @@ package spool
 
 import "syscall"
 
-// noFollow makes an open fail on a symbolic link.
-const noFollow = syscall.O_NOFOLLOW
-
 // detachedAttr starts the worker in a new session: no controlling
 // terminal, and no signal sent to the agent's process group reaches it.
 func detachedAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

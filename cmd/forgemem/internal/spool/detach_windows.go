@@ -4,10 +4,6 @@ package spool
 
 import "syscall"
 
-// noFollow: Windows opens have no such flag; the Lstat before the open
-// refuses a link.
-const noFollow = 0
-
 // detachedAttr starts the worker without a console, in a process group of
 // its own.
 func detachedAttr() *syscall.SysProcAttr {

@@ -8,11 +8,20 @@
 // compaction), the session id and the conversation window itself, read
 // from the agent's transcript when the trigger fired, so that the pass does
 // not depend on a transcript that may grow, be compacted or be deleted
-// before the worker runs. [Next] orders them: compactions first, oldest
-// first, never dropped; then, of each session, only the newest turn, whose
-// window holds the older ones' (latest wins). An entry is removed only
-// once its pass has finished; a pass that failed leaves it, with the
-// failure recorded, for the next worker.
+// before the worker runs. The window is redacted (memcore/redact) before
+// it is written: no secret is at rest in the queue. [Next] orders them:
+// compactions first, oldest first, never dropped by the worker; then, of
+// each session, only the newest turn, whose window holds the older ones'
+// (latest wins), and [Spool.Add] removes those older turns already. An
+// entry is removed only once its pass has finished; a pass that failed
+// leaves it, with the failure recorded, for the next worker.
+//
+// A spool is bounded: [MaxEntries] entries and [MaxBytes] bytes wait at
+// most, and an entry that would go past them is dropped and counted
+// ([Spool.Dropped], a record of one fixed-width line per drop); a file
+// over [MaxEntryBytes] in an entry's place is never read, and is set
+// aside. [Spool.NoticeOnce] records the last reason a hook gave for not
+// queueing, so that it is said once.
 //
 // One worker at a time runs a folder's spool: it holds the folder's lock
 // ([Spool.TryLock], an OS flock the system releases when the worker dies,
@@ -24,5 +33,7 @@
 // once more, and a hook queues its entry before it looks at the lock, so
 // an entry is never left without a worker to run it.
 //
-// Nothing in the spool is followed through a symbolic link.
+// Nothing in the spool is followed through a symbolic link or waited on:
+// every file is opened with memcore/atomicfile.Open, which refuses links,
+// FIFOs and devices.
 package spool

@@ -3,7 +3,6 @@ package spool
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,19 +39,7 @@ func (s *Spool) Holder() (pid int, held bool, err error) {
 	case !errors.Is(err, ErrLocked):
 		return 0, false, err
 	}
-	data, _ := os.ReadFile(filepath.Join(s.dir, lockName))
+	data, _ := readCapped(filepath.Join(s.dir, lockName), 64)
 	pid, _ = strconv.Atoi(string(bytes.TrimSpace(data)))
 	return pid, true, nil
-}
-
-// checkRegular refuses a lock file that is not a regular file.
-func checkRegular(f *os.File) error {
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("spool: %s: %w: not a regular file", f.Name(), ErrUnsafe)
-	}
-	return nil
 }

@@ -13,15 +13,8 @@ import (
 // exclusive flock on it without waiting; release closes the file, which
 // releases the lock.
 func tryLockFile(path string) (f *os.File, release func(), err error) {
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, filePerm)
+	f, err = openRegular(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, nil, fmt.Errorf("spool: %s: %w: a symbolic link", path, ErrUnsafe)
-		}
-		return nil, nil, fmt.Errorf("spool: %w", err)
-	}
-	if err := checkRegular(f); err != nil {
-		f.Close()
 		return nil, nil, err
 	}
 	for {

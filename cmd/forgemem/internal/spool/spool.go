@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/atomicfile"
+	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/forgemem/forgemem/settings"
 )
 
@@ -34,6 +36,22 @@ const FormatVersion = 1
 const (
 	filePerm = 0o600
 	dirPerm  = 0o750
+)
+
+// The bounds of a spool. A queue that nothing drains (no worker can run:
+// the provider refuses the key, the machine is offline for days) never
+// grows past them: [Spool.Add] refuses an entry that would, counts it as
+// dropped ([Spool.Dropped]) and returns an error wrapping [ErrFull].
+const (
+	// MaxEntries bounds the entries waiting in a spool.
+	MaxEntries = 200
+	// MaxBytes bounds the total size of the entries waiting.
+	MaxBytes = 16 << 20
+	// MaxEntryBytes bounds one entry. An entry of a window capped at the
+	// classifier's budget (8,000 tokens) is a few tens of kilobytes; a
+	// larger file is not one this package wrote, and is not read
+	// (ErrBadEntry).
+	MaxEntryBytes = 1 << 20
 )
 
 // Entry is one capture trigger waiting for its pass: everything the pass
@@ -97,6 +115,9 @@ var (
 	// ErrUnsafe: the spool folder or a file in it is a symbolic link or
 	// not what it should be; nothing is followed through a link.
 	ErrUnsafe = errors.New("unsafe capture queue path")
+	// ErrFull: the spool holds MaxEntries entries or MaxBytes bytes; the
+	// entry was dropped and counted.
+	ErrFull = errors.New("the capture queue is full")
 )
 
 // CheckMemoryDir refuses, with an error wrapping memcore.ErrUnsafeFolder
@@ -231,6 +252,14 @@ func sessionKey(id string) string {
 
 // Add writes e as a new entry, atomically (memcore/atomicfile.WriteNew:
 // no reader ever sees a partial entry), and returns its name.
+//
+// Every message is redacted first (memcore/redact.Text): no secret of the
+// conversation is kept at rest in the queue, whatever the entry waits for.
+// A turn of a session replaces the turns of that session already waiting:
+// its window holds theirs (latest wins, as in [Next]). An entry that would
+// take the spool past [MaxEntries] or [MaxBytes] is dropped, counted
+// ([Spool.Dropped]) and refused with an error wrapping [ErrFull]; one
+// larger than [MaxEntryBytes] is refused too.
 func (s *Spool) Add(e Entry) (string, error) {
 	letter := "t"
 	switch e.Kind {
@@ -244,17 +273,86 @@ func (s *Spool) Add(e Entry) (string, error) {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.now().UTC()
 	}
+	e.Messages = redactMessages(e.Messages)
 	data, err := json.MarshalIndent(e, "", " ")
 	if err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
+	data = append(data, '\n')
+	if len(data) > MaxEntryBytes {
+		return "", fmt.Errorf("spool: the entry is %d bytes, more than the %d an entry may hold", len(data), MaxEntryBytes)
+	}
+	session := sessionKey(e.SessionID)
+	if err := s.makeRoom(e.Kind, session, int64(len(data))); err != nil {
+		return "", err
+	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	name := fmt.Sprintf("%s-%020d-%s-%s.json", letter, s.now().UnixNano(), sessionKey(e.SessionID), hex.EncodeToString(rnd[:]))
-	if err := atomicfile.WriteNew(filepath.Join(s.dir, name), append(data, '\n'), filePerm); err != nil {
+	name := fmt.Sprintf("%s-%020d-%s-%s.json", letter, s.now().UnixNano(), session, hex.EncodeToString(rnd[:]))
+	if err := atomicfile.WriteNew(filepath.Join(s.dir, name), data, filePerm); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
 	return name, nil
+}
+
+// redactMessages returns a copy of msgs with their secrets redacted.
+func redactMessages(msgs []Message) []Message {
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		out[i].Content, _ = redact.Text(m.Content)
+	}
+	return out
+}
+
+// makeRoom removes the turns of session that a new entry of kind, size
+// bytes, replaces, sets aside files over MaxEntryBytes, and refuses the
+// entry (ErrFull, counted) when the spool has no room left for it.
+func (s *Spool) makeRoom(kind memcore.Trigger, session string, size int64) error {
+	items, sizes, err := s.listSized()
+	if err != nil {
+		return err
+	}
+	n, total := 0, size
+	for i, it := range items {
+		switch {
+		case sizes[i] > MaxEntryBytes:
+			// Not an entry this package wrote, and never readable: it
+			// takes no room, and is set aside for a person.
+			if err := s.SetAside(it.Name); err != nil {
+				return err
+			}
+			continue
+		case kind == memcore.TriggerCadence && it.Kind == memcore.TriggerCadence && it.Session == session:
+			if err := s.Remove(it.Name); err != nil {
+				return err
+			}
+			continue
+		}
+		n++
+		total += sizes[i]
+	}
+	if n < MaxEntries && total <= MaxBytes {
+		return nil
+	}
+	s.countDrop(kind)
+	return fmt.Errorf("spool: %w (%d entries, %d bytes; at most %d entries and %d bytes wait); the capture was dropped: "+
+		"forgemem stats says why the queue is not drained", ErrFull, n, total-size, MaxEntries, MaxBytes)
+}
+
+// listSized is List with each entry's size.
+func (s *Spool) listSized() ([]Item, []int64, error) {
+	items, err := s.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	sizes := make([]int64, len(items))
+	for i, it := range items {
+		if info, err := os.Lstat(filepath.Join(s.dir, it.Name)); err == nil {
+			sizes[i] = info.Size()
+		}
+	}
+	return items, sizes, nil
 }
 
 // parseName reads an entry's file name; ok is false for any other name.
@@ -317,21 +415,19 @@ func compareInt(a, b int64) int {
 	return 0
 }
 
-// Read reads an entry. One that is not a regular file, does not parse or
-// has another format version is an error wrapping ErrBadEntry (or
-// ErrUnsafe for a symbolic link); a missing one wraps fs.ErrNotExist.
+// Read reads an entry. One that is not a regular file (never followed
+// through a link, never waited on), is larger than MaxEntryBytes, does not
+// parse or has another format version is an error wrapping ErrBadEntry (or
+// ErrUnsafe for a symbolic link or a special file); a missing one wraps
+// fs.ErrNotExist.
 func (s *Spool) Read(name string) (*Entry, error) {
 	path := filepath.Join(s.dir, name)
-	info, err := os.Lstat(path)
-	if err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
+	data, err := readCapped(path, MaxEntryBytes)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("spool: %s: %w: %v", path, ErrBadEntry, err)
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("spool: %s: %w: not a regular file", path, ErrUnsafe)
-	}
-	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
+		return nil, err
 	}
 	var e Entry
 	if err := json.Unmarshal(data, &e); err != nil {
@@ -344,6 +440,43 @@ func (s *Spool) Read(name string) (*Entry, error) {
 		return nil, fmt.Errorf("spool: %s: %w: kind %q", path, ErrBadEntry, e.Kind)
 	}
 	return &e, nil
+}
+
+// errTooLarge: a file is larger than its reader's bound.
+var errTooLarge = errors.New("larger than its bound")
+
+// readCapped reads the file at path, at most limit bytes of it: only a
+// regular file, never through a symbolic link and never waiting on a FIFO
+// (memcore/atomicfile.Open; ErrUnsafe otherwise). A larger file is an
+// error wrapping errTooLarge, a missing one fs.ErrNotExist.
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := openRegular(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("spool: %s: %w (%d bytes)", path, errTooLarge, limit)
+	}
+	return data, nil
+}
+
+// openRegular opens the file at path with flag (creating it 0600 with
+// O_CREATE) if it is a regular file (memcore/atomicfile.Open): a symbolic
+// link, a FIFO or another special file is an error wrapping ErrUnsafe.
+func openRegular(path string, flag int) (*os.File, error) {
+	f, err := atomicfile.Open(path, flag, filePerm)
+	switch {
+	case errors.Is(err, atomicfile.ErrSymlink), errors.Is(err, atomicfile.ErrNotRegular):
+		return nil, fmt.Errorf("spool: %w: %w; remove it", ErrUnsafe, err)
+	case err != nil:
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	return f, nil
 }
 
 // Update rewrites an entry in one step (memcore/atomicfile.Replace), to
@@ -367,13 +500,43 @@ func (s *Spool) Remove(name string) error {
 	return nil
 }
 
+// maxSetAside bounds the entries set aside: beyond it, the oldest go.
+const maxSetAside = 20
+
 // SetAside renames an unreadable entry to <name>.bad, so that it is no
-// longer listed and a person can look at it.
+// longer listed and a person can look at it. At most 20 are kept: the
+// oldest beyond them are removed.
 func (s *Spool) SetAside(name string) error {
 	if err := os.Rename(filepath.Join(s.dir, name), filepath.Join(s.dir, name+".bad")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("spool: %w", err)
 	}
+	bad, err := filepath.Glob(filepath.Join(s.dir, "*.json.bad"))
+	if err != nil || len(bad) <= maxSetAside {
+		return nil
+	}
+	// Entry names order them by time; other names sort first and go first.
+	slices.SortFunc(bad, func(a, b string) int {
+		ia, oka := parseName(strings.TrimSuffix(filepath.Base(a), ".bad"))
+		ib, okb := parseName(strings.TrimSuffix(filepath.Base(b), ".bad"))
+		if oka != okb {
+			return compareBool(oka, okb)
+		}
+		return compareInt(ia.Time, ib.Time)
+	})
+	for _, p := range bad[:len(bad)-maxSetAside] {
+		_ = os.Remove(p)
+	}
 	return nil
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 // Next chooses the entry to process next among items (as List returns

@@ -90,14 +90,15 @@ func (w *Workspace) StartChat(ctx context.Context, opts ChatOptions) (*Chat, err
 		c.engine.Start(ctx)
 		rebuild = c.engine.TriggerRebuild
 	}
-	capOpts := []memcapture.Option{memcapture.WithLogger(w.opts.Logger)}
-	if models.Embedder != nil {
-		capOpts = append(capOpts, memcapture.WithEmbedder(models.Embedder))
-	}
-	if c.pipeline, err = memcapture.NewPipeline(llm, classifier, w.store, rebuild, capOpts...); err != nil {
+	capture := s.CaptureConfig()
+	capture.ClassifierModel = classifier
+	capture.Rebuild = rebuild
+	capture.Embedder = models.Embedder
+	capture.Logger = w.opts.Logger
+	if c.pipeline, err = memcapture.NewPipeline(llm, w.store, capture); err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}
-	if c.observer, err = memcapture.NewObserver(c.pipeline, s.ObserverOptions()...); err != nil {
+	if c.observer, err = memcapture.NewObserver(c.pipeline); err != nil {
 		return nil, fmt.Errorf("making the capture observer: %w", err)
 	}
 	if err := c.pipeline.Start(ctx); err != nil {

@@ -28,7 +28,7 @@ func raceFixture(t *testing.T) (*Workspace, *memcore.FileStore, *memcore.MemoryF
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir)
+	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

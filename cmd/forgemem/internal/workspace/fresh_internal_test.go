@@ -30,7 +30,7 @@ func longLived(t *testing.T) (*Workspace, *memcore.FileStore) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ws.Close(context.Background()) })
-	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir)
+	other, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

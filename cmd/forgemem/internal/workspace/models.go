@@ -59,11 +59,7 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 	m := &Models{Provider: s.Provider, ClassifierModel: s.ClassifierModel, HypothesisModel: s.RetrievalModel}
 	switch s.Provider {
 	case settings.ProviderFake:
-		var opts []fake.EmbedderOption
-		if s.EmbeddingDimensions > 0 {
-			opts = append(opts, fake.WithDimension(s.EmbeddingDimensions))
-		}
-		emb, err := fake.NewEmbedder(opts...)
+		emb, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: s.EmbeddingDimensions})
 		if err != nil {
 			return nil, fmt.Errorf("%w: the fake embedder: %w", ErrProviderSetup, err)
 		}

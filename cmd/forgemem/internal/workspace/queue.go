@@ -32,8 +32,13 @@ func (w *Workspace) Spool() (*spool.Spool, error) {
 }
 
 // QueueCapture queues a capture trigger for the worker and returns the
-// entry's name. It fails with [ErrDisabled] when memory.enabled is false
-// here, and with [ErrInvalidInput] for an entry with no message.
+// entry's name. The spool redacts the messages before it writes them. It
+// fails with [ErrDisabled] when memory.enabled is false here, with
+// [ErrNeedsModel] when no model is configured for capture (see
+// [Workspace.CaptureOff]: nothing would ever run the entry), with
+// [ErrInvalidInput] for an entry with no message, and with an error
+// wrapping spool.ErrFull when the queue is full (the entry is dropped and
+// counted; [Workspace.Pending] reports it).
 func (w *Workspace) QueueCapture(e spool.Entry) (string, error) {
 	if !w.settings.Enabled {
 		return "", fmt.Errorf("%w: %s; nothing is captured", ErrDisabled, w.settings.RetrievalOff())
@@ -41,11 +46,31 @@ func (w *Workspace) QueueCapture(e spool.Entry) (string, error) {
 	if len(e.Messages) == 0 {
 		return "", invalidf("the conversation to capture has no user or assistant text")
 	}
+	if err := w.CaptureOff(); err != nil {
+		return "", err
+	}
 	sp, err := w.Spool()
 	if err != nil {
 		return "", err
 	}
-	return sp.Add(e)
+	name, err := sp.Add(e)
+	if err == nil {
+		sp.ClearNotice() // captures are on: a notice that they are off is said again if they go off
+	}
+	return name, err
+}
+
+// NoticeOnce reports whether notice — why agent hooks queue no captures
+// here — has not been said yet in this place's capture queue, and records
+// it there (spool.Spool.NoticeOnce), so that a hook says it once, not at
+// every turn. When the queue cannot be opened it is true: said every time
+// rather than never.
+func (w *Workspace) NoticeOnce(notice string) bool {
+	sp, err := w.Spool()
+	if err != nil {
+		return true
+	}
+	return sp.NoticeOnce(notice)
 }
 
 // CaptureReady says whether queued captures can be processed here: nil,
@@ -61,6 +86,19 @@ func (w *Workspace) CaptureReady() error {
 	}
 	_, _, err = models.NeedClassifier()
 	return err
+}
+
+// CaptureOff says why agent hooks queue no captures here, or nil: no model
+// is configured for capture (the fake provider has no classifier), so an
+// entry would wait for good. The error wraps [ErrNeedsModel] and says what
+// to set. A provider that is configured but cannot be made yet (an API
+// key not exported: [ErrProviderSetup]) does not turn queueing off: the
+// entries wait for the fix, within the queue's bounds.
+func (w *Workspace) CaptureOff() error {
+	if err := w.CaptureReady(); errors.Is(err, ErrNeedsModel) {
+		return fmt.Errorf("agent hooks queue no captures: %w", err)
+	}
+	return nil
 }
 
 // WorkerOptions configure [Workspace.RunWorker].
@@ -288,14 +326,12 @@ func (w *Workspace) newPipeline(ctx context.Context) (*memcapture.Pipeline, erro
 	if err != nil {
 		return nil, err
 	}
-	opts := []memcapture.Option{memcapture.WithLogger(w.opts.Logger)}
-	if models.Embedder != nil {
-		opts = append(opts, memcapture.WithEmbedder(models.Embedder))
-	}
-	if w.opts.Now != nil {
-		opts = append(opts, memcapture.WithClock(w.opts.Now))
-	}
-	p, err := memcapture.NewPipeline(llm, model, w.store, nil, opts...)
+	capture := w.settings.CaptureConfig()
+	capture.ClassifierModel = model
+	capture.Embedder = models.Embedder
+	capture.Logger = w.opts.Logger
+	capture.Clock = w.opts.Now // nil: time.Now
+	p, err := memcapture.NewPipeline(llm, w.store, capture)
 	if err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}
@@ -314,11 +350,14 @@ type PendingCaptures struct {
 	// WorkerPID is the process id of the worker running them, 0 when none
 	// runs.
 	WorkerPID int
+	// Dropped says how many captures a full queue dropped, and when the
+	// last one was.
+	Dropped spool.Dropped
 }
 
 // Pending counts the queued captures and says why they wait: memory is
 // off here, no classifier is configured, a worker is running them, a pass
-// failed, or no worker is running.
+// failed, or no worker is running; and how many a full queue dropped.
 func (w *Workspace) Pending() (PendingCaptures, error) {
 	var pc PendingCaptures
 	dir := w.SpoolDir()
@@ -334,6 +373,9 @@ func (w *Workspace) Pending() (PendingCaptures, error) {
 		return pc, err
 	}
 	pc.Count = len(items)
+	if pc.Dropped, err = sp.Dropped(); err != nil {
+		return pc, err
+	}
 	pid, held, err := sp.Holder()
 	if err != nil {
 		return pc, err
@@ -341,26 +383,27 @@ func (w *Workspace) Pending() (PendingCaptures, error) {
 	if held {
 		pc.WorkerPID = pid
 	}
-	if pc.Count == 0 {
-		return pc, nil
+	if pc.Count > 0 {
+		pc.Reason = w.pendingReason(sp, items, pid, held)
 	}
+	return pc, nil
+}
+
+// pendingReason says why the entries items of sp wait.
+func (w *Workspace) pendingReason(sp *spool.Spool, items []spool.Item, pid int, held bool) string {
 	if err := w.CaptureReady(); err != nil {
-		pc.Reason = err.Error()
-		return pc, nil
+		return err.Error()
 	}
 	if held {
-		pc.Reason = fmt.Sprintf("a capture worker (process %d) is running them", pid)
-		return pc, nil
+		return fmt.Sprintf("a capture worker (process %d) is running them", pid)
 	}
 	for _, it := range items {
 		if e, err := sp.Read(it.Name); err == nil && e.LastError != "" {
-			pc.Reason = fmt.Sprintf("a pass failed %s (%s); the next agent turn starts a worker that retries, or run forgemem worker",
+			return fmt.Sprintf("a pass failed %s (%s); the next agent turn starts a worker that retries, or run forgemem worker",
 				times(e.Attempts), e.LastError)
-			return pc, nil
 		}
 	}
-	pc.Reason = "no capture worker is running; the next agent turn starts one, or run forgemem worker"
-	return pc, nil
+	return "no capture worker is running; the next agent turn starts one, or run forgemem worker"
 }
 
 func times(n int) string {

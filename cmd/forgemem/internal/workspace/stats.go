@@ -46,6 +46,15 @@ type Stats struct {
 	PendingCaptures int    `json:"pending_captures"`
 	PendingReason   string `json:"pending_reason,omitempty"`
 	CaptureWorker   int    `json:"capture_worker,omitempty"`
+	// DroppedCaptures counts the captures a full queue dropped (at least
+	// that many when DroppedSaturated is true), and LastDropped is when
+	// the last one was.
+	DroppedCaptures  int        `json:"dropped_captures"`
+	DroppedSaturated bool       `json:"dropped_saturated,omitempty"`
+	LastDropped      *time.Time `json:"last_dropped,omitempty"`
+	// CaptureOff says why agent hooks queue no captures here (no model
+	// for capture, see [Workspace.CaptureOff]); "" when they do.
+	CaptureOff string `json:"capture_off,omitempty"`
 }
 
 // ScopeStats counts one scope's folder.
@@ -76,11 +85,9 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 		return nil, err
 	}
 	st := &Stats{Scopes: []ScopeStats{}, Versions: len(snap.all), Problems: len(probs), Unreadable: countKinds(probs)}
-	pending, err := w.Pending()
-	if err != nil {
-		return nil, fmt.Errorf("reading the capture queue: %w", err)
+	if err := w.captureStats(st); err != nil {
+		return nil, err
 	}
-	st.PendingCaptures, st.PendingReason, st.CaptureWorker = pending.Count, pending.Reason, pending.WorkerPID
 	byScope := map[memcore.Scope]*ScopeStats{}
 	for _, s := range memcore.Scopes() {
 		if dir := w.store.Dir(s); dir != "" {
@@ -129,6 +136,25 @@ func (st *Stats) count(sc *ScopeStats, g *memcore.Graph, m *memcore.MemoryFile, 
 		st.Chains++
 		cats[m.Meta.Category]++
 	}
+}
+
+// captureStats fills in what the capture queue holds and dropped, and why
+// agent hooks queue nothing when they do not.
+func (w *Workspace) captureStats(st *Stats) error {
+	pending, err := w.Pending()
+	if err != nil {
+		return fmt.Errorf("reading the capture queue: %w", err)
+	}
+	st.PendingCaptures, st.PendingReason, st.CaptureWorker = pending.Count, pending.Reason, pending.WorkerPID
+	st.DroppedCaptures, st.DroppedSaturated = pending.Dropped.Count, pending.Dropped.Saturated
+	if !pending.Dropped.Last.IsZero() {
+		last := pending.Dropped.Last
+		st.LastDropped = &last
+	}
+	if err := w.CaptureOff(); err != nil {
+		st.CaptureOff = err.Error()
+	}
+	return nil
 }
 
 // cacheBytes is the size of the embedding cache files in dir.

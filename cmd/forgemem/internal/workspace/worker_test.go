@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -122,7 +123,8 @@ func TestWorkerOrderAndCoalescing(t *testing.T) {
 	queue(t, ws, memcore.TriggerCompaction, "s1", "arc of s1: migrations")
 	queue(t, ws, memcore.TriggerCadence, "s1", "turn 1 of s1", "ok", "turn 2 of s1: tabs")
 	queue(t, ws, memcore.TriggerCompaction, "s2", "arc of s2")
-	if p := pending(t, ws); p.Count != 5 || !strings.Contains(p.Reason, "no capture worker is running") {
+	// The second turn of s1 replaced the first: its window holds it.
+	if p := pending(t, ws); p.Count != 4 || !strings.Contains(p.Reason, "no capture worker is running") {
 		t.Errorf("Pending = %+v", p)
 	}
 
@@ -216,11 +218,25 @@ func TestWorkerRerunWritesNothingTwice(t *testing.T) {
 	}
 }
 
-// With no classifier (the fake provider) the entries wait, and stats says
-// why.
+// With no classifier (the fake provider) nothing is queued: an entry
+// would wait for good. Entries queued before (by an earlier version, or
+// with another provider) wait, and stats says why.
 func TestWorkerWithoutClassifier(t *testing.T) {
 	ws := open(t)
-	queue(t, ws, memcore.TriggerCadence, "s1", "wrap errors")
+	_, err := ws.QueueCapture(spool.Entry{Kind: memcore.TriggerCadence, SessionID: "s1", Messages: []spool.Message{{Role: memcore.RoleUser, Content: "wrap errors"}}})
+	if !errors.Is(err, workspace.ErrNeedsModel) || !strings.Contains(err.Error(), "memory.provider") {
+		t.Errorf("QueueCapture = %v, want ErrNeedsModel saying what to set", err)
+	}
+	if p := pending(t, ws); p.Count != 0 {
+		t.Errorf("queued with the fake provider: %+v", p)
+	}
+	sp, err := ws.Spool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sp.Add(spool.Entry{Kind: memcore.TriggerCadence, SessionID: "s1", Messages: []spool.Message{{Role: memcore.RoleUser, Content: "wrap errors"}}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{}); !errors.Is(err, workspace.ErrNeedsModel) {
 		t.Errorf("RunWorker = %v, want ErrNeedsModel", err)
 	}
@@ -228,7 +244,27 @@ func TestWorkerWithoutClassifier(t *testing.T) {
 		t.Errorf("Pending = %+v", p)
 	}
 	st, err := ws.Stats(context.Background())
-	if err != nil || st.PendingCaptures != 1 || !strings.Contains(st.PendingReason, "memory.provider") {
+	if err != nil || st.PendingCaptures != 1 || !strings.Contains(st.PendingReason, "memory.provider") ||
+		!strings.Contains(st.CaptureOff, "agent hooks queue no captures") || !strings.Contains(st.CaptureOff, "fake provider") {
+		t.Errorf("Stats = %+v, %v", st, err)
+	}
+}
+
+// Captures a full queue dropped are counted by Pending and Stats.
+func TestStatsCountDroppedCaptures(t *testing.T) {
+	ws, _, _ := withClassifier(t)
+	for i := range spool.MaxEntries + 2 {
+		_, err := ws.QueueCapture(spool.Entry{Kind: memcore.TriggerCompaction, SessionID: "s1",
+			Messages: []spool.Message{{Role: memcore.RoleUser, Content: fmt.Sprint("arc ", i)}}})
+		if i < spool.MaxEntries && err != nil || i >= spool.MaxEntries && !errors.Is(err, spool.ErrFull) {
+			t.Fatalf("QueueCapture %d = %v", i, err)
+		}
+	}
+	if p := pending(t, ws); p.Count != spool.MaxEntries || p.Dropped.Count != 2 {
+		t.Errorf("Pending = %+v", p)
+	}
+	st, err := ws.Stats(context.Background())
+	if err != nil || st.DroppedCaptures != 2 || st.LastDropped == nil || st.CaptureOff != "" {
 		t.Errorf("Stats = %+v, %v", st, err)
 	}
 }

@@ -83,7 +83,7 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err := checkFolders(s.Paths); err != nil {
 		return nil, err
 	}
-	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.WithLogger(opts.Logger))
+	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}

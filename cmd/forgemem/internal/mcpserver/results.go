@@ -1,0 +1,358 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// Size bounds of the results: the text of a list, a search or a show is
+// at most about maxResultBytes, and its structured content holds the same
+// memories. What is left out is counted, with a note saying how to get it.
+const (
+	maxResultBytes      = 64 << 10
+	maxHitContentBytes  = 4 << 10
+	maxShowContentBytes = 32 << 10
+	// maxQuoteRunes caps a query quoted back in a result.
+	maxQuoteRunes = 200
+)
+
+// The structured results of the tools. Claude Code hands a model the
+// structured content of a result rather than its text, so each holds
+// what the text says, notes included.
+type (
+	// memoryOut is a memory as the tools return it.
+	memoryOut struct {
+		ID        string           `json:"id"`
+		Scope     memcore.Scope    `json:"scope"`
+		Category  memcore.Category `json:"category"`
+		Version   int              `json:"version"`
+		CreatedAt time.Time        `json:"created_at"`
+		Content   string           `json:"content"`
+		// ContentCut is true when Content is the beginning of a longer
+		// content.
+		ContentCut bool   `json:"content_cut,omitempty"`
+		Path       string `json:"path"`
+	}
+	recallOut struct {
+		// Injection is the block of recalled notes, "" when nothing is
+		// relevant.
+		Injection string `json:"injection"`
+		// IDs are the recalled memories, most relevant first.
+		IDs []string `json:"ids"`
+		// Omitted counts the relevant memories left out to fit the budget.
+		Omitted int `json:"omitted"`
+		// Warning says why some memories may be missing (a provider call
+		// failed, and what was found is by words, or among the memories
+		// that could be indexed), "" when the search ran in full.
+		Warning string `json:"warning,omitempty"`
+		Note    string `json:"note,omitempty"`
+	}
+	hitOut struct {
+		Memory memoryOut `json:"memory"`
+		Score  float64   `json:"score"`
+		// Matched is the id of the earlier version the query matched, if
+		// it was not the current one.
+		Matched string `json:"matched,omitempty"`
+	}
+	searchOut struct {
+		Query string   `json:"query"`
+		Hits  []hitOut `json:"hits"`
+		// LeftOut counts the hits left out to keep the result small.
+		LeftOut int    `json:"left_out,omitempty"`
+		Warning string `json:"warning,omitempty"`
+		Note    string `json:"note,omitempty"`
+	}
+	rememberOut struct {
+		Memory     memoryOut `json:"memory"`
+		Redactions int       `json:"redactions"`
+		Superseded string    `json:"superseded,omitempty"`
+		NotHead    string    `json:"not_head,omitempty"`
+		Revived    bool      `json:"revived,omitempty"`
+		Raced      string    `json:"raced,omitempty"`
+	}
+	// versionOut is one version of a chain, on one line.
+	versionOut struct {
+		ID        string    `json:"id"`
+		Version   int       `json:"version"`
+		CreatedAt time.Time `json:"created_at"`
+		// Retired is true for a version that forgets the memory.
+		Retired bool   `json:"retired,omitempty"`
+		Line    string `json:"line"`
+	}
+	linkOut struct {
+		Relationship memcore.Relationship `json:"relationship"`
+		ID           string               `json:"id"`
+		// Line is the first line of the memory at the other end, "" when
+		// no memory has ID.
+		Line string `json:"line"`
+	}
+	showOut struct {
+		Memory memoryOut `json:"memory"`
+		// Status is "current", "forgotten" or "earlier version".
+		Status string `json:"status"`
+		// Current is the id of the chain's current version.
+		Current string `json:"current"`
+		// Chain is the chain's versions, oldest first.
+		Chain    []versionOut `json:"chain"`
+		LinksOut []linkOut    `json:"links_out"`
+		LinksIn  []linkOut    `json:"links_in"`
+		// LeftOut counts the versions and links left out to keep the
+		// result small.
+		LeftOut int    `json:"left_out,omitempty"`
+		Note    string `json:"note,omitempty"`
+	}
+	forgetOut struct {
+		// Memory is the retired version written, or, when the memory was
+		// already forgotten, its retired current version.
+		Memory memoryOut `json:"memory"`
+		// Retired is the id of the version the retired one supersedes.
+		Retired string `json:"retired,omitempty"`
+		Already bool   `json:"already,omitempty"`
+	}
+	listItem struct {
+		ID       string           `json:"id"`
+		Scope    memcore.Scope    `json:"scope"`
+		Category memcore.Category `json:"category"`
+		Version  int              `json:"version"`
+		Title    string           `json:"title"`
+	}
+	listOut struct {
+		Memories []listItem `json:"memories"`
+		// Total counts the memories the filters keep; Offset is the first
+		// one's place among them.
+		Total  int `json:"total"`
+		Offset int `json:"offset"`
+		// LeftOut counts the memories after this page; NextOffset is the
+		// offset of the next page, when there is one.
+		LeftOut         int    `json:"left_out"`
+		NextOffset      int    `json:"next_offset,omitempty"`
+		HiddenForgotten int    `json:"hidden_forgotten"`
+		Note            string `json:"note,omitempty"`
+	}
+)
+
+// memoryOf is m with its content cut to maxContent bytes.
+func memoryOf(m workspace.Memory, maxContent int) memoryOut {
+	content := clipBytes(m.Content, maxContent)
+	return memoryOut{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, CreatedAt: m.CreatedAt,
+		Content: content, ContentCut: len(content) < len(m.Content), Path: m.Path}
+}
+
+// partialNote is the note of a recall or search a provider failure left
+// partial (workspace.ErrPartial), or "" for any other err.
+func partialNote(err error) string {
+	if !errors.Is(err, workspace.ErrPartial) {
+		return ""
+	}
+	return fmt.Sprintf("Some memories may be missing: %v. What is here was found by words, or among the memories that could be indexed.", err)
+}
+
+func (h *handlers) recall(ctx context.Context, in recallArgs) (string, recallOut, error) {
+	q := strings.TrimSpace(string(in.Query))
+	if q == "" {
+		return "", recallOut{}, fmt.Errorf("%w: the query is empty; pass the task or question in the user's words", errArguments)
+	}
+	res, err := h.ws.Recall(ctx, []memcore.Message{{Role: memcore.RoleUser, Content: q}})
+	note := partialNote(err)
+	if err != nil && note == "" {
+		return "", recallOut{}, err
+	}
+	out := recallOut{Injection: res.Injection, IDs: []string{}, Omitted: res.Omitted}
+	if note != "" {
+		out.Warning = err.Error()
+	}
+	for _, r := range res.Memories {
+		out.IDs = append(out.IDs, r.Memory.Meta.ID)
+	}
+	text := res.Injection
+	if res.Injection == "" {
+		out.Note = "Nothing remembered is relevant to this query."
+		text = out.Note
+	}
+	if note != "" {
+		out.Note = strings.TrimSpace(out.Note + " " + note)
+		text += "\n\n(" + note + ")"
+	}
+	return text, out, nil
+}
+
+func (h *handlers) search(ctx context.Context, in searchArgs) (string, searchOut, error) {
+	res, err := h.ws.Search(ctx, string(in.Query), int(in.Limit))
+	note := partialNote(err)
+	if err != nil && note == "" {
+		return "", searchOut{}, err
+	}
+	out := searchOut{Query: clip(res.Query, maxQuoteRunes), Hits: []hitOut{}}
+	if note != "" {
+		out.Warning = err.Error()
+	}
+	var b strings.Builder
+	if len(res.Hits) == 0 {
+		out.Note = fmt.Sprintf("No memory matches %q; try other words, or memory_list.", out.Query)
+		b.WriteString(out.Note)
+	} else {
+		out.Note = writeHits(&b, &out, res.Hits)
+	}
+	if note != "" {
+		out.Note = strings.TrimSpace(out.Note + " " + note)
+		b.WriteString("\n\n(" + note + ")")
+	}
+	return b.String(), out, nil
+}
+
+// writeHits writes the hits that fit maxResultBytes, best first, each
+// content cut to maxHitContentBytes, and returns the note on what was
+// left out or cut.
+func writeHits(b *strings.Builder, out *searchOut, hits []workspace.Hit) string {
+	var body strings.Builder
+	cut := false
+	for i, hit := range hits {
+		m := memoryOf(hit.Memory, maxHitContentBytes)
+		entry := fmt.Sprintf("\n%d. %s (score %.2f; %s/%s, version %d)", i+1, m.ID, hit.Score, m.Scope, m.Category, m.Version)
+		if hit.Matched != "" {
+			entry += " — matched its earlier version " + hit.Matched
+		}
+		entry += "\n" + indent(m.Content)
+		if m.ContentCut {
+			entry += fmt.Sprintf(" … (cut: %d bytes in all)", len(hit.Memory.Content))
+			cut = true
+		}
+		if i > 0 && body.Len()+len(entry) > maxResultBytes {
+			out.LeftOut = len(hits) - i
+			break
+		}
+		body.WriteString(entry + "\n")
+		out.Hits = append(out.Hits, hitOut{Memory: m, Score: hit.Score, Matched: hit.Matched})
+	}
+	fmt.Fprintf(b, "%s matching %q, best first:\n", count(len(out.Hits), "memory", "memories"), out.Query)
+	b.WriteString(body.String())
+	var notes []string
+	if out.LeftOut > 0 {
+		notes = append(notes, fmt.Sprintf("%s left out to keep this result under 64 KiB: ask for a smaller limit or search for narrower words.",
+			count(out.LeftOut, "more match", "more matches")))
+	}
+	if cut {
+		notes = append(notes, "A long content is cut; memory_show gives a memory in full.")
+	}
+	note := strings.Join(notes, " ")
+	if note != "" {
+		b.WriteString("\n" + note)
+	}
+	return note
+}
+
+func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, rememberOut, error) {
+	res, err := h.ws.Remember(ctx, workspace.RememberInput{
+		Text: in.Content, Scope: in.Scope, Category: in.Category,
+		Supersedes: string(in.Supersedes), SessionID: h.session,
+	})
+	if err != nil {
+		return "", rememberOut{}, err
+	}
+	m := res.Memory
+	out := rememberOut{Memory: memoryOf(m, maxShowContentBytes), Redactions: res.Redactions, Superseded: res.Superseded,
+		NotHead: res.NotHead, Revived: res.Revived, Raced: res.Raced}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Remembered as %s (%s, version %d).", m.ID, kind(m), m.Version)
+	switch {
+	case res.Raced != "":
+		fmt.Fprintf(&b, " Another session had just changed the memory; this version supersedes its version %s.", res.Raced)
+	case res.NotHead != "":
+		fmt.Fprintf(&b, " %s was not the current version; this supersedes the current one, %s.", res.NotHead, res.Superseded)
+	case res.Superseded != "":
+		fmt.Fprintf(&b, " It supersedes %s, which stays in its history.", res.Superseded)
+	}
+	if res.Revived {
+		b.WriteString(" The memory had been forgotten; it is current again.")
+	}
+	if res.Redactions > 0 {
+		fmt.Fprintf(&b, " %s replaced by [REDACTED].", count(res.Redactions, "secret was", "secrets were"))
+	}
+	return b.String(), out, nil
+}
+
+func (h *handlers) forget(ctx context.Context, in forgetArgs) (string, forgetOut, error) {
+	res, err := h.ws.Forget(ctx, string(in.ID), string(in.Reason))
+	if err != nil {
+		return "", forgetOut{}, err
+	}
+	out := forgetOut{Memory: memoryOf(res.Memory, maxShowContentBytes), Retired: res.Retired, Already: res.Already}
+	if res.Already {
+		return fmt.Sprintf("%s was already forgotten (its current version is %s); nothing changed.", in.ID, res.Memory.ID), out, nil
+	}
+	return fmt.Sprintf("Forgot %s: it is no longer recalled, searched or listed. Its history is kept; the retired version is %s, and memory_remember with supersedes brings it back.",
+		res.Retired, res.Memory.ID), out, nil
+}
+
+func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, error) {
+	res, err := h.ws.List(ctx, workspace.ListOptions{Scope: in.Scope, Category: in.Category})
+	if err != nil {
+		return "", listOut{}, err
+	}
+	out := listOut{Memories: []listItem{}, Total: len(res.Memories), Offset: int(in.Offset), HiddenForgotten: res.Hidden}
+	var b strings.Builder
+	switch {
+	case out.Total == 0:
+		b.WriteString("No memories" + filters(in) + ".\n")
+	case out.Offset >= out.Total:
+		out.Note = fmt.Sprintf("Offset %d is past the end: there are %d memories%s.", out.Offset, out.Total, filters(in))
+		b.WriteString(out.Note + "\n")
+	default:
+		writeList(&b, &out, res.Memories, in)
+	}
+	if res.Hidden > 0 {
+		fmt.Fprintf(&b, "(%s left out.)\n", count(res.Hidden, "forgotten memory", "forgotten memories"))
+	}
+	return b.String(), out, nil
+}
+
+// writeList writes the page of memories from out.Offset that fits
+// maxResultBytes, one line each, with a note saying how to get the next
+// page.
+func writeList(b *strings.Builder, out *listOut, all []workspace.Memory, in listArgs) {
+	var body strings.Builder
+	for _, m := range all[out.Offset:] {
+		item := listItem{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, Title: clip(m.Title, 200)}
+		line := fmt.Sprintf("- %s (%s/%s, version %d): %s\n", item.ID, item.Scope, item.Category, item.Version, item.Title)
+		if len(out.Memories) > 0 && body.Len()+len(line) > maxResultBytes {
+			break
+		}
+		body.WriteString(line)
+		out.Memories = append(out.Memories, item)
+	}
+	shown := len(out.Memories)
+	out.LeftOut = out.Total - out.Offset - shown
+	if out.Offset == 0 && out.LeftOut == 0 {
+		fmt.Fprintf(b, "%s%s, oldest first:\n", count(out.Total, "memory", "memories"), filters(in))
+	} else {
+		fmt.Fprintf(b, "Memories %d to %d of %d%s, oldest first:\n", out.Offset+1, out.Offset+shown, out.Total, filters(in))
+	}
+	b.WriteString(body.String())
+	if out.LeftOut > 0 {
+		out.NextOffset = out.Offset + shown
+		out.Note = fmt.Sprintf("%d more not shown, to keep this result under 64 KiB: call memory_list with offset %d for the next ones, or narrow the list with scope or category.",
+			out.LeftOut, out.NextOffset)
+		b.WriteString(out.Note + "\n")
+	}
+}
+
+// filters describes memory_list's filters: " in scope repo, category …".
+func filters(in listArgs) string {
+	var parts []string
+	if in.Scope != "" {
+		parts = append(parts, "scope "+string(in.Scope))
+	}
+	if in.Category != "" {
+		parts = append(parts, "category "+string(in.Category))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " in " + strings.Join(parts, ", ")
+}

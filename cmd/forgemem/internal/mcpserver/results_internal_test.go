@@ -1,0 +1,184 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// resultSlack is what a result may hold beyond maxResultBytes: its header
+// and its notes.
+const resultSlack = 1 << 10
+
+// callOut calls a tool that must succeed and returns its text and its
+// structured content decoded into out.
+func callOut(t *testing.T, session *mcp.ClientSession, name string, args map[string]any, out any) string {
+	t.Helper()
+	res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError {
+		t.Fatalf("%s(%v) failed: %s", name, args, clip(text, 500))
+	}
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatalf("%s: structured content %s: %v", name, clip(string(data), 300), err)
+	}
+	if len(data) > 2*maxResultBytes {
+		t.Errorf("%s: structured content of %d bytes", name, len(data))
+	}
+	return text
+}
+
+// A list of 1.9 MB of memories comes in pages under 64 KiB, each saying
+// which offset gives the next; paging through them gives every memory
+// once, oldest first.
+func TestListComesInPages(t *testing.T) {
+	ws, dir := openWorkspace(t)
+	writeMemories(t, dir, listMemories)
+	server, _ := build(ws, Options{Version: "test"})
+	session := connect(t, server)
+	var ids []string
+	offset, pages := 0, 0
+	for {
+		var out listOut
+		text := callOut(t, session, "memory_list", map[string]any{"offset": offset}, &out)
+		pages++
+		if len(text) > maxResultBytes+resultSlack {
+			t.Errorf("page %d: %d bytes", pages, len(text))
+		}
+		if out.Total != listMemories || out.Offset != offset || out.LeftOut != listMemories-offset-len(out.Memories) {
+			t.Fatalf("page %d: total %d, offset %d, %d memories, %d left out", pages, out.Total, out.Offset, len(out.Memories), out.LeftOut)
+		}
+		for _, m := range out.Memories {
+			ids = append(ids, m.ID)
+		}
+		if out.LeftOut == 0 {
+			if out.Note != "" || strings.Contains(text, "call memory_list with offset") {
+				t.Errorf("the last page has a note on the next: %q", out.Note)
+			}
+			break
+		}
+		next := fmt.Sprintf("call memory_list with offset %d", out.NextOffset)
+		if out.NextOffset != offset+len(out.Memories) || !strings.Contains(text, next) || !strings.Contains(out.Note, next) {
+			t.Fatalf("page %d: next offset %d, note %q", pages, out.NextOffset, out.Note)
+		}
+		offset = out.NextOffset
+	}
+	if pages < 2 {
+		t.Errorf("%d pages, want the list cut", pages)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	if len(ids) != listMemories || len(seen) != listMemories {
+		t.Errorf("%d memories listed, %d different, want %d", len(ids), len(seen), listMemories)
+	}
+	var out listOut
+	text := callOut(t, session, "memory_list", map[string]any{"offset": listMemories}, &out)
+	if !strings.Contains(text, "past the end") || len(out.Memories) != 0 {
+		t.Errorf("an offset past the end: %q", text)
+	}
+}
+
+// A search of 100 memories of 3 KB keeps under 64 KiB, best first, and
+// says how many it left out; a memory of 900 KB is cut to 4 KiB.
+func TestSearchIsCapped(t *testing.T) {
+	ws, dir := openWorkspace(t)
+	writeMemories(t, dir, 150)
+	huge := writeMemory(t, dir, "Friday deploy runbook\n\n"+strings.Repeat("Deploy on Friday only with a rollback plan. ", 20000), "")
+	server, _ := build(ws, Options{Version: "test"})
+	session := connect(t, server)
+
+	var out searchOut
+	text := callOut(t, session, "memory_search", map[string]any{"query": "we deploy on Fridays", "limit": 100}, &out)
+	if len(text) > maxResultBytes+resultSlack {
+		t.Errorf("a search of %d bytes", len(text))
+	}
+	if len(out.Hits) == 0 || out.LeftOut == 0 || len(out.Hits)+out.LeftOut != 100 ||
+		!strings.Contains(out.Note, "left out to keep this result under 64 KiB") || !strings.Contains(text, out.Note) {
+		t.Errorf("%d hits, %d left out, note %q; want a cut result that says so", len(out.Hits), out.LeftOut, out.Note)
+	}
+
+	text = callOut(t, session, "memory_search", map[string]any{"query": "Friday deploy runbook rollback plan", "limit": 1}, &out)
+	if len(out.Hits) != 1 || out.Hits[0].Memory.ID != huge || !out.Hits[0].Memory.ContentCut ||
+		len(out.Hits[0].Memory.Content) > maxHitContentBytes || !strings.Contains(text, "memory_show gives a memory in full") {
+		t.Errorf("the 900 KB memory found: %d hits, text of %d bytes: %q", len(out.Hits), len(text), clip(text, 300))
+	}
+}
+
+// A memory of 900 KB is shown cut to 32 KiB, with the file that holds it
+// whole; a chain of 1,000 versions shows its newest ones under 64 KiB and
+// counts the others.
+func TestShowIsCapped(t *testing.T) {
+	ws, dir := openWorkspace(t)
+	huge := writeMemory(t, dir, strings.Repeat("A very long memory. ", 45000), "")
+	var head string
+	for i := range 1000 {
+		head = writeMemory(t, dir, fmt.Sprintf("Version %d of a memory that changed a thousand times, each time a little: %s", i+1, strings.Repeat("more text ", 20)), head)
+	}
+	server, _ := build(ws, Options{Version: "test"})
+	session := connect(t, server)
+
+	var out showOut
+	text := callOut(t, session, "memory_show", map[string]any{"id": huge}, &out)
+	if len(text) > maxResultBytes+resultSlack || !out.Memory.ContentCut || len(out.Memory.Content) != maxShowContentBytes ||
+		!strings.Contains(out.Note, "the first 32 KiB are shown") || !strings.Contains(out.Note, filepath.Join(dir, huge+".md")) {
+		t.Errorf("show of 900 KB: %d bytes, cut %v, note %q", len(text), out.Memory.ContentCut, out.Note)
+	}
+
+	text = callOut(t, session, "memory_show", map[string]any{"id": head}, &out)
+	if len(text) > maxResultBytes+resultSlack || out.LeftOut == 0 || len(out.Chain)+out.LeftOut != 1000 ||
+		out.Chain[len(out.Chain)-1].ID != head || !strings.Contains(text, fmt.Sprintf("(%d older versions left out)", out.LeftOut)) {
+		t.Errorf("show of a chain of 1000: %d bytes, %d versions shown, %d left out", len(text), len(out.Chain), out.LeftOut)
+	}
+}
+
+// writeMemory writes one memory with content into dir, a new version of
+// supersedes when it is set, and returns its id.
+func writeMemory(t *testing.T, dir, content, supersedes string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	version := 1
+	if supersedes != "" {
+		data, err := os.ReadFile(filepath.Join(dir, supersedes+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, err := memcore.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		version = prev.Meta.Version + 1
+	}
+	m := &memcore.MemoryFile{Meta: memcore.MemoryMeta{ID: memcore.NewMemoryID(), CreatedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(version) * time.Minute),
+		Version: version, Scope: memcore.ScopeRepo, Category: memcore.CategoryPatterns, Trigger: memcore.TriggerManual},
+		Content: content}
+	if supersedes != "" {
+		m.Meta.Supersedes = &supersedes
+	}
+	data, err := memcore.Serialize(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, m.Meta.ID+".md"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return m.Meta.ID
+}

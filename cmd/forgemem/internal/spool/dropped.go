@@ -1,0 +1,113 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/atomicfile"
+)
+
+// droppedName is the record of the entries a full spool dropped: one
+// fixed-width line per entry, "<time, RFC 3339 UTC> <c|t>\n", appended in
+// one write (appends of a few bytes do not interleave), so that hooks
+// dropping entries at the same moment are all counted and the count is
+// the file's size over the line's.
+const droppedName = "dropped.log"
+
+// droppedLine is the width of a line of the dropped record, and
+// maxDropped the number of lines it keeps: past it, drops are no longer
+// recorded and the count says "at least".
+const (
+	droppedLine = len("2006-01-02T15:04:05Z t\n")
+	maxDropped  = 100_000
+)
+
+// Dropped says what a full spool dropped.
+type Dropped struct {
+	// Count is the number of entries dropped; when Saturated is true, at
+	// least that many.
+	Count     int
+	Saturated bool
+	// Last is when the last one was dropped; zero when none was.
+	Last time.Time
+}
+
+// countDrop records that an entry of kind was dropped. A failure to
+// record it is not reported: the caller's error says the entry was
+// dropped.
+func (s *Spool) countDrop(kind memcore.Trigger) {
+	f, err := openRegular(filepath.Join(s.dir, droppedName), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || info.Size() >= int64(maxDropped*droppedLine) {
+		return
+	}
+	letter := 't'
+	if kind == memcore.TriggerCompaction {
+		letter = 'c'
+	}
+	_, _ = fmt.Fprintf(f, "%s %c\n", s.now().UTC().Format("2006-01-02T15:04:05Z"), letter)
+}
+
+// Dropped returns how many entries the spool dropped because it was full,
+// and when the last one was; it reads the record's size and last line
+// only. A record that is not a regular file is an error wrapping
+// ErrUnsafe.
+func (s *Spool) Dropped() (Dropped, error) {
+	var d Dropped
+	f, err := openRegular(filepath.Join(s.dir, droppedName), os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, nil
+	}
+	if err != nil {
+		return d, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return d, fmt.Errorf("spool: %w", err)
+	}
+	d.Count = int(info.Size() / int64(droppedLine))
+	d.Saturated = d.Count >= maxDropped
+	if d.Count > 0 {
+		line := make([]byte, droppedLine)
+		if _, err := f.ReadAt(line, int64(d.Count-1)*int64(droppedLine)); err == nil {
+			d.Last, _ = time.Parse(time.RFC3339, string(line[:20]))
+		}
+	}
+	return d, nil
+}
+
+// noticeName holds the last notice said about this spool (see
+// [Spool.NoticeOnce]); maxNotice bounds what is read of it.
+const (
+	noticeName = "notice.txt"
+	maxNotice  = 4 << 10
+)
+
+// NoticeOnce records notice, the reason a hook gives for not queueing
+// (no model to capture with), and reports whether it is new: a hook says
+// a reason once per spool, not at every turn. A notice that differs from
+// the recorded one is new again; [Spool.ClearNotice] forgets it, so that
+// it is said again if it comes back. When the notice cannot be recorded,
+// it is new (said again next time rather than never).
+func (s *Spool) NoticeOnce(notice string) (isNew bool) {
+	path := filepath.Join(s.dir, noticeName)
+	if old, err := readCapped(path, maxNotice); err == nil && string(old) == notice {
+		return false
+	}
+	_ = atomicfile.Replace(path, []byte(notice), filePerm)
+	return true
+}
+
+// ClearNotice forgets the recorded notice.
+func (s *Spool) ClearNotice() {
+	_ = os.Remove(filepath.Join(s.dir, noticeName))
+}
