@@ -403,8 +403,9 @@ func measureHookSize(ctx context.Context, cfg Config, bins *binaries, dir string
 		return err
 	}
 	defer p.close()
-	// The first prompt recalls in its own process and starts the server.
-	if _, _, err := p.hook(ctx, "warm up the recall server"); err != nil {
+	// The first prompt starts the server, and recalls in its own process
+	// (with many memories, it may give up at the hook's deadline).
+	if _, _, err := timedRun(ctx, p.repo, p.env(), p.payload("warm up the recall server"), p.bins.forgemem, "hook", "claude-code"); err != nil {
 		return err
 	}
 	if err := p.waitServer(ctx, true); err != nil {

@@ -244,8 +244,8 @@ func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle, serverIdle
 
 // hookPrompt recalls the memories for a prompt, to be printed as its
 // additional context: answered by this place's recall server when one
-// runs; else recalled in this process, after which a server is started for
-// the next prompts (unless serverIdle is 0).
+// runs; else recalled in this process, once a server is started for the
+// next prompts (unless serverIdle is 0).
 func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookInput, serverIdle time.Duration) {
 	run.at("loading the settings")
 	if err := a.loadSettings(); err != nil {
@@ -262,20 +262,23 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 		run.at("asking the recall server")
 		ans = a.askResident(ctx, window)
 	}
-	if !ans.asked {
-		run.at("loading the memories and recalling")
-		ans.injection, ans.err = a.recallHere(ctx, window)
-	}
-	a.promptOutput(run, ans.injection, ans.err, transcriptErr)
 	switch {
 	case ans.unsafe != nil:
 		run.note("no recall server may run, so each prompt recalls by itself: %v", ans.unsafe)
 	case ans.start:
+		// Started before this prompt's own recall, which may not end
+		// before the hook's deadline with many memories: the next prompts
+		// are answered either way.
 		run.at("starting the recall server")
 		if err := a.startResident(serverIdle); err != nil {
 			run.note("the recall server could not start, so each prompt recalls by itself: %v", err)
 		}
 	}
+	if !ans.asked {
+		run.at("loading the memories and recalling")
+		ans.injection, ans.err = a.recallHere(ctx, window)
+	}
+	a.promptOutput(run, ans.injection, ans.err, transcriptErr)
 }
 
 // recallHere recalls the memories of window in this process.
