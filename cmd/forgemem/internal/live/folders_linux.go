@@ -46,7 +46,10 @@ type Folders struct {
 	resync bool
 	lost   error  // set for good once a watched folder went away
 	gen    uint64 // counts the Syncs that changed what List serves
-	list   []*memcore.MemoryFile
+	// list is List's answer, kept sorted as files change; nil when it
+	// must be made again. dups counts the ids of both scopes.
+	list []*memcore.MemoryFile
+	dups int
 	// reached is the last barrier whose event was read; wake is closed
 	// and replaced whenever reached or lost changes.
 	reached uint64
@@ -214,9 +217,15 @@ func (f *Folders) readAll(ctx context.Context) (uint64, error) {
 			files[i][m.Meta.ID] = m
 		}
 	}
+	dups := 0
+	for id := range files[0] {
+		if _, ok := files[1][id]; ok {
+			dups++
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.files = files
+	f.files, f.dups = files, dups
 	f.list = nil
 	f.gen++
 	return f.gen, nil
@@ -256,18 +265,25 @@ func (f *Folders) readDirty(ctx context.Context, dirty [2]map[string]struct{}) (
 	changed := false
 	for _, c := range changes {
 		old, had := f.files[c.si][c.id]
+		_, inOther := f.files[1-c.si][c.id]
 		switch {
 		case c.m == nil && had:
 			delete(f.files[c.si], c.id)
+			if inOther {
+				f.dups--
+			}
 		case c.m != nil && !(had && sameMemory(old, c.m)):
 			f.files[c.si][c.id] = c.m
+			if inOther && !had {
+				f.dups++
+			}
 		default:
 			continue
 		}
+		f.replaceInList(old, c.m, inOther)
 		changed = true
 	}
 	if changed {
-		f.list = nil
 		f.gen++
 	}
 	return f.gen, nil

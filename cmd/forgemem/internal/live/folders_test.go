@@ -154,6 +154,19 @@ func TestFoldersAgreeWithANewFileStore(t *testing.T) {
 				_ = os.Symlink(w.path(m), filepath.Join(w.repo, memcore.NewMemoryID()+".md"))
 			}
 		}},
+		{"the same id in the other scope", func(int) {
+			c := pick().Clone()
+			c.Meta.Scope = memcore.ScopeUser
+			if c.Meta.Scope == pick().Meta.Scope {
+				c.Meta.Scope = memcore.ScopeRepo
+			}
+			c.Meta.Supersedes, c.Meta.Related = nil, nil
+			data, err := memcore.Serialize(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = os.WriteFile(w.path(c), data, 0o600)
+		}},
 		{"not a memory", func(i int) {
 			_ = os.WriteFile(filepath.Join(w.repo, fmt.Sprintf("notes-%d.md", i)), []byte("notes"), 0o600)
 			_ = os.MkdirAll(filepath.Join(w.repo, ".cache"), 0o750)

@@ -50,16 +50,46 @@ func (f *Folders) sorted() []*memcore.MemoryFile {
 	return all
 }
 
+// replaceInList keeps List's answer sorted after a memory changed from
+// old to m (either nil when absent): old leaves it, m goes where the order
+// puts it. The caller holds f.mu. Memories of one id in both scopes can
+// tie in the order, and then only the step-by-step sort of sorted gives
+// FileStore's answer: while there are any (inOther: this one), the list
+// is made again on the next List.
+func (f *Folders) replaceInList(old, m *memcore.MemoryFile, inOther bool) {
+	if f.list == nil {
+		return
+	}
+	if inOther || f.dups > 0 {
+		f.list = nil
+		return
+	}
+	if old != nil {
+		i, _ := slices.BinarySearchFunc(f.list, old, compareMemories)
+		for ; i < len(f.list) && f.list[i] != old; i++ {
+		}
+		if i < len(f.list) {
+			f.list = slices.Delete(f.list, i, i+1)
+		}
+	}
+	if m != nil {
+		i, _ := slices.BinarySearchFunc(f.list, m, compareMemories)
+		f.list = slices.Insert(f.list, i, m)
+	}
+}
+
+// compareMemories is memcore's order of a List: oldest first by
+// created_at, then by id.
+func compareMemories(a, b *memcore.MemoryFile) int {
+	if c := a.Meta.CreatedAt.Compare(b.Meta.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Meta.ID, b.Meta.ID)
+}
+
 // sortMemories is memcore's order of a List: oldest first by created_at,
 // then by id.
-func sortMemories(ms []*memcore.MemoryFile) {
-	slices.SortFunc(ms, func(a, b *memcore.MemoryFile) int {
-		if c := a.Meta.CreatedAt.Compare(b.Meta.CreatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Meta.ID, b.Meta.ID)
-	})
-}
+func sortMemories(ms []*memcore.MemoryFile) { slices.SortFunc(ms, compareMemories) }
 
 // sameMemory reports whether a and b are the same memory, field for field.
 func sameMemory(a, b *memcore.MemoryFile) bool { return reflect.DeepEqual(a, b) }
