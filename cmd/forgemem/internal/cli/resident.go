@@ -97,6 +97,9 @@ func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
 		return err
 	}
 	defer lock.Release()
+	if err := resident.CheckListen(dir); err != nil {
+		return fmt.Errorf("no socket can be made in %s, so no recall server can run there; set XDG_RUNTIME_DIR or TMPDIR to a folder of a local file system: %w", dir, err)
+	}
 	a.liveDir = dir
 	ws, err := a.workspace()
 	if err != nil {

@@ -59,3 +59,6 @@ func Running(dir string) bool { return false }
 
 // BarrierDir fails: there are no file events to keep a view exact here.
 func BarrierDir(environ []string) (string, error) { return "", errUnsupported }
+
+// CheckListen fails: there is no server here.
+func CheckListen(dir string) error { return errUnsupported }

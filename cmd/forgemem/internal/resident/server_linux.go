@@ -57,6 +57,21 @@ func TakeLock(dir string) (*Lock, error) {
 // Release releases the lock.
 func (l *Lock) Release() { _ = l.f.Close() }
 
+// CheckListen checks that a socket can be made in the server folder dir
+// (whose lock the caller holds), by making one and removing it: a server
+// checks it before the work of building its index, which it would
+// otherwise do in vain on a file system without sockets.
+func CheckListen(dir string) error {
+	path := socketPath(dir)
+	_ = os.Remove(path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("resident: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	return ln.Close()
+}
+
 // Handler answers a request of operation OpRecall or OpPing; ctx ends
 // when the request's budget does.
 type Handler func(ctx context.Context, req *Request) *Response

@@ -279,3 +279,18 @@ func TestSocketIsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// CheckListen makes a socket and leaves none; where none can be made it
+// says so.
+func TestCheckListen(t *testing.T) {
+	dir := serverDir(t)
+	if err := CheckListen(dir); err != nil {
+		t.Fatalf("CheckListen = %v", err)
+	}
+	if _, err := os.Lstat(socketPath(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("CheckListen left the socket: %v", err)
+	}
+	if err := CheckListen(filepath.Join(dir, "missing")); err == nil {
+		t.Error("CheckListen in a missing folder succeeded")
+	}
+}
