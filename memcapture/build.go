@@ -2,6 +2,7 @@ package memcapture
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -23,6 +24,12 @@ type replyItem struct {
 		ID           string `json:"id"`
 		Relationship string `json:"relationship"`
 	} `json:"related"`
+	// Anchors are the paths and symbols of the repository the memory
+	// names, as the model read them; "" for the part it does not give.
+	Anchors []struct {
+		Path   string `json:"path"`
+		Symbol string `json:"symbol"`
+	} `json:"anchors"`
 }
 
 // build validates the classifier's items against the store as listed (g,
@@ -41,6 +48,10 @@ type replyItem struct {
 //     forward (memcore.NewVersion);
 //   - related edges with an unknown relationship, to ids that do not exist,
 //     or into the memory's own chain are dropped, and duplicates merged;
+//   - anchors that are not valid (memcore.Anchor.Validate), and every
+//     anchor of a user-scope memory, are dropped; the others are kept as
+//     the model's proposals, for the store to check against the tree (see
+//     Pipeline's documentation);
 //   - the result must pass memcore's Validate.
 //
 // Each skipped item and dropped link is counted and logged.
@@ -113,6 +124,7 @@ func (b *passBuilder) item(i int, raw json.RawMessage) *memcore.MemoryFile {
 	pred := b.predecessor(it.Supersedes)
 	m := b.newMemory(pred, f.scope, f.category, content)
 	m.Meta.Related = b.edges(m, pred, it)
+	m.Meta.Anchors = b.anchors(i, f.scope, it)
 	if err := m.Validate(); err != nil {
 		b.p.stats.invalid.Add(1)
 		b.log.Warn().Err(redactErr(err)).Int("item", i).Msg("memcapture: memory fails validation (skipped)")
@@ -250,6 +262,26 @@ func (b *passBuilder) edges(m, pred *memcore.MemoryFile, it replyItem) []memcore
 		add(memcore.RelatedMemory{ID: cleanID(r.ID), Relationship: memcore.Relationship(strings.ToLower(strings.TrimSpace(r.Relationship)))}, false)
 	}
 	return related
+}
+
+// anchors returns the valid anchors of item i, tidied, each once; none for
+// a user-scope memory, which holds in every repository. Each anchor
+// dropped is logged.
+func (b *passBuilder) anchors(i int, scope memcore.Scope, it replyItem) []memcore.Anchor {
+	var out []memcore.Anchor
+	for _, a := range it.Anchors {
+		an := memcore.Anchor{Path: strings.TrimSpace(a.Path), Symbol: strings.Trim(strings.TrimSpace(a.Symbol), "`")}
+		if an.Path == "" && an.Symbol == "" || slices.Contains(out, an) {
+			continue
+		}
+		if err := an.Validate(); err != nil || scope != memcore.ScopeRepo {
+			b.log.Debug().Int("item", i).Str("path", redactStr(clipRunes(an.Path, 80))).Str("symbol", redactStr(clipRunes(an.Symbol, 80))).
+				Msg("memcapture: anchor dropped (not valid, or of a user-scope memory)")
+			continue
+		}
+		out = append(out, an)
+	}
+	return out
 }
 
 // remember records normalized content as seen in scope.

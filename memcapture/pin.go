@@ -65,7 +65,7 @@ func (p *Pipeline) lists(ctx context.Context, session string, window []memcore.M
 	i := slices.IndexFunc(p.pins, func(pn *pin) bool { return pn.key == key })
 	if i >= 0 {
 		pn := p.pins[i]
-		if since, redactions, ok := p.addedSince(pn, heads); ok {
+		if since, redactions, ok := p.addedSince(ctx, pn, heads); ok {
 			pn.used = p.pinClock
 			p.stats.requestRedactions.Add(uint64(redactions))
 			return pn.lines, since
@@ -83,14 +83,14 @@ func (p *Pipeline) lists(ctx context.Context, session string, window []memcore.M
 // addedSince returns the list lines of the heads written since pn was
 // pinned, newest first, the number of secrets redacted in them, and
 // whether they all fit the existing-memories budget.
-func (p *Pipeline) addedSince(pn *pin, heads []*memcore.MemoryFile) ([]string, int, bool) {
+func (p *Pipeline) addedSince(ctx context.Context, pn *pin, heads []*memcore.MemoryFile) ([]string, int, bool) {
 	var added []*memcore.MemoryFile
 	for _, h := range heads {
 		if _, known := slices.BinarySearch(pn.known, p.idHash(h.Meta.ID)); !known {
 			added = append(added, h)
 		}
 	}
-	lines, redactions := fitLines(newestFirst(added), p.cfg.existingTokens)
+	lines, redactions := p.fitLines(ctx, newestFirst(added), p.cfg.existingTokens)
 	return lines, redactions, len(lines) == len(added)
 }
 

@@ -106,7 +106,7 @@ func TestPromptLayoutPinsTheList(t *testing.T) {
 			if strings.Index(text, sinceHeading) < strings.Index(text, conv[2*i+3].Content) {
 				t.Errorf("pass %d: the memories added since come before the conversation's end:\n%s", i+2, text)
 			}
-			if line, _ := headLine(m1); strings.Count(text, line+"\n") != 1 || !strings.Contains(sinceSection(req), line+"\n") {
+			if line, _ := headLine(m1, ""); strings.Count(text, line+"\n") != 1 || !strings.Contains(sinceSection(req), line+"\n") {
 				t.Errorf("pass %d: the memory written since is not listed once, after the conversation:\n%s", i+2, text)
 			}
 			wantPrefix(t, reqs[i], req)

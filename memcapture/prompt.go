@@ -41,6 +41,9 @@ For each memory give:
   patterns: non-obvious relationships or recurring structures
 - supersedes: the id of the existing memory this one replaces, when a preference or decision has changed; otherwise "". Prefer superseding to writing a second memory on the same subject, and say in the content what changed.
 - related: links to existing memories, each {"id": "...", "relationship": "..."} with relationship "refines" (adds detail to it), "contradicts" (conflicts with it without replacing it) or "relates-to"; otherwise [].
+- anchors: the files, folders and identifiers of this repository the memory is about, as the conversation names them, each {"path": "...", "symbol": "..."} — path relative to the repository root with slashes (internal/db/queries.go), symbol a function, type or configuration key (GetOrder), "" for the part you do not know; otherwise []. Name only what exists in the repository now.
+
+A listed memory marked "may be outdated" names code that moved or went away since it was written. When the conversation shows what changed, supersede that memory with a current version; do not repeat the outdated one.
 
 Use only ids listed under EXISTING MEMORIES or MEMORIES ADDED SINCE, copied exactly; never invent one. The memories added since were written after the first list was made, and some may be newer versions of memories in it: superseding either version continues the same memory. Do not write a memory that repeats one of either list.
 
@@ -62,7 +65,7 @@ const retryReminder = `Your reply could not be read. Answer again with only the 
 const ClassifierSchemaName = "memories"
 
 // responseSchema is the JSON Schema of the classifier's reply:
-// {"memories": [{content, scope, category, supersedes, related}]}. Every
+// {"memories": [{content, scope, category, supersedes, related, anchors}]}. Every
 // property is required and no others are allowed, so that providers with a
 // strict structured-output mode accept it; "" and [] stand for "none".
 var responseSchema = func() *memcore.Schema {
@@ -80,6 +83,15 @@ var responseSchema = func() *memcore.Schema {
 		"required":             []string{"id", "relationship"},
 		"additionalProperties": false,
 	}
+	anchor := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"path":   str(`a file or folder of the repository, relative to its root with slashes, or ""`),
+			"symbol": str(`a function, type or configuration key the memory names, or ""`),
+		},
+		"required":             []string{"path", "symbol"},
+		"additionalProperties": false,
+	}
 	item := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -88,8 +100,9 @@ var responseSchema = func() *memcore.Schema {
 			"category":   enum("the kind of memory", memcore.Categories()),
 			"supersedes": str(`id of the existing memory this one replaces, or ""`),
 			"related":    map[string]any{"type": "array", "items": edge},
+			"anchors":    map[string]any{"type": "array", "items": anchor},
 		},
-		"required":             []string{"content", "scope", "category", "supersedes", "related"},
+		"required":             []string{"content", "scope", "category", "supersedes", "related", "anchors"},
 		"additionalProperties": false,
 	}
 	def, err := json.Marshal(map[string]any{
@@ -179,15 +192,45 @@ func (p *Pipeline) request(pinned []string, window []memcore.Message, since []st
 	}
 }
 
+// StaleChecker says why a memory may be outdated — the code it names moved
+// or went away. When the store given to [NewPipeline] implements it (as
+// memcore/anchor's Store does), the existing memories listed to the
+// classifier carry the reason, so that a conversation that confirms the
+// change supersedes the memory with a current version.
+type StaleChecker interface {
+	// Stale returns why m may be outdated, or "".
+	Stale(ctx context.Context, m *memcore.MemoryFile) string
+}
+
+// maxStaleRunes bounds the reason a listed memory may be outdated.
+const maxStaleRunes = 200
+
 // headLine is how a memory is listed in the prompt, and the number of
 // secrets replaced in it: its title is redacted (a memory written by hand
-// may hold a secret), then clipped.
-func headLine(m *memcore.MemoryFile) (string, int) {
+// may hold a secret), then clipped; stale, when not empty, says why it may
+// be outdated.
+func headLine(m *memcore.MemoryFile, stale string) (string, int) {
 	title, n := redact.Text(m.Title())
 	if utf8.RuneCountInString(title) > maxTitleRunes {
 		title = string([]rune(title)[:maxTitleRunes]) + "…"
 	}
-	return fmt.Sprintf("- [%s] (%s/%s) %s", m.Meta.ID, m.Meta.Scope, m.Meta.Category, title), n
+	line := fmt.Sprintf("- [%s] (%s/%s) %s", m.Meta.ID, m.Meta.Scope, m.Meta.Category, title)
+	if stale != "" {
+		stale = strings.Join(strings.Fields(stale), " ")
+		if utf8.RuneCountInString(stale) > maxStaleRunes {
+			stale = string([]rune(stale)[:maxStaleRunes]) + "…"
+		}
+		line += " (may be outdated: " + stale + ")"
+	}
+	return line, n
+}
+
+// staleOf is why m may be outdated, when the store can tell.
+func (p *Pipeline) staleOf(ctx context.Context, m *memcore.MemoryFile) string {
+	if sc, ok := p.store.(StaleChecker); ok {
+		return sc.Stale(ctx, m)
+	}
+	return ""
 }
 
 // selectHeads returns the list lines of the heads to show the classifier:
@@ -204,17 +247,17 @@ func (p *Pipeline) selectHeads(ctx context.Context, window []memcore.Message, he
 		if err != nil {
 			p.fail(FailureEmbedder, err)
 			log.Warn().Err(redactErr(err)).Msg("memcapture: ranking existing memories failed (newest first this pass)")
-			return p.listLines(ordered), false
+			return p.listLines(ctx, ordered), false
 		}
 		ordered = r
 	}
-	return p.listLines(ordered), true
+	return p.listLines(ctx, ordered), true
 }
 
 // listLines returns the list lines of the first of ordered that fit the
 // existing-memories budget, counting the secrets redacted in them.
-func (p *Pipeline) listLines(ordered []*memcore.MemoryFile) []string {
-	lines, n := fitLines(ordered, p.cfg.existingTokens)
+func (p *Pipeline) listLines(ctx context.Context, ordered []*memcore.MemoryFile) []string {
+	lines, n := p.fitLines(ctx, ordered, p.cfg.existingTokens)
 	p.stats.requestRedactions.Add(uint64(n))
 	return lines
 }
@@ -235,11 +278,11 @@ func newestFirst(ms []*memcore.MemoryFile) []*memcore.MemoryFile {
 // fitLines returns the list lines of the first of ordered that fit a
 // budget of budget estimated tokens, each line with its newline, and the
 // number of secrets redacted in them.
-func fitLines(ordered []*memcore.MemoryFile, budget int) ([]string, int) {
+func (p *Pipeline) fitLines(ctx context.Context, ordered []*memcore.MemoryFile, budget int) ([]string, int) {
 	var lines []string
 	runes, redactions := 0, 0
 	for _, m := range ordered {
-		l, r := headLine(m)
+		l, r := headLine(m, p.staleOf(ctx, m))
 		n := utf8.RuneCountInString(l) + 1 // and its newline
 		if (runes+n+3)/4 > budget {
 			break

@@ -240,13 +240,13 @@ func TestResponseSchema(t *testing.T) {
 	if got := props["category"].Enum; len(got) != len(memcore.Categories()) {
 		t.Errorf("category enum = %v", got)
 	}
-	for _, k := range []string{"content", "scope", "category", "supersedes", "related"} {
+	for _, k := range []string{"content", "scope", "category", "supersedes", "related", "anchors"} {
 		if !slices.Contains(doc.Properties.Memories.Items.Required, k) {
 			t.Errorf("%s is not required", k)
 		}
 	}
 	// The schema's own example: a reply satisfying it parses.
-	els, err := parseReply(`{"memories":[{"content":"c","scope":"repo","category":"patterns","supersedes":"","related":[]}]}`)
+	els, err := parseReply(`{"memories":[{"content":"c","scope":"repo","category":"patterns","supersedes":"","related":[],"anchors":[{"path":"x.go","symbol":""}]}]}`)
 	if err != nil || len(els) != 1 {
 		t.Errorf("schema-shaped reply: %d items, %v", len(els), err)
 	}

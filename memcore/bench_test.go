@@ -35,6 +35,32 @@ func typical(id string, i int) *MemoryFile {
 	return m
 }
 
+// BenchmarkParseCaptured parses a memory as capture writes it since v0.2
+// — its source, the evidence quoted and the anchors of the code it names —
+// on the fast path and with the YAML decoder, for the ratio.
+func BenchmarkParseCaptured(b *testing.B) {
+	m := typical(idA, 1)
+	m.Meta.Source = SourceUser
+	m.Meta.Evidence = &Evidence{Quote: "use a version column and retry at most three times", At: t0}
+	m.Meta.Anchors = []Anchor{{Path: "internal/billing/store.go", Blob: "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"}, {Path: "internal/billing", Symbol: "UpdateUser"}}
+	block := frontMatterOf(b, mustSerialize(b, m))
+	if _, ok := parseFast(block); !ok {
+		b.Fatal("the fast path refused a captured memory")
+	}
+	b.Run("fast", func(b *testing.B) {
+		for b.Loop() {
+			parseFast(block)
+		}
+	})
+	b.Run("yaml", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodeFrontMatter(block, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 func BenchmarkParse(b *testing.B) {
 	data := mustSerialize(b, typical(idA, 1))
 	b.SetBytes(int64(len(data)))

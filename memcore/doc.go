@@ -51,7 +51,10 @@
 // Package github.com/forgemem/forgemem/memcore/redact replaces secrets in
 // text before it is stored; every write path uses it. Package
 // github.com/forgemem/forgemem/memcore/atomicfile writes files that readers
-// never see half-written; FileStore uses it.
+// never see half-written; FileStore uses it. Package
+// github.com/forgemem/forgemem/memcore/anchor records the paths and symbols
+// a memory names ([Anchor]) and checks them against the working tree, so
+// that a memory whose code moved or went away is found and labelled stale.
 //
 // # Configuration
 //

@@ -17,24 +17,21 @@ import (
 // checks this), and it never decides an error itself.
 func parseFast(block string) (MemoryMeta, bool) {
 	var meta MemoryMeta
-	var seen uint16
+	var seen uint32
 	for block != "" {
 		line, rest, ok := strings.Cut(block, "\n")
 		if !ok {
 			return MemoryMeta{}, false // the block always ends with the newline before the closing line
 		}
 		block = rest
-		key, value, ok := strings.Cut(line, ": ")
-		if !ok && line == "related:" {
-			key, ok = "related", true
-		}
+		key, value, ok := fastKey(line)
 		bit := fastKeyBit(key)
 		if !ok || bit == 0 || seen&bit != 0 {
 			return MemoryMeta{}, false
 		}
 		seen |= bit
-		if key == "related" {
-			meta.Related, block, ok = plainRelated(block)
+		if parse := fastBlocks[key]; parse != nil {
+			block, ok = parse(&meta, block)
 		} else {
 			ok = fastFields[key](&meta, value)
 		}
@@ -43,6 +40,35 @@ func parseFast(block string) (MemoryMeta, bool) {
 		}
 	}
 	return meta, seen != 0
+}
+
+// fastKey splits a top-level line into its key and value: "key: value"
+// for a key of fastFields, "key:" alone for a key of fastBlocks, whose
+// value follows on the next lines; false for anything else.
+func fastKey(line string) (key, value string, ok bool) {
+	if key, ok := strings.CutSuffix(line, ":"); ok && fastBlocks[key] != nil {
+		return key, "", true
+	}
+	key, value, ok = strings.Cut(line, ": ")
+	return key, value, ok && fastBlocks[key] == nil
+}
+
+// fastBlocks decode, for each key parseFast knows whose value is written
+// on the lines after it, that value from the block that follows the key's
+// line, and return the rest of the block.
+var fastBlocks = map[string]func(m *MemoryMeta, block string) (string, bool){
+	"related": func(m *MemoryMeta, block string) (rest string, ok bool) {
+		m.Related, rest, ok = plainRelated(block)
+		return rest, ok
+	},
+	"evidence": func(m *MemoryMeta, block string) (rest string, ok bool) {
+		m.Evidence, rest, ok = plainEvidence(block)
+		return rest, ok
+	},
+	"anchors": func(m *MemoryMeta, block string) (rest string, ok bool) {
+		m.Anchors, rest, ok = plainAnchors(block)
+		return rest, ok
+	},
 }
 
 // fastFields sets, for each key parseFast knows but related, its field of
@@ -59,10 +85,80 @@ var fastFields = map[string]func(m *MemoryMeta, value string) bool{
 	"trigger":    func(m *MemoryMeta, v string) bool { m.Trigger = Trigger(v); return m.Trigger.Valid() },
 	"session_id": func(m *MemoryMeta, v string) (ok bool) { m.SessionID, ok = plainString(v); return ok },
 	"retired_reason": func(m *MemoryMeta, v string) (ok bool) {
-		m.RetiredReason, ok = plainString(v)
+		m.RetiredReason, ok = plainText(v)
 		return ok
 	},
 	"retired": func(m *MemoryMeta, v string) bool { m.Retired = true; return v == "true" },
+	"source":  func(m *MemoryMeta, v string) bool { m.Source = Source(v); return v != "" && m.Source.Valid() },
+	"status":  func(m *MemoryMeta, v string) bool { m.Status = Status(v); return m.Status == StatusPending },
+	"status_reason": func(m *MemoryMeta, v string) (ok bool) {
+		m.StatusReason, ok = plainText(v)
+		return ok
+	},
+}
+
+// plainEvidence decodes the evidence mapping that opens block — a
+// "  quote: <text>" line, an "  at: <time>" line, or both in that order —
+// and returns it with the rest of the block; false if there is neither or
+// a value is of another shape.
+func plainEvidence(block string) (*Evidence, string, bool) {
+	var e Evidence
+	if v, rest, ok := cutField(block, "  quote: "); ok {
+		if e.Quote, ok = plainText(v); !ok {
+			return nil, block, false
+		}
+		block = rest
+	}
+	if v, rest, ok := cutField(block, "  at: "); ok {
+		if e.At, ok = plainTime(v); !ok {
+			return nil, block, false
+		}
+		block = rest
+	}
+	return &e, block, !e.IsZero()
+}
+
+// plainAnchors decodes the anchors that open block, each a mapping of
+// path, symbol, blob and commit lines in that order (the first opened by
+// "  - ", the others indented by four spaces), and returns them with the
+// rest of the block; false if there is none or one is of another shape.
+func plainAnchors(block string) ([]Anchor, string, bool) {
+	var anchors []Anchor
+	for strings.HasPrefix(block, "  - ") {
+		var a Anchor
+		indent := "  - "
+		for _, f := range []struct {
+			key   string
+			field *string
+		}{{"path", &a.Path}, {"symbol", &a.Symbol}, {"blob", &a.Blob}, {"commit", &a.Commit}} {
+			v, rest, ok := cutField(block, indent+f.key+": ")
+			if !ok {
+				continue
+			}
+			if *f.field, ok = plainPath(v); !ok {
+				return nil, block, false
+			}
+			block, indent = rest, "    "
+		}
+		if indent != "    " { // the item opened with no field of ours
+			return nil, block, false
+		}
+		anchors = append(anchors, a)
+	}
+	return anchors, block, len(anchors) > 0
+}
+
+// cutField returns the value of block's first line when it starts with
+// prefix, and the rest of the block.
+func cutField(block, prefix string) (value, rest string, ok bool) {
+	if !strings.HasPrefix(block, prefix) {
+		return "", block, false
+	}
+	value, rest, ok = strings.Cut(block[len(prefix):], "\n")
+	if !ok {
+		return "", block, false
+	}
+	return value, rest, true
 }
 
 // plainRelated decodes the edges that open block, each an "  - id: <id>"
@@ -87,12 +183,15 @@ func plainRelated(block string) ([]RelatedMemory, string, bool) {
 }
 
 // fastKeyBit is a bit per key parseFast knows, 0 for any other key.
-func fastKeyBit(key string) uint16 {
+func fastKeyBit(key string) uint32 {
 	switch key {
 	case "retired":
 		return 1 << 10
 	case "retired_reason":
 		return 1 << 11
+	}
+	if bit := fastProvenanceBit(key); bit != 0 {
+		return bit
 	}
 	switch key {
 	case "id":
@@ -115,6 +214,24 @@ func fastKeyBit(key string) uint16 {
 		return 1 << 8
 	case "trigger":
 		return 1 << 9
+	}
+	return 0
+}
+
+// fastProvenanceBit is the bit of each key added in v0.2, 0 for any other
+// key.
+func fastProvenanceBit(key string) uint32 {
+	switch key {
+	case "source":
+		return 1 << 12
+	case "evidence":
+		return 1 << 13
+	case "status":
+		return 1 << 14
+	case "status_reason":
+		return 1 << 15
+	case "anchors":
+		return 1 << 16
 	}
 	return 0
 }
@@ -166,6 +283,37 @@ func plainString(s string) (string, bool) {
 	}
 	if !plainWord(s) || readsAsOtherType(s) {
 		return "", false
+	}
+	return s, true
+}
+
+// plainPath decodes a path or a symbol as plainString does, a slash
+// allowed in the plain form too.
+func plainPath(s string) (string, bool) {
+	if s != "" && !strings.HasPrefix(s, `"`) && strings.Contains(s, "/") {
+		if plainWord(strings.ReplaceAll(s, "/", "_")) && !strings.Contains(s, "//") {
+			return s, true
+		}
+		return "", false
+	}
+	return plainString(s)
+}
+
+// plainText decodes a short text as plainString does, or written plainly
+// as words separated by single spaces, made of letters, digits and the
+// punctuation , . ' ( ) - _ / (no colon, hash or quote that would mean
+// something to YAML), that does not read as another type.
+func plainText(s string) (string, bool) {
+	if v, ok := plainString(s); ok {
+		return v, true
+	}
+	if s == "" || !isAlnum(s[0]) || strings.Contains(s, "  ") || strings.HasSuffix(s, " ") || readsAsOtherType(s) {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && !strings.ContainsRune(" ,.'()-_/", rune(c)) {
+			return "", false
+		}
 	}
 	return s, true
 }

@@ -30,11 +30,17 @@ func TestParseFastTakesCanonicalFiles(t *testing.T) {
 	minimal.Meta.UpdatedAt, minimal.Meta.SessionID, minimal.Meta.Trigger = minimal.Meta.CreatedAt.AddDate(0, 0, 0), "", ""
 	withEdges := full()
 	withEdges.Meta.Extra = nil
-	// The fields added in v0.2 are left to the YAML decoder.
-	withEdges.Meta.Source, withEdges.Meta.Evidence, withEdges.Meta.Status, withEdges.Meta.StatusReason, withEdges.Meta.Anchors = "", nil, "", "", nil
-	// Prose with spaces is left to the YAML decoder; a retired version is rare.
-	withEdges.Meta.RetiredReason = "replaced-by-the-event-log"
-	for name, m := range map[string]*MemoryFile{"plain": plain, "quoted session": quoted, "minimal": minimal, "edges and supersedes": withEdges} {
+	// A captured memory: its source, the evidence quoted from the
+	// conversation and the anchors of the code it names.
+	captured := sample(NewMemoryID())
+	captured.Meta.Source = SourceUser
+	captured.Meta.Evidence = &Evidence{Quote: "we'll keep the queries in internal/db, reviewed by two people", At: t0}
+	captured.Meta.Anchors = []Anchor{{Path: "internal/db/queries.go", Blob: "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+		Commit: "9ced975b1c0c1f3e8d43a5a7b4a6d0f00e4d1c2a"}, {Path: "internal/db", Symbol: "GetOrder"}, {Symbol: "db.max_conns"}}
+	pending := sample(NewMemoryID())
+	pending.Meta.Source, pending.Meta.Status, pending.Meta.StatusReason = SourceAssistant, StatusPending, "not stated by the user"
+	for name, m := range map[string]*MemoryFile{"plain": plain, "quoted session": quoted, "minimal": minimal,
+		"edges and supersedes": withEdges, "captured": captured, "pending": pending} {
 		t.Run(name, func(t *testing.T) {
 			block := frontMatterOf(t, mustSerialize(t, m))
 			got, ok := parseFast(block)
@@ -110,6 +116,11 @@ func FuzzParseFastAgrees(f *testing.F) {
 	f.Add("session_id: a_1\n")
 	f.Add("retired: true\nretired_reason: stale\n")
 	f.Add("retired: false\n")
+	f.Add("source: user\nevidence:\n  quote: don't use tabs, ever (really)\n  at: 2025-01-15T10:30:00Z\n")
+	f.Add("status: pending\nstatus_reason: not stated by the user\n")
+	f.Add("anchors:\n  - path: a/b.go\n    symbol: F\n    blob: \"0123\"\n  - symbol: x.y\n")
+	f.Add("evidence:\n  quote: yes\n")
+	f.Add("evidence:\n  quote: 12 monkeys, 3 (a)\n")
 	f.Fuzz(func(t *testing.T, block string) {
 		fast, ok := parseFast(block)
 		if !ok {

@@ -485,13 +485,13 @@ func evidenceNode(e *Evidence) *yaml.Node {
 	return n
 }
 
-// anchorsNode is the anchors sequence: each anchor's path, symbol and
-// blob, each when set.
+// anchorsNode is the anchors sequence: each anchor's path, symbol, blob
+// and commit, each when set.
 func anchorsNode(anchors []Anchor) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for _, a := range anchors {
 		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, kv := range [][2]string{{"path", a.Path}, {"symbol", a.Symbol}, {"blob", a.Blob}} {
+		for _, kv := range [][2]string{{"path", a.Path}, {"symbol", a.Symbol}, {"blob", a.Blob}, {"commit", a.Commit}} {
 			if kv[1] != "" {
 				m.Content = append(m.Content, strNode(kv[0]), strNode(kv[1]))
 			}

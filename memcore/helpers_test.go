@@ -60,7 +60,7 @@ func full() *MemoryFile {
 			Status:        StatusPending,
 			StatusReason:  "review of every memory is on",
 			Anchors: []Anchor{
-				{Path: "internal/outbox/outbox.go", Blob: "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"},
+				{Path: "internal/outbox/outbox.go", Blob: "3b18e512dba79e4c8300dd08aeb37f8e728b8dad", Commit: "9e77886b4c1cc9b8a6d1a1ef2bb4c3d9f1e0a2b7"},
 				{Path: "internal/outbox", Symbol: "Publish"},
 				{Symbol: "outbox.table"},
 			},

@@ -90,19 +90,26 @@ func (e Evidence) IsZero() bool { return e.Quote == "" && e.At.IsZero() }
 // Anchor is a piece of the code a memory is about — a path of the
 // repository, a symbol, or a symbol in a path — with what identified its
 // state when the memory was written, so that a memory whose code has moved
-// or gone can be found and labelled stale.
+// or gone can be found and labelled stale (package memcore/anchor records
+// and checks them). It encodes as JSON with the file format's names.
 type Anchor struct {
 	// Path is a repository-relative, slash-separated path of a file or
 	// folder ("internal/db/queries.go"); empty for a symbol found anywhere.
-	Path string `yaml:"path,omitempty"`
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
 	// Symbol is an identifier the memory names — a function, type,
 	// package, constant or configuration key ("GetOrder"); empty for a
 	// path alone.
-	Symbol string `yaml:"symbol,omitempty"`
+	Symbol string `yaml:"symbol,omitempty" json:"symbol,omitempty"`
 	// Blob is the git blob id (hexadecimal) of Path's content when the
-	// memory was written, when Path is a file git tracked; it lets a
-	// checker follow a rename.
-	Blob string `yaml:"blob,omitempty"`
+	// memory was written, when Path is a file: the SHA-1 of "blob <size>\0"
+	// and the content, as git computes it, whether or not git tracks the
+	// file. It lets a checker follow a rename that kept the content.
+	Blob string `yaml:"blob,omitempty" json:"blob,omitempty"`
+	// Commit is the git commit (hexadecimal) checked out when the memory
+	// was written, beside a Path; it lets a checker ask git which paths
+	// were renamed since. Empty outside a git repository (added after the
+	// other fields: files without it stay valid).
+	Commit string `yaml:"commit,omitempty" json:"commit,omitempty"`
 }
 
 // The limits of an [Anchor]'s fields.
@@ -131,17 +138,26 @@ func (a Anchor) Validate() error {
 			problems = append(problems, "symbol "+p)
 		}
 	}
-	switch {
-	case a.Blob == "":
-	case a.Path == "":
-		problems = append(problems, "has a blob but no path")
-	case !isHex(a.Blob) || len(a.Blob) != 40 && len(a.Blob) != 64:
-		problems = append(problems, fmt.Sprintf("blob %q is not a git object id (40 or 64 hexadecimal digits)", a.Blob))
-	}
+	problems = append(problems, objectIDProblems(a, "blob", a.Blob)...)
+	problems = append(problems, objectIDProblems(a, "commit", a.Commit)...)
 	if len(problems) == 0 {
 		return nil
 	}
 	return fmt.Errorf("%w: anchor %s", ErrInvalidMemory, strings.Join(problems, "; "))
+}
+
+// objectIDProblems says what is wrong with id, a's git object id named
+// field: it must sit beside a path and be 40 or 64 hexadecimal digits.
+func objectIDProblems(a Anchor, field, id string) []string {
+	switch {
+	case id == "":
+		return nil
+	case a.Path == "":
+		return []string{"has a " + field + " but no path"}
+	case !isHex(id) || len(id) != 40 && len(id) != 64:
+		return []string{fmt.Sprintf("%s %q is not a git object id (40 or 64 hexadecimal digits)", field, id)}
+	}
+	return nil
 }
 
 // anchorPathProblem says what makes p unfit as an anchor's path, or "".

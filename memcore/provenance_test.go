@@ -43,6 +43,9 @@ func TestValidateProvenance(t *testing.T) {
 		{"blob without path", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Symbol: "X", Blob: strings.Repeat("a", 40)}} }, "blob but no path"},
 		{"short blob", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Path: "x.go", Blob: "abc123"}} }, "not a git object id"},
 		{"sha-256 blob", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Path: "x.go", Blob: strings.Repeat("0f", 32)}} }, ""},
+		{"commit", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Path: "x.go", Commit: strings.Repeat("c", 40)}} }, ""},
+		{"commit without path", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Symbol: "X", Commit: strings.Repeat("c", 40)}} }, "commit but no path"},
+		{"short commit", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Path: "x.go", Commit: "HEAD"}} }, `commit "HEAD" is not a git object id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

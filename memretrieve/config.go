@@ -1,11 +1,14 @@
 package memretrieve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/forgemem/forgemem/memcore"
 )
 
 // HypothesisMode chooses what the engine embeds as its search queries.
@@ -26,6 +29,36 @@ const (
 
 // Valid reports whether m is [ModeLLM] or [ModeIdentity].
 func (m HypothesisMode) Valid() bool { return m == ModeLLM || m == ModeIdentity }
+
+// StaleMode says what a turn does with a memory that Config.StaleCheck
+// finds outdated.
+type StaleMode string
+
+// The stale modes.
+const (
+	// StaleLabel injects the memory with a note saying why it may be
+	// outdated ("may be outdated: internal/db/queries.go no longer
+	// exists"). It is the default; an empty StaleMode means it too.
+	StaleLabel StaleMode = "label"
+	// StaleDrop leaves the memory out of the turn.
+	StaleDrop StaleMode = "drop"
+	// StaleIgnore does not check: the memory is injected as it is.
+	StaleIgnore StaleMode = "ignore"
+)
+
+// Valid reports whether m is empty or one of the stale modes.
+func (m StaleMode) Valid() bool {
+	return m == "" || m == StaleLabel || m == StaleDrop || m == StaleIgnore
+}
+
+// StaleChecker says why a memory may be outdated — the code it names moved
+// or went away. Package memcore/anchor's *Checker is one.
+type StaleChecker interface {
+	// Stale returns why m may be outdated, or "" when nothing says so. It
+	// is called for each memory a turn is about to inject, with the
+	// turn's context, so it must be cheap, and safe for concurrent use.
+	Stale(ctx context.Context, m *memcore.MemoryFile) string
+}
 
 // Config holds the retrieval settings; each field's comment names the
 // settings key it is read from, if any, its default and its range. Start
@@ -100,6 +133,16 @@ type Config struct {
 	// A larger k flattens the difference between the first ranks and the
 	// later ones. Default 60, range 1–1000.
 	FusionK int
+	// StaleCheck, when set, is asked about each memory a turn is about to
+	// inject (after graph expansion and the MaxMemories cap, before the
+	// injection budget); nil checks nothing. The host fills it — with
+	// memcore/anchor's *Checker for a repository — so the engine needs no
+	// file system or git of its own.
+	StaleCheck StaleChecker
+	// Stale is what a turn does with a memory StaleCheck finds outdated
+	// (memory.stale): StaleLabel (the default; "" means it too) injects it
+	// with a note, StaleDrop leaves it out, StaleIgnore does not check.
+	Stale StaleMode
 }
 
 // DefaultConfig returns the default settings: ModeLLM, 5 hypotheses, the
@@ -107,7 +150,8 @@ type Config struct {
 // memories, a minimum score of 0, an injection budget of 2000 tokens, a
 // window of 4000 tokens, a timeout of 2s, queries of at most 512 tokens,
 // and the lexical ranking fused with the vector ranking at equal weight
-// with k = 60. HypothesisModel is empty: the provider's default model.
+// with k = 60; outdated memories labelled (when the host sets a
+// StaleCheck). HypothesisModel is empty: the provider's default model.
 func DefaultConfig() Config {
 	return Config{
 		Mode:                 ModeLLM,
@@ -122,6 +166,7 @@ func DefaultConfig() Config {
 		QueryTokenLimit:      512,
 		LexicalWeight:        1,
 		FusionK:              60,
+		Stale:                StaleLabel,
 	}
 }
 
@@ -158,7 +203,8 @@ func (e *ConfigError) Error() string {
 	configField := false
 	for i, f := range e.Fields {
 		format := "%s is %v, want %s"
-		if _, ok := f.Value.(HypothesisMode); ok {
+		switch f.Value.(type) {
+		case HypothesisMode, StaleMode:
 			format = "%s is %q, want %s"
 		}
 		parts[i] = fmt.Sprintf(format, f.Field, f.Value, f.Want)
@@ -230,5 +276,6 @@ func (c Config) check() fieldErrors {
 	bad.check(c.QueryTokenLimit >= 1 && c.QueryTokenLimit <= 1_000_000, "QueryTokenLimit", c.QueryTokenLimit, "1–1000000")
 	bad.check(!math.IsNaN(c.LexicalWeight) && c.LexicalWeight >= 0 && c.LexicalWeight <= 10, "LexicalWeight", c.LexicalWeight, "0–10")
 	bad.check(c.FusionK >= 1 && c.FusionK <= 1000, "FusionK", c.FusionK, "1–1000")
+	bad.check(c.Stale.Valid(), "Stale", c.Stale, `"label", "drop" or "ignore"`)
 	return bad
 }

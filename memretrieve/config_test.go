@@ -100,6 +100,7 @@ func TestDefaultConfig(t *testing.T) {
 		QueryTokenLimit:      512,
 		LexicalWeight:        1,
 		FusionK:              60,
+		Stale:                StaleLabel,
 	}
 	if c := DefaultConfig(); c != want {
 		t.Fatalf("DefaultConfig() = %+v, want the documented defaults %+v", c, want)

@@ -35,7 +35,11 @@
 //  7. adds related memories within Config.HopDepth edges, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  8. renders the injection block (below), cut to
+//  8. asks the host's Config.StaleCheck, when set, whether each of them
+//     may be outdated (the code it names moved or went away), and labels
+//     or drops those it says are (Config.Stale: [StaleLabel], [StaleDrop],
+//     [StaleIgnore]);
+//  9. renders the injection block (below), cut to
 //     Config.InjectionTokenBudget by dropping whole memories, lowest score
 //     first.
 //
@@ -129,6 +133,7 @@
 // background to weigh, not instructions. Each memory follows as
 //
 //	[1] coding-preferences, user scope, version 2, 2025-03-02, relevance 0.83 (mem_…)
+//	May be outdated: internal/db/queries.go no longer exists.
 //	<content>
 //	History, oldest first (changed 1 time):
 //	  - version 1, 2025-01-15: <earlier content>
@@ -137,7 +142,8 @@
 //	Links:
 //	  - contradicts mem_… "<title>" (see [2])
 //
-// where History appears for changed memories (a version on the branch of a
+// where the "May be outdated" line appears for a memory Config.StaleCheck
+// found outdated, History for changed memories (a version on the branch of a
 // fork that the chain did not continue from is marked "a parallel change
 // the current text does not include"; a version that forgot the memory is
 // shown as "forgotten", the one after it as "brought back", and neither is

@@ -122,6 +122,9 @@ func (r *renderer) block(i, shown int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n[%d] %s, %s scope, version %d, %s, relevance %.2f (%s)\n",
 		i+1, defuse(string(m.Meta.Category)), defuse(string(m.Meta.Scope)), m.Meta.Version, date(m), rc.Score, m.Meta.ID)
+	if rc.Stale != "" {
+		b.WriteString(staleNote(rc.Stale))
+	}
 	b.WriteString(indentBody(m.Content, ""))
 	if len(rc.History) > 0 {
 		b.WriteString(r.history(rc))
@@ -136,6 +139,12 @@ func (r *renderer) block(i, shown int) string {
 		}
 	}
 	return b.String()
+}
+
+// staleNote is the line that says a memory may be outdated, and why, its
+// text defused like a memory's.
+func staleNote(reason string) string {
+	return "May be outdated: " + defuse(strings.Join(strings.Fields(reason), " ")) + ".\n"
 }
 
 // history renders the version history of rc's chain, oldest first. A

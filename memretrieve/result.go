@@ -21,6 +21,9 @@ type Result struct {
 	// Omitted counts the memories that were found but left out of the
 	// injection (and of Memories) to fit Config.InjectionTokenBudget.
 	Omitted int
+	// StaleDropped counts the memories left out because Config.StaleCheck
+	// found them outdated, with Config.Stale StaleDrop.
+	StaleDropped int
 	// Redactions counts the secrets replaced by "[REDACTED]" in what the
 	// turn sent to its providers: the conversation window (see
 	// memcore.RedactWindow), which the hypothesis model reads and the
@@ -135,6 +138,10 @@ type Recalled struct {
 	// injection marks as parallel changes (see memcore.Graph.History).
 	// Empty for a memory that was never changed.
 	History []*memcore.MemoryFile
+	// Stale says why the memory may be outdated, as Config.StaleCheck
+	// said it; the injection shows it as a note. "" when nothing says so,
+	// or nothing was checked.
+	Stale string
 }
 
 // Via says how a recalled memory was reached: by the search (Hops 0;

@@ -109,8 +109,9 @@ func (e *Engine) retrieveTurn(ctx context.Context, win *turnWindow) (res *Result
 		lhits = snap.lex.search(lexicalQuery(texts), e.cfg.TopK)
 	}
 	ranked := e.fuse(snap, vhits, lhits)
-	res = e.render(snap.graph, e.choose(snap, ranked))
-	res.Ranked = ranked
+	chosen, dropped := e.checkStale(ctx, e.choose(snap, ranked))
+	res = e.render(snap.graph, chosen)
+	res.Ranked, res.StaleDropped = ranked, dropped
 	if vskip != nil && len(ranked) == 0 {
 		// The lexical ranking found nothing either: the vector side's
 		// failure is why the turn got nothing.
@@ -324,4 +325,26 @@ func callWithin[T any](ctx context.Context, f func(context.Context) (T, error)) 
 		var zero T
 		return zero, ctx.Err()
 	}
+}
+
+// checkStale asks Config.StaleCheck about each memory of recs: with
+// StaleLabel the memory keeps its reason in Recalled.Stale, with StaleDrop
+// it is left out (and counted). With StaleIgnore, or no StaleCheck, recs
+// are returned as they are.
+func (e *Engine) checkStale(ctx context.Context, recs []Recalled) ([]Recalled, int) {
+	check := e.cfg.StaleCheck
+	if check == nil || e.cfg.Stale == StaleIgnore {
+		return recs, 0
+	}
+	out := recs[:0:0]
+	dropped := 0
+	for _, rc := range recs {
+		rc.Stale = check.Stale(ctx, rc.Memory)
+		if rc.Stale != "" && e.cfg.Stale == StaleDrop {
+			dropped++
+			continue
+		}
+		out = append(out, rc)
+	}
+	return out, dropped
 }

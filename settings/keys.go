@@ -70,6 +70,8 @@ var table = []key{
 		anyValue),
 	intKey("retrieval_fusion_k", 60, 1, 1000, func(s *Settings) *int { return &s.RetrievalFusionK }, "The constant k of reciprocal-rank fusion: a memory ranked r-th by a ranking gains its weight/(k + r).", "`memretrieve.Config.FusionK`",
 		anyValue),
+	ranked(enumKey("stale", memretrieve.StaleLabel, []memretrieve.StaleMode{memretrieve.StaleIgnore, memretrieve.StaleLabel, memretrieve.StaleDrop}, func(s *Settings) *memretrieve.StaleMode { return &s.Stale }, "What recall does with a memory whose code moved or went away (its anchors are checked against the working tree): `label` injects it with a note saying what changed, `drop` leaves it out, `ignore` does not check.", "`memretrieve.Config.Stale`",
+		narrowsUp("inject memories whose code moved or went away without a note"))),
 }
 
 // Key describes one setting, for help texts, flag definitions and the
@@ -339,6 +341,22 @@ func stringKey(name string, field func(*Settings) *string, doc, setting string, 
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// ranked orders the values of an enum key, listed in k.values from the
+// widest to the narrowest, for its trust rule (narrowsUp).
+func ranked(k key) key {
+	rank := func(s *Settings) int {
+		v := k.get(s)
+		for i, name := range k.values {
+			if name == v {
+				return i
+			}
+		}
+		return -1
+	}
+	k.cmp = func(a, b *Settings) int { return cmp.Compare(rank(a), rank(b)) }
+	return k
+}
 
 // enumKey accepts one of values, exactly.
 func enumKey[T ~string](name string, def T, values []T, field func(*Settings) *T, doc, setting string, trust trustRule) key {

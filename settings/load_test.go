@@ -140,6 +140,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"retrieval_query_token_limit", "8000", func(s *settings.Settings) any { return s.RetrieveConfig().QueryTokenLimit }, 8000},
 		{"retrieval_lexical_weight", "0.5", func(s *settings.Settings) any { return s.RetrieveConfig().LexicalWeight }, 0.5},
 		{"retrieval_fusion_k", "20", func(s *settings.Settings) any { return s.RetrieveConfig().FusionK }, 20},
+		{"stale", "drop", func(s *settings.Settings) any { return s.RetrieveConfig().Stale }, memretrieve.StaleDrop},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

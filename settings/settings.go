@@ -107,6 +107,9 @@ type Settings struct {
 	RetrievalLexicalWeight float64
 	// RetrievalFusionK is memory.retrieval_fusion_k.
 	RetrievalFusionK int
+	// Stale is memory.stale: what recall does with a memory whose code
+	// moved or went away.
+	Stale memretrieve.StaleMode
 
 	// Paths are the memory folders and settings files.
 	Paths Paths
@@ -320,6 +323,7 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.QueryTokenLimit = s.RetrievalQueryTokenLimit
 	c.LexicalWeight = s.RetrievalLexicalWeight
 	c.FusionK = s.RetrievalFusionK
+	c.Stale = s.Stale
 	return c
 }
 

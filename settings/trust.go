@@ -105,12 +105,23 @@ func (k *key) untrusted() string {
 			verb = " need trust"
 		}
 		return "`" + r.to + "` applies; " + strings.Join(others, " or ") + verb
+	case r.dir > 0 && k.values != nil:
+		return "a stricter value applies (" + quotedList(k.values) + ", strictest last); a looser one needs trust"
 	case r.dir > 0:
 		return "a higher value applies; a lower one needs trust"
 	case r.dir < 0:
 		return "a lower value applies; a higher one needs trust"
 	}
 	return "needs trust"
+}
+
+// quotedList writes values as `a`, `b`, `c`.
+func quotedList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = "`" + v + "`"
+	}
+	return strings.Join(q, ", ")
 }
 
 // narrows reports whether next's value of k narrows what cur's does (an

@@ -56,6 +56,10 @@ func TestUntrustedRepositoryFile(t *testing.T) {
 		{"retrieval_query_token_limit", "", "100000", false, "512"},
 		{"retrieval_lexical_weight", "", "0", true, ""},
 		{"retrieval_fusion_k", "", "1000", true, ""},
+		{"stale", "", "drop", true, ""},
+		{"stale", "ignore", "label", true, ""},
+		{"stale", "", "ignore", false, "label"},
+		{"stale", "drop", "label", false, "drop"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

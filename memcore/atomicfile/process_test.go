@@ -63,11 +63,17 @@ func TestHelperProcess(t *testing.T) {
 			fmt.Println("wrote", name)
 		}
 	case "replace": // replace one file until killed, reporting each version
+		// and waiting for the parent's go-ahead before the next, so that the
+		// parent knows which write its kill can cut: the next one.
+		in := bufio.NewReader(os.Stdin)
 		for i := 0; ; i++ {
 			if err := Replace(filepath.Join(dir, "current"), content(i), 0o600); err != nil {
 				fail(err)
 			}
 			fmt.Println("replaced", i)
+			if _, err := in.ReadString('\n'); err != nil {
+				os.Exit(3)
+			}
 		}
 	case "prepare": // prepare one file and wait, unpublished, to be killed
 		p, err := Prepare(dir, ".tmp-held-*", content(7), 0o600)
@@ -83,6 +89,13 @@ func TestHelperProcess(t *testing.T) {
 
 // startChild runs the helper in mode over dir and returns its report lines.
 func startChild(t *testing.T, mode, dir string) (next func() string, kill func()) {
+	next, kill, _ = startChildWithGoAhead(t, mode, dir)
+	return next, kill
+}
+
+// startChildWithGoAhead is startChild, with goAhead, which tells a child
+// that waits after each report to go on.
+func startChildWithGoAhead(t *testing.T, mode, dir string) (next func() string, kill func(), goAhead func()) {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("kills a writer with SIGKILL and relies on POSIX rename and link semantics; Unix only")
@@ -122,6 +135,11 @@ func startChild(t *testing.T, mode, dir string) (next func() string, kill func()
 		}
 	}
 	t.Cleanup(kill)
+	goAhead = func() {
+		if _, err := io.WriteString(stdin, "\n"); err != nil {
+			t.Fatalf("telling the child to go on: %v", err)
+		}
+	}
 	next = func() string {
 		t.Helper()
 		select {
@@ -138,7 +156,7 @@ func startChild(t *testing.T, mode, dir string) (next func() string, kill func()
 		}
 		return ""
 	}
-	return next, kill
+	return next, kill, goAhead
 }
 
 // visible returns the files of dir that are not hidden, with their data,
@@ -202,15 +220,18 @@ func TestKilledWhileWritingNew(t *testing.T) {
 }
 
 // A writer replacing one file SIGKILLed at an arbitrary moment leaves the
-// whole file of the last version it reported, or of the one after it.
+// whole file of the last version it reported, or of the one after it,
+// which it was writing when it was killed (it waits for the parent's
+// go-ahead after each report, so it cannot run further ahead).
 func TestKilledWhileReplacing(t *testing.T) {
 	dir := t.TempDir()
-	next, kill := startChild(t, "replace", dir)
+	next, kill, goAhead := startChildWithGoAhead(t, "replace", dir)
 	last := -1
 	for last < 15 {
 		if v, ok := strings.CutPrefix(next(), "replaced "); ok {
 			last, _ = strconv.Atoi(v)
 		}
+		goAhead()
 	}
 	kill()
 	files, _ := visible(t, dir)

@@ -7,7 +7,7 @@ import (
 )
 
 func TestRunRejectsBadArguments(t *testing.T) {
-	for _, args := range [][]string{{"-no-such-flag"}, {"extra"}} {
+	for _, args := range [][]string{{"-no-such-flag"}, {"extra"}, {"-anchors", "-markdown", "x.md"}} {
 		var out, errs bytes.Buffer
 		if err := run(args, &out, &errs); err == nil {
 			t.Errorf("run(%q) succeeded; want an error", args)

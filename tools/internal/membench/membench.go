@@ -143,6 +143,10 @@ type Report struct {
 	// off, from the same run.
 	Lexical Lexical `json:"lexical"`
 
+	// Anchors holds the figures of memories' anchors: extraction per
+	// memory written, and the check per turn, at Memories memories.
+	Anchors Anchors `json:"anchors"`
+
 	// HookFigures are what a user waits for: the prompt hook, a new
 	// process per prompt, and the MCP server's recall (keys at the top
 	// level).
@@ -216,17 +220,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := measureEngine(ctx, cfg, dir, r); err != nil {
 		return nil, err
 	}
-	progress("lexical index over %d memory texts", cfg.Memories)
-	if err := measureLexical(cfg, r); err != nil {
-		return nil, err
-	}
-	progress("capture overhead and classifier prompt with %d memories", cfg.Memories)
-	if err := measureCapture(ctx, cfg, r); err != nil {
-		return nil, err
-	}
-	progress("scripted capture session of %d turns", cfg.SessionTurns)
-	if err := measureSession(ctx, cfg, r); err != nil {
-		return nil, fmt.Errorf("capture session: %w", err)
+	for _, step := range []struct {
+		what, fail string
+		run        func() error
+	}{
+		{fmt.Sprintf("lexical index over %d memory texts", cfg.Memories), "lexical index",
+			func() error { return measureLexical(cfg, r) }},
+		{fmt.Sprintf("anchors of %d memories", cfg.Memories), "anchors",
+			func() error { return measureAnchors(ctx, cfg, dir, r, progress) }},
+		{fmt.Sprintf("capture overhead and classifier prompt with %d memories", cfg.Memories), "capture",
+			func() error { return measureCapture(ctx, cfg, r) }},
+		{fmt.Sprintf("scripted capture session of %d turns", cfg.SessionTurns), "capture session",
+			func() error { return measureSession(ctx, cfg, r) }},
+	} {
+		progress("%s", step.what)
+		if err := step.run(); err != nil {
+			return nil, fmt.Errorf("%s: %w", step.fail, err)
+		}
 	}
 	runtime.GC()
 	if err := measureHooks(ctx, cfg, dir, r, progress); err != nil {
@@ -286,6 +296,7 @@ func misses(r *Report) []string {
 	if r.CapturePromptTokens > r.CapturePromptBudgetTokens {
 		out = append(out, fmt.Sprintf("capture: existing-memories list of %d tokens over its budget of %d", r.CapturePromptTokens, r.CapturePromptBudgetTokens))
 	}
+	out = append(out, anchorMisses(r)...)
 	return append(out, lexicalMisses(r)...)
 }
 

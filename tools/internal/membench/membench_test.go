@@ -88,6 +88,10 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		{"the session wrote memories", r.Session.MemoriesWritten > 0 && r.SessionFreshStore.MemoriesWritten > 0},
 		{"vector-only retrieval measured", r.Lexical.RetrieveVectorOnlyP50Ms > 0 && r.Lexical.RetrieveVectorOnlyP50Ms <= r.Lexical.RetrieveVectorOnlyP99Ms &&
 			r.Lexical.RetrieveIdentityVectorOnlyP50Ms > 0 && r.Lexical.RetrieveIdentityVectorOnlyP50Ms <= r.Lexical.RetrieveIdentityVectorOnlyP99Ms},
+		{"anchors extracted", r.Anchors.Memories == cfg.Memories && r.Anchors.AnchorsPerMemory >= 1 && r.Anchors.ExtractP50Ms > 0 &&
+			r.Anchors.ExtractP50Ms <= r.Anchors.ExtractP99Ms && r.Anchors.ExtractWalkP50Ms > 0},
+		{"stale memories found and checked per turn", r.Anchors.StaleMemories > 0 && r.Anchors.CheckedPerTurn > 0 && r.Anchors.StalePerTurn > 0 &&
+			r.Anchors.CheckTurnP50Ms > 0 && r.Anchors.CheckTurnP50Ms <= r.Anchors.CheckTurnP99Ms && r.Anchors.CheckFirstTurnMs > 0 && r.Anchors.CheckAllMs > 0},
 		{"lexical index measured", r.Lexical.Memories == cfg.Memories && r.Lexical.BuildMs > 0 && r.Lexical.QueryP50Ms > 0 && r.Lexical.QueryP50Ms <= r.Lexical.QueryP99Ms},
 	}
 	for _, c := range checks {
@@ -101,7 +105,7 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"# Performance", "go run ./tools/cmd/membench -test", "| 1000 |", "cold start / read floor", "OnTurnComplete", "p99",
-		"stream floor", "recall@5 of the quantised index", "bytes per memory", "new tokens per turn", "## Lexical index", "`identity`, vector only"} {
+		"stream floor", "recall@5 of the quantised index", "bytes per memory", "new tokens per turn", "## Lexical index", "`identity`, vector only", "## Anchors", "check per turn"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the performance page lacks %q", want)
 		}
@@ -117,10 +121,11 @@ func TestMissesNamesEachMissedTarget(t *testing.T) {
 		QuantizedRecallAt10:       0.98,
 		CaptureNewTokensPerTurn:   2400,
 		CapturePrefixSharedRatio:  0.7,
+		Anchors:                   Anchors{Memories: 10, StaleMemories: 1, CheckTurnP99Ms: 1.5},
 	}
 	got := strings.Join(misses(r), "\n")
 	for _, want := range []string{"search at 10000: 0.70 × chromem-go", "cold start: 6.00 × the read floor", "search at 100000: 1.40 × the stream floor",
-		"recall@10 0.9800", "0.70 of the prompt tokens shared"} {
+		"recall@10 0.9800", "0.70 of the prompt tokens shared", "anchors: checking a turn's memories takes 1.50 ms at p99"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("misses lacks %q; got:\n%s", want, got)
 		}

@@ -73,6 +73,9 @@ func (a *app) printHits(res *workspace.SearchResult) {
 			line += p.sprintf(" (matched its earlier version %s)", shortID(h.Matched))
 		}
 		p.println(line)
+		if m.Stale != "" {
+			p.printf("   may be outdated: %s\n", m.Stale)
+		}
 		p.println(indent(m.Content, "   "))
 	}
 }

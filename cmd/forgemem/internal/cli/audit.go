@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 )
 
 func (a *app) validateCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, fix, yes bool
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the memory files; exit 1 when anything is wrong",
@@ -20,13 +22,27 @@ func (a *app) validateCommand() *cobra.Command {
 are not read as memories (they do not parse or break the schema, so they would otherwise
 be skipped without a word) or are read repaired, ids that differ from their file names, links to memories that
 are not stored, supersedes cycles and forks, repo memories pointing at user-scope ones
-(they break for teammates), and secrets in files on disk. Exit status 1 when anything
-is found. With --json: an array of {path, scope, id, kind, message} objects.`,
-		Args: cobra.NoArgs,
+(they break for teammates), secrets in files on disk, and repo memories whose anchors
+moved or went away (kind stale: which anchor, what happened to it, the new name of a
+renamed path). Exit status 1 when anything is found. With --json: an array of
+{path, scope, id, kind, message} objects; a stale one also has anchor, status and
+renamed_to.
+
+With --fix, it proposes a new version of each memory that names a renamed path: the
+same text naming the new path, shown as a diff. Without --yes it only shows what it would
+write (exit 2); with --yes it writes the new versions, each superseding the current one.`,
+		Example: "  forgemem validate\n  forgemem validate --json\n  forgemem validate --fix        # shows the new versions it would write\n  forgemem validate --fix --yes",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if yes && !fix {
+				return usagef("--yes goes with --fix")
+			}
 			ws, err := a.workspace()
 			if err != nil {
 				return err
+			}
+			if fix {
+				return a.fixStale(cmd, ws, !yes, asJSON)
 			}
 			probs, err := ws.Validate(cmd.Context())
 			if err != nil {
@@ -43,7 +59,95 @@ is found. With --json: an array of {path, scope, id, kind, message} objects.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&fix, "fix", false, "propose new versions of the memories that name renamed paths")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --fix: write the new versions")
 	return cmd
+}
+
+// fixStale runs validate --fix: the new versions, shown (dry run, exit 2
+// when there are any) or written.
+func (a *app) fixStale(cmd *cobra.Command, ws *workspace.Workspace, dryRun, asJSON bool) error {
+	res, err := ws.FixStale(cmd.Context(), dryRun)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := a.out.json(res); err != nil {
+			return err
+		}
+	} else {
+		a.printFixes(res)
+	}
+	failed := 0
+	for _, f := range res.Fixes {
+		if f.Err != "" {
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		return fmt.Errorf("%s not written (see above)", plural(failed, "new version was", "new versions were"))
+	case dryRun && len(res.Fixes) > 0:
+		return usageError{fmt.Errorf("nothing was written: run it again with --yes to write %s", plural(len(res.Fixes), "new version", "new versions"))}
+	}
+	return nil
+}
+
+// printFixes shows each proposed (or written) new version as a diff of
+// the lines it changes.
+func (a *app) printFixes(res *workspace.FixResult) {
+	p := a.out
+	if len(res.Fixes) == 0 {
+		p.println("Nothing to fix: no memory names a path that git says was renamed.")
+		a.gitNote()
+		return
+	}
+	for i, f := range res.Fixes {
+		if i > 0 {
+			p.println()
+		}
+		m := f.Memory
+		p.printf("%s  %s, version %d → %d\n", p.bold(m.ID), kind(m), m.Version, m.Version+1)
+		for _, old := range slices.Sorted(maps.Keys(f.Renames)) {
+			p.printf("  %s was renamed to %s\n", old, f.Renames[old])
+		}
+		for _, l := range lineDiff(m.Content, f.Content) {
+			p.printf("  %s\n", l)
+		}
+		if f.StillStale != "" {
+			p.printf("  still may be outdated: %s\n", f.StillStale)
+		}
+		switch {
+		case f.Err != "":
+			p.printf("  not written: %s\n", f.Err)
+		case f.Written != "":
+			p.printf("  written as %s\n", f.Written)
+		}
+	}
+	if res.DryRun {
+		p.println(p.dim(fmt.Sprintf("\n%s would be written (--yes writes them).", plural(len(res.Fixes), "new version", "new versions"))))
+	}
+}
+
+// lineDiff returns the lines of old that new changes, "- " before, and
+// their new form, "+ " before, in order; a fix changes words within
+// lines, so the two texts have the same lines but for those.
+func lineDiff(old, new string) []string {
+	ol, nl := strings.Split(old, "\n"), strings.Split(new, "\n")
+	var out []string
+	for i := range max(len(ol), len(nl)) {
+		o, n := "", ""
+		if i < len(ol) {
+			o = ol[i]
+		}
+		if i < len(nl) {
+			n = nl[i]
+		}
+		if o != n {
+			out = append(out, "- "+o, "+ "+n)
+		}
+	}
+	return out
 }
 
 func (a *app) printProblems(probs []workspace.Problem) {
@@ -64,6 +168,12 @@ func (a *app) printProblems(probs []workspace.Problem) {
 		p.printf("  %s: %s\n", pr.Kind, pr.Message)
 	}
 	p.printf("\n%s in %s.\n", plural(len(probs), "problem", "problems"), plural(files, "file", "files"))
+	for _, pr := range probs {
+		if pr.Kind == workspace.ProblemStale {
+			a.gitNote()
+			break
+		}
+	}
 }
 
 func (a *app) statsCommand() *cobra.Command {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/spf13/cobra"
 )
@@ -12,6 +13,7 @@ import (
 func (a *app) rememberCommand() *cobra.Command {
 	var in workspace.RememberInput
 	var scope, category string
+	var anchors []string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "remember <text>",
@@ -26,10 +28,16 @@ new version always supersedes the current one of the chain, and revives a forgot
 chain. Links name other memories by id, and always their current version.
 
 The text may be at most 64 KiB. --supersedes and the links take an id or a unique prefix
-of at least 4 hexadecimal digits (mem_1b4e or 1b4e).`,
+of at least 4 hexadecimal digits (mem_1b4e or 1b4e).
+
+A repo memory records its anchors: the files, folders and identifiers of the repository its
+text names (found in the working tree), and those given with --anchor PATH, PATH#SYMBOL or
+#SYMBOL, recorded even when the tree does not have them now. forgemem validate and list
+--stale report a memory whose anchors moved or went away, and recall labels it.`,
 		Example: `  forgemem remember "Migrations live in db/migrations." --scope repo --category project-conventions
   forgemem remember "Prefers table-driven tests." --scope user --category coding-preferences
-  forgemem remember "Use optimistic locking, with a retry." --supersedes mem_1b4e28ba`,
+  forgemem remember "Use optimistic locking, with a retry." --supersedes mem_1b4e28ba
+  forgemem remember "Orders are read by GetOrder." --scope repo --category patterns --anchor internal/db/queries.go#GetOrder`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -41,6 +49,9 @@ of at least 4 hexadecimal digits (mem_1b4e or 1b4e).`,
 			}
 			if in.Supersedes == "" && (in.Scope == "" || in.Category == "") {
 				return usagef("a new memory needs --scope and --category (or --supersedes to change an existing one)")
+			}
+			if in.Anchors, err = anchorFlags(anchors); err != nil {
+				return err
 			}
 			in.Text = strings.Join(args, " ")
 			in.SessionID = newSessionID()
@@ -66,6 +77,7 @@ of at least 4 hexadecimal digits (mem_1b4e or 1b4e).`,
 	f.StringArrayVar(&in.RelatesTo, "relates-to", nil, "a related memory (repeatable)")
 	f.StringArrayVar(&in.Refines, "refines", nil, "a memory this one refines (repeatable)")
 	f.StringArrayVar(&in.Contradicts, "contradicts", nil, "a memory this one contradicts (repeatable)")
+	f.StringArrayVar(&anchors, "anchor", nil, "a file or folder of the repository the memory is about, PATH, PATH#SYMBOL or #SYMBOL (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
@@ -94,7 +106,46 @@ func (a *app) printRemembered(res *workspace.RememberResult) {
 	if res.Redactions > 0 {
 		p.printf("Replaced %s with %s.\n", plural(res.Redactions, "secret", "secrets"), redact.Placeholder)
 	}
+	if len(m.Anchors) > 0 {
+		p.printf("Anchors: %s.\n", anchorList(m.Anchors))
+	}
+	for _, an := range res.MissingAnchors {
+		fmt.Fprintf(a.env.Stderr, "forgemem: warning: %s is not in the working tree now; the memory is recorded with it, and reported stale until it is\n", anchorText(an))
+	}
 	p.printf("%s\n", p.dim("File: "+m.Path))
+}
+
+// anchorFlags parses --anchor values: PATH, PATH#SYMBOL or #SYMBOL.
+func anchorFlags(values []string) ([]memcore.Anchor, error) {
+	var out []memcore.Anchor
+	for _, v := range values {
+		path, symbol, _ := strings.Cut(v, "#")
+		an := memcore.Anchor{Path: strings.TrimPrefix(path, "./"), Symbol: symbol}
+		if err := an.Validate(); err != nil {
+			return nil, usagef("--anchor %q: %s (write PATH, PATH#SYMBOL or #SYMBOL, the path relative to the repository)", v,
+				strings.TrimPrefix(err.Error(), memcore.ErrInvalidMemory.Error()+": anchor "))
+		}
+		out = append(out, an)
+	}
+	return out, nil
+}
+
+// anchorText writes an anchor as --anchor takes it: PATH, PATH#SYMBOL or
+// #SYMBOL.
+func anchorText(an memcore.Anchor) string {
+	if an.Symbol == "" {
+		return an.Path
+	}
+	return an.Path + "#" + an.Symbol
+}
+
+// anchorList writes anchors, comma-separated.
+func anchorList(anchors []memcore.Anchor) string {
+	parts := make([]string, len(anchors))
+	for i, an := range anchors {
+		parts[i] = anchorText(an)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (a *app) forgetCommand() *cobra.Command {

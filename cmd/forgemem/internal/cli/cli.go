@@ -225,6 +225,10 @@ func isFlagSettingsError(err error) bool {
 	return true
 }
 
+// notASetting annotates a command's own flag that has a setting's name but
+// is not that setting (list --stale).
+const notASetting = "forgemem-not-a-setting"
+
 // settingsOptions are the settings inputs of the process with the global
 // flags and the settings flags the user set.
 func (a *app) settingsOptions() settings.Options {
@@ -239,7 +243,7 @@ func (a *app) settingsOptions() settings.Options {
 		flags = a.cmd.Flags()
 	}
 	for _, k := range settings.Keys() {
-		if f := flags.Lookup(k.Flag); f != nil && f.Changed {
+		if f := flags.Lookup(k.Flag); f != nil && f.Changed && f.Annotations[notASetting] == nil {
 			opts.Flags[k.Flag] = f.Value.String()
 		}
 	}

@@ -39,8 +39,9 @@ func (a *app) listCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List the memories: the current version of each",
 		Long: `List the current version of every memory, oldest first. Forgotten memories are left
-out unless --retired is given, and earlier versions unless --all-versions is.`,
-		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json",
+out unless --retired is given, and earlier versions unless --all-versions is. With --stale,
+only the repository's memories whose anchors moved or went away, each with what happened.`,
+		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json\n  forgemem list --stale",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -71,12 +72,18 @@ out unless --retired is given, and earlier versions unless --all-versions is.`,
 	f.StringVar(&category, "category", "", "only this category")
 	f.BoolVar(&opts.AllVersions, "all-versions", false, "every version, not only the current ones")
 	f.BoolVar(&opts.Retired, "retired", false, "include forgotten memories")
+	f.BoolVar(&opts.Stale, "stale", false, "only the memories that may be outdated: the code they name moved or went away")
+	_ = f.SetAnnotation("stale", notASetting, []string{"list's own"})
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 
 func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 	p := a.out
+	if opts.Stale {
+		a.printStale(res)
+		return
+	}
 	state := opts.AllVersions || opts.Retired
 	if len(res.Memories) == 0 {
 		p.println("No memories here.")
@@ -112,6 +119,31 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		summary += "; not in a repository, so only the user scope"
 	}
 	p.println(p.dim(summary + "."))
+}
+
+// printStale lists the memories that may be outdated, each with why.
+func (a *app) printStale(res *workspace.ListResult) {
+	p := a.out
+	if len(res.Memories) == 0 {
+		p.println("No memory here names code that moved or went away.")
+		return
+	}
+	for i, m := range res.Memories {
+		if i > 0 {
+			p.println()
+		}
+		p.printf("%s  %s, version %d, %s  %s\n", p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt), clip(m.Title, titleWidth))
+		p.printf("  may be outdated: %s\n", m.Stale)
+	}
+	p.println(p.dim(fmt.Sprintf("\n%s may be outdated (forgemem validate says what to do).", plural(len(res.Memories), "memory", "memories"))))
+	a.gitNote()
+}
+
+// gitNote says on stderr, when renames cannot be followed here, why.
+func (a *app) gitNote() {
+	if c := a.ws.Anchors(); c != nil && c.GitProblem() != nil {
+		fmt.Fprintf(a.env.Stderr, "forgemem: renamed paths are reported as gone here: %v\n", c.GitProblem())
+	}
 }
 
 // stateOf says where a memory stands in its chain.
@@ -185,6 +217,7 @@ func (a *app) printDetail(d *workspace.Detail) {
 		}
 		t.row("status\tforgotten on %s%s (remember --supersedes %s revives it)\n", day(head.CreatedAt), why, shortID(head.ID))
 	}
+	anchorRows(t, m)
 	t.row("file\t%s\n", m.Path)
 	t.flush()
 	p.printf("\n%s\n", indent(m.Content, "  "))
@@ -215,6 +248,17 @@ func (a *app) printDetail(d *workspace.Detail) {
 			t.row("  %s\t%s\t%s%s\n", passive(e.Relationship), shortID(e.ID), otherTitle(e), to)
 		}
 		t.flush()
+	}
+}
+
+// anchorRows writes, in show's table, why m may be outdated and its
+// anchors, when it has them.
+func anchorRows(t *table, m workspace.Memory) {
+	if m.Stale != "" {
+		t.row("stale\tmay be outdated: %s\n", m.Stale)
+	}
+	if len(m.Anchors) > 0 {
+		t.row("anchors\t%s\n", anchorList(m.Anchors))
 	}
 }
 

@@ -41,4 +41,9 @@
 //   - On a [Transport], a line that is not one JSON-RPC message — or one
 //     longer than 1 MiB, which is discarded as it streams — is answered
 //     with a JSON-RPC error and the next line is served.
+//
+// A memory whose code moved or went away (its anchors, package
+// memcore/anchor) is said to be possibly outdated, and why, by
+// memory_recall, memory_search and memory_show; memory_remember takes the
+// agent's anchors, kept when the repository has them.
 package mcpserver

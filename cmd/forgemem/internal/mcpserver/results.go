@@ -38,6 +38,9 @@ type (
 		// content.
 		ContentCut bool   `json:"content_cut,omitempty"`
 		Path       string `json:"path"`
+		// Stale says why the memory may be outdated (the code it names
+		// moved or went away), where the tool checked it.
+		Stale string `json:"stale,omitempty"`
 	}
 	recallOut struct {
 		// Injection is the block of recalled notes, "" when nothing is
@@ -75,6 +78,9 @@ type (
 		NotHead    string    `json:"not_head,omitempty"`
 		Revived    bool      `json:"revived,omitempty"`
 		Raced      string    `json:"raced,omitempty"`
+		// DroppedAnchors counts the anchors given that the repository does
+		// not have: not recorded.
+		DroppedAnchors int `json:"dropped_anchors,omitempty"`
 	}
 	// versionOut is one version of a chain, on one line.
 	versionOut struct {
@@ -141,7 +147,7 @@ type (
 func memoryOf(m workspace.Memory, maxContent int) memoryOut {
 	content := clipBytes(m.Content, maxContent)
 	return memoryOut{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, CreatedAt: m.CreatedAt,
-		Content: content, ContentCut: len(content) < len(m.Content), Path: m.Path}
+		Content: content, ContentCut: len(content) < len(m.Content), Path: m.Path, Stale: m.Stale}
 }
 
 // partialNote is the note of a recall or search a provider failure left
@@ -218,6 +224,9 @@ func writeHits(b *strings.Builder, out *searchOut, hits []workspace.Hit) string 
 		if hit.Matched != "" {
 			entry += " — matched its earlier version " + hit.Matched
 		}
+		if m.Stale != "" {
+			entry += "\nMay be outdated: " + m.Stale + "."
+		}
 		entry += "\n" + indent(m.Content)
 		if m.ContentCut {
 			entry += fmt.Sprintf(" … (cut: %d bytes in all)", len(hit.Memory.Content))
@@ -248,16 +257,20 @@ func writeHits(b *strings.Builder, out *searchOut, hits []workspace.Hit) string 
 }
 
 func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, rememberOut, error) {
+	var proposed []memcore.Anchor
+	for _, a := range in.Anchors {
+		proposed = append(proposed, memcore.Anchor{Path: a.Path, Symbol: a.Symbol})
+	}
 	res, err := h.ws.Remember(ctx, workspace.RememberInput{
 		Text: in.Content, Scope: in.Scope, Category: in.Category,
-		Supersedes: string(in.Supersedes), SessionID: h.session,
+		Supersedes: string(in.Supersedes), SessionID: h.session, Proposed: proposed,
 	})
 	if err != nil {
 		return "", rememberOut{}, err
 	}
 	m := res.Memory
 	out := rememberOut{Memory: memoryOf(m, maxShowContentBytes), Redactions: res.Redactions, Superseded: res.Superseded,
-		NotHead: res.NotHead, Revived: res.Revived, Raced: res.Raced}
+		NotHead: res.NotHead, Revived: res.Revived, Raced: res.Raced, DroppedAnchors: len(res.DroppedAnchors)}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Remembered as %s (%s, version %d).", m.ID, kind(m), m.Version)
 	switch {
@@ -273,6 +286,9 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	}
 	if res.Redactions > 0 {
 		fmt.Fprintf(&b, " %s replaced by [REDACTED].", count(res.Redactions, "secret was", "secrets were"))
+	}
+	if out.DroppedAnchors > 0 {
+		fmt.Fprintf(&b, " %s not in the repository, so not recorded.", count(out.DroppedAnchors, "anchor is", "anchors are"))
 	}
 	return b.String(), out, nil
 }

@@ -29,6 +29,9 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 			reason = " (" + head.RetiredReason + ")"
 		}
 		fmt.Fprintf(&b, "Status: forgotten%s; it is not recalled, searched or listed.\n", reason)
+	case m.Head && m.Stale != "":
+		out.Status = "current"
+		fmt.Fprintf(&b, "Status: current, but may be outdated: %s.\n", m.Stale)
 	case m.Head:
 		out.Status = "current"
 		b.WriteString("Status: current.\n")

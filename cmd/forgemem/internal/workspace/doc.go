@@ -17,6 +17,15 @@
 // person gives [Workspace.Remember] is redacted (package
 // github.com/forgemem/forgemem/memcore/redact) before it is written.
 //
+// A repo memory's anchors — the paths and symbols of the repository it
+// names (package github.com/forgemem/forgemem/memcore/anchor) — are
+// recorded when Remember or a capture pass writes it, and checked against
+// the working tree where the command uses memories: recall labels or drops
+// an outdated one (memory.stale), search and show say why it may be
+// outdated, [ListOptions].Stale lists them, Validate reports them (kind
+// stale), and [Workspace.FixStale] proposes new versions for those that
+// name renamed paths.
+//
 // Errors wrap the sentinels of this package ([ErrDisabled],
 // [ErrRetrievalOff], [ErrNeedsModel], [ErrProviderSetup], [ErrAmbiguous],
 // [ErrInvalidInput], [ErrProvider]) or of memcore and settings

@@ -18,6 +18,10 @@ type ListOptions struct {
 	AllVersions bool
 	// Retired adds the forgotten chains, which are left out by default.
 	Retired bool
+	// Stale keeps the current repo memories whose anchors say they may be
+	// outdated, each with the reason (Memory.Stale). It needs the repo
+	// scope.
+	Stale bool
 }
 
 // ListResult is what [Workspace.List] found.
@@ -39,10 +43,8 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	if err := checkScope(opts.Scope); err != nil {
 		return nil, err
 	}
-	if opts.Scope != "" {
-		if err := w.requireScope(opts.Scope); err != nil {
-			return nil, err
-		}
+	if err := w.requireListScopes(opts); err != nil {
+		return nil, err
 	}
 	if err := checkCategory(opts.Category); err != nil {
 		return nil, err
@@ -66,10 +68,27 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 		res.Memories = append(res.Memories, view(w.store, snap.g, m))
 	}
 	res.Hidden = len(hidden)
+	if opts.Stale {
+		res.Memories = w.onlyStale(ctx, res.Memories)
+	}
 	if res.Unreadable, err = w.unreadableCount(ctx); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// requireListScopes checks that the scopes opts need are on: the one it
+// names, and the repo scope for Stale.
+func (w *Workspace) requireListScopes(opts ListOptions) error {
+	if opts.Scope != "" {
+		if err := w.requireScope(opts.Scope); err != nil {
+			return err
+		}
+	}
+	if opts.Stale {
+		return w.requireScope(memcore.ScopeRepo)
+	}
+	return nil
 }
 
 // keeps reports whether m, a member of g, passes the scope, category and

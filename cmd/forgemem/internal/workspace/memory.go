@@ -33,6 +33,13 @@ type Memory struct {
 	// Title is the first non-blank line of the content.
 	Title   string `json:"title"`
 	Content string `json:"content"`
+	// Anchors are the paths and symbols of the repository the memory is
+	// about, with their state when it was written.
+	Anchors []memcore.Anchor `json:"anchors,omitempty"`
+	// Stale says why the memory may be outdated — its anchors' code moved
+	// or went away — where the operation checked it (recall, search, show,
+	// list --stale); "" otherwise.
+	Stale string `json:"stale,omitempty"`
 	// Path is the memory's file.
 	Path string `json:"path"`
 	// Head is true when no other memory supersedes this one: it is the
@@ -71,6 +78,7 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 		Path:          filePath(store, m),
 		Head:          !g.IsSuperseded(mt.ID),
 		Forgotten:     g.IsRetired(mt.ID),
+		Anchors:       mt.Anchors,
 		File:          m,
 	}
 	if !mt.UpdatedAt.IsZero() {

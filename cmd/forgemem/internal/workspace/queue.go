@@ -331,7 +331,7 @@ func (w *Workspace) newPipeline(ctx context.Context) (*memcapture.Pipeline, erro
 	capture.Embedder = models.Embedder
 	capture.Logger = w.opts.Logger
 	capture.Clock = w.opts.Now // nil: time.Now
-	p, err := memcapture.NewPipeline(llm, w.store, capture)
+	p, err := memcapture.NewPipeline(llm, w.captureStore(), capture)
 	if err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}

@@ -76,6 +76,7 @@ func (w *Workspace) recallEngine(ctx context.Context) (e *memretrieve.Engine, cf
 		return nil, cfg, nil, err
 	}
 	cfg = s.RetrieveConfig()
+	cfg.StaleCheck = w.staleCheck()
 	var llm memcore.LLMProvider
 	if cfg.Mode == memretrieve.ModeLLM {
 		if llm, err = models.NeedLLM(); err != nil {

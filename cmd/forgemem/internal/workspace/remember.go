@@ -40,6 +40,13 @@ type RememberInput struct {
 	RelatesTo, Refines, Contradicts []string
 	// SessionID is recorded in the file; empty leaves it out.
 	SessionID string
+	// Anchors are the paths and symbols of the repository the memory is
+	// about, as a person gives them: recorded whether or not the working
+	// tree has them now (RememberResult.MissingAnchors lists those it has
+	// not). Proposed are an agent's: recorded only when the tree has them.
+	// The anchors the text names are recorded either way. Only a repo
+	// memory has anchors.
+	Anchors, Proposed []memcore.Anchor
 }
 
 // RememberResult says what [Workspace.Remember] wrote.
@@ -59,6 +66,12 @@ type RememberResult struct {
 	// was being written: the new version supersedes it instead (memcore's
 	// ErrConflict, retried once).
 	Raced string `json:"raced,omitempty"`
+	// MissingAnchors are the anchors given that the working tree does not
+	// have now: recorded all the same, and reported stale.
+	MissingAnchors []memcore.Anchor `json:"missing_anchors,omitempty"`
+	// DroppedAnchors are the proposed anchors the tree does not have: not
+	// recorded.
+	DroppedAnchors []memcore.Anchor `json:"dropped_anchors,omitempty"`
 	// LinkedToHead are the ids given to link to that are earlier versions
 	// of their chains: each link names the chain's current version
 	// instead.
@@ -115,6 +128,9 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 		return nil, err
 	}
 	m.Content = clean
+	if err := w.anchorMemory(ctx, m, in, res); err != nil {
+		return nil, err
+	}
 	if err := w.link(ctx, snap, m, in, res); err != nil {
 		return nil, err
 	}

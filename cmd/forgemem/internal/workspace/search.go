@@ -74,6 +74,8 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	cfg.MaxMemories = MaxSearchLimit
 	cfg.InjectionTokenBudget = 1 << 30
 	cfg.Timeout = max(cfg.Timeout, searchTimeout)
+	// A search shows what is stored, outdated or not, with the reason.
+	cfg.StaleCheck, cfg.Stale = w.staleCheck(), memretrieve.StaleLabel
 	e, buildErr := w.engine(ctx, "search", cfg, nil, emb)
 	if e == nil {
 		return nil, buildErr
@@ -97,6 +99,7 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	}
 	for _, r := range res.Memories[:min(limit, len(res.Memories))] {
 		h := Hit{Memory: view(w.store, snap.g, r.Memory), Score: r.Score}
+		h.Memory.Stale = r.Stale
 		if r.Via.Matched != r.Memory.Meta.ID {
 			h.Matched = r.Via.Matched
 		}

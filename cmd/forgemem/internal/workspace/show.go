@@ -48,6 +48,9 @@ func (w *Workspace) Show(ctx context.Context, ref string) (*Detail, error) {
 	}
 	g := snap.g
 	d := &Detail{Memory: view(w.store, g, m), Chain: views(w.store, g, g.Chain(m.Meta.ID)), Out: []Edge{}, In: []Edge{}}
+	if d.Memory.Head {
+		d.Memory.Stale = w.staleOf(ctx, m)
+	}
 	for _, r := range m.Meta.Related {
 		e := Edge{Relationship: r.Relationship, ID: r.ID}
 		if o, ok := g.Memory(r.ID); ok {

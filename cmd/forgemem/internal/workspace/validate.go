@@ -60,6 +60,7 @@ const (
 	// ProblemSecret: a secret (API key, token, password, e-mail address…)
 	// in a file on disk.
 	ProblemSecret ProblemKind = "secret"
+	// ProblemStale is declared with the anchors (anchors.go).
 )
 
 // Problem is one thing [Workspace.Validate] found. It encodes as the JSON
@@ -73,6 +74,12 @@ type Problem struct {
 	Kind ProblemKind `json:"kind"`
 	// Message says what is wrong and what to do; it never shows a secret.
 	Message string `json:"message"`
+	// Anchor is, for a stale memory, the anchor that says so; Status what
+	// happened to it (gone, renamed, moved, undefined), and RenamedTo the
+	// path git says it was renamed to, if any.
+	Anchor    *memcore.Anchor `json:"anchor,omitempty"`
+	Status    string          `json:"status,omitempty"`
+	RenamedTo string          `json:"renamed_to,omitempty"`
 }
 
 // Validate audits both memory folders and returns every problem found,
@@ -80,8 +87,9 @@ type Problem struct {
 // never makes a memory vanish without a word), files it serves repaired,
 // ids that differ from their
 // file names, dangling supersedes and related links, supersedes cycles and
-// forks, repo memories pointing at user-scope ids, and secrets in files on
-// disk. No problem is an empty list.
+// forks, repo memories pointing at user-scope ids, secrets in files on
+// disk, and current repo memories whose anchors say they may be outdated
+// (kind stale). No problem is an empty list.
 func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	probs, err := w.store.Problems(ctx)
 	if err != nil {
@@ -105,6 +113,7 @@ func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	}
 	out = append(out, w.cycleProblems(snap)...)
 	out = append(out, w.forkProblems(snap)...)
+	out = append(out, w.staleProblems(ctx, snap)...)
 	slices.SortStableFunc(out, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Message, b.Message))
 	})

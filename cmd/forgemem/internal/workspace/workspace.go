@@ -12,6 +12,7 @@ import (
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/live"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/anchor"
 	"github.com/forgemem/forgemem/memretrieve"
 	"github.com/forgemem/forgemem/settings"
 	"github.com/rs/zerolog"
@@ -64,6 +65,10 @@ type Workspace struct {
 	// when off or lost; liveErr says why it is off.
 	live    *live.Folders
 	liveErr error
+
+	// anchors checks the repository's anchors (see Workspace.Anchors).
+	anchorsOnce sync.Once
+	anchors     *anchor.Checker
 }
 
 // Open opens the memory folders s locates (s.Paths): the repository's,
