@@ -201,19 +201,28 @@ func (w *world) seed(dir string, n int) {
 
 // The recall server answers every prompt exactly as the hook recalling in
 // its own process does — the same block, the same lines on stderr —
-// across prompts and across changes of the memories between them: new
-// memories, new versions, forgotten and revived ones, a hand edit, a
-// deleted file. The server answers them all.
+// across prompts and across changes between them: of the memories (new
+// ones, new versions, forgotten ones, a hand edit, a deleted file) and of
+// the code their anchors name (functions moved between files of a folder
+// and removed, files rewritten in place). The server answers them all.
 func TestRecallServerAnswersAsTheHookItself(t *testing.T) {
 	w := offlineWorld(t)
 	repo := w.repo("shop")
 	w.seed(repo, 300)
+	w.code(repo, 0)
+	for _, text := range []string{
+		"FindByEmail in store/user.go returns ErrNotFound wrapped with %w.",
+		"ListOrders in store/order.go pages with a cursor, never an offset.",
+		"Serve in api/handler.go logs every request through zerolog.",
+	} {
+		w.ok(repo, "", "remember", text, "--scope", "repo", "--category", "project-conventions")
+	}
 	transcript := filepath.Join(w.home, "session.jsonl")
 	writeFile(t, transcript, `{"type":"user","message":{"role":"user","content":"We are adding retries to the database layer."}}`+"\n")
 	w.hookWith(repo, prompt(repo, transcript, "warm up"), false) // starts the server
 	first := w.waitServer(repo)
 
-	prompts := strings.Fields("errors migrations locking zerolog gateway benchmarks changelog vite goroutines staging")
+	prompts := strings.Fields("errors migrations locking zerolog gateway benchmarks changelog vite goroutines staging FindByEmail ListOrders Serve")
 	rng := rand.New(rand.NewPCG(5, 6))
 	asked := 0
 	for i := range 60 {
@@ -229,10 +238,55 @@ func TestRecallServerAnswersAsTheHookItself(t *testing.T) {
 			t.Fatalf("prompt %d %q recalled nothing: not a comparison of recalls", i, text)
 		}
 		w.change(repo, i)
+		w.code(repo, i)
 	}
 	st := w.serverStatus(repo)
 	if st.PID != first.PID || st.Answered-first.Answered != uint64(asked) {
 		t.Errorf("server %d answered %d prompts (server %d, %d before); want the same server, %d more", st.PID, st.Answered, first.PID, first.Answered, asked)
+	}
+}
+
+// code writes the repository's Go code as it is at step i: the functions
+// the memories name go away and come back in another file of their
+// folder, each file rewritten in place (the folder itself unchanged).
+func (w *world) code(repo string, i int) {
+	w.t.Helper()
+	funcs := func(names ...string) string {
+		var b strings.Builder
+		b.WriteString("package store\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "\nfunc %s() {}\n", n)
+		}
+		return b.String()
+	}
+	files := map[string]string{
+		"store/user.go":  funcs("FindByEmail", "FindByID"),
+		"store/order.go": funcs("ListOrders"),
+		"api/handler.go": strings.Replace(funcs("Serve"), "package store", "package api", 1),
+	}
+	switch i % 4 {
+	case 1: // FindByEmail and ListOrders are gone from their folder
+		files["store/user.go"], files["store/order.go"] = funcs("FindByID"), funcs("Orders")
+	case 2: // FindByEmail is back, in another file of the folder; Serve is gone
+		files["store/user.go"], files["store/order.go"] = funcs("FindByID"), funcs("ListOrders", "FindByEmail")
+		files["api/handler.go"] = "package api\n"
+	}
+	for rel, content := range files {
+		path := filepath.Join(repo, rel)
+		if old, err := os.ReadFile(path); err == nil && string(old) == content {
+			continue // untouched, as an editor leaves a file it did not change
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			w.t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600) // in place
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if _, err := f.WriteString(content); err != nil {
+			w.t.Fatal(err)
+		}
+		f.Close()
 	}
 }
 

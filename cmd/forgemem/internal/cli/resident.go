@@ -159,6 +159,9 @@ func (s *recallServer) answer(ctx context.Context, req *resident.Request) *resid
 	for i, m := range req.Window {
 		window[i] = memcore.Message{Role: memcore.Role(m.Role), Content: m.Content}
 	}
+	// Anchors are checked as a new process checks them: the checker's
+	// caches would otherwise trust a file rewritten in place.
+	s.ws.RenewAnchors()
 	res, err := s.ws.Recall(ctx, window)
 	s.answered.Add(1)
 	return responseOf(res, err)

@@ -67,7 +67,8 @@ type Workspace struct {
 	liveErr error
 
 	// anchors checks the repository's anchors (see Workspace.Anchors).
-	anchorsOnce sync.Once
+	anchorsMu   sync.Mutex
+	anchorsMade bool
 	anchors     *anchor.Checker
 }
 
