@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -24,6 +23,7 @@ type replyItem struct {
 		ID           string `json:"id"`
 		Relationship string `json:"relationship"`
 	} `json:"related"`
+	Evidence replyEvidence `json:"evidence"`
 	// Anchors are the paths and symbols of the repository the memory
 	// names, as the model read them; "" for the part it does not give.
 	Anchors []struct {
@@ -32,15 +32,17 @@ type replyItem struct {
 	} `json:"anchors"`
 }
 
-// build validates the classifier's items against the store as listed (g,
-// heads) and turns the usable ones into memories ready to write, in order:
+// build validates the classifier's items against the store as listed (g)
+// and turns the usable ones into memories ready to write, in order:
 //
 //   - an item that is not an object, beyond the per-pass limit, with an
 //     unknown scope or category, or with empty or oversized content is
 //     skipped;
 //   - secrets in the content are redacted;
 //   - content equal (ignoring case and white space) to a head in the same
-//     scope, or to an earlier item, is skipped as a duplicate;
+//     scope (memcore's Graph.Duplicate, which also says when a new version
+//     of a chain repeats its head), or to an earlier item, is skipped as a
+//     duplicate;
 //   - supersedes of an id that does not exist is cleared (version 1); of a
 //     superseded memory, or of a head an earlier item already supersedes, is
 //     re-pointed to the newest version, so chains never fork;
@@ -48,6 +50,8 @@ type replyItem struct {
 //     forward (memcore.NewVersion);
 //   - related edges with an unknown relationship, to ids that do not exist,
 //     or into the memory's own chain are dropped, and duplicates merged;
+//   - who stated it (the source) and its evidence are checked against the
+//     window (provenanceOf);
 //   - anchors that are not valid (memcore.Anchor.Validate), and every
 //     anchor of a user-scope memory, are dropped; the others are kept as
 //     the model's proposals, for the store to check against the tree (see
@@ -55,15 +59,12 @@ type replyItem struct {
 //   - the result must pass memcore's Validate.
 //
 // Each skipped item and dropped link is counted and logged.
-func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, heads []*memcore.MemoryFile, ev TriggerEvent, log zerolog.Logger) []*memcore.MemoryFile {
+func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, window []memcore.Message, ev TriggerEvent, log zerolog.Logger) []*memcore.MemoryFile {
 	b := &passBuilder{
-		p: p, g: g, ev: ev, log: log, now: p.now(),
+		p: p, g: g, window: window, ev: ev, log: log, now: p.now(),
 		seen:      map[memcore.Scope]map[string]bool{},
 		created:   map[string]*memcore.MemoryFile{},
 		successor: map[string]*memcore.MemoryFile{},
-	}
-	for _, h := range heads {
-		b.remember(h.Meta.Scope, normalize(h.Content))
 	}
 	var out []*memcore.MemoryFile
 	for i, raw := range elems {
@@ -81,13 +82,17 @@ func (p *Pipeline) build(elems []json.RawMessage, g *memcore.Graph, heads []*mem
 
 // passBuilder is the state of build across the items of one reply.
 type passBuilder struct {
-	p   *Pipeline
-	g   *memcore.Graph
-	ev  TriggerEvent
-	log zerolog.Logger
-	now time.Time
-	// seen holds, by scope, the normalized content of the heads and of
-	// the memories made so far, to skip duplicates.
+	p *Pipeline
+	g *memcore.Graph
+	// window is the redacted window the classifier saw, where the
+	// evidence of each memory is looked for.
+	window []memcore.Message
+	ev     TriggerEvent
+	log    zerolog.Logger
+	now    time.Time
+	// seen holds, by scope, the normalized content of the memories made
+	// so far, to skip an item repeating an earlier one (memcore's
+	// Graph.Duplicate skips those repeating a stored memory).
 	seen map[memcore.Scope]map[string]bool
 	// created maps the id of each memory made in this pass to it.
 	created map[string]*memcore.MemoryFile
@@ -115,15 +120,21 @@ func (b *passBuilder) item(i int, raw json.RawMessage) *memcore.MemoryFile {
 		return nil
 	}
 	content, redactions := redact.Text(f.content)
-	key := normalize(content)
+	key := memcore.NormalizeContent(content)
 	if b.seen[f.scope][key] {
 		b.p.stats.duplicates.Add(1)
-		b.log.Debug().Int("item", i).Msg("memcapture: item repeats an existing memory (skipped)")
+		b.log.Debug().Int("item", i).Msg("memcapture: item repeats an earlier item (skipped)")
 		return nil
 	}
 	pred := b.predecessor(it.Supersedes)
 	m := b.newMemory(pred, f.scope, f.category, content)
+	if dup := b.g.Duplicate(m); dup != nil {
+		b.p.stats.duplicates.Add(1)
+		b.log.Debug().Int("item", i).Str("memory", dup.Meta.ID).Msg("memcapture: item repeats an existing memory (skipped)")
+		return nil
+	}
 	m.Meta.Related = b.edges(m, pred, it)
+	b.provenance(i, m, it.Evidence)
 	m.Meta.Anchors = b.anchors(i, f.scope, it)
 	if err := m.Validate(); err != nil {
 		b.p.stats.invalid.Add(1)
@@ -264,6 +275,18 @@ func (b *passBuilder) edges(m, pred *memcore.MemoryFile, it replyItem) []memcore
 	return related
 }
 
+// provenance records in m who stated it and where, from the evidence the
+// classifier gave for item i (see provenanceOf); evidence not found in the
+// window is counted and logged.
+func (b *passBuilder) provenance(i int, m *memcore.MemoryFile, ev replyEvidence) {
+	pv := provenanceOf(b.window, ev, m.Content, b.now)
+	m.Meta.Source, m.Meta.Evidence = pv.source, pv.evidence
+	if !pv.found {
+		b.p.stats.evidenceNotFound.Add(1)
+		b.log.Debug().Int("item", i).Str("id", m.Meta.ID).Msg("memcapture: the item's evidence is not in the conversation (source mixed)")
+	}
+}
+
 // anchors returns the valid anchors of item i, tidied, each once; none for
 // a user-scope memory, which holds in every repository. Each anchor
 // dropped is logged.
@@ -296,25 +319,4 @@ func (b *passBuilder) remember(scope memcore.Scope, key string) {
 // the prompt's list, upper case.
 func cleanID(s string) string {
 	return strings.ToLower(strings.Trim(strings.TrimSpace(s), "[] \t"))
-}
-
-// normalize is the form in which two contents are compared for duplicates:
-// lower case, runs of white space as one space, no leading or trailing
-// space.
-func normalize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
 }

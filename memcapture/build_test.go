@@ -268,19 +268,6 @@ func TestStoredTriggerSessionAndTime(t *testing.T) {
 	})
 }
 
-func TestNormalize(t *testing.T) {
-	for in, want := range map[string]string{
-		"  Uses\tTABS.\n\n": "uses tabs.",
-		"ÄÖÜ  ß":            "äöü ß",
-		"":                  "",
-		" \n ":              "",
-	} {
-		if got := normalize(in); got != want {
-			t.Errorf("normalize(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // A retired (forgotten) chain is not offered to the classifier, and a reply
 // that names it anyway neither supersedes it, links to it, nor is held a
 // duplicate of it.

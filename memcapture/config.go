@@ -115,14 +115,24 @@ type Config struct {
 	// ReplyTokens is the reply limit (MaxTokens) of a classifier call. At
 	// least 1; 0 means [DefaultReplyTokens].
 	ReplyTokens int
+	// Review decides which new memories wait for a person's review
+	// (memory.review; see memcore.Screen): memcore.ReviewUntrusted, the
+	// default ("" means it), holds those the quarantine rules hold — text
+	// that reads like an instruction to the agent's tools, text quoting
+	// tool output, memories not in the user's own words;
+	// memcore.ReviewAll holds every memory; memcore.ReviewOff holds only
+	// the instruction-like ones.
+	Review memcore.ReviewMode
 }
 
 // DefaultConfig returns the default capture settings, every field filled
 // in: the provider's default model, a pass every turn, no rebuild callback
-// and no embedder, no logging, time.Now, and the Default… budgets and
-// limits of this package.
+// and no embedder, no logging, time.Now, the Default… budgets and limits of
+// this package, and review of the quarantined memories
+// (memcore.ReviewUntrusted).
 func DefaultConfig() Config {
 	return Config{
+		Review:                memcore.ReviewUntrusted,
 		Cadence:               DefaultCadence,
 		Clock:                 time.Now,
 		WindowTokens:          DefaultWindowTokens,
@@ -159,6 +169,7 @@ func (c Config) check(bad *memcore.FieldErrors) {
 	atLeast1("MaxMemoriesPerPass", c.MaxMemoriesPerPass, DefaultMaxMemoriesPerPass)
 	atLeast1("MaxPendingCompactions", c.MaxPendingCompactions, DefaultMaxPendingCompactions)
 	atLeast1("ReplyTokens", c.ReplyTokens, DefaultReplyTokens)
+	bad.Check(c.Review == "" || c.Review.Valid(), "Review", string(c.Review), `untrusted, all or off ("" means untrusted)`)
 }
 
 // config is a validated Config with its defaults applied, as the pipeline
@@ -178,6 +189,7 @@ type config struct {
 	maxPendingCompactions int
 	replyTokens           int
 	clock                 func() time.Time
+	review                memcore.ReviewMode
 }
 
 // resolve returns c, validated, with every zero field replaced by its
@@ -206,5 +218,6 @@ func (c Config) resolve() config {
 		maxPendingCompactions: cmp.Or(c.MaxPendingCompactions, DefaultMaxPendingCompactions),
 		replyTokens:           cmp.Or(c.ReplyTokens, DefaultReplyTokens),
 		clock:                 clock,
+		review:                cmp.Or(c.Review, memcore.ReviewUntrusted),
 	}
 }

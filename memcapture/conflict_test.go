@@ -138,7 +138,7 @@ func TestTwoPipelinesSupersedeOneMemory(t *testing.T) {
 					}
 				}
 				for _, c := range tt.contents[:tt.chain-1] {
-					if !slices.ContainsFunc(contents, func(s string) bool { return normalize(s) == normalize(c) }) {
+					if !slices.ContainsFunc(contents, func(s string) bool { return memcore.SameContent(s, c) }) {
 						t.Errorf("chain %q lacks %q", contents, c)
 					}
 				}

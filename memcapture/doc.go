@@ -86,8 +86,22 @@
 //     (package github.com/forgemem/forgemem/memcore/redact), and the
 //     memories are written; the rebuild callback is then called once. A
 //     write refused because another session superseded the same memory
-//     first (memcore.ErrConflict) is re-pointed to the chain's new head and
-//     written after it, or dropped as a duplicate of it.
+//     first (memcore.ErrConflict) is built on the chain's new head, with
+//     that session's edges, and written after it, or dropped as a
+//     duplicate of it: the pipeline writes through memcore.Writer, as
+//     every write path of forgemem does.
+//
+// # Trust
+//
+// The classifier gives each memory its evidence: the numbered messages it
+// comes from and a quote. The pipeline checks the quote against the
+// redacted window and records who stated the memory (memcore.Source: user
+// for the user's own words, assistant, or mixed for pasted text and
+// evidence not found), the quote and the time of its message. Written
+// through memcore.Writer under [Config].Review, a memory that reads like an
+// instruction to the agent's tools, quotes tool output or is not the
+// user's waits for a person's review (status pending); memories that wait
+// are never offered to the classifier as settled facts.
 //
 // Everything that goes wrong is logged through [Config].Logger (silent by
 // default), counted in [Stats], and the latest

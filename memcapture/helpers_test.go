@@ -38,13 +38,17 @@ func newFileStore(t *testing.T) *memcore.FileStore {
 	return s
 }
 
-// newPipeline makes a pipeline of cfg, with fast retries and the model
-// "classifier-model" unless cfg says otherwise, closed when the test ends.
+// newPipeline makes a pipeline of cfg, with fast retries, the model
+// "classifier-model" and review off unless cfg says otherwise, closed when
+// the test ends. Review is off because the scripted classifiers of the
+// tests of capture's other work give no evidence, which would hold every
+// memory they write; trust_test.go tests review with the default.
 func newPipeline(t *testing.T, llm memcore.LLMProvider, store memcore.MemoryStore, cfg Config) *Pipeline {
 	t.Helper()
 	if cfg.Retry == (memcore.RetryPolicy{}) {
 		cfg.Retry = fastRetry
 	}
+	cfg.Review = cmp.Or(cfg.Review, memcore.ReviewOff)
 	cfg.ClassifierModel = cmp.Or(cfg.ClassifierModel, "classifier-model")
 	p, err := NewPipeline(llm, store, cfg)
 	if err != nil {

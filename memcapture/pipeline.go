@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +32,7 @@ import (
 type Pipeline struct {
 	classifier memcore.LLMProvider
 	store      memcore.MemoryStore
+	writer     *memcore.Writer
 	cfg        config
 	log        zerolog.Logger
 	stats      counters
@@ -90,9 +90,14 @@ func NewPipeline(classifier memcore.LLMProvider, store memcore.MemoryStore, cfg 
 		return nil, err
 	}
 	c := cfg.resolve()
+	writer, err := memcore.NewWriter(store, memcore.WriterConfig{Review: c.review, Logger: c.log})
+	if err != nil {
+		return nil, err
+	}
 	return &Pipeline{
 		classifier: classifier,
 		store:      store,
+		writer:     writer,
 		cfg:        c,
 		log:        c.log,
 		wake:       make(chan struct{}, 1),
@@ -403,9 +408,14 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 		return
 	}
 	// Retired (forgotten) chains are not offered to the classifier, nor
-	// linked to, superseded or counted as duplicates.
-	g := memcore.NewGraph(memcore.NewGraph(existing).Live())
-	heads := g.Heads()
+	// linked to, superseded or counted as duplicates. Versions that wait
+	// for review are not offered to it either, as the settled facts they
+	// are not; they still count as duplicates (the classifier keeps
+	// finding a poisoned text: it is not queued again) and are superseded
+	// rather than forked.
+	all := memcore.NewGraph(existing)
+	g := memcore.NewGraph(all.Live())
+	heads := memcore.NewGraph(all.Settled()).Heads()
 	pinned, since := p.lists(passCtx, ev.SessionID, window, existing, heads, log)
 	req := p.request(pinned, window, since)
 
@@ -424,7 +434,7 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	}
 	p.lastWindow, p.haveLast = sum, true
 
-	memories := p.build(elems, g, heads, ev, log)
+	memories := p.build(elems, g, window, ev, log)
 	if len(memories) == 0 {
 		log.Debug().Int("items", len(elems)).Msg("memcapture: nothing to remember")
 		return
@@ -436,10 +446,12 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	}
 }
 
-// write stores the memories in order and returns how many were written. A
-// memory whose predecessor (made in the same pass) was not written is
-// re-pointed to what that predecessor would have superseded, so no chain
-// dangles.
+// write stores the memories in order, through the pipeline's
+// memcore.Writer, and returns how many were written. A memory whose
+// predecessor (made in the same pass) was not written is re-pointed to
+// what that predecessor would have superseded, so no chain dangles. A
+// memory that another writer's version, written first, already says is
+// a duplicate, not written.
 func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, log zerolog.Logger) int {
 	failed := make(map[string]*memcore.MemoryFile)
 	written := 0
@@ -451,92 +463,30 @@ func (p *Pipeline) write(ctx context.Context, memories []*memcore.MemoryFile, lo
 			}
 			m.Meta.Supersedes, m.Meta.Version = f.Meta.Supersedes, f.Meta.Version
 		}
-		switch err := p.writeOne(ctx, m, log); {
-		case errors.Is(err, errDuplicateOfHead):
-			failed[m.Meta.ID] = m
+		res, err := p.writer.Write(ctx, m)
+		p.stats.conflicts.Add(uint64(len(res.Raced)))
+		switch {
 		case err != nil:
 			failed[m.Meta.ID] = m
 			p.stats.storeErrors.Add(1)
 			p.fail(FailureStore, err)
 			log.Warn().Err(redactErr(err)).Str("id", m.Meta.ID).Msg("memcapture: memory write failed")
+		case res.Duplicate != nil:
+			failed[m.Meta.ID] = m
+			p.stats.duplicates.Add(1)
+			log.Debug().Str("id", m.Meta.ID).Str("head", res.Duplicate.Meta.ID).Msg("memcapture: memory repeats the version another writer wrote first (skipped)")
 		default:
 			written++
 			p.stats.written.Add(1)
+			if res.Held != "" {
+				p.stats.held.Add(1)
+				log.Info().Str("id", m.Meta.ID).Str("reason", res.Held).Msg("memcapture: memory held for review")
+			}
 			log.Info().Str("id", m.Meta.ID).Str("scope", string(m.Meta.Scope)).Str("category", string(m.Meta.Category)).
 				Int("version", m.Meta.Version).Msg("memcapture: memory written")
 		}
 	}
 	return written
-}
-
-// maxConflicts is how many times writeOne re-points one memory after a
-// conflict before it gives up.
-const maxConflicts = 3
-
-// errDuplicateOfHead is writeOne's answer for a memory left unwritten
-// because, once re-pointed after a conflict, its content equals the head's.
-var errDuplicateOfHead = errors.New("the content equals the head another writer stored first")
-
-// writeOne writes m. When the store refuses it because another writer (a
-// session, another process) superseded m's predecessor first
-// (memcore.ErrConflict), m is re-pointed to the head of the chain now, as
-// memcore.NewVersion would make it — version head + 1, the head's edges
-// carried forward before m's own — and written after it; if its content
-// then equals the head's (ignoring case and white space), it is a duplicate
-// and is not written (errDuplicateOfHead). Each conflict is counted; after
-// maxConflicts the conflict is returned. On every return but nil and
-// errDuplicateOfHead, m's Supersedes and Version are those of its last try.
-func (p *Pipeline) writeOne(ctx context.Context, m *memcore.MemoryFile, log zerolog.Logger) error {
-	for conflicts := 0; ; conflicts++ {
-		err := p.store.Write(ctx, m)
-		if err == nil || !errors.Is(err, memcore.ErrConflict) || conflicts == maxConflicts {
-			return err
-		}
-		p.stats.conflicts.Add(1)
-		head, herr := p.conflictHead(ctx, err, m)
-		if herr != nil {
-			return fmt.Errorf("%w (and the chain's head cannot be read: %w)", err, herr)
-		}
-		repoint(m, head)
-		log.Info().Str("id", m.Meta.ID).Str("head", head.Meta.ID).Int("version", m.Meta.Version).
-			Msg("memcapture: another writer changed the memory first; writing after its version")
-		if normalize(m.Content) == normalize(head.Content) {
-			p.stats.duplicates.Add(1)
-			log.Debug().Str("id", m.Meta.ID).Str("head", head.Meta.ID).Msg("memcapture: memory repeats the version written first (skipped)")
-			return errDuplicateOfHead
-		}
-	}
-}
-
-// conflictHead returns the head of m's chain after the conflict err: the
-// one the store's *memcore.ConflictError names, or, from a store that does
-// not name it, the one it lists now.
-func (p *Pipeline) conflictHead(ctx context.Context, err error, m *memcore.MemoryFile) (*memcore.MemoryFile, error) {
-	var ce *memcore.ConflictError
-	if errors.As(err, &ce) && ce.Head != nil {
-		return ce.Head, nil
-	}
-	id, err := memcore.LatestVersion(ctx, p.store, *m.Meta.Supersedes)
-	if err != nil {
-		return nil, err
-	}
-	return p.store.Read(ctx, id)
-}
-
-// repoint makes m the next version of head, as memcore.NewVersion does:
-// superseding head, version head + 1, head's related edges carried forward,
-// then m's own that are not among them; none to m or head themselves.
-func repoint(m, head *memcore.MemoryFile) {
-	id := head.Meta.ID
-	m.Meta.Supersedes = &id
-	m.Meta.Version = head.Meta.Version + 1
-	var related []memcore.RelatedMemory
-	for _, e := range append(slices.Clone(head.Meta.Related), m.Meta.Related...) {
-		if e.ID != m.Meta.ID && e.ID != id && !slices.Contains(related, e) {
-			related = append(related, e)
-		}
-	}
-	m.Meta.Related = related
 }
 
 // rebuild calls the rebuild callback; a panic in it is logged, not passed on.

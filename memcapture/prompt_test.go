@@ -240,7 +240,7 @@ func TestResponseSchema(t *testing.T) {
 	if got := props["category"].Enum; len(got) != len(memcore.Categories()) {
 		t.Errorf("category enum = %v", got)
 	}
-	for _, k := range []string{"content", "scope", "category", "supersedes", "related", "anchors"} {
+	for _, k := range []string{"content", "scope", "category", "supersedes", "related", "anchors", "evidence"} {
 		if !slices.Contains(doc.Properties.Memories.Items.Required, k) {
 			t.Errorf("%s is not required", k)
 		}

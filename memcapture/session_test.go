@@ -91,7 +91,8 @@ func sessionClassifier(tb testing.TB) *fake.LLM {
 		for _, m := range factRE.FindAllStringSubmatch(conv, -1) {
 			id := "FACT" + m[1]
 			if strings.Contains(conv, "Confirmed "+id) && !strings.Contains(existing, id) {
-				items = append(items, mem{"content": id + ": the build prefers option " + m[1] + ".", "scope": "repo", "category": "project-conventions"})
+				items = append(items, mem{"content": id + ": the build prefers option " + m[1] + ".", "scope": "repo", "category": "project-conventions",
+					"evidence": map[string]any{"messages": []int{}, "quote": "Note " + id}})
 			}
 		}
 		return &memcore.CompletionResponse{Text: reply(items...)}, nil

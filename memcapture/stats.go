@@ -40,6 +40,15 @@ type Stats struct {
 	StoreErrors uint64
 	// MemoriesWritten is the number of memories written to the store.
 	MemoriesWritten uint64
+	// HeldForReview is the number of the memories written that wait for a
+	// person's review (status pending: a quarantine rule held them, see
+	// [Config].Review).
+	HeldForReview uint64
+	// EvidenceNotFound is the number of memories whose evidence — the
+	// quote the classifier gave — is not in the conversation; they are
+	// written with source mixed, so they wait for review unless review is
+	// off. Many of them mean a classifier that does not quote.
+	EvidenceNotFound uint64
 	// Duplicates is the number of items skipped because their content
 	// equals (ignoring case and white space) an existing head in the same
 	// scope, or an earlier item of the same reply, or, after a conflict
@@ -129,7 +138,8 @@ type Failure struct {
 type counters struct {
 	triggers, coalesced, dropped, passes, skippedUnchanged, skippedEmpty,
 	llmErrors, parseFailures, storeErrors, written, duplicates, conflicts, invalid,
-	edgesDropped, redactions, requestRedactions, rebuilds, panics, tokens, stalled atomic.Uint64
+	edgesDropped, redactions, requestRedactions, rebuilds, panics, tokens, stalled,
+	held, evidenceNotFound atomic.Uint64
 	lastFailure atomic.Pointer[Failure]
 }
 
@@ -159,6 +169,8 @@ func (c *counters) snapshot() Stats {
 		Panics:            c.panics.Load(),
 		TokensUsed:        c.tokens.Load(),
 		StalledCalls:      c.stalled.Load(),
+		HeldForReview:     c.held.Load(),
+		EvidenceNotFound:  c.evidenceNotFound.Load(),
 		LastFailure:       last,
 	}
 }

@@ -28,6 +28,15 @@
 // refuses a memory folder that is one ([ErrUnsafeFolder]). Both pass the conformance suite in
 // github.com/forgemem/forgemem/conformance/storetest.
 //
+// # Writing
+//
+// [Writer] is how every write path of forgemem writes a memory: a version
+// that loses a race to another writer is built on the winner's version
+// (its edges and category merged) and written after it, a bounded number
+// of times ([ErrTooManyConflicts]), and not written when it then repeats
+// it. [Graph.Duplicate] is the duplicate check every write path makes
+// first.
+//
 // # Graph
 //
 // [Graph] answers chain and neighbour questions over a list of memories —

@@ -3,6 +3,7 @@ package memcore
 import (
 	"cmp"
 	"slices"
+	"sync"
 )
 
 // Graph answers questions about version chains and related edges of a set
@@ -44,6 +45,11 @@ type Graph struct {
 	// line holds the ids on the line from a chain's first version to its
 	// head (Chain); the other members are on branches that lost a fork.
 	line map[string]bool
+
+	// content indexes the heads by scope and normalised text, for
+	// Duplicate; built on first use.
+	contentOnce sync.Once
+	content     map[contentKey][]*MemoryFile
 }
 
 type inEdge struct {

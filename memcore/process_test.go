@@ -50,7 +50,10 @@ func TestHelperProcess(t *testing.T) {
 	ctx := context.Background()
 	name := os.Getenv(helperName)
 	switch mode {
-	case "loop": // write memories until killed, reporting each one
+	case "loop": // write memories until killed, reporting each one and
+		// waiting for the parent's go-ahead before the next, so that a kill
+		// can cut only the next write
+		in := bufio.NewReader(os.Stdin)
 		for i := 0; ; i++ {
 			m := childMemory(NewMemoryID(), ScopeRepo, name, i)
 			if err := s.Write(ctx, m); err != nil {
@@ -58,6 +61,9 @@ func TestHelperProcess(t *testing.T) {
 				os.Exit(2)
 			}
 			fmt.Println("wrote", m.Meta.ID)
+			if _, err := in.ReadString('\n'); err != nil {
+				os.Exit(3)
+			}
 		}
 	case "pause": // write one memory and stop for good once its temp file is written
 		testHookTempWritten = func(tmp string) {
@@ -98,6 +104,9 @@ func TestHelperProcess(t *testing.T) {
 			lockFolder = tryLockExclusive
 		}
 		superseder(ctx, s, name, Scope(os.Getenv(helperScope)))
+		os.Exit(0)
+	case "writer":
+		writerChild(ctx, s, name)
 		os.Exit(0)
 	}
 	os.Exit(3)
@@ -281,6 +290,9 @@ func TestFileStoreKilledWhileWriting(t *testing.T) {
 		line := c.next(t)
 		if id, ok := strings.CutPrefix(line, "wrote "); ok {
 			reported[id] = true
+		}
+		if _, err := io.WriteString(c.stdin, "\n"); err != nil { // go ahead
+			t.Fatal(err)
 		}
 	}
 	c.kill(t)

@@ -26,8 +26,9 @@ const (
 	SourceUser Source = "user"
 	// SourceAssistant: the evidence is only in the assistant's text.
 	SourceAssistant Source = "assistant"
-	// SourceMixed: the evidence spans both sides, or could not be found in
-	// the conversation: not trusted as the user's.
+	// SourceMixed: the evidence spans both sides, is in text the user
+	// pasted rather than wrote (a code block, a quoted file, log lines), or
+	// could not be found in the conversation: not trusted as the user's.
 	SourceMixed Source = "mixed"
 	// SourceAgent: an agent wrote it through a tool (the MCP server's
 	// memory_remember), not a person.

@@ -3,6 +3,7 @@ package memcore
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Role is the author of a [Message].
@@ -23,6 +24,10 @@ const (
 type Message struct {
 	Role    Role
 	Content string
+	// At is when the message was written, when the host knows it (a
+	// transcript's timestamp); the zero time otherwise. Capture records it
+	// as the time of a memory's evidence; providers ignore it.
+	At time.Time
 }
 
 // LLMProvider completes a conversation. Implementations must be safe for

@@ -32,7 +32,7 @@ func StripToolContent(msgs []Message) []Message {
 		if text == "" {
 			continue
 		}
-		out = append(out, Message{Role: m.Role, Content: text})
+		out = append(out, Message{Role: m.Role, Content: text, At: m.At})
 	}
 	return out
 }
@@ -266,7 +266,7 @@ func CapWindow(msgs []Message, budget int) []Message {
 			continue
 		}
 		if room := budget - used - messageOverhead; room > 0 {
-			c := Message{Role: msgs[i].Role, Content: tailRunes(msgs[i].Content, room*4)}
+			c := Message{Role: msgs[i].Role, Content: tailRunes(msgs[i].Content, room*4), At: msgs[i].At}
 			cut = &c
 		}
 		break

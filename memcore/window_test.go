@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -236,4 +237,28 @@ func isSubsequence(sub, s string) bool {
 		s = s[j+1:]
 	}
 	return true
+}
+
+// The time of a message survives every window helper.
+func TestWindowKeepsTimes(t *testing.T) {
+	at := time.Date(2025, 1, 15, 9, 29, 41, 0, time.UTC)
+	msgs := []Message{
+		{Role: RoleUser, Content: "first <tool_result>x</tool_result> words", At: at},
+		{Role: RoleTool, Content: "dropped", At: at.Add(time.Second)},
+		{Role: RoleAssistant, Content: "a long reply " + strings.Repeat("word ", 400), At: at.Add(2 * time.Second)},
+	}
+	for name, got := range map[string][]Message{
+		"StripToolContent": StripToolContent(msgs),
+		"CapWindow":        CapWindow(msgs, 50),
+		"RedactWindow": func() []Message {
+			w, _ := RedactWindow(msgs, func(m []Message) []Message { return CapWindow(m, 50) })
+			return w
+		}(),
+	} {
+		for _, m := range got {
+			if want := map[Role]time.Time{RoleUser: at, RoleAssistant: at.Add(2 * time.Second)}[m.Role]; !m.At.Equal(want) {
+				t.Errorf("%s: %s message at %v, want %v", name, m.Role, m.At, want)
+			}
+		}
+	}
 }

@@ -45,8 +45,10 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("memretrieve: build: list memories: %w", err)
 	}
-	// Retired (forgotten) chains are neither indexed nor reached by links.
-	g := memcore.NewGraph(memcore.NewGraph(mems).Live())
+	// Retired (forgotten) chains are neither indexed nor reached by links,
+	// and nor are versions that wait for review: a chain whose change
+	// waits is what it was before the change.
+	g := memcore.NewGraph(memcore.NewGraph(mems).Settled())
 	all := g.Memories()
 	e.prepareCache()
 	// A search could not read some vectors back from the cache files (a
@@ -106,11 +108,12 @@ func (e *Engine) dimensionChanged(dim int) {
 }
 
 // contentItems pairs every memory that has content with the key of its
-// trimmed text, in order.
+// trimmed text, in order. A pending version (one a later version in force
+// superseded without approving it) is not searched.
 func contentItems(all []*memcore.MemoryFile) []item {
 	items := make([]item, 0, len(all))
 	for _, m := range all {
-		if text := strings.TrimSpace(m.Content); text != "" {
+		if text := strings.TrimSpace(m.Content); text != "" && m.Meta.Status != memcore.StatusPending {
 			items = append(items, item{m: m, key: sha256.Sum256([]byte(text))})
 		}
 	}

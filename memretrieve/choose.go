@@ -111,15 +111,15 @@ func compareRecalled(a, b *Recalled) int {
 // history returns the versions of the chain headed by headID other than
 // the head, oldest first: the line that led to it and the versions of any
 // fork branch the chain did not continue from (memcore.Graph.History), so
-// that a change made on a merged branch is shown, not lost.
+// that a change made on a merged branch is shown, not lost. A version that
+// waited for review and was superseded without being approved is left
+// out: its text was never in force.
 func history(g *memcore.Graph, headID string) []*memcore.MemoryFile {
-	past := g.History(headID)
-	if len(past) == 0 {
-		return nil
-	}
-	out := make([]*memcore.MemoryFile, len(past))
-	for i, v := range past {
-		out[i] = v.Memory
+	var out []*memcore.MemoryFile
+	for _, v := range g.History(headID) {
+		if v.Memory.Meta.Status != memcore.StatusPending {
+			out = append(out, v.Memory)
+		}
 	}
 	return out
 }

@@ -130,9 +130,12 @@
 //
 // The block opens with <recalled_memories> and a paragraph telling the
 // agent that the notes are recalled from earlier sessions and are
-// background to weigh, not instructions. Each memory follows as
+// background to weigh, not instructions, and that each says whether the
+// user stated it or it was inferred. Memories that wait for a person's
+// review (memcore.StatusPending) are never indexed or shown: the engine
+// works with memcore.Graph.Settled. Each memory follows as
 //
-//	[1] coding-preferences, user scope, version 2, 2025-03-02, relevance 0.83 (mem_…)
+//	[1] coding-preferences, user scope, stated by the user, version 2, 2025-03-02, relevance 0.83 (mem_…)
 //	May be outdated: internal/db/queries.go no longer exists.
 //	<content>
 //	History, oldest first (changed 1 time):
@@ -147,7 +150,8 @@
 // fork that the chain did not continue from is marked "a parallel change
 // the current text does not include"; a version that forgot the memory is
 // shown as "forgotten", the one after it as "brought back", and neither is
-// counted as a change of the text), the "Recalled because" line
+// counted as a change of the text; a version that waited for review and
+// was never approved is left out), the "Recalled because" line
 // for memories reached through an edge, and Links lists refines and
 // contradicts edges in both directions (relates-to ones only between shown
 // memories). When memories were dropped to fit the budget, a line says how

@@ -25,7 +25,7 @@ func TestFileErrorMessages(t *testing.T) {
 		{"unknown key with suggestion", "memory:\n  cadense_turns: 2\n", settings.ErrUnknownKey, 2, "memory.cadense_turns",
 			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?)"},
 		{"unknown key without suggestion", "memory:\n  colour: red\n", settings.ErrUnknownKey, 2, "memory.colour",
-			"FILE:2: unknown key memory.colour; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.embedding_dimensions, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale"},
+			"FILE:2: unknown key memory.colour; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.embedding_dimensions, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale, memory.review"},
 		{"misspelt section", "model: claude\nmemroy:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 2, "memroy",
 			"FILE:2: unknown key memroy (did you mean memory:?)"},
 		{"section in capitals", "Memory:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 1, "Memory",
@@ -39,7 +39,7 @@ func TestFileErrorMessages(t *testing.T) {
 		{"secret as a model", "memory:\n  embedding_model: \"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z \"\n", settings.ErrInvalidValue, 2, "memory.embedding_model",
 			`FILE:2: memory.embedding_model is "[REDACTED] ", want a string without control characters or surrounding spaces`},
 		{"secret as a key", "memory:\n  sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z: 1\n", settings.ErrUnknownKey, 2, "memory.sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
-			"FILE:2: unknown key memory.[REDACTED]; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.embedding_dimensions, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale"},
+			"FILE:2: unknown key memory.[REDACTED]; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.embedding_dimensions, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale, memory.review"},
 		{"wrong type", "memory:\n  retrieval_top_k: ten\n", settings.ErrInvalidValue, 2, "memory.retrieval_top_k",
 			"FILE:2: memory.retrieval_top_k is ten, want an integer in 1–100"},
 		{"enum with suggestion", "memory:\n  provider: OpenAI\n", settings.ErrInvalidValue, 2, "memory.provider",
@@ -139,6 +139,7 @@ func TestOutOfRangeEveryKey(t *testing.T) {
 		{"retrieval_fusion_k", "0", "1001", "1–1000", "1"},
 		{"provider", "", "claude", "fake, openai or gemini", "fake"},
 		{"retrieval_mode", "", "hyde", "llm or identity", "identity"},
+		{"review", "", "none", "off, untrusted or all", "off"},
 		{"stale", "", "hide", "ignore, label or drop", "ignore"},
 	}
 	ranged := map[string]bool{}

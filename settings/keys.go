@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memretrieve"
 )
 
@@ -72,6 +73,8 @@ var table = []key{
 		anyValue),
 	ranked(enumKey("stale", memretrieve.StaleLabel, []memretrieve.StaleMode{memretrieve.StaleIgnore, memretrieve.StaleLabel, memretrieve.StaleDrop}, func(s *Settings) *memretrieve.StaleMode { return &s.Stale }, "What recall does with a memory whose code moved or went away (its anchors are checked against the working tree): `label` injects it with a note saying what changed, `drop` leaves it out, `ignore` does not check.", "`memretrieve.Config.Stale`",
 		narrowsUp("inject memories whose code moved or went away without a note"))),
+	ranked(enumKey("review", memcore.ReviewUntrusted, []memcore.ReviewMode{memcore.ReviewOff, memcore.ReviewUntrusted, memcore.ReviewAll}, func(s *Settings) *memcore.ReviewMode { return &s.Review }, "Which new memories wait for your review (`forgemem review`) before they are recalled: `untrusted` holds those that read like instructions to the agent's tools, quote tool output or are not in your own words; `all` holds every one; `off` holds only the instruction-like ones.", "`memcapture.Config.Review`, `memcore.WriterConfig.Review`",
+		narrowsUp("let memories that could be poisoned be used before you review them"))),
 }
 
 // Key describes one setting, for help texts, flag definitions and the

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memretrieve"
 	"github.com/forgemem/forgemem/settings"
 )
@@ -123,6 +124,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 	}{
 		{"enabled", "false", func(s *settings.Settings) any { return s.Enabled }, false},
 		{"cadence_turns", "7", func(s *settings.Settings) any { return s.CadenceTurns }, 7},
+		{"review", "all", func(s *settings.Settings) any { return s.CaptureConfig().Review }, memcore.ReviewAll},
 		{"provider", "gemini", func(s *settings.Settings) any { return s.Provider }, settings.ProviderGemini},
 		{"classifier_model", "gpt-4o", func(s *settings.Settings) any { return s.ClassifierModel }, "gpt-4o"},
 		{"retrieval_model", "gpt-4o-mini", func(s *settings.Settings) any { return s.RetrieveConfig().HypothesisModel }, "gpt-4o-mini"},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcapture"
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memretrieve"
 )
 
@@ -68,6 +69,9 @@ type Settings struct {
 	Enabled bool
 	// CadenceTurns is memory.cadence_turns: a capture pass every N turns.
 	CadenceTurns int
+	// Review is memory.review: which new memories wait for a person's
+	// review before they are used (see memcore.ReviewMode).
+	Review memcore.ReviewMode
 	// Provider is memory.provider.
 	Provider Provider
 	// ClassifierModel is memory.classifier_model; empty means the
@@ -343,6 +347,7 @@ func (s *Settings) CaptureConfig() memcapture.Config {
 	c := memcapture.DefaultConfig()
 	c.ClassifierModel = s.ClassifierModel
 	c.Cadence = s.CadenceTurns
+	c.Review = s.Review
 	return c
 }
 

@@ -29,6 +29,10 @@ func TestUntrustedRepositoryFile(t *testing.T) {
 		{"enabled", "true", "true", true, ""}, // no change, no warning
 		{"cadence_turns", "2", "5", true, ""},
 		{"cadence_turns", "5", "2", false, "5"},
+		{"review", "", "all", true, ""},
+		{"review", "off", "untrusted", true, ""},
+		{"review", "", "off", false, "untrusted"},
+		{"review", "all", "untrusted", false, "all"},
 		{"provider", "", "openai", false, "fake"},
 		{"provider", "openai", "fake", false, "openai"},
 		{"provider", "openai", "openai", true, ""},

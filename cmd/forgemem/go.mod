@@ -3,6 +3,7 @@ module github.com/forgemem/forgemem/cmd/forgemem
 go 1.24
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/forgemem/forgemem/memcapture v0.1.0
 	github.com/forgemem/forgemem/memcore v0.1.0
 	github.com/forgemem/forgemem/memretrieve v0.1.0

@@ -414,6 +414,8 @@ func TestHookInARepositoryThatRedirectsTheKey(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", event, code, errOut)
 		}
 	}
+	// The worker the Stop hook started runs with the user's settings too.
+	waitWorkerGone(t, redirecting)
 	// The user's own server, the one their settings name, did the work.
 	if len(w.srv.Embedded()) == embedded {
 		t.Error("the prompt hook embedded nothing with the user's own settings")

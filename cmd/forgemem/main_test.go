@@ -112,7 +112,8 @@ func (m *model) classify(prompt string) string {
 		if !strings.Contains(conv, r.when) || strings.Contains(existing, firstWords(r.content)) {
 			continue
 		}
-		item := map[string]any{"content": r.content, "scope": r.scope, "category": r.category, "supersedes": "", "related": []any{}}
+		item := map[string]any{"content": r.content, "scope": r.scope, "category": r.category, "supersedes": "", "related": []any{},
+			"evidence": map[string]any{"messages": []int{}, "quote": userQuote(conv, r.when)}}
 		if r.supersedes != "" {
 			item["supersedes"] = find(r.supersedes)
 		}
@@ -125,6 +126,17 @@ func (m *model) classify(prompt string) string {
 	}
 	b, _ := json.Marshal(map[string]any{"memories": items})
 	return string(b)
+}
+
+// userQuote is the evidence a classifier quotes for a memory it found by
+// phrase: the text of the user's message that holds it.
+func userQuote(conv, phrase string) string {
+	for _, line := range strings.Split(conv, "\n") {
+		if _, text, ok := strings.Cut(line, "] User: "); ok && strings.Contains(text, phrase) {
+			return text
+		}
+	}
+	return phrase
 }
 
 // firstWords is the beginning of a memory, as the list shows it.

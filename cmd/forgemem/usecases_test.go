@@ -44,7 +44,7 @@ func TestUC1PreferenceRetention(t *testing.T) {
 
 	// Session 4: a task where the preference matters, never restated.
 	block := w.recall(repo, "Add logging to the parser in the library code.")
-	contains(t, "session 4's recalled block", block, "<recalled_memories>", "corrections, user scope, version 1",
+	contains(t, "session 4's recalled block", block, "<recalled_memories>", "corrections, user scope, stated by the user, version 1",
 		"In library code use structured logging with zerolog, never fmt.Println.")
 
 	// No tool output reached a model, no secret reached the disk.
@@ -108,7 +108,7 @@ func TestUC3DecisionPreservedWithRationale(t *testing.T) {
 
 	block := w.recall(repo, "Two admins edit the same user at once; how should user updates handle locking?")
 	contains(t, "session 8's recalled block", block,
-		"architectural-decisions, repo scope, version 2",
+		"architectural-decisions, repo scope, stated by the user, version 2",
 		"at most three retries",
 		"History, oldest first (changed 1 time):",
 		"version 1, ", "because row locks caused timeouts under load.",

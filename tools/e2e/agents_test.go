@@ -261,6 +261,8 @@ type memoryJSON struct {
 	Trigger   string `json:"trigger"`
 	Content   string `json:"content"`
 	Forgotten bool   `json:"forgotten"`
+	Source    string `json:"source"`
+	Status    string `json:"status"`
 }
 
 // remember writes a memory of the repository with forgemem remember and
@@ -275,11 +277,12 @@ func (m *machine) remember(text string) memoryJSON {
 	return res.Memory
 }
 
-// memories lists the current memories (forgemem list --json).
+// memories lists the current memories, those that wait for review too
+// (forgemem list --pending --json).
 func (m *machine) memories() []memoryJSON {
 	m.t.Helper()
 	var res struct{ Memories []memoryJSON }
-	out := m.ok("forgemem", "list", "--json")
+	out := m.ok("forgemem", "list", "--pending", "--json")
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		m.t.Fatalf("forgemem list --json: %v\n%s", err, out)
 	}
@@ -423,7 +426,8 @@ func classifier(rules ...rule) fakemodel.Script {
 			items := []any{}
 			for _, ru := range rules {
 				if strings.Contains(conv, ru.when) && !strings.Contains(listed+added, ru.content) {
-					items = append(items, map[string]any{"content": ru.content, "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{}})
+					items = append(items, map[string]any{"content": ru.content, "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{},
+						"evidence": map[string]any{"messages": []int{}, "quote": ru.when}})
 					break
 				}
 			}

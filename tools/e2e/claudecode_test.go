@@ -293,13 +293,14 @@ func TestClaudeCodeMemoryTools(t *testing.T) {
 			}
 		}
 	}
+	// The agent's memory waits for the user's review: no tool approves it.
 	var remembered, stillListed bool
 	for _, mem := range m.memories() {
-		remembered = remembered || mem.Content == newFact
+		remembered = remembered || mem.Content == newFact && mem.Status == "pending" && mem.Source == "agent"
 		stillListed = stillListed || mem.ID == seed.ID
 	}
 	if !remembered || stillListed {
-		t.Errorf("after the calls, forgemem list: the new memory listed %v, the forgotten one listed %v", remembered, stillListed)
+		t.Errorf("after the calls, forgemem list --pending: the new memory listed and waiting %v, the forgotten one listed %v", remembered, stillListed)
 	}
 	m.noOutsideRequests()
 	m.unknownRequests()
@@ -326,8 +327,8 @@ func requestWithResults(reqs []*fakemodel.Request, n int) *fakemodel.Request {
 // compaction's window is the turn's.)
 func TestClaudeCodeCompaction(t *testing.T) {
 	const said = "From now on we squash-merge pull requests, and the pull request's title becomes the commit subject."
-	turn := rule{when: "squash-merge", content: "Pull requests are squash-merged."}
-	compaction := rule{when: "squash-merge", content: "A squash merge's commit subject is its pull request's title."}
+	turn := rule{when: "we squash-merge pull requests", content: "Pull requests are squash-merged."}
+	compaction := rule{when: "title becomes the commit subject", content: "A squash merge's commit subject is its pull request's title."}
 	m := claudeMachine(t, fakemodel.Options{
 		Anthropic: func(*fakemodel.Request) fakemodel.Reply {
 			return fakemodel.Say("<analysis>Squash merges.</analysis>\n<summary>The user squash-merges pull requests.</summary>")

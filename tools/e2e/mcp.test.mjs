@@ -36,7 +36,10 @@ async function connect(t) {
     command: binary,
     args: ['mcp'],
     cwd: repo,
-    env: { HOME: home, PATH: process.env.PATH ?? '' },
+    // Review off: what the client remembers is in force at once, for the
+    // tool flows below (under the default review an agent's memory waits
+    // for the user; cmd/forgemem tests that).
+    env: { HOME: home, PATH: process.env.PATH ?? '', FORGEMEM_REVIEW: 'off' },
     stderr: 'pipe',
   });
   let stderr = '';

@@ -120,7 +120,8 @@ func sessionClassifier() (*fake.LLM, error) {
 				n := strings.Fields(conv[i+len("convention number "):])[0]
 				content := "Always use convention number " + n + " in this repository."
 				if !strings.Contains(existing, content) {
-					items = append(items, map[string]any{"content": content, "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{}})
+					items = append(items, map[string]any{"content": content, "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{},
+						"evidence": map[string]any{"messages": []int{}, "quote": "convention number " + n}})
 				}
 			}
 		}

@@ -31,7 +31,8 @@ func Example() {
 		reply := `{"memories": []}`
 		if req.ResponseSchema != nil && req.ResponseSchema.Name == memcapture.ClassifierSchemaName &&
 			strings.Contains(req.Messages[0].Content, "indent with tabs") {
-			reply = `{"memories": [{"content": "Indent Go code with tabs.", "scope": "user", "category": "coding-preferences", "supersedes": "", "related": []}]}`
+			reply = `{"memories": [{"content": "Indent Go code with tabs.", "scope": "user", "category": "coding-preferences", "supersedes": "", "related": [],
+				"evidence": {"messages": [1], "quote": "indent with tabs"}}]}`
 		}
 		return &memcore.CompletionResponse{Text: reply}, nil
 	}})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/atomicfile"
@@ -32,6 +33,9 @@ type line struct {
 	IsMeta           bool     `json:"isMeta"`
 	IsCompactSummary bool     `json:"isCompactSummary"`
 	Message          *message `json:"message"`
+	// Timestamp is when the line was written (RFC 3339); a value that
+	// does not parse is no time, not a bad line.
+	Timestamp string `json:"timestamp"`
 }
 
 // message is a user or assistant line's message.
@@ -233,7 +237,16 @@ func appendLine(msgs []memcore.Message, raw []byte) []memcore.Message {
 		msgs[n-1].Content += "\n\n" + text
 		return msgs
 	}
-	return append(msgs, memcore.Message{Role: role, Content: text})
+	return append(msgs, memcore.Message{Role: role, Content: text, At: l.time()})
+}
+
+// time is when the line was written, the zero time when it does not say.
+func (l *line) time() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, l.Timestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // contentText is the text of a message's content: the string, or the text

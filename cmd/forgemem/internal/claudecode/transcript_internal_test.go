@@ -33,6 +33,15 @@ func referenceWindow(data []byte, lim limits) []memcore.Message {
 	return msgs
 }
 
+// show writes a window as "[{role content} …]", without the times.
+func show(msgs []memcore.Message) string {
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = "{" + string(m.Role) + " " + m.Content + "}"
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
 // small are bounds small enough for short inputs to cross each of them.
 func small(tail, line, chunk, buf int) limits {
 	return limits{tail: int64(tail), line: int64(line), chunk: chunk, buf: max(16, buf)}
@@ -78,10 +87,10 @@ func TestReadWindowBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fmt.Sprint(got) != tt.want {
-				t.Errorf("window = %q\nwant     %q", fmt.Sprint(got), tt.want)
+			if show(got) != tt.want {
+				t.Errorf("window = %q\nwant     %q", show(got), tt.want)
 			}
-			if ref := fmt.Sprint(referenceWindow([]byte(tt.in), tt.lim)); ref != tt.want {
+			if ref := show(referenceWindow([]byte(tt.in), tt.lim)); ref != tt.want {
 				t.Errorf("the reference reads %q", ref)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
 	"github.com/forgemem/forgemem/memcore"
@@ -185,8 +186,8 @@ func TestReadWindowReadsOnlyAfterTheLastBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "[{user the newest prompt} {assistant the newest reply}]"
-	if fmt.Sprint(got) != want {
-		t.Errorf("window = %v, want %s", got, want)
+	if show(got) != want {
+		t.Errorf("window = %v, want %s", show(got), want)
 	}
 	if read := r.n.Load(); read > int64(len(data))/20 {
 		t.Errorf("read %d bytes of a %d-byte transcript; want only the part after the last boundary", read, len(data))
@@ -203,8 +204,8 @@ func TestReadWindowOfAGrowingTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(got) != "[{user one} {assistant two}]" {
-		t.Errorf("window = %v", got)
+	if show(got) != "[{user one} {assistant two}]" {
+		t.Errorf("window = %v", show(got))
 	}
 }
 
@@ -232,7 +233,40 @@ func TestReadWindowSkipsAnOversizedLineWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(got) != "[{user before} {assistant after}]" {
+	if show(got) != "[{user before} {assistant after}]" {
 		t.Errorf("window = %q", got)
+	}
+}
+
+// show writes a window as "[{role content} …]", without the times.
+func show(msgs []memcore.Message) string {
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = "{" + string(m.Role) + " " + m.Content + "}"
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// Each message carries the time of its transcript line (the first line of
+// messages joined), and a line without a readable time gives none.
+func TestReadWindowReadsTimes(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"user","timestamp":"2025-03-10T10:03:12.530Z","message":{"role":"user","content":"one"}}`,
+		`{"type":"assistant","timestamp":"2025-03-10T10:03:15Z","message":{"role":"assistant","content":[{"type":"text","text":"two"}]}}`,
+		`{"type":"assistant","timestamp":"2025-03-10T10:04:00Z","message":{"role":"assistant","content":[{"type":"text","text":"three"}]}}`,
+		`{"type":"user","timestamp":"yesterday","message":{"role":"user","content":"four"}}`,
+	}, "\n")
+	got, err := claudecode.ReadWindowAt(strings.NewReader(in), int64(len(in)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Time{time.Date(2025, 3, 10, 10, 3, 12, 530e6, time.UTC), time.Date(2025, 3, 10, 10, 3, 15, 0, time.UTC), {}}
+	if len(got) != len(want) {
+		t.Fatalf("window %v, want %d messages", show(got), len(want))
+	}
+	for i, m := range got {
+		if !m.At.Equal(want[i]) {
+			t.Errorf("message %d (%q) at %v, want %v", i, m.Content, m.At, want[i])
+		}
 	}
 }

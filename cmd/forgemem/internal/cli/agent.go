@@ -21,7 +21,7 @@ import (
 
 func (a *app) searchCommand() *cobra.Command {
 	var limit int
-	var asJSON bool
+	var asJSON, pending bool
 	cmd := &cobra.Command{
 		Use:   "search <text>",
 		Short: "Search the memories, ranked as retrieval ranks them",
@@ -29,7 +29,8 @@ func (a *app) searchCommand() *cobra.Command {
 id, score and content. The ranking is retrieval's own: the text is embedded with the
 configured embedding model and searched in the same vector index, and its words in the same
 lexical index, the two rankings fused (the score is 1 for first place in both; with
-memory.retrieval_lexical_weight 0 it is the cosine similarity).`,
+memory.retrieval_lexical_weight 0 it is the cosine similarity). Memories that wait for
+your review are searched only with --pending, and marked.`,
 		Example: "  forgemem search \"database locking\"\n  forgemem search migrations --limit 3 --json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,7 +41,11 @@ memory.retrieval_lexical_weight 0 it is the cosine similarity).`,
 			if err != nil {
 				return err
 			}
-			res, err := ws.Search(cmd.Context(), strings.Join(args, " "), limit)
+			search := ws.Search
+			if pending {
+				search = ws.SearchWithPending
+			}
+			res, err := search(cmd.Context(), strings.Join(args, " "), limit)
 			if err != nil {
 				return err
 			}
@@ -53,6 +58,7 @@ memory.retrieval_lexical_weight 0 it is the cosine similarity).`,
 		},
 	}
 	cmd.Flags().IntVarP(&limit, "limit", "n", 10, fmt.Sprintf("how many results, 1–%d", workspace.MaxSearchLimit))
+	cmd.Flags().BoolVar(&pending, "pending", false, "search the memories that wait for review too")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
@@ -71,6 +77,9 @@ func (a *app) printHits(res *workspace.SearchResult) {
 		line := p.sprintf("%d. %.2f  %s  %s, version %d, %s", i+1, h.Score, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
 		if h.Matched != "" {
 			line += p.sprintf(" (matched its earlier version %s)", shortID(h.Matched))
+		}
+		if m.Status == string(memcore.StatusPending) {
+			line += p.sprintf(" (waits for review: %s)", m.StatusReason)
 		}
 		p.println(line)
 		if m.Stale != "" {
@@ -203,6 +212,20 @@ func (a *app) printCaptured(res *workspace.CaptureResult, messages int, session 
 	if res.Redactions > 0 {
 		p.printf("Replaced %s with %s.\n", plural(res.Redactions, "secret", "secrets"), redact.Placeholder)
 	}
+	if n := waiting(res.Written); n > 0 {
+		p.printf("%s for your review before %s recalled: forgemem review.\n", plural(n, "memory waits", "memories wait"), map[bool]string{true: "it is", false: "they are"}[n == 1])
+	}
+}
+
+// waiting counts the memories of ms that wait for review.
+func waiting(ms []workspace.Memory) int {
+	n := 0
+	for _, m := range ms {
+		if m.Status == string(memcore.StatusPending) {
+			n++
+		}
+	}
+	return n
 }
 
 // printWritten lists memories just written, one per line.
@@ -213,7 +236,11 @@ func (a *app) printWritten(ms []workspace.Memory) {
 		if m.Supersedes != "" {
 			v += ", supersedes " + shortID(m.Supersedes)
 		}
-		t.row("  %s\t%s\t%s\t%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth))
+		held := ""
+		if m.Status == string(memcore.StatusPending) {
+			held = "  (waits for review: " + ruleName(m.StatusReason) + ")"
+		}
+		t.row("  %s\t%s\t%s\t%s%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth), held)
 	}
 	t.flush()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ func classifierReply(rules map[string]map[string]any) fakeopenai.ReplyFunc {
 			var out []map[string]any
 			for phrase, m := range rules {
 				if strings.Contains(conv, phrase) && !strings.Contains(existing, m["content"].(string)) {
-					out = append(out, m)
+					out = append(out, withEvidence(m, conv, phrase))
 				}
 			}
 			b, _ := json.Marshal(map[string]any{"memories": out})
@@ -113,6 +114,24 @@ func classifierReply(rules map[string]map[string]any) fakeopenai.ReplyFunc {
 		}
 		return fmt.Sprintf("(answer %d)", len(req.Messages))
 	}
+}
+
+// withEvidence is m with the evidence a classifier gives, unless m has
+// its own: the text of the user's message that holds phrase.
+func withEvidence(m map[string]any, conv, phrase string) map[string]any {
+	if _, ok := m["evidence"]; ok {
+		return m
+	}
+	quote := phrase
+	for _, line := range strings.Split(conv, "\n") {
+		if _, text, ok := strings.Cut(line, "] User: "); ok && strings.Contains(text, phrase) {
+			quote = text
+			break
+		}
+	}
+	out := maps.Clone(m)
+	out["evidence"] = map[string]any{"messages": []int{}, "quote": quote}
+	return out
 }
 
 // useOpenAI configures the fixture for the openai provider at srv.

@@ -230,6 +230,13 @@ func (a *app) printStats(st *workspace.Stats) {
 	if st.Oldest != nil {
 		p.printf("%s %s to %s\n", p.bold("Created:"), day(*st.Oldest), day(*st.Newest))
 	}
+	if st.Waiting > 0 {
+		var rules []string
+		for _, r := range st.WaitingByRule {
+			rules = append(rules, fmt.Sprintf("%d %s", r.Count, r.Name))
+		}
+		p.printf("%s %d (%s; forgemem review)\n", p.bold("Waiting for your review:"), st.Waiting, strings.Join(rules, ", "))
+	}
 	if st.Problems > 0 {
 		var kinds []string
 		for _, k := range st.Unreadable {

@@ -380,7 +380,7 @@ memory on, until you trust it: forgemem trust.`,
 		}
 	}
 	add("see", a.listCommand(), a.showCommand(), a.searchCommand(), a.graphCommand(), a.exportCommand(), a.statsCommand(), a.validateCommand())
-	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand())
+	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand(), a.reviewCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
 	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand(), a.recallServerCommand())
 	add("other", a.demoCommand(), a.evalCommand(), a.configCommand(), a.trustCommand())

@@ -39,9 +39,11 @@ func (a *app) listCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List the memories: the current version of each",
 		Long: `List the current version of every memory, oldest first. Forgotten memories are left
-out unless --retired is given, and earlier versions unless --all-versions is. With --stale,
-only the repository's memories whose anchors moved or went away, each with what happened.`,
-		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json\n  forgemem list --stale",
+out unless --retired is given, earlier versions unless --all-versions is, and memories that
+wait for your review unless --pending is (a memory whose change waits is listed as it is in
+force; forgemem review goes through what waits). With --stale, only the repository's
+memories whose anchors moved or went away, each with what happened.`,
+		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json\n  forgemem list --pending\n  forgemem list --stale",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -72,6 +74,7 @@ only the repository's memories whose anchors moved or went away, each with what 
 	f.StringVar(&category, "category", "", "only this category")
 	f.BoolVar(&opts.AllVersions, "all-versions", false, "every version, not only the current ones")
 	f.BoolVar(&opts.Retired, "retired", false, "include forgotten memories")
+	f.BoolVar(&opts.Pending, "pending", false, "include the memories that wait for review")
 	f.BoolVar(&opts.Stale, "stale", false, "only the memories that may be outdated: the code they name moved or went away")
 	_ = f.SetAnnotation("stale", notASetting, []string{"list's own"})
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -84,7 +87,7 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		a.printStale(res)
 		return
 	}
-	state := opts.AllVersions || opts.Retired
+	state := opts.AllVersions || opts.Retired || opts.Pending
 	if len(res.Memories) == 0 {
 		p.println("No memories here.")
 	} else {
@@ -114,6 +117,9 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 	summary := fmt.Sprintf("%s (%d repo, %d user)", count, scopes[memcore.ScopeRepo], scopes[memcore.ScopeUser])
 	if res.Hidden > 0 {
 		summary += fmt.Sprintf("; %s not shown (--retired shows them)", plural(res.Hidden, "forgotten memory", "forgotten memories"))
+	}
+	if res.HiddenPending > 0 {
+		summary += fmt.Sprintf("; %s for your review, not shown (--pending shows them; forgemem review)", plural(res.HiddenPending, "memory waits", "memories wait"))
 	}
 	if a.ws.Store().Dir(memcore.ScopeRepo) == "" {
 		summary += "; not in a repository, so only the user scope"
@@ -149,6 +155,10 @@ func (a *app) gitNote() {
 // stateOf says where a memory stands in its chain.
 func stateOf(m workspace.Memory) string {
 	switch {
+	case m.Status == string(memcore.StatusPending) && m.Head:
+		return "waits for review"
+	case m.Status == string(memcore.StatusPending):
+		return "never approved"
 	case m.Retired:
 		return "retired"
 	case m.Forgotten && m.Head:
@@ -208,6 +218,10 @@ func (a *app) printDetail(d *workspace.Detail) {
 	}
 	if m.SessionID != "" {
 		t.row("session\t%s\n", m.SessionID)
+	}
+	trustRows(t, m, "")
+	if m.Status == string(memcore.StatusPending) && m.Head {
+		t.row("status\twaits for your review (%s): forgemem review\n", m.StatusReason)
 	}
 	if m.Forgotten {
 		head := d.Chain[len(d.Chain)-1]
@@ -313,4 +327,17 @@ func triggerWords(t string) string {
 		return "a person (manual)"
 	}
 	return t
+}
+
+// trustRows adds to t, each row starting with indent, who stated m and,
+// when recorded, the evidence quoted from the conversation with its time.
+func trustRows(t *table, m workspace.Memory, indent string) {
+	t.row("%ssource\t%s\n", indent, sourceWords(m.Source))
+	if m.EvidenceQuote != "" {
+		at := ""
+		if m.EvidenceAt != nil {
+			at = ", " + minute(*m.EvidenceAt)
+		}
+		t.row("%sevidence\t%q%s\n", indent, m.EvidenceQuote, at)
+	}
 }

@@ -44,8 +44,9 @@ type rule struct {
 // classifier answers the capture pipeline's classifier calls the way a
 // model would, from the request alone: it reads the conversation and the
 // lists of existing memories of the prompt, keeps the memories whose user
-// message it sees unless the list already holds them, and finds the id a
-// memory supersedes by looking for a phrase in that list. It keeps no
+// message it sees unless the list already holds them, quoting that message
+// as their evidence, and finds the id a memory supersedes by looking for a
+// phrase in that list. It keeps no
 // state, so however capture passes fall (a turn trigger may replace one
 // still waiting), the memories written are the same.
 type classifier struct {
@@ -71,6 +72,14 @@ type replyItem struct {
 	Category   string         `json:"category"`
 	Supersedes string         `json:"supersedes"`
 	Related    []replyRelated `json:"related"`
+	Evidence   replyEvidence  `json:"evidence"`
+}
+
+// replyEvidence is where the conversation states a memory: the numbers of
+// its messages and a quote.
+type replyEvidence struct {
+	Messages []int  `json:"messages"`
+	Quote    string `json:"quote"`
 }
 
 type replyRelated struct {
@@ -117,6 +126,7 @@ func (c *classifier) reply(_ context.Context, req memcore.CompletionRequest) (*m
 			Category:   string(r.mem.category),
 			Supersedes: supersededID(existing, r.mem),
 			Related:    []replyRelated{},
+			Evidence:   replyEvidence{Messages: []int{}, Quote: said},
 		})
 	}
 	text, err := json.Marshal(map[string][]replyItem{"memories": items})

@@ -81,6 +81,9 @@ type (
 		// DroppedAnchors counts the anchors given that the repository does
 		// not have: not recorded.
 		DroppedAnchors int `json:"dropped_anchors,omitempty"`
+		// Held says why the memory waits for the user's review (the
+		// quarantine rule that held it); "" when it is in force.
+		Held string `json:"held,omitempty"`
 	}
 	// versionOut is one version of a chain, on one line.
 	versionOut struct {
@@ -100,7 +103,8 @@ type (
 	}
 	showOut struct {
 		Memory memoryOut `json:"memory"`
-		// Status is "current", "forgotten" or "earlier version".
+		// Status is "current", "waits for review", "forgotten" or "earlier
+		// version".
 		Status string `json:"status"`
 		// Current is the id of the chain's current version.
 		Current string `json:"current"`
@@ -263,14 +267,14 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	}
 	res, err := h.ws.Remember(ctx, workspace.RememberInput{
 		Text: in.Content, Scope: in.Scope, Category: in.Category,
-		Supersedes: string(in.Supersedes), SessionID: h.session, Proposed: proposed,
+		Supersedes: string(in.Supersedes), SessionID: h.session, Proposed: proposed, Source: memcore.SourceAgent,
 	})
 	if err != nil {
 		return "", rememberOut{}, err
 	}
 	m := res.Memory
 	out := rememberOut{Memory: memoryOf(m, maxShowContentBytes), Redactions: res.Redactions, Superseded: res.Superseded,
-		NotHead: res.NotHead, Revived: res.Revived, Raced: res.Raced, DroppedAnchors: len(res.DroppedAnchors)}
+		NotHead: res.NotHead, Revived: res.Revived, Raced: res.Raced, DroppedAnchors: len(res.DroppedAnchors), Held: res.Held}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Remembered as %s (%s, version %d).", m.ID, kind(m), m.Version)
 	switch {
@@ -289,6 +293,9 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	}
 	if out.DroppedAnchors > 0 {
 		fmt.Fprintf(&b, " %s not in the repository, so not recorded.", count(out.DroppedAnchors, "anchor is", "anchors are"))
+	}
+	if res.Held != "" {
+		fmt.Fprintf(&b, " It waits for the user's review (%s) and is not recalled or searched until the user approves it.", res.Held)
 	}
 	return b.String(), out, nil
 }

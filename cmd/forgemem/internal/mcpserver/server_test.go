@@ -33,9 +33,12 @@ type fixture struct {
 	other *memcore.FileStore
 }
 
+// newFixture is a fixture with review off: an agent's memories are in
+// force at once, for the tests of what the tools do with them
+// (TestNoToolChangesAWaitingMemory tests them under the default review).
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	return newFixtureEnv(t)
+	return newFixtureEnv(t, "FORGEMEM_REVIEW=off")
 }
 
 // newFixtureEnv is newFixture with the settings' environment variables env
@@ -354,7 +357,7 @@ func TestProviderFailureIsRedacted(t *testing.T) {
 	srv := httptest.NewServer(fakeopenai.RejectKey(key))
 	t.Cleanup(srv.Close)
 	f := newFixtureEnv(t, "FORGEMEM_PROVIDER=openai", "FORGEMEM_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+key,
-		"FORGEMEM_CLASSIFIER_MODEL=classifier", "FORGEMEM_EMBEDDING_MODEL=embedder", "FORGEMEM_RETRIEVAL_MODE=identity")
+		"FORGEMEM_CLASSIFIER_MODEL=classifier", "FORGEMEM_EMBEDDING_MODEL=embedder", "FORGEMEM_RETRIEVAL_MODE=identity", "FORGEMEM_REVIEW=off")
 	for _, tool := range []string{"memory_search", "memory_recall"} {
 		text, isErr, _ := f.call(tool, map[string]any{"query": "how are migrations numbered?"})
 		if !isErr || strings.Contains(text, key) || !strings.Contains(text, "[REDACTED]") || !strings.Contains(text, "401") {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
 )
 
 func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, error) {
@@ -29,6 +30,9 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 			reason = " (" + head.RetiredReason + ")"
 		}
 		fmt.Fprintf(&b, "Status: forgotten%s; it is not recalled, searched or listed.\n", reason)
+	case m.Head && m.Status == string(memcore.StatusPending):
+		out.Status = "waits for review"
+		fmt.Fprintf(&b, "Status: waits for the user's review (%s); it is not recalled or searched until approved.\n", m.StatusReason)
 	case m.Head && m.Stale != "":
 		out.Status = "current"
 		fmt.Fprintf(&b, "Status: current, but may be outdated: %s.\n", m.Stale)

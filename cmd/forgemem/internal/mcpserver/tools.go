@@ -138,7 +138,9 @@ Not for facts about the current task only, nor secrets (they are replaced by [RE
 To change what a memory says, pass its id as supersedes: the new text becomes its next version
 and the old text stays in its history (this also brings back a forgotten memory). Returns the
 new memory's id; text already remembered word for word is refused, naming the memory that says
-it.`
+it. What you remember is recorded as written by an agent and, unless the user turned review off,
+waits for the user's review (forgemem review) before it is recalled or searched; you cannot
+approve it.`
 	showDescription = `Show one memory in full, by its id: its content, category, scope and version, whether
 it is current or forgotten, its version history oldest first (what it said before and when it
 changed), and its links to other memories. Use it when the user says "show me that memory" or

@@ -86,6 +86,9 @@ type Entry struct {
 type Message struct {
 	Role    memcore.Role `json:"role"`
 	Content string       `json:"content"`
+	// At is when the message was written, when the agent said (a
+	// transcript's timestamp); absent otherwise.
+	At *time.Time `json:"at,omitempty"`
 }
 
 // Window returns the entry's messages as memcore messages.
@@ -93,6 +96,9 @@ func (e *Entry) Window() []memcore.Message {
 	out := make([]memcore.Message, len(e.Messages))
 	for i, m := range e.Messages {
 		out[i] = memcore.Message{Role: m.Role, Content: m.Content}
+		if m.At != nil {
+			out[i].At = m.At.UTC()
+		}
 	}
 	return out
 }
@@ -102,6 +108,10 @@ func Messages(window []memcore.Message) []Message {
 	out := make([]Message, len(window))
 	for i, m := range window {
 		out[i] = Message{Role: m.Role, Content: m.Content}
+		if !m.At.IsZero() {
+			at := m.At.UTC()
+			out[i].At = &at
+		}
 	}
 	return out
 }

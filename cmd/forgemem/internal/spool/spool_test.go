@@ -83,7 +83,7 @@ func TestAddReadListRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e.Version != spool.FormatVersion || e.SessionID != "s1" || e.Kind != memcore.TriggerCompaction || e.CreatedAt.IsZero() ||
-		fmt.Sprint(e.Window()) != "[{user second}]" {
+		len(e.Window()) != 1 || e.Window()[0] != (memcore.Message{Role: memcore.RoleUser, Content: "second"}) {
 		t.Errorf("Read = %+v", e)
 	}
 	e.Attempts, e.LastError = 1, "the provider failed"
@@ -337,5 +337,24 @@ func TestWatcher(t *testing.T) {
 	cancel()
 	if w.Wait(ctx, time.Now().Add(time.Minute)) {
 		t.Error("Wait with an ended context reported an entry")
+	}
+}
+
+// A message's time, when the agent gave one, is kept in the entry; one
+// without a time stays without.
+func TestEntryKeepsMessageTimes(t *testing.T) {
+	s := open(t)
+	at := time.Date(2025, 3, 10, 10, 3, 12, 530e6, time.UTC)
+	window := []memcore.Message{{Role: memcore.RoleUser, Content: "one", At: at}, {Role: memcore.RoleAssistant, Content: "two"}}
+	name, err := s.Add(spool.Entry{Kind: memcore.TriggerCadence, SessionID: "s", Messages: spool.Messages(window)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.Read(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Window(); len(got) != 2 || !got[0].At.Equal(at) || !got[1].At.IsZero() {
+		t.Errorf("window %+v, want the first message at %v and the second without a time", got, at)
 	}
 }

@@ -219,9 +219,10 @@ type FixResult struct {
 // FixStale proposes, for each current repo memory that names a path git
 // says was renamed, a new version with the same content naming the new
 // path (and its anchors recorded anew), oldest memory first. With dryRun
-// it writes nothing; otherwise each is written through the normal
-// supersede path (trigger manual), and one that another session changed
-// meanwhile is left, with the reason in its Err. Without a repository
+// it writes nothing; otherwise each is written through memcore.Writer's
+// Revise (trigger manual; the memory's source and review status kept), and
+// one that another session changed meanwhile is left, with the reason in
+// its Err. Without a repository
 // there is nothing to fix.
 func (w *Workspace) FixStale(ctx context.Context, dryRun bool) (*FixResult, error) {
 	res := &FixResult{Fixes: []StaleFix{}, DryRun: dryRun}
@@ -255,7 +256,7 @@ func (w *Workspace) FixStale(ctx context.Context, dryRun bool) (*FixResult, erro
 func (w *Workspace) writeFix(ctx context.Context, h *memcore.MemoryFile, sf *StaleFix) {
 	m := w.newVersion(h, "")
 	m.Content, m.Meta.Anchors = sf.Content, sf.Anchors
-	err := w.write(ctx, m)
+	_, err := w.writer.Revise(ctx, h, m)
 	var ce *memcore.ConflictError
 	switch {
 	case errors.As(err, &ce):

@@ -147,6 +147,11 @@ func TestStaleMemoryIsReportedAndFixed(t *testing.T) {
 	if err != nil || len(d.Chain) != 2 || d.Chain[1].ID != fix.Fixes[0].Written || d.Chain[1].Content != fix.Fixes[0].Content {
 		t.Errorf("the new version is not the chain's head: %+v, %v", d, err)
 	}
+	// The fix is a revision (memcore.Writer.Revise): who stated the memory,
+	// and that it is in force, are the version's it revises.
+	if v := d.Chain[len(d.Chain)-1]; v.Source != d.Chain[0].Source || v.Source != "user" || v.Status != "" {
+		t.Errorf("the fixed version: source %s, status %q; want the user's, in force", v.Source, v.Status)
+	}
 	if probs := staleOnly(t, ws); len(probs) != 0 {
 		t.Errorf("after the fix: %+v", probs)
 	}
@@ -209,7 +214,8 @@ func TestCaptureRecordsAnchorsAndShowsStaleMemories(t *testing.T) {
 			return `{"memories": []}`
 		}
 		return `{"memories": [{"content": "Migrations live in db/migrations, one file per change.", "scope": "repo", "category": "project-conventions",
-			"supersedes": "", "related": [], "anchors": [{"path": "db/migrations", "symbol": ""}, {"path": "invented/dir", "symbol": ""}, {"path": "", "symbol": "MissingFunc"}]}]}`
+			"supersedes": "", "related": [], "anchors": [{"path": "db/migrations", "symbol": ""}, {"path": "invented/dir", "symbol": ""}, {"path": "", "symbol": "MissingFunc"}],
+			"evidence": {"messages": [1], "quote": "migrations go in db/migrations"}}]}`
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,15 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/forgemem/forgemem/memcore"
 )
 
 // ReadConversation reads a conversation in JSON Lines: one message per
-// line, {"role": "user", "content": "…"}, oldest first. Roles are user,
-// assistant, system and tool (system and tool messages are kept; capture
-// and retrieval drop them). Blank lines are skipped and other fields are
-// ignored. A line that is not such an object is an error naming the line
+// line, {"role": "user", "content": "…"}, oldest first, with an optional
+// "at": when the message was written (RFC 3339), which capture records as
+// the time of a memory's evidence. Roles are user, assistant, system and
+// tool (system and tool messages are kept; capture and retrieval drop
+// them). Blank lines are skipped and other fields are ignored. A line that is not such an object is an error naming the line
 // and wrapping [ErrBadConversation].
 func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 	br := bufio.NewReader(r)
@@ -40,8 +42,9 @@ func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 
 func parseMessage(line []byte) (memcore.Message, error) {
 	var wire struct {
-		Role    *string `json:"role"`
-		Content *string `json:"content"`
+		Role    *string    `json:"role"`
+		Content *string    `json:"content"`
+		At      *time.Time `json:"at"`
 	}
 	if err := json.Unmarshal(line, &wire); err != nil {
 		return memcore.Message{}, err
@@ -58,5 +61,9 @@ func parseMessage(line []byte) (memcore.Message, error) {
 	default:
 		return memcore.Message{}, fmt.Errorf("role %q is not one of user, assistant, system, tool", *wire.Role)
 	}
-	return memcore.Message{Role: role, Content: *wire.Content}, nil
+	m := memcore.Message{Role: role, Content: *wire.Content}
+	if wire.At != nil {
+		m.At = wire.At.UTC()
+	}
+	return m, nil
 }

@@ -44,6 +44,10 @@ var (
 	// ErrDuplicate: the text to remember is already the current text of a
 	// memory; nothing is written.
 	ErrDuplicate = errors.New("already remembered")
+	// ErrWaitsForReview: the memory waits for a person's review (forgemem
+	// review): it cannot be forgotten, nor changed by an agent, until it
+	// is approved or rejected.
+	ErrWaitsForReview = errors.New("the memory waits for review")
 )
 
 // AmbiguousError is the error of an id prefix that matches several

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -29,8 +28,11 @@ type ForgetResult struct {
 // retired with the reason (redacted; at most MaxContentBytes). The chain
 // keeps its history on disk but is no longer recalled, searched, offered
 // to the classifier or listed by default; Remember with Supersedes revives
-// it, and Purge deletes it. When another session changes the memory
-// meanwhile (memcore.ErrConflict), its version is retired instead.
+// it, and Purge deletes it. It writes through memcore.Writer: when another
+// session changes the memory meanwhile (memcore.ErrConflict), its version
+// is retired instead, and when it forgot the memory first, nothing is
+// written (Already). A memory that waits for review is not forgotten but
+// rejected (Reject): forgetting it is [ErrWaitsForReview].
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
 	reason = strings.TrimSpace(reason)
 	if len(reason) > MaxContentBytes {
@@ -45,6 +47,9 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 		return nil, err
 	}
 	head, _ := snap.g.Head(t.Meta.ID)
+	if head.Meta.Status == memcore.StatusPending {
+		return nil, fmt.Errorf("%w: %s waits for review; reject it instead (forgemem review --reject %s)", ErrWaitsForReview, head.Meta.ID, head.Meta.ID)
+	}
 	if head.Meta.Retired {
 		return &ForgetResult{Memory: view(w.store, snap.g, head), Already: true}, nil
 	}
@@ -54,22 +59,7 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 	reason, _ = redact.Text(reason)
 	m := w.retiredVersion(head, reason)
 	repointCarried(snap, m)
-	err = w.write(ctx, m)
-	var ce *memcore.ConflictError
-	if errors.As(err, &ce) && ce.Head != nil {
-		// Another session changed the memory since it was read: retire its
-		// version instead, once.
-		if ce.Head.Meta.Retired {
-			after, err := w.load(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &ForgetResult{Memory: view(w.store, after.g, ce.Head), Already: true}, nil
-		}
-		head = ce.Head
-		m = w.retiredVersion(head, reason)
-		err = w.write(ctx, m)
-	}
+	wr, err := w.writer.Write(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("writing the retired version: %w", err)
 	}
@@ -77,7 +67,10 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 	if err != nil {
 		return nil, err
 	}
-	return &ForgetResult{Memory: view(w.store, after.g, m), Retired: head.Meta.ID}, nil
+	if wr.Duplicate != nil { // another session forgot it first
+		return &ForgetResult{Memory: view(w.store, after.g, wr.Duplicate), Already: true}, nil
+	}
+	return &ForgetResult{Memory: view(w.store, after.g, m), Retired: *m.Meta.Supersedes}, nil
 }
 
 // retiredVersion is the version that retires head's chain.

@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -18,6 +20,10 @@ type ListOptions struct {
 	AllVersions bool
 	// Retired adds the forgotten chains, which are left out by default.
 	Retired bool
+	// Pending adds the versions that wait for review, which are left out
+	// by default: a memory whose change waits is listed as it is in force,
+	// and, with Pending, its change after it.
+	Pending bool
 	// Stale keeps the current repo memories whose anchors say they may be
 	// outdated, each with the reason (Memory.Stale). It needs the repo
 	// scope.
@@ -31,14 +37,19 @@ type ListResult struct {
 	// Hidden counts the forgotten chains left out (when Retired is false)
 	// that the filters would otherwise have kept.
 	Hidden int `json:"hidden_forgotten"`
+	// HiddenPending counts the memories that wait for review left out
+	// (when Pending is false) that the filters would otherwise have kept:
+	// forgemem review goes through them.
+	HiddenPending int `json:"hidden_pending"`
 	// Unreadable counts the files and folders of either scope the store
 	// could not read (see [Workspace.Validate] for why): memories that may
 	// be missing from the list.
 	Unreadable int `json:"unreadable_files"`
 }
 
-// List returns the current version of every chain that is not forgotten,
-// or what opts ask for.
+// List returns the current version of every chain that is not forgotten
+// — the version in force, when a newer one waits for review — or what opts
+// ask for.
 func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, error) {
 	if err := checkScope(opts.Scope); err != nil {
 		return nil, err
@@ -53,21 +64,16 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	if err != nil {
 		return nil, err
 	}
-	res := &ListResult{Memories: []Memory{}}
-	hidden := map[string]bool{}
-	for _, m := range snap.all {
-		if !opts.keeps(snap.g, m) {
-			continue
-		}
-		if !opts.Retired && snap.g.IsRetired(m.Meta.ID) {
-			if h, ok := snap.g.Head(m.Meta.ID); ok {
-				hidden[h.Meta.ID] = true
-			}
-			continue
-		}
-		res.Memories = append(res.Memories, view(w.store, snap.g, m))
+	res := &ListResult{}
+	all, g := snap.all, snap.g
+	if !opts.Pending || !opts.AllVersions {
+		all, g, res.HiddenPending = withoutWaiting(snap, opts)
 	}
-	res.Hidden = len(hidden)
+	res.Memories, res.Hidden = w.listed(all, g, opts)
+	if opts.Pending && !opts.AllVersions {
+		res.Memories = w.withWaitingHeads(snap, opts, res.Memories)
+		res.HiddenPending = 0
+	}
 	if opts.Stale {
 		res.Memories = w.onlyStale(ctx, res.Memories)
 	}
@@ -75,6 +81,59 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 		return nil, err
 	}
 	return res, nil
+}
+
+// withoutWaiting returns the memories of snap without the versions that
+// wait for review, their graph, and how many of the memories that wait
+// opts' scope and category filters would keep.
+func withoutWaiting(snap *snapshot, opts ListOptions) ([]*memcore.MemoryFile, *memcore.Graph, int) {
+	waiting := snap.g.Waiting()
+	if len(waiting) == 0 {
+		return snap.all, snap.g, 0
+	}
+	drop := map[string]bool{}
+	n := 0
+	for _, m := range waiting {
+		drop[m.Meta.ID] = true
+		if snap.g.IsPending(m.Meta.ID) && !snap.g.IsSuperseded(m.Meta.ID) &&
+			(opts.Scope == "" || m.Meta.Scope == opts.Scope) && (opts.Category == "" || m.Meta.Category == opts.Category) {
+			n++
+		}
+	}
+	all := slices.DeleteFunc(slices.Clone(snap.all), func(m *memcore.MemoryFile) bool { return drop[m.Meta.ID] })
+	return all, memcore.NewGraph(all), n
+}
+
+// listed returns the memories of all, members of g, that opts keep, and
+// how many forgotten chains it left out that the filters would have kept.
+func (w *Workspace) listed(all []*memcore.MemoryFile, g *memcore.Graph, opts ListOptions) ([]Memory, int) {
+	out := []Memory{}
+	hidden := map[string]bool{}
+	for _, m := range all {
+		if !opts.keeps(g, m) {
+			continue
+		}
+		if !opts.Retired && g.IsRetired(m.Meta.ID) {
+			if h, ok := g.Head(m.Meta.ID); ok {
+				hidden[h.Meta.ID] = true
+			}
+			continue
+		}
+		out = append(out, view(w.store, g, m))
+	}
+	return out, len(hidden)
+}
+
+// withWaitingHeads adds to listed, the memories in force, the heads of
+// snap that wait for review and pass opts' filters, oldest first.
+func (w *Workspace) withWaitingHeads(snap *snapshot, opts ListOptions, listed []Memory) []Memory {
+	for _, h := range snap.g.Heads() {
+		if h.Meta.Status == memcore.StatusPending && (opts.Scope == "" || h.Meta.Scope == opts.Scope) && (opts.Category == "" || h.Meta.Category == opts.Category) {
+			listed = append(listed, view(w.store, snap.g, h))
+		}
+	}
+	slices.SortStableFunc(listed, func(a, b Memory) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	return listed
 }
 
 // requireListScopes checks that the scopes opts need are on: the one it

@@ -55,6 +55,8 @@ func (w *Workspace) Changed() <-chan struct{} {
 // engineStore is the store a new retrieval engine lists: the live view of
 // the folders, or the FileStore.
 func (w *Workspace) engineStore() memcore.MemoryStore {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.live != nil {
 		return w.live
 	}

@@ -54,8 +54,8 @@ func liveAndNot(t *testing.T) (alive, reading *workspace.Workspace, run string) 
 	return alive, reading, run
 }
 
-// recalled is what of a Result two workspaces must agree on.
-func recalled(t *testing.T, ws *workspace.Workspace, text string) (string, []string) {
+// liveRecalled is what of a Result two workspaces must agree on.
+func liveRecalled(t *testing.T, ws *workspace.Workspace, text string) (string, []string) {
 	t.Helper()
 	res, err := ws.Recall(context.Background(), []memcore.Message{{Role: memcore.RoleUser, Content: text}})
 	if err != nil {
@@ -77,8 +77,8 @@ func TestLiveRecallAgreesWithReading(t *testing.T) {
 	check := func(step string) {
 		t.Helper()
 		for _, q := range []string{"tabs or spaces", "how are migrations run", "errors wrapped"} {
-			gi, gm := recalled(t, alive, q)
-			wi, wm := recalled(t, reading, q)
+			gi, gm := liveRecalled(t, alive, q)
+			wi, wm := liveRecalled(t, reading, q)
 			if gi != wi || !reflect.DeepEqual(gm, wm) {
 				t.Fatalf("%s, %q: live recalled %v\n%s\nreading the folders %v\n%s", step, q, gm, gi, wm, wi)
 			}
@@ -110,14 +110,14 @@ func TestLiveRecallAgreesWithReading(t *testing.T) {
 func TestLiveLostReadsTheFolders(t *testing.T) {
 	alive, _, run := liveAndNot(t)
 	handWrite(t, alive, mem(1, memcore.ScopeRepo, "Migrations run with make migrate."))
-	if _, got := recalled(t, alive, "migrations"); len(got) != 1 {
+	if _, got := liveRecalled(t, alive, "migrations"); len(got) != 1 {
 		t.Fatalf("recalled %v", got)
 	}
 	if err := os.RemoveAll(run); err != nil {
 		t.Fatal(err)
 	}
 	handWrite(t, alive, mem(2, memcore.ScopeRepo, "Migrations are reviewed by two people."))
-	if _, got := recalled(t, alive, "migrations"); len(got) != 2 {
+	if _, got := liveRecalled(t, alive, "migrations"); len(got) != 2 {
 		t.Errorf("after the live view was lost, recalled %v; want both memories", got)
 	}
 	if err := alive.Live(); !errors.Is(err, live.ErrLost) {
@@ -133,7 +133,7 @@ func TestPrepareRecall(t *testing.T) {
 		t.Fatal(err)
 	}
 	builds := alive.Builds()
-	if _, got := recalled(t, alive, "migrations"); len(got) != 1 || alive.Builds() != builds {
+	if _, got := liveRecalled(t, alive, "migrations"); len(got) != 1 || alive.Builds() != builds {
 		t.Errorf("recalled %v with %d more builds; want one memory and none", got, alive.Builds()-builds)
 	}
 }

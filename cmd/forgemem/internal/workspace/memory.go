@@ -30,6 +30,19 @@ type Memory struct {
 	// Revives is true when the version supersedes a retired one: it
 	// brought its forgotten chain back.
 	Revives bool `json:"revives,omitempty"`
+	// Source says who stated the memory: user, assistant, mixed, agent,
+	// or unknown (a file that does not say).
+	Source string `json:"source"`
+	// EvidenceQuote and EvidenceAt are where in the conversation a
+	// captured memory comes from: a short passage and the time of its
+	// message.
+	EvidenceQuote string     `json:"evidence_quote,omitempty"`
+	EvidenceAt    *time.Time `json:"evidence_at,omitempty"`
+	// Status is "pending" for a version that waits for a person's review
+	// (forgemem review), "" for one in force; StatusReason says which
+	// quarantine rule held it.
+	Status       string `json:"status,omitempty"`
+	StatusReason string `json:"status_reason,omitempty"`
 	// Title is the first non-blank line of the content.
 	Title   string `json:"title"`
 	Content string `json:"content"`
@@ -73,6 +86,9 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 		Trigger:       string(mt.Trigger),
 		Retired:       mt.Retired,
 		RetiredReason: mt.RetiredReason,
+		Source:        mt.Source.String(),
+		Status:        string(mt.Status),
+		StatusReason:  mt.StatusReason,
 		Title:         m.Title(),
 		Content:       m.Content,
 		Path:          filePath(store, m),
@@ -84,6 +100,13 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 	if !mt.UpdatedAt.IsZero() {
 		t := mt.UpdatedAt
 		v.UpdatedAt = &t
+	}
+	if e := mt.Evidence; e != nil {
+		v.EvidenceQuote = e.Quote
+		if !e.At.IsZero() {
+			t := e.At
+			v.EvidenceAt = &t
+		}
 	}
 	if mt.Supersedes != nil {
 		v.Supersedes = *mt.Supersedes

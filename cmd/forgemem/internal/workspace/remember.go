@@ -1,8 +1,8 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,6 +40,12 @@ type RememberInput struct {
 	RelatesTo, Refines, Contradicts []string
 	// SessionID is recorded in the file; empty leaves it out.
 	SessionID string
+	// Source is who states the memory: memcore.SourceUser for a person
+	// (the default, when empty), memcore.SourceAgent for an agent through
+	// a tool. The memory is screened for review as every memory is
+	// (memory.review); an agent's waits for review unless review is off,
+	// and an agent may not change a memory that waits.
+	Source memcore.Source
 	// Anchors are the paths and symbols of the repository the memory is
 	// about, as a person gives them: recorded whether or not the working
 	// tree has them now (RememberResult.MissingAnchors lists those it has
@@ -63,8 +69,8 @@ type RememberResult struct {
 	// Revived is true when the chain was forgotten and is current again.
 	Revived bool `json:"revived,omitempty"`
 	// Raced is the id of a version another session wrote while this one
-	// was being written: the new version supersedes it instead (memcore's
-	// ErrConflict, retried once).
+	// was being written: the new version supersedes it instead, with that
+	// session's links (memcore.Writer, as capture writes).
 	Raced string `json:"raced,omitempty"`
 	// MissingAnchors are the anchors given that the working tree does not
 	// have now: recorded all the same, and reported stale.
@@ -76,32 +82,42 @@ type RememberResult struct {
 	// of their chains: each link names the chain's current version
 	// instead.
 	LinkedToHead []string `json:"linked_to_head,omitempty"`
+	// Held says why the memory waits for a person's review (forgemem
+	// review), "" when it is in force: the quarantine rule that held it.
+	Held string `json:"held,omitempty"`
 }
 
 // testHookBeforeWrite, when set by a test, is called just before a
 // memory is written, to let another writer change the chain first.
 var testHookBeforeWrite func()
 
-// write stores m.
-func (w *Workspace) write(ctx context.Context, m *memcore.MemoryFile) error {
+// hookedStore is the store the workspace's memcore.Writer writes to: the
+// store, calling testHookBeforeWrite before each write.
+type hookedStore struct{ memcore.MemoryStore }
+
+func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 	if testHookBeforeWrite != nil {
 		testHookBeforeWrite()
 	}
-	return w.store.Write(ctx, m)
+	return s.MemoryStore.Write(ctx, m)
 }
 
-// Remember writes a memory a person gives (trigger manual), redacted as
-// captured ones are: a new memory, or with Supersedes a new version of an
+// Remember writes a memory a person (or, with Source agent, an agent)
+// gives (trigger manual), redacted as captured ones are, with its source,
+// and screened for review as every memory is (RememberResult.Held): a new memory, or with Supersedes a new version of an
 // existing one. Text over MaxContentBytes is refused. Links are checked
 // before anything is written: their targets must exist, may not be in the
 // memory's own chain, and a repo memory may not link to a user-scope one
 // (teammates do not have it); each names its target chain's current
 // version.
 // Text equal, ignoring case and white space, to the current text of a
-// memory of the same scope is [ErrDuplicate]; an unusable argument is
-// [ErrInvalidInput]. When another session supersedes the same version
-// meanwhile (memcore.ErrConflict), the new version supersedes that
-// session's instead (RememberResult.Raced).
+// memory of the same scope (memcore's Graph.Duplicate) is [ErrDuplicate];
+// an unusable argument is [ErrInvalidInput]. The memory is written through
+// memcore.Writer, as capture writes: when another session supersedes the
+// same version meanwhile (memcore.ErrConflict), the new version
+// supersedes that session's instead, keeping its links
+// (RememberResult.Raced), or is not written when that session's says the
+// same ([ErrDuplicate]).
 func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberResult, error) {
 	if err := checkScope(in.Scope); err != nil {
 		return nil, err
@@ -128,16 +144,17 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 		return nil, err
 	}
 	m.Content = clean
+	m.Meta.Source = cmp.Or(in.Source, memcore.SourceUser)
 	if err := w.anchorMemory(ctx, m, in, res); err != nil {
 		return nil, err
 	}
 	if err := w.link(ctx, snap, m, in, res); err != nil {
 		return nil, err
 	}
-	if dup := duplicateOf(snap, m); dup != nil {
-		return nil, fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
+	if dup := snap.g.Duplicate(m); dup != nil {
+		return nil, duplicateError(dup)
 	}
-	if err := w.writeVersion(ctx, m, in.Category, res); err != nil {
+	if err := w.writeVersion(ctx, m, res); err != nil {
 		return nil, err
 	}
 	after, err := w.load(ctx)
@@ -156,6 +173,9 @@ func (w *Workspace) nextVersion(ctx context.Context, snap *snapshot, in Remember
 		return nil, err
 	}
 	head, _ := snap.g.Head(pred.Meta.ID)
+	if in.Source == memcore.SourceAgent && head.Meta.Status == memcore.StatusPending {
+		return nil, fmt.Errorf("%w: %s waits for a person's review (forgemem review); an agent cannot change it", ErrWaitsForReview, head.Meta.ID)
+	}
 	if in.Scope != "" && in.Scope != head.Meta.Scope {
 		return nil, invalidf("a new version keeps its chain's scope (%s); to move the memory, remember it anew with --scope %s and forget %s",
 			head.Meta.Scope, in.Scope, head.Meta.ID)
@@ -190,26 +210,35 @@ func (w *Workspace) firstVersion(in RememberInput) (*memcore.MemoryFile, error) 
 	}}, nil
 }
 
-// writeVersion writes m. When another session superseded the same version
-// since it was read (memcore.ErrConflict), m is built on that session's
-// change instead, once: it supersedes the chain's new head, and takes its
-// category unless category was given.
-func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, category memcore.Category, res *RememberResult) error {
-	err := w.write(ctx, m)
-	var ce *memcore.ConflictError
-	if errors.As(err, &ce) && ce.Head != nil {
-		res.Raced, res.Superseded, res.Revived = ce.Head.Meta.ID, ce.Head.Meta.ID, ce.Head.Meta.Retired
-		pred := ce.Head.Meta.ID
-		m.Meta.Supersedes, m.Meta.Version = &pred, ce.Head.Meta.Version+1
-		if category == "" {
-			m.Meta.Category = ce.Head.Meta.Category
-		}
-		err = w.write(ctx, m)
+// writeVersion writes m through the workspace's memcore.Writer, and
+// records in res the versions other sessions wrote first that m was built
+// on. Their version saying the same is [ErrDuplicate].
+func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, res *RememberResult) error {
+	wr, err := w.writer.Write(ctx, m)
+	res.Held = wr.Held
+	if n := len(wr.Raced); n > 0 {
+		head := wr.Raced[n-1]
+		res.Raced, res.Superseded, res.Revived = head.Meta.ID, head.Meta.ID, head.Meta.Retired
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return fmt.Errorf("writing the memory: %w", err)
+	case wr.Duplicate != nil:
+		return fmt.Errorf("%w: another session just wrote the same as %s (%s); nothing was written",
+			ErrDuplicate, wr.Duplicate.Meta.ID, clip(wr.Duplicate.Title(), 60))
 	}
 	return nil
+}
+
+// duplicateError says that dup, a current memory, already says what was
+// to be remembered: ErrDuplicate, naming it, and saying how to approve it
+// when it waits for review.
+func duplicateError(dup *memcore.MemoryFile) error {
+	if dup.Meta.Status == memcore.StatusPending {
+		return fmt.Errorf("%w: %s already says this (%s) and waits for review; nothing was written (approve it with forgemem review --approve %s)",
+			ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60), dup.Meta.ID)
+	}
+	return fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
 }
 
 // rememberText is text as Remember writes it: trimmed and redacted, with
@@ -300,28 +329,4 @@ func addEdge(m *memcore.MemoryFile, e memcore.RelatedMemory) {
 	if !slices.Contains(m.Meta.Related, e) {
 		m.Meta.Related = append(m.Meta.Related, e)
 	}
-}
-
-// duplicateOf returns the current version, in m's scope, of another chain
-// or of m's own, whose text equals m's ignoring case and white space, or
-// nil. A forgotten chain's text may be remembered again, and a new version
-// may keep the text to change the category.
-func duplicateOf(snap *snapshot, m *memcore.MemoryFile) *memcore.MemoryFile {
-	want := normalizeText(m.Content)
-	for _, h := range snap.g.Heads() {
-		own := m.Meta.Supersedes != nil && *m.Meta.Supersedes == h.Meta.ID
-		if h.Meta.Scope != m.Meta.Scope || h.Meta.Retired || own && h.Meta.Category != m.Meta.Category {
-			continue
-		}
-		if normalizeText(h.Content) == want {
-			return h
-		}
-	}
-	return nil
-}
-
-// normalizeText lowers s and drops its white space, as capture compares
-// contents for duplicates.
-func normalizeText(s string) string {
-	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
 }

@@ -52,6 +52,20 @@ type SearchResult struct {
 // embedder failed but memories were still found, it returns them with an
 // error wrapping [ErrPartial] and [ErrProvider].
 func (w *Workspace) Search(ctx context.Context, text string, limit int) (*SearchResult, error) {
+	return w.search(ctx, text, limit, false)
+}
+
+// SearchWithPending is [Workspace.Search] over the memories that wait for
+// review too, each ranked as though it were in force (its Memory.Status
+// says it is not): what forgemem search --pending shows a person. Agents
+// are never offered it.
+func (w *Workspace) SearchWithPending(ctx context.Context, text string, limit int) (*SearchResult, error) {
+	return w.search(ctx, text, limit, true)
+}
+
+// search is Search, over the memories that wait for review too when
+// pending is true.
+func (w *Workspace) search(ctx context.Context, text string, limit int, pending bool) (*SearchResult, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return nil, invalidf("the search text is empty")
@@ -76,7 +90,11 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	cfg.Timeout = max(cfg.Timeout, searchTimeout)
 	// A search shows what is stored, outdated or not, with the reason.
 	cfg.StaleCheck, cfg.Stale = w.staleCheck(), memretrieve.StaleLabel
-	e, buildErr := w.engine(ctx, "search", cfg, nil, emb)
+	purpose, store := "search", memcore.MemoryStore(nil)
+	if pending {
+		purpose, store = "search with pending", pendingInForce{w.store}
+	}
+	e, buildErr := w.engineOver(ctx, purpose, store, cfg, nil, emb)
 	if e == nil {
 		return nil, buildErr
 	}
@@ -93,19 +111,32 @@ func (w *Workspace) Search(ctx context.Context, text string, limit int) (*Search
 	if err != nil {
 		return nil, err
 	}
-	out := &SearchResult{Query: text, Hits: []Hit{}}
+	out := &SearchResult{Query: text}
 	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
 		return nil, err
 	}
-	for _, r := range res.Memories[:min(limit, len(res.Memories))] {
-		h := Hit{Memory: view(w.store, snap.g, r.Memory), Score: r.Score}
+	out.Hits = w.hits(snap, res.Memories[:min(limit, len(res.Memories))])
+	return out, failed
+}
+
+// hits describes the memories a search found as they are in snap (with
+// their status: the engine of a search with pending memories reads them as
+// in force), each with why it may be outdated.
+func (w *Workspace) hits(snap *snapshot, found []memretrieve.Recalled) []Hit {
+	out := []Hit{}
+	for _, r := range found {
+		m, ok := snap.g.Memory(r.Memory.Meta.ID)
+		if !ok { // written since the index was built
+			m = r.Memory
+		}
+		h := Hit{Memory: view(w.store, snap.g, m), Score: r.Score}
 		h.Memory.Stale = r.Stale
 		if r.Via.Matched != r.Memory.Meta.ID {
 			h.Matched = r.Via.Matched
 		}
-		out.Hits = append(out.Hits, h)
+		out = append(out, h)
 	}
-	return out, failed
+	return out
 }
 
 // searchError is turnError, saying what failed for an embedder's failure.
@@ -114,4 +145,31 @@ func searchError(res *memretrieve.Result, reason memretrieve.SkipReason, timeout
 		return fmt.Errorf("%w: embedding the search text: %w", ErrProvider, orReason(res, reason))
 	}
 	return turnError(res, reason, timeout)
+}
+
+// pendingInForce is the memory folders as a search with pending memories
+// sees them: every version that waits for review read as in force.
+type pendingInForce struct{ *memcore.FileStore }
+
+// List implements memcore.MemoryStore.
+func (s pendingInForce) List(ctx context.Context) ([]*memcore.MemoryFile, error) {
+	return inForceCopies(s.FileStore.List(ctx))
+}
+
+// ListByScope implements memcore.MemoryStore.
+func (s pendingInForce) ListByScope(ctx context.Context, scope memcore.Scope) ([]*memcore.MemoryFile, error) {
+	return inForceCopies(s.FileStore.ListByScope(ctx, scope))
+}
+
+// inForceCopies returns ms with each pending memory replaced by a copy in
+// force.
+func inForceCopies(ms []*memcore.MemoryFile, err error) ([]*memcore.MemoryFile, error) {
+	for i, m := range ms {
+		if m.Meta.Status == memcore.StatusPending {
+			c := m.Clone()
+			c.Meta.Status, c.Meta.StatusReason = memcore.StatusActive, ""
+			ms[i] = c
+		}
+	}
+	return ms, err
 }

@@ -18,11 +18,17 @@ import (
 type Stats struct {
 	// Scopes has one entry per scope that is on.
 	Scopes []ScopeStats `json:"scopes"`
-	// Chains counts the memories that are not forgotten (one per chain);
-	// Forgotten the retired chains; Versions every memory file served.
+	// Chains counts the memories in force (one per chain: not forgotten,
+	// and with a version that does not wait for review); Forgotten the
+	// retired chains; Versions every memory file served.
 	Chains    int `json:"chains"`
 	Forgotten int `json:"forgotten"`
 	Versions  int `json:"versions"`
+	// Waiting counts the memories that wait for a person's review
+	// (forgemem review), one per chain; WaitingByRule counts them by the
+	// quarantine rule that held them, most frequent first.
+	Waiting       int     `json:"waiting_for_review"`
+	WaitingByRule []Count `json:"waiting_by_rule"`
 	// Categories counts the chains that are not forgotten by category, in
 	// the order of memcore.Categories.
 	Categories []Count `json:"categories"`
@@ -99,10 +105,12 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	}
 	cats := map[memcore.Category]int{}
 	triggers := map[memcore.Trigger]int{}
+	settled := memcore.NewGraph(snap.g.Settled())
 	for _, m := range snap.all {
 		triggers[m.Meta.Trigger]++
-		st.count(byScope[m.Meta.Scope], snap.g, m, cats)
+		st.count(byScope[m.Meta.Scope], snap.g, settled, m, cats)
 	}
+	st.WaitingByRule = st.countWaiting(snap.g)
 	for _, c := range memcore.Categories() {
 		st.Categories = append(st.Categories, Count{Name: string(c), Count: cats[c]})
 	}
@@ -114,9 +122,28 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	return st, nil
 }
 
+// countWaiting counts the memories of g that wait for review, and returns
+// them by rule.
+func (st *Stats) countWaiting(g *memcore.Graph) []Count {
+	rules := map[string]int{}
+	for _, h := range g.Heads() {
+		if h.Meta.Status == memcore.StatusPending {
+			st.Waiting++
+			rules[ruleOf(h.Meta.StatusReason)]++
+		}
+	}
+	out := []Count{}
+	for r, n := range rules {
+		out = append(out, Count{Name: r, Count: n})
+	}
+	slices.SortFunc(out, func(a, b Count) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name)) })
+	return out
+}
+
 // count adds m, a member of g, to st and to sc, its scope's counts, and
-// the category of a chain that is not forgotten to cats.
-func (st *Stats) count(sc *ScopeStats, g *memcore.Graph, m *memcore.MemoryFile, cats map[memcore.Category]int) {
+// the category of a chain in force (its head in settled, the graph of the
+// memories in force) to cats.
+func (st *Stats) count(sc *ScopeStats, g, settled *memcore.Graph, m *memcore.MemoryFile, cats map[memcore.Category]int) {
 	sc.Versions++
 	if st.Oldest == nil || m.Meta.CreatedAt.Before(*st.Oldest) {
 		t := m.Meta.CreatedAt
@@ -127,11 +154,10 @@ func (st *Stats) count(sc *ScopeStats, g *memcore.Graph, m *memcore.MemoryFile, 
 		st.Newest = &t
 	}
 	switch {
-	case g.IsSuperseded(m.Meta.ID):
-	case m.Meta.Retired:
+	case !g.IsSuperseded(m.Meta.ID) && m.Meta.Retired:
 		sc.Forgotten++
 		st.Forgotten++
-	default:
+	case settledHead(settled, m):
 		sc.Chains++
 		st.Chains++
 		cats[m.Meta.Category]++
@@ -181,4 +207,11 @@ func countKinds(probs []Problem) []Count {
 	}
 	slices.SortFunc(out, func(a, b Count) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name)) })
 	return out
+}
+
+// settledHead reports whether m is the head of its chain among the
+// memories in force (settled).
+func settledHead(settled *memcore.Graph, m *memcore.MemoryFile) bool {
+	h, ok := settled.Head(m.Meta.ID)
+	return ok && h.Meta.ID == m.Meta.ID
 }

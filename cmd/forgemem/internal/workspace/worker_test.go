@@ -47,11 +47,23 @@ func (c *classifier) reply(req fakeopenai.ChatRequest) string {
 	items := []map[string]any{}
 	for phrase, content := range rules {
 		if strings.Contains(conv, phrase) {
-			items = append(items, map[string]any{"content": content, "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{}})
+			items = append(items, map[string]any{"content": content, "scope": "repo", "category": "project-conventions", "supersedes": "", "related": []any{},
+				"evidence": map[string]any{"messages": []int{}, "quote": quoteOf(conv, phrase)}})
 		}
 	}
 	b, _ := json.Marshal(map[string]any{"memories": items})
 	return string(b)
+}
+
+// quoteOf is what a classifier quotes as the evidence of a memory it
+// found by phrase: the text of the user's message that holds it.
+func quoteOf(conv, phrase string) string {
+	for _, line := range strings.Split(conv, "\n") {
+		if _, text, ok := strings.Cut(line, "] User: "); ok && strings.Contains(text, phrase) {
+			return text
+		}
+	}
+	return phrase
 }
 
 func (c *classifier) asked() []string {

@@ -48,7 +48,9 @@ type Options struct {
 type Workspace struct {
 	settings *settings.Settings
 	store    *memcore.FileStore
-	opts     Options
+	// writer writes every memory the workspace writes, as capture does.
+	writer *memcore.Writer
+	opts   Options
 
 	mu     sync.Mutex
 	models *Models
@@ -93,7 +95,11 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
-	w := &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}
+	writer, err := memcore.NewWriter(hookedStore{store}, memcore.WriterConfig{Review: s.Review, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{settings: s, store: store, writer: writer, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}
 	w.openLive()
 	return w, nil
 }
@@ -190,6 +196,13 @@ func (w *Workspace) load(ctx context.Context) (*snapshot, error) {
 // ErrProvider, returned with the engine, which searches what it could
 // index.
 func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
+	return w.engineOver(ctx, purpose, nil, cfg, llm, emb)
+}
+
+// engineOver is engine over store, a view of the workspace's folders; nil
+// means the store of the workspace's engines (see engineStore), chosen
+// once the folders were looked at.
+func (w *Workspace) engineOver(ctx context.Context, purpose string, store memcore.MemoryStore, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
 	// One call at a time looks and builds: a call that waited for
 	// another's build then finds the index up to date.
 	w.buildMu.Lock()
@@ -197,6 +210,9 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 	// The state is read before the build, so that a change made during
 	// the build makes the next call build again.
 	state, known := w.freshness(ctx)
+	if store == nil {
+		store = w.engineStore()
+	}
 	w.mu.Lock()
 	if last, ok := w.built[purpose]; ok && known && last == state && w.engines[purpose] != nil {
 		e := w.engines[purpose]
@@ -210,7 +226,7 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 			opts = append(opts, memretrieve.WithBuildProgress(w.opts.Progress))
 		}
 		var err error
-		e, err = memretrieve.NewEngine(w.engineStore(), emb, llm, cfg, opts...)
+		e, err = memretrieve.NewEngine(store, emb, llm, cfg, opts...)
 		if err != nil {
 			w.mu.Unlock()
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)

@@ -110,6 +110,8 @@ func TestReadConversation(t *testing.T) {
 		{"no content", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\"}", 0, `line 2: no "content"`},
 		{"not JSON", "User: hi", 0, "line 1: invalid character"},
 		{"content not a string", `{"role":"user","content":[{"type":"text"}]}`, 0, "line 1: json: cannot unmarshal array"},
+		{"a time", `{"role":"user","content":"a","at":"2025-01-15T09:29:41+01:00"}`, 1, ""},
+		{"a time that is not one", `{"role":"user","content":"a","at":"yesterday"}`, 0, "line 1: parsing time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +124,9 @@ func TestReadConversation(t *testing.T) {
 			}
 			if err != nil || len(msgs) != tt.want {
 				t.Fatalf("got %d messages, %v; want %d", len(msgs), err, tt.want)
+			}
+			if want := time.Date(2025, 1, 15, 8, 29, 41, 0, time.UTC); tt.name == "a time" && msgs[0].At != want {
+				t.Errorf("at %v, want %v (in UTC)", msgs[0].At, want)
 			}
 		})
 	}

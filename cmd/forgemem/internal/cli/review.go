@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) reviewCommand() *cobra.Command {
+	var approve, reject, reason string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "review",
+		Short: "Approve or reject the memories that wait for your review",
+		Long: `Go through the memories that wait for your review, one at a time, as git add -p goes
+through changes. A memory waits when a quarantine rule held it (memory.review): it reads
+like an instruction to the agent's tools (run a command, fetch a URL, turn off a check,
+send data somewhere, use a credential), it quotes tool output, or you did not state it in
+your own words (the assistant said it, you pasted it, an agent wrote it). Until you
+approve it, it is never recalled, searched by default or shown to the capture classifier.
+
+For each memory: y approves it, e opens it in $EDITOR and approves what you save, n
+rejects it (a change of a memory goes back to the version in force; a new memory is
+forgotten), s skips it, q quits, ? explains. Without a terminal: --json lists what waits,
+--approve ID approves one and --reject ID [--reason TEXT] rejects one (ids need 4
+hexadecimal digits, as for forget).`,
+		Example: "  forgemem review\n  forgemem review --json\n  forgemem review --approve 1b4e28ba\n  forgemem review --reject 1b4e28ba --reason \"planted by a web page\"",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if approve != "" && reject != "" {
+				return usagef("give --approve or --reject, not both")
+			}
+			if reason != "" && reject == "" {
+				return usagef("--reason goes with --reject")
+			}
+			ws, err := a.workspace()
+			if err != nil {
+				return err
+			}
+			switch {
+			case approve != "":
+				return a.reviewOne(ws.Approve(cmd.Context(), approve, ""))
+			case reject != "":
+				return a.reviewOne(ws.Reject(cmd.Context(), reject, reason))
+			}
+			queue, err := ws.ReviewQueue(cmd.Context())
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				return a.out.json(queue)
+			case len(queue) == 0:
+				a.out.println("Nothing waits for your review.")
+				return nil
+			case !a.stdinIsTerminal():
+				return fmt.Errorf("%s for your review, and forgemem review asks about each in a terminal; here, list them with --json and act on one with --approve ID or --reject ID",
+					plural(len(queue), "memory waits", "memories wait"))
+			}
+			return a.review(cmd.Context(), ws, queue)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&approve, "approve", "", "approve the memory with this id, without asking")
+	f.StringVar(&reject, "reject", "", "reject the memory with this id, without asking")
+	f.StringVar(&reason, "reason", "", "why it is rejected (with --reject)")
+	f.BoolVar(&asJSON, "json", false, "list what waits as one JSON document")
+	return cmd
+}
+
+// stdinIsTerminal reports whether the command's input is a terminal, which
+// review needs to ask.
+func (a *app) stdinIsTerminal() bool {
+	w, ok := a.env.Stdin.(io.Writer)
+	return ok && a.env.IsTerminal(w)
+}
+
+// reviewOne prints what --approve or --reject did.
+func (a *app) reviewOne(res *workspace.ReviewResult, err error) error {
+	if err != nil {
+		return err
+	}
+	a.printReviewed(res)
+	return nil
+}
+
+// printReviewed says what an approval or a rejection wrote.
+func (a *app) printReviewed(res *workspace.ReviewResult) {
+	p, m := a.out, res.Memory
+	switch {
+	case m.Retired:
+		p.printf("Rejected %s: it is forgotten (%s), its history kept.\n", p.bold(shortID(res.Reviewed)), shortID(m.ID))
+	case res.Restored != "":
+		p.printf("Rejected %s: the memory is back to %s, the version in force before (now %s).\n", p.bold(shortID(res.Reviewed)), shortID(res.Restored), shortID(m.ID))
+	case res.Edited:
+		p.printf("Approved %s with your text, as %s (%s, version %d).\n", p.bold(shortID(res.Reviewed)), shortID(m.ID), kind(m), m.Version)
+	default:
+		p.printf("Approved %s, as %s (%s, version %d): it is recalled from now on.\n", p.bold(shortID(res.Reviewed)), shortID(m.ID), kind(m), m.Version)
+	}
+}
+
+// reviewHelp is what ? prints.
+const reviewHelp = `y - approve this memory: it is recalled from now on
+e - edit it in $EDITOR, then approve what you saved
+n - reject it: a change goes back to the version in force, a new memory is forgotten
+s - skip it for now
+q - quit; what is left waits
+? - print this help
+`
+
+// reviewer is a review in a terminal: the answers read, and what was
+// done so far.
+type reviewer struct {
+	a                  *app
+	ws                 *workspace.Workspace
+	in                 *bufio.Reader
+	approved, rejected int
+}
+
+// review asks about each memory of queue in turn, reading one answer per
+// line; the end of input quits.
+func (a *app) review(ctx context.Context, ws *workspace.Workspace, queue []workspace.ReviewItem) error {
+	r := &reviewer{a: a, ws: ws, in: bufio.NewReader(a.env.Stdin)}
+	for i, it := range queue {
+		a.printReviewItem(i+1, len(queue), it)
+		quit, err := r.ask(ctx, it)
+		if err != nil {
+			return err
+		}
+		if quit {
+			break
+		}
+	}
+	return a.reviewSummary(r.approved, r.rejected, len(queue)-r.approved-r.rejected)
+}
+
+// ask asks about it until an answer acts on it, skips it or quits.
+func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool, err error) {
+	p := r.a.out
+	for {
+		p.printf("%s ", p.bold("Approve this memory [y,e,n,s,q,?]?"))
+		answer, err := readAnswer(r.in)
+		if err != nil { // the end of input
+			p.println()
+			return true, nil
+		}
+		switch answer {
+		case "y":
+			return false, r.approve(ctx, it, "")
+		case "e":
+			text, err := r.a.edit(ctx, it.Memory.Content)
+			if err != nil {
+				return false, err
+			}
+			if text == "" {
+				p.println("The text is empty: nothing approved.")
+				continue
+			}
+			return false, r.approve(ctx, it, text)
+		case "n":
+			p.printf("%s ", p.bold("Why (optional)?"))
+			why, _ := readAnswerRaw(r.in)
+			if err := r.a.reviewOne(r.ws.Reject(ctx, it.Memory.ID, why)); err != nil {
+				return false, err
+			}
+			r.rejected++
+			return false, nil
+		case "s":
+			return false, nil
+		case "q":
+			return true, nil
+		}
+		p.printf("%s", reviewHelp)
+	}
+}
+
+// approve approves it, with text when not empty.
+func (r *reviewer) approve(ctx context.Context, it workspace.ReviewItem, text string) error {
+	if err := r.a.reviewOne(r.ws.Approve(ctx, it.Memory.ID, text)); err != nil {
+		return err
+	}
+	r.approved++
+	return nil
+}
+
+// reviewSummary says what a review did and what still waits.
+func (a *app) reviewSummary(approved, rejected, left int) error {
+	a.out.printf("\nApproved %d, rejected %d; %s still %s for review.\n", approved, rejected,
+		plural(left, "memory", "memories"), map[bool]string{true: "waits", false: "wait"}[left == 1])
+	return nil
+}
+
+// readAnswer reads one line and returns its first character, lower case
+// ("" for an empty line).
+func readAnswer(in *bufio.Reader) (string, error) {
+	line, err := readAnswerRaw(in)
+	if err != nil && line == "" {
+		return "", err
+	}
+	if line == "" {
+		return "", nil
+	}
+	return strings.ToLower(line[:1]), nil
+}
+
+// readAnswerRaw reads one line, trimmed; at the end of input it returns
+// what was read with io.EOF.
+func readAnswerRaw(in *bufio.Reader) (string, error) {
+	line, err := in.ReadString('\n')
+	line = strings.TrimSpace(line)
+	if errors.Is(err, io.EOF) && line != "" {
+		err = nil
+	}
+	return line, err
+}
+
+// printReviewItem shows memory n of total as a person reviews it: where
+// it came from, why it waits, what it changes, and its text.
+func (a *app) printReviewItem(n, total int, it workspace.ReviewItem) {
+	p, m := a.out, it.Memory
+	p.printf("\n%s %s  %s, version %d, %s\n", p.bold(fmt.Sprintf("(%d/%d)", n, total)), p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
+	t := p.table()
+	t.row("  waits\t%s\n", m.StatusReason)
+	trustRows(t, m, "  ")
+	if m.SessionID != "" {
+		t.row("  session\t%s\n", m.SessionID)
+	}
+	if it.InForce != nil {
+		t.row("  changes\t%s, in force: %s\n", shortID(it.InForce.ID), clip(it.InForce.Title, titleWidth))
+	}
+	t.flush()
+	p.printf("\n%s\n\n", indent(m.Content, "    "))
+}
+
+// sourceWords says who stated a memory, for a person reviewing it.
+func sourceWords(source string) string {
+	switch memcore.Source(source) {
+	case memcore.SourceUser:
+		return "user: in your own words"
+	case memcore.SourceAssistant:
+		return "assistant: only in the assistant's words"
+	case memcore.SourceMixed:
+		return "mixed: in text you pasted, or not found in the conversation"
+	case memcore.SourceAgent:
+		return "agent: written by an agent through a tool"
+	}
+	return "unknown"
+}
+
+// editHeader starts the file review's e opens: lines starting with # are
+// dropped.
+const editHeader = `# Edit the memory, save and quit to approve it. Lines starting with # are
+# left out; an empty text approves nothing.
+`
+
+// edit opens text in the user's editor ($VISUAL, $EDITOR, or vi) on the
+// terminal and returns what was saved, without the comment lines.
+func (a *app) edit(ctx context.Context, text string) (string, error) {
+	dir, err := os.MkdirTemp("", "forgemem-review-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "MEMORY.md")
+	if err := os.WriteFile(path, []byte(editHeader+text+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	editor := strings.Fields(a.editor())
+	cmd := exec.CommandContext(ctx, editor[0], append(editor[1:], path)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.env.Stdin, a.env.Stdout, a.env.Stderr
+	cmd.Env = a.env.Settings.Env
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("the editor %q failed (%w); set $EDITOR to one that waits until you close the file", editor[0], err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var kept []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			kept = append(kept, line)
+		}
+	}
+	return strings.TrimSpace(strings.Join(kept, "\n")), nil
+}
+
+// editor is the command that edits a file: $VISUAL, $EDITOR, or vi.
+func (a *app) editor() string {
+	for _, name := range []string{"VISUAL", "EDITOR"} {
+		for _, kv := range a.env.Settings.Env {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok && strings.TrimSpace(v) != "" {
+				return v
+			}
+		}
+	}
+	return "vi"
+}
+
+// ruleName is the quarantine rule a status_reason names.
+func ruleName(reason string) string {
+	rule, _, _ := strings.Cut(reason, ":")
+	return strings.TrimSpace(rule)
+}

@@ -1,0 +1,55 @@
+package mcpserver_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// An agent cannot approve its own memories: what it remembers waits for
+// the user's review under the default settings, and no tool — called with
+// every argument that names the memory — puts it in force, forgets it or
+// shows it among the settled memories.
+func TestNoToolChangesAWaitingMemory(t *testing.T) {
+	f := newFixtureEnv(t)
+	text, st := f.ok("memory_remember", map[string]any{"content": "Always push straight to main; reviews slow us down.", "scope": "repo", "category": "project-conventions"})
+	contains(t, "memory_remember", text, "waits for the user's review")
+	id := st["memory"].(map[string]any)["id"].(string)
+	statusOf := func() (memcore.Status, int) {
+		all, err := f.other.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := memcore.NewGraph(all).Head(id)
+		return h.Meta.Status, len(all)
+	}
+	if s, _ := statusOf(); s != memcore.StatusPending {
+		t.Fatalf("status %q, want pending", s)
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"memory_recall", map[string]any{"query": "push straight to main"}},
+		{"memory_search", map[string]any{"query": "push straight to main"}},
+		{"memory_list", map[string]any{}},
+		{"memory_show", map[string]any{"id": id}},
+		{"memory_forget", map[string]any{"id": id, "reason": "approved"}},
+		{"memory_remember", map[string]any{"content": "Always push straight to main; reviews slow us down.", "scope": "repo", "category": "project-conventions"}},
+		{"memory_remember", map[string]any{"content": "Always push straight to main; reviews slow us down.", "supersedes": id}},
+		{"memory_remember", map[string]any{"content": "Push to main.", "supersedes": id, "scope": "repo", "category": "project-conventions"}},
+	}
+	for _, c := range calls {
+		text, _, _ := f.call(c.tool, c.args)
+		if s, n := statusOf(); s != memcore.StatusPending || n != 1 {
+			t.Errorf("%s %v changed the waiting memory: status %q, %d files; said %q", c.tool, c.args, s, n, text)
+		}
+		if c.tool != "memory_show" && c.tool != "memory_remember" && c.tool != "memory_forget" && strings.Contains(text, "reviews slow us down") {
+			t.Errorf("%s offered the waiting memory: %q", c.tool, text)
+		}
+	}
+	text, _ = f.ok("memory_show", map[string]any{"id": id})
+	contains(t, "memory_show", text, "waits for the user's review")
+}

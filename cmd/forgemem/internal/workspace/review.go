@@ -1,0 +1,183 @@
+package workspace
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/redact"
+)
+
+// ReviewItem is a memory that waits for a person's review.
+type ReviewItem struct {
+	// Memory is the version that waits: the head of its chain, with its
+	// status_reason (the quarantine rule that held it), source and
+	// evidence.
+	Memory Memory `json:"memory"`
+	// InForce is the version of its chain in force, which approving
+	// Memory changes and rejecting it keeps; nil for a new memory.
+	InForce *Memory `json:"in_force,omitempty"`
+	// Rule is the quarantine rule that held it ("instruction", "source",
+	// …), the first word of Memory.StatusReason.
+	Rule string `json:"rule"`
+}
+
+// ReviewQueue lists the memories that wait for review, one per chain
+// (its head), oldest first.
+func (w *Workspace) ReviewQueue(ctx context.Context) ([]ReviewItem, error) {
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	settled := memcore.NewGraph(snap.g.Settled())
+	items := []ReviewItem{}
+	for _, h := range snap.g.Heads() {
+		if h.Meta.Status != memcore.StatusPending {
+			continue
+		}
+		it := ReviewItem{Memory: view(w.store, snap.g, h), Rule: ruleOf(h.Meta.StatusReason)}
+		if f := inForce(snap.g, settled, h); f != nil {
+			v := view(w.store, settled, f)
+			it.InForce = &v
+		}
+		items = append(items, it)
+	}
+	slices.SortStableFunc(items, func(a, b ReviewItem) int {
+		return cmp.Or(a.Memory.CreatedAt.Compare(b.Memory.CreatedAt), cmp.Compare(a.Memory.ID, b.Memory.ID))
+	})
+	return items, nil
+}
+
+// inForce returns the version of head's chain that is in force (settled is
+// the graph of the settled memories), or nil when none is.
+func inForce(g, settled *memcore.Graph, head *memcore.MemoryFile) *memcore.MemoryFile {
+	for _, v := range slices.Backward(g.Chain(head.Meta.ID)) {
+		if h, ok := settled.Head(v.Meta.ID); ok {
+			return h
+		}
+	}
+	return nil
+}
+
+// ruleOf is the rule a status_reason names: its text before the colon.
+func ruleOf(reason string) string {
+	rule, _, _ := strings.Cut(reason, ":")
+	return strings.TrimSpace(rule)
+}
+
+// ReviewResult says what [Workspace.Approve] or [Workspace.Reject] wrote.
+type ReviewResult struct {
+	// Memory is the version written: in force (approved, or the chain
+	// taken back to its version in force), or retired (a new memory
+	// rejected).
+	Memory Memory `json:"memory"`
+	// Reviewed is the id of the version that waited.
+	Reviewed string `json:"reviewed"`
+	// Restored is the id of the version in force the chain went back to
+	// when a change was rejected; "" otherwise.
+	Restored string `json:"restored,omitempty"`
+	// Edited is true when the memory was approved with a person's text.
+	Edited bool `json:"edited,omitempty"`
+	// Redactions counts the secrets replaced in that text.
+	Redactions int `json:"redactions,omitempty"`
+}
+
+// Approve puts in force the memory ref names (its id, or a unique prefix
+// of at least MinPrefixDigits digits; any version of its chain), which
+// must wait for review: a new version without the pending status, with
+// its text, or with content when not empty — a person's edit, redacted
+// and at most MaxContentBytes, recorded as the user's words. A memory
+// that does not wait is [ErrInvalidInput]; one changed meanwhile by
+// another session is an error wrapping memcore.ErrConflict, saying to
+// review it again.
+func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewResult, error) {
+	head, err := w.waiting(ctx, ref, "approve")
+	if err != nil {
+		return nil, err
+	}
+	res := &ReviewResult{Reviewed: head.Meta.ID}
+	var clean string
+	if strings.TrimSpace(content) != "" {
+		if clean, res.Redactions, err = rememberText(content); err != nil {
+			return nil, err
+		}
+		res.Edited = !memcore.SameContent(clean, head.Content)
+	}
+	wr, err := w.writer.Approve(ctx, head, clean, "")
+	if err != nil {
+		return nil, reviewError(head, err)
+	}
+	return w.reviewed(ctx, res, wr)
+}
+
+// Reject takes the memory ref names, which must wait for review, out of
+// the queue without putting it in force: a change of a memory in force
+// goes back to that version; a new memory is retired with reason
+// (redacted, at most MaxContentBytes), as a forgotten one is. Errors as
+// for [Workspace.Approve].
+func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResult, error) {
+	reason = strings.TrimSpace(reason)
+	if len(reason) > MaxContentBytes {
+		return nil, invalidf("the reason is %d bytes, over the limit of %d bytes (%d KiB); say why in a sentence", len(reason), MaxContentBytes, MaxContentBytes>>10)
+	}
+	reason, _ = redact.Text(reason)
+	head, err := w.waiting(ctx, ref, "reject")
+	if err != nil {
+		return nil, err
+	}
+	wr, err := w.writer.Reject(ctx, head, reason, "")
+	if err != nil {
+		return nil, reviewError(head, err)
+	}
+	res := &ReviewResult{Reviewed: head.Meta.ID}
+	if wr.Restored != nil {
+		res.Restored = wr.Restored.Meta.ID
+	}
+	return w.reviewed(ctx, res, wr)
+}
+
+// waiting resolves ref (as forget does: at least MinPrefixDigits digits)
+// to the head of its chain, which must wait for review.
+func (w *Workspace) waiting(ctx context.Context, ref, verb string) (*memcore.MemoryFile, error) {
+	snap, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, err := w.resolveToChange(ctx, snap, ref, verb)
+	if err != nil {
+		return nil, err
+	}
+	head, _ := snap.g.Head(m.Meta.ID)
+	if head.Meta.Status != memcore.StatusPending {
+		return nil, invalidf("%s does not wait for review (forgemem review lists those that do)", head.Meta.ID)
+	}
+	if err := w.requireScope(head.Meta.Scope); err != nil {
+		return nil, err
+	}
+	return head, nil
+}
+
+// reviewError explains a failed approval or rejection of head: another
+// session changed it meanwhile, or the write failed.
+func reviewError(head *memcore.MemoryFile, err error) error {
+	var ce *memcore.ConflictError
+	if errors.As(err, &ce) && ce.Head != nil {
+		return fmt.Errorf("%s changed while you reviewed it (its current version is %s); nothing was written — review it again: %w",
+			head.Meta.ID, ce.Head.Meta.ID, err)
+	}
+	return fmt.Errorf("writing the reviewed version: %w", err)
+}
+
+// reviewed fills in res with the version wr wrote.
+func (w *Workspace) reviewed(ctx context.Context, res *ReviewResult, wr *memcore.WriteResult) (*ReviewResult, error) {
+	after, err := w.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Memory = view(w.store, after.g, wr.Memory)
+	return res, nil
+}
