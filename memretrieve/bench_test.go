@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 	"github.com/forgemem/forgemem/providers/fake"
 	"github.com/rs/zerolog"
@@ -21,17 +22,17 @@ const benchDim = 1536
 // benchFlatIndexes caches the big random indexes across benchmarks.
 var benchFlatIndexes sync.Map
 
-func benchFlatIndex(n int) *flatIndex {
+func benchFlatIndex(n int) *index.Flat {
 	if x, ok := benchFlatIndexes.Load(n); ok {
-		return x.(*flatIndex)
+		return x.(*index.Flat)
 	}
 	r := rand.New(rand.NewPCG(uint64(n), 99))
-	x := &flatIndex{dim: benchDim, ids: make([]string, n), vecs: make([]float32, n*benchDim)}
-	for i := range x.vecs {
-		x.vecs[i] = float32(r.Float64()*2 - 1)
+	x := &index.Flat{Dim: benchDim, IDs: make([]string, n), Vecs: make([]float32, n*benchDim)}
+	for i := range x.Vecs {
+		x.Vecs[i] = float32(r.Float64()*2 - 1)
 	}
 	for i := range n {
-		normalize(x.vecs[i*benchDim : (i+1)*benchDim])
+		index.Normalize(x.Vecs[i*benchDim : (i+1)*benchDim])
 	}
 	benchFlatIndexes.Store(n, x)
 	return x
@@ -48,7 +49,7 @@ func BenchmarkSearch(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(n * benchDim * 4))
 				for b.Loop() {
-					x.search([][]float32{q}, 10, par)
+					x.Search([][]float32{q}, 10, par)
 				}
 			})
 		}
@@ -68,7 +69,7 @@ func BenchmarkSearchFiveQueries(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				x.search(qs, 10, runtime.GOMAXPROCS(0))
+				x.Search(qs, 10, runtime.GOMAXPROCS(0))
 			}
 		})
 	}
@@ -78,18 +79,18 @@ func BenchmarkSearchFiveQueries(b *testing.B) {
 var benchQuantIndexes sync.Map
 
 // benchQuantIndex is benchFlatIndex(n) quantised, its float32 vectors
-// resident (as an Index made WithQuantized holds them) or, with onDisk, in
+// resident (as an experimental search.Index holds them) or, with onDisk, in
 // a cache file the re-rank reads, as an engine with a disk cache does.
-func benchQuantIndex(b *testing.B, n int, onDisk bool) *flatIndex {
+func benchQuantIndex(b *testing.B, n int, onDisk bool) *index.Flat {
 	key := fmt.Sprint(n, onDisk)
 	if x, ok := benchQuantIndexes.Load(key); ok {
-		return x.(*flatIndex)
+		return x.(*index.Flat)
 	}
 	src := benchFlatIndex(n)
-	codes, scales := quantizeBlock(src.vecs, benchDim)
-	x := &flatIndex{dim: benchDim, ids: src.ids, quant: &quantRows{codes: codes, scales: scales}}
+	codes, scales := index.QuantizeBlock(src.Vecs, benchDim)
+	x := &index.Flat{Dim: benchDim, IDs: src.IDs, Quant: &index.Quant{Codes: codes, Scales: scales}}
 	if !onDisk {
-		x.quant.block = src.vecs
+		x.Quant.Block = src.Vecs
 		benchQuantIndexes.Store(key, x)
 		return x
 	}
@@ -106,23 +107,24 @@ func benchQuantIndex(b *testing.B, n int, onDisk bool) *flatIndex {
 		vecs := make([][]float32, 0, hi-lo)
 		for r := lo; r < hi; r++ {
 			binary.LittleEndian.PutUint64(keys[r][:], uint64(r))
-			vecs = append(vecs, src.vecs[r*benchDim:(r+1)*benchDim])
+			vecs = append(vecs, src.Vecs[r*benchDim:(r+1)*benchDim])
 		}
 		c.put(memcore.ScopeRepo, keys[lo:hi], vecs)
 	}
-	x.quant.locs = make([]diskLoc, n)
+	disk := &diskRows{codes: codes, scales: scales, locs: make([]diskLoc, n)}
 	for r, k := range keys {
-		if x.quant.locs[r] = c.codes[k].loc; x.quant.locs[r].file == nil {
+		if disk.locs[r] = c.codes[k].loc; disk.locs[r].file == nil {
 			b.Fatal("a vector was not written to the cache file")
 		}
 	}
+	x.Quant.Source = disk
 	benchQuantIndexes.Store(key, x)
 	return x
 }
 
 // BenchmarkSearchQuantized is BenchmarkSearch over the quantised index: the
 // int8 scan, then the re-rank of 40 candidates with their float32 vectors,
-// resident ("mem", an Index made WithQuantized) or read from a cache file
+// resident ("mem", an experimental search.Index) or read from a cache file
 // ("disk", the engine with Config.Quantized; the file is in the page
 // cache). SetBytes is the int8 block's size.
 func BenchmarkSearchQuantized(b *testing.B) {
@@ -135,7 +137,7 @@ func BenchmarkSearchQuantized(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(n * benchDim))
 					for b.Loop() {
-						if _, degraded := x.search([][]float32{q}, 10, par); degraded {
+						if _, degraded := x.Search([][]float32{q}, 10, par); degraded {
 							b.Fatal("degraded search")
 						}
 					}
@@ -176,7 +178,7 @@ func BenchmarkScanFloor(b *testing.B) {
 				for b.Loop() {
 					var best float32
 					for r := range n {
-						if s := f.dot(x.vecs[r*benchDim:(r+1)*benchDim], q); s > best {
+						if s := f.dot(x.Vecs[r*benchDim:(r+1)*benchDim], q); s > best {
 							best = s
 						}
 					}
@@ -229,7 +231,7 @@ func BenchmarkRetrieve(b *testing.B) {
 		cfg := DefaultConfig()
 		cfg.Mode = mode
 		cfg.Timeout = 30e9
-		e := newEngine(b, store, emb, llm, cfg, WithCacheDir(dir))
+		e := newEngine(b, store, emb, llm, cfg, withCacheDir(dir))
 		rebuild(b, e)
 		b.Run(string(mode), func(b *testing.B) {
 			b.ReportAllocs()
@@ -255,22 +257,23 @@ func BenchmarkRetrieve(b *testing.B) {
 // (1,536-dimensional vectors) from a warm on-disk cache: "restart" is a new
 // engine reading the cache file, "rebuild" a running engine asked to
 // rebuild with nothing changed, "one-new" a running engine indexing one new
-// memory.
+// memory (and calibrating the relevance gate again), "one-new-gate-off" the
+// same with the gate off.
 func BenchmarkBuildWarmCache(b *testing.B) {
 	store := benchStore(b, 10_000)
 	dir := b.TempDir()
 	emb := newEmbedder(b, fake.EmbedderConfig{Dimension: benchDim})
-	warm := newEngine(b, store, emb, nil, identityConfig(), WithCacheDir(dir))
+	warm := newEngine(b, store, emb, nil, identityConfig(), withCacheDir(dir))
 	rebuild(b, warm)
 
 	b.Run("restart", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			e, _ := NewEngine(store, emb, nil, identityConfig(), WithCacheDir(dir))
+			e, _ := NewEngine(store, emb, nil, with(identityConfig(), withCacheDir(dir)))
 			if err := e.Rebuild(context.Background()); err != nil {
 				b.Fatal(err)
 			}
-			if e.snap.Load().idx.len() != 10_000 {
+			if e.snap.Load().idx.Len() != 10_000 {
 				b.Fatal("incomplete index")
 			}
 		}
@@ -281,14 +284,20 @@ func BenchmarkBuildWarmCache(b *testing.B) {
 			rebuild(b, warm)
 		}
 	})
-	b.Run("one-new", func(b *testing.B) {
-		b.ReportAllocs()
-		r := rand.New(rand.NewPCG(5, 5))
-		for b.Loop() {
-			b.StopTimer()
-			write(b, store, mem(memcore.NewMemoryID(), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 1, genContent(r)))
-			b.StartTimer()
-			rebuild(b, warm)
+	oneNew := func(e *Engine) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			r := rand.New(rand.NewPCG(5, 5))
+			for b.Loop() {
+				b.StopTimer()
+				write(b, store, mem(memcore.NewMemoryID(), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 1, genContent(r)))
+				b.StartTimer()
+				rebuild(b, e)
+			}
 		}
-	})
+	}
+	b.Run("one-new", oneNew(warm))
+	off := newEngine(b, store, emb, nil, ungated(identityConfig()), withCacheDir(dir))
+	rebuild(b, off)
+	b.Run("one-new-gate-off", oneNew(off))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // buildCallLimit bounds one Embed call of an index build.
@@ -71,6 +72,7 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	e.lastBuild.Store(&buildOutcome{err: embedErr})
 	e.complete = true
 	fp, rows := e.fingerprintOf(all, items)
+	defer e.keepCalibration()
 	if e.snap.Load() != nil && fp == e.fingerprint && !reread {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
 		return embedErr
@@ -155,28 +157,33 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 // then shares the vector index's block, so each vector is held once.
 func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte) {
 	c := e.cache
-	live := make(map[contentKey]struct{}, len(items))
+	live := make(map[contentKey]struct{}, len(items)+len(probes))
 	for _, it := range items {
 		live[it.key] = struct{}{}
 	}
+	if e.gateOn() {
+		for _, p := range probes {
+			live[p.key] = struct{}{}
+		}
+	}
 	c.retain(live)
-	var idx *flatIndex
+	var idx *index.Flat
 	if c.quantized {
 		idx = e.quantIndex(items, rows)
 	} else {
 		dim := c.dim
-		idx = &flatIndex{dim: dim, ids: make([]string, len(rows)), vecs: make([]float32, len(rows)*dim)}
+		idx = &index.Flat{Dim: dim, IDs: make([]string, len(rows)), Vecs: make([]float32, len(rows)*dim)}
 		for j, i := range rows {
 			it := items[i]
-			row := idx.vecs[j*dim : (j+1)*dim : (j+1)*dim]
+			row := idx.Vecs[j*dim : (j+1)*dim : (j+1)*dim]
 			copy(row, c.vecs[it.key])
-			idx.ids[j] = it.m.Meta.ID
+			idx.IDs[j] = it.m.Meta.ID
 			c.vecs[it.key] = row
 		}
 	}
 	e.gen++
 	e.fingerprint = fp
-	var lex *lexIndex
+	var lex *index.Lex
 	if p := e.partial; p != nil {
 		// A build's partial snapshots share one lexical index: their items
 		// are the same.
@@ -187,8 +194,9 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 	} else {
 		lex = e.lexicalIndex(items, live)
 	}
-	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex})
-	if idx.len() > 0 || e.partial == nil {
+	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex, lexRows: rowsByID(lex),
+		cal: e.calibration(idx, lex, items, rows)})
+	if idx.Len() > 0 || e.partial == nil {
 		// A turn waiting for the first build need wait no longer (a
 		// partial snapshot of the lexical index alone is not enough).
 		e.firstPublish.Do(func() { close(e.published) })
@@ -199,41 +207,43 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 // quantised cache: the int8 codes in one block (shared with the cache), and
 // for each row the place of its vector on disk — or, for vectors with no
 // copy on disk, the vector itself, in memory.
-func (e *Engine) quantIndex(items []item, rows []int) *flatIndex {
+func (e *Engine) quantIndex(items []item, rows []int) *index.Flat {
 	c := e.cache
 	dim := c.dim
-	q := &quantRows{codes: make([]int8, len(rows)*dim), scales: make([]float32, len(rows))}
-	idx := &flatIndex{dim: dim, ids: make([]string, len(rows)), quant: q}
+	q := &index.Quant{Codes: make([]int8, len(rows)*dim), Scales: make([]float32, len(rows))}
+	idx := &index.Flat{Dim: dim, IDs: make([]string, len(rows)), Quant: q}
 	onDisk := 0
 	for _, i := range rows {
 		if c.codes[items[i].key].loc.file != nil {
 			onDisk++
 		}
 	}
+	var disk *diskRows
 	if onDisk > 0 {
-		q.locs = make([]diskLoc, len(rows))
-		q.resident = make(map[int][]float32, len(rows)-onDisk)
+		disk = &diskRows{codes: q.Codes, scales: q.Scales, locs: make([]diskLoc, len(rows)),
+			resident: make(map[int][]float32, len(rows)-onDisk)}
+		q.Source = disk
 	} else {
-		q.block = make([]float32, len(rows)*dim)
+		q.Block = make([]float32, len(rows)*dim)
 	}
 	for j, i := range rows {
 		it := items[i]
 		ent := c.codes[it.key]
-		code := q.codes[j*dim : (j+1)*dim : (j+1)*dim]
+		code := q.Codes[j*dim : (j+1)*dim : (j+1)*dim]
 		copy(code, ent.q)
 		ent.q = code
 		c.codes[it.key] = ent
-		q.scales[j] = ent.scale
-		idx.ids[j] = it.m.Meta.ID
+		q.Scales[j] = ent.scale
+		idx.IDs[j] = it.m.Meta.ID
 		switch {
 		case ent.loc.file != nil:
-			q.locs[j] = ent.loc
-		case q.block != nil:
-			row := q.block[j*dim : (j+1)*dim : (j+1)*dim]
+			disk.locs[j] = ent.loc
+		case q.Block != nil:
+			row := q.Block[j*dim : (j+1)*dim : (j+1)*dim]
 			copy(row, c.vecs[it.key])
 			c.vecs[it.key] = row
 		default:
-			q.resident[j] = c.vecs[it.key]
+			disk.resident[j] = c.vecs[it.key]
 		}
 	}
 	return idx
@@ -242,7 +252,7 @@ func (e *Engine) quantIndex(items []item, rows []int) *flatIndex {
 // missing lists the distinct texts of items that have no usable cached
 // vector, each with the scope of its first memory.
 func (e *Engine) missing(items []item) []pending {
-	var out []pending
+	out := e.missingProbes()
 	seen := make(map[contentKey]bool)
 	for _, it := range items {
 		if seen[it.key] {
@@ -257,14 +267,51 @@ func (e *Engine) missing(items []item) []pending {
 	return out
 }
 
+// missingProbes lists the relevance gate's probe texts that have no cached
+// vector, first in a build so that the gate is calibrated as soon as the
+// first batch is embedded: none with the gate off.
+func (e *Engine) missingProbes() []pending {
+	if !e.gateOn() {
+		return nil
+	}
+	var out []pending
+	scope := e.cache.probeScope()
+	for _, p := range probes {
+		if _, bad := e.unusable[p.key]; !bad && !e.cached(p.key) {
+			out = append(out, pending{key: p.key, text: p.text, scope: scope})
+		}
+	}
+	return out
+}
+
+// probeVectors returns the cached vectors of the probes, in order, or nil
+// when one has none (yet).
+func (e *Engine) probeVectors() [][]float32 {
+	out := make([][]float32, len(probes))
+	keys := make(map[contentKey]struct{}, len(probes))
+	for _, p := range probes {
+		if !e.cached(p.key) {
+			return nil
+		}
+		keys[p.key] = struct{}{}
+	}
+	vecs := e.cache.vectorsOf(keys)
+	for i, p := range probes {
+		if out[i] = vecs[p.key]; out[i] == nil {
+			return nil
+		}
+	}
+	return out
+}
+
 // embedMissing embeds the missing texts in batches and caches the vectors.
 // It returns how many were embedded, and reset when the embedder's
 // dimension turned out to differ from the cached vectors', which were then
 // dropped (the caller embeds again).
 func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, reset bool, err error) {
 	e.reportProgress(0, len(missing))
-	for start := 0; start < len(missing); start += e.opt.embedBatch {
-		part := missing[start:min(start+e.opt.embedBatch, len(missing))]
+	for start := 0; start < len(missing); start += e.cfg.EmbedBatch {
+		part := missing[start:min(start+e.cfg.EmbedBatch, len(missing))]
 		vecs, err := e.embedBatch(ctx, part)
 		if err != nil {
 			return n, false, fmt.Errorf("memretrieve: build: embed %d of %d missing memories: %w", len(missing)-start, len(missing), err)
@@ -282,10 +329,10 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 }
 
 // reportProgress passes a build's embedding progress to the
-// WithBuildProgress function, if any.
+// Config.BuildProgress function, if any.
 func (e *Engine) reportProgress(done, total int) {
-	if e.opt.progress != nil {
-		e.opt.progress(done, total)
+	if e.cfg.BuildProgress != nil {
+		e.cfg.BuildProgress(done, total)
 	}
 }
 
@@ -331,7 +378,7 @@ func (e *Engine) cacheVectors(part []pending, vecs [][]float32) {
 	for i, v := range vecs {
 		row := block[i*dim : (i+1)*dim : (i+1)*dim]
 		copy(row, v)
-		if !normalize(row) {
+		if !index.Normalize(row) {
 			unusable++
 			e.unusable[part[i].key] = struct{}{}
 			continue
@@ -384,9 +431,21 @@ func (e *Engine) fingerprintOf(all []*memcore.MemoryFile, items []item) ([32]byt
 		f.h.Write(it.key[:])
 		f.bool(has)
 	}
+	// The gate's calibration changes when the probes get their vectors.
+	f.bool(e.gateOn() && e.probeVectorsCached())
 	var fp [32]byte
 	f.h.Sum(fp[:0])
 	return fp, rows
+}
+
+// probeVectorsCached reports whether every probe has a cached vector.
+func (e *Engine) probeVectorsCached() bool {
+	for _, p := range probes {
+		if !e.cached(p.key) {
+			return false
+		}
+	}
+	return true
 }
 
 // cached reports whether the cache holds a vector of the current dimension

@@ -14,6 +14,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/atomicfile"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 	"github.com/rs/zerolog"
 )
 
@@ -44,7 +45,12 @@ const (
 // cacheFileName is the file of model's vectors: a readable slug of the model
 // and a hash of its exact name, so two models never share a file (and the
 // header inside checks it anyway).
-func cacheFileName(model string) string {
+func cacheFileName(model string) string { return modelFileName("vectors", model, "fmv") }
+
+// modelFileName is the name of a file of model in a cache folder:
+// prefix-<slug>-<8 hex>.ext, with a readable slug of the model and a hash of
+// its exact name.
+func modelFileName(prefix, model, ext string) string {
 	var slug strings.Builder
 	for _, r := range strings.ToLower(model) {
 		if slug.Len() >= 48 {
@@ -58,7 +64,7 @@ func cacheFileName(model string) string {
 		}
 	}
 	sum := sha256.Sum256([]byte(model))
-	return fmt.Sprintf("vectors-%s-%s.fmv", slug.String(), hex.EncodeToString(sum[:4]))
+	return fmt.Sprintf("%s-%s-%s.%s", prefix, slug.String(), hex.EncodeToString(sum[:4]), ext)
 }
 
 // cacheFile is one cache file and what has been read from it.
@@ -156,6 +162,18 @@ func (c *vecCache) distinctFiles() []*cacheFile {
 	return out
 }
 
+// probeScope is the scope whose cache file keeps the relevance gate's probe
+// vectors: the first with a usable file, else the first scope (memory
+// only).
+func (c *vecCache) probeScope() memcore.Scope {
+	for _, s := range memcore.Scopes() {
+		if f := c.files[s]; f != nil && !f.refused {
+			return s
+		}
+	}
+	return memcore.Scopes()[0]
+}
+
 // has reports whether the cache holds a vector of its dimension for key.
 func (c *vecCache) has(key contentKey) bool {
 	if c.quantized {
@@ -173,7 +191,7 @@ func (c *vecCache) putCode(key contentKey, v []float32, loc diskLoc) {
 	e, ok := c.codes[key]
 	if !ok || len(e.q) != len(v) {
 		e = codeEntry{q: make([]int8, len(v))}
-		e.scale = quantize(v, e.q)
+		e.scale = index.Quantize(v, e.q)
 	} else if loc.file == nil {
 		// Already cached; keep its location, if it has one.
 		if e.loc.file != nil {
@@ -198,40 +216,30 @@ func (c *vecCache) refresh() {
 	}
 }
 
+// refreshFile reads what was appended to f since it was last read, or all
+// of it when it is new or was replaced (see refresh).
 func (c *vecCache) refreshFile(f *cacheFile) {
+	const cannotRead = "memretrieve: cannot read the embedding cache; its vectors count as missing"
 	if err := checkCacheDir(f.dir); err != nil {
-		c.cannotUse(f, err, "memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.cannotUse(f, err, cannotRead)
 		return
 	}
 	fh, err := atomicfile.Open(f.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		f.info, f.off, f.st = nil, 0, decodeState{}
-		if f.ver != nil {
-			// Deleted: what a quantised cache had there is missing now.
-			f.ver = nil
-			if c.quantized {
-				c.forgetStale(f)
-			}
-		}
+		c.fileGone(f)
 		return
 	}
 	if err != nil {
-		c.cannotUse(f, err, "memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.cannotUse(f, err, cannotRead)
 		return
 	}
 	defer fh.Close()
 	info, err := fh.Stat()
 	if err != nil {
-		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.log.Warn().Err(err).Str("path", f.path).Msg(cannotRead)
 		return
 	}
-	reread := f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.off
-	if reread {
-		f.off, f.st = 0, decodeState{}
-		clear(f.keys)
-		f.ver = &fileVersion{path: f.path, info: info}
-	}
-	f.info = info
+	reread := c.sameOrReplaced(f, info)
 	if info.Size() == f.off {
 		if reread && c.quantized {
 			c.forgetStale(f) // replaced by an empty file
@@ -241,23 +249,44 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 	data := make([]byte, info.Size()-f.off)
 	n, err := fh.ReadAt(data, f.off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot read the embedding cache; its vectors count as missing")
+		c.log.Warn().Err(err).Str("path", f.path).Msg(cannotRead)
 		return
 	}
-	data = data[:n]
+	c.decodeNew(f, data[:n], reread)
+}
+
+// fileGone forgets what was read of f, whose file does not exist (any
+// more): what a quantised cache had there is missing now.
+func (c *vecCache) fileGone(f *cacheFile) {
+	f.info, f.off, f.st = nil, 0, decodeState{}
+	if f.ver != nil {
+		f.ver = nil
+		if c.quantized {
+			c.forgetStale(f)
+		}
+	}
+}
+
+// sameOrReplaced records info as f's, and reports whether the file must be
+// read from its start: it is new, another file is at the path (another
+// process compacted it), or it is shorter than what was read.
+func (c *vecCache) sameOrReplaced(f *cacheFile, info fs.FileInfo) bool {
+	reread := f.info == nil || !os.SameFile(f.info, info) || info.Size() < f.off
+	if reread {
+		f.off, f.st = 0, decodeState{}
+		clear(f.keys)
+		f.ver = &fileVersion{path: f.path, info: info}
+	}
+	f.info = info
+	return reread
+}
+
+// decodeNew decodes data, the bytes of f from its read position on, into
+// the cache, and moves the position past the records that settled.
+func (c *vecCache) decodeNew(f *cacheFile, data []byte, reread bool) {
 	base := f.off
 	settled := decodeRecordsAt(data, c.model, c.dim, &f.st, c.quantized, func(k contentKey, v []float32, at int) {
-		if c.dim != 0 && len(v) != c.dim {
-			return // written before the dimension changed
-		}
-		f.keys[k] = struct{}{}
-		if c.quantized {
-			c.putCode(k, v, diskLoc{file: f.ver, off: base + int64(at)})
-			return
-		}
-		if _, ok := c.vecs[k]; !ok {
-			c.vecs[k] = v
-		}
+		c.found(f, k, v, base+int64(at))
 	})
 	if reread && c.quantized {
 		c.forgetStale(f)
@@ -272,6 +301,21 @@ func (c *vecCache) refreshFile(f *cacheFile) {
 		c.log.Warn().Str("path", f.path).Msg("memretrieve: the embedding cache file belongs to another model or dimension; it will be replaced")
 	}
 	f.off += int64(settled)
+}
+
+// found records the vector v of k read from f at offset off.
+func (c *vecCache) found(f *cacheFile, k contentKey, v []float32, off int64) {
+	if c.dim != 0 && len(v) != c.dim {
+		return // written before the dimension changed
+	}
+	f.keys[k] = struct{}{}
+	if c.quantized {
+		c.putCode(k, v, diskLoc{file: f.ver, off: off})
+		return
+	}
+	if _, ok := c.vecs[k]; !ok {
+		c.vecs[k] = v
+	}
 }
 
 // forgetStale drops, from a quantised cache, the vectors whose records
@@ -516,9 +560,9 @@ func (c *vecCache) vectorsOf(keys map[contentKey]struct{}) map[contentKey][]floa
 		}
 		return out
 	}
-	// Read the records on disk through a quantRows of the keys' codes.
+	// Read the records on disk through diskRows of the keys' codes.
 	var ks []contentKey
-	q := &quantRows{resident: make(map[int][]float32)}
+	q := &diskRows{resident: make(map[int][]float32)}
 	for k := range keys {
 		e, ok := c.codes[k]
 		if !ok || len(e.q) != c.dim {
@@ -537,7 +581,7 @@ func (c *vecCache) vectorsOf(keys map[contentKey]struct{}) map[contentKey][]floa
 	for i := range rows {
 		rows[i] = i
 	}
-	vecs, _ := q.floats(rows, c.dim, make([]float32, len(rows)*c.dim))
+	vecs, _ := q.Floats(rows, c.dim, make([]float32, len(rows)*c.dim))
 	for r, v := range vecs {
 		out[ks[r]] = v
 	}

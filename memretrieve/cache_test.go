@@ -63,9 +63,9 @@ func (s *listStore) ListByScope(ctx context.Context, scope memcore.Scope) ([]*me
 
 // warmEngine builds an engine over store with a fresh fake embedder and
 // returns it with the number of texts it embedded.
-func warmEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, opts ...EngineOption) *Engine {
+func warmEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, opts ...cfgOpt) *Engine {
 	t.Helper()
-	e := newEngine(t, store, emb, nil, identityConfig(), opts...)
+	e := newEngine(t, store, emb, nil, cacheConfig(), opts...)
 	rebuild(t, e)
 	return e
 }
@@ -76,18 +76,18 @@ func TestCacheRestartEmbedsNothing(t *testing.T) {
 	write(t, store, genMemories(1000, 42)...)
 
 	emb1 := newEmbedder(t)
-	e1 := warmEngine(t, store, emb1, WithCacheDir(dir))
+	e1 := warmEngine(t, store, emb1, withCacheDir(dir))
 	if emb1.Inputs() != 1000 || emb1.Calls() != 4 {
 		t.Fatalf("cold build: %d texts in %d calls, want 1000 in 4 batches of at most 256", emb1.Inputs(), emb1.Calls())
 	}
 
 	emb2 := newEmbedder(t)
-	e2 := warmEngine(t, store, emb2, WithCacheDir(dir))
+	e2 := warmEngine(t, store, emb2, withCacheDir(dir))
 	if emb2.Inputs() != 0 {
 		t.Fatalf("restart with nothing changed embedded %d texts, want 0", emb2.Inputs())
 	}
-	if e2.snap.Load().idx.len() != 1000 {
-		t.Fatalf("restarted index holds %d memories, want 1000", e2.snap.Load().idx.len())
+	if e2.snap.Load().idx.Len() != 1000 {
+		t.Fatalf("restarted index holds %d memories, want 1000", e2.snap.Load().idx.Len())
 	}
 	w := userWindow("error wrap sentinel logging zerolog")
 	r1, _ := e1.Retrieve(context.Background(), "t", w)
@@ -104,7 +104,7 @@ func TestCacheRestartEmbedsNothing(t *testing.T) {
 		t.Fatalf("one new memory embedded %d texts, want 1", got)
 	}
 	emb3 := newEmbedder(t)
-	warmEngine(t, store, emb3, WithCacheDir(dir))
+	warmEngine(t, store, emb3, withCacheDir(dir))
 	if emb3.Inputs() != 0 {
 		t.Fatalf("restart after the new memory embedded %d texts, want 0", emb3.Inputs())
 	}
@@ -165,7 +165,7 @@ func TestCacheModelChange(t *testing.T) {
 	dir := t.TempDir()
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(30, 6)...)
-	warmEngine(t, store, newEmbedder(t), WithCacheDir(dir))
+	warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
 	oldFile := filepath.Join(dir, cacheFileName(newEmbedder(t).Model()))
 	before, err := os.ReadFile(oldFile)
 	if err != nil {
@@ -182,11 +182,11 @@ func TestCacheModelChange(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			counted := &countingEmbedder{Embedder: tt.emb}
-			e := warmEngine(t, store, counted, WithCacheDir(dir))
+			e := warmEngine(t, store, counted, withCacheDir(dir))
 			if counted.inputs.Load() != 30 {
 				t.Fatalf("a new model embedded %d texts, want all 30", counted.inputs.Load())
 			}
-			if got := e.snap.Load().idx.dim; got != tt.dim {
+			if got := e.snap.Load().idx.Dim; got != tt.dim {
 				t.Fatalf("index dimension %d, want %d: the old model's vectors were used", got, tt.dim)
 			}
 			res, _ := e.Retrieve(context.Background(), "", userWindow(genContent(randFor(1))))
@@ -202,7 +202,7 @@ func TestCacheModelChange(t *testing.T) {
 
 	// Within one engine, an embedder reporting a new model re-embeds too.
 	emb := &countingEmbedder{Embedder: newEmbedder(t)}
-	e := warmEngine(t, store, emb, WithCacheDir(dir))
+	e := warmEngine(t, store, emb, withCacheDir(dir))
 	if emb.inputs.Load() != 0 {
 		t.Fatalf("warm start embedded %d", emb.inputs.Load())
 	}
@@ -340,7 +340,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			store := memcore.NewMemStore()
 			ms := genMemories(n, 9)
 			write(t, store, ms...)
-			warmEngine(t, store, newEmbedder(t), WithCacheDir(dir))
+			warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
 			path := filepath.Join(dir, cacheFileName(model))
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -351,7 +351,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			}
 
 			emb := newEmbedder(t)
-			e := newEngine(t, store, emb, nil, identityConfig(), WithCacheDir(dir))
+			e := newEngine(t, store, emb, nil, cacheConfig(), withCacheDir(dir))
 			if err := e.Rebuild(context.Background()); err != nil {
 				t.Fatalf("Rebuild over a damaged cache = %v, want nil", err)
 			}
@@ -367,13 +367,13 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			if emb.Inputs()-queries != tt.want {
 				t.Errorf("embedded %d texts, want %d", emb.Inputs()-queries, tt.want)
 			}
-			if got := e.snap.Load().idx.len(); got != n {
+			if got := e.snap.Load().idx.Len(); got != n {
 				t.Errorf("index holds %d memories, want %d", got, n)
 			}
 			// What was re-embedded was written back usably: a restart
 			// embeds nothing.
 			again := newEmbedder(t)
-			warmEngine(t, store, again, WithCacheDir(dir))
+			warmEngine(t, store, again, withCacheDir(dir))
 			if again.Inputs() != 0 {
 				t.Errorf("restart after the repair embedded %d texts, want 0", again.Inputs())
 			}
@@ -387,7 +387,7 @@ func TestCacheCompaction(t *testing.T) {
 	store := &listStore{}
 	store.set(all)
 	emb := newEmbedder(t)
-	e := warmEngine(t, store, emb, WithCacheDir(dir))
+	e := warmEngine(t, store, emb, withCacheDir(dir))
 	path := filepath.Join(dir, cacheFileName(emb.Model()))
 	full, _ := os.Stat(path)
 
@@ -407,7 +407,7 @@ func TestCacheCompaction(t *testing.T) {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
 	again := newEmbedder(t)
-	warmEngine(t, store, again, WithCacheDir(dir))
+	warmEngine(t, store, again, withCacheDir(dir))
 	if again.Inputs() != 0 {
 		t.Errorf("restart after compaction embedded %d texts, want 0", again.Inputs())
 	}
@@ -425,10 +425,10 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 			dir := t.TempDir()
 			store := memcore.NewMemStore()
 			write(t, store, genMemories(12, 13)...)
-			warmEngine(t, store, renamedEmbedder{newEmbedder(t, fake.EmbedderConfig{Dimension: 32}), "m"}, WithCacheDir(dir))
+			warmEngine(t, store, renamedEmbedder{newEmbedder(t, fake.EmbedderConfig{Dimension: 32}), "m"}, withCacheDir(dir))
 
 			emb := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.EmbedderConfig{Dimension: 48}), "m"}}
-			e := warmEngine(t, store, emb, WithCacheDir(dir))
+			e := warmEngine(t, store, emb, withCacheDir(dir))
 			switch trigger {
 			case "query":
 				if emb.inputs.Load() != 0 {
@@ -442,7 +442,7 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 				write(t, store, mem(memcore.NewMemoryID(), memcore.ScopeUser, memcore.CategoryPatterns, 1, 1, "A fresh memory."))
 			}
 			rebuild(t, e)
-			if got := e.snap.Load().idx.dim; got != 48 {
+			if got := e.snap.Load().idx.Dim; got != 48 {
 				t.Fatalf("index dimension %d, want 48", got)
 			}
 			res, err := e.Retrieve(context.Background(), "", userWindow(genContent(randFor(2))))
@@ -450,7 +450,7 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 				t.Fatalf("after re-embedding: %+v, %v; want memories", res, err)
 			}
 			again := &countingEmbedder{Embedder: renamedEmbedder{newEmbedder(t, fake.EmbedderConfig{Dimension: 48}), "m"}}
-			warmEngine(t, store, again, WithCacheDir(dir))
+			warmEngine(t, store, again, withCacheDir(dir))
 			if again.inputs.Load() != 0 {
 				t.Errorf("restart embedded %d texts, want 0", again.inputs.Load())
 			}
@@ -461,8 +461,8 @@ func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 func TestCacheSharedByTwoEngines(t *testing.T) {
 	fs := newFileStore(t)
 	a, b := newEmbedder(t), newEmbedder(t)
-	ea := newEngine(t, fs, a, nil, identityConfig(), WithEmbedBatch(7))
-	eb := newEngine(t, fs, b, nil, identityConfig(), WithEmbedBatch(5))
+	ea := newEngine(t, fs, a, nil, cacheConfig(), withEmbedBatch(7))
+	eb := newEngine(t, fs, b, nil, cacheConfig(), withEmbedBatch(5))
 	var wg sync.WaitGroup
 	for i, e := range []*Engine{ea, eb} {
 		wg.Add(1)
@@ -489,8 +489,8 @@ func TestCacheSharedByTwoEngines(t *testing.T) {
 	}
 	fresh := newEmbedder(t)
 	e := warmEngine(t, fs, fresh)
-	if fresh.Inputs() != 0 || e.snap.Load().idx.len() != 80 {
-		t.Fatalf("restart after two engines shared the cache: embedded %d, indexed %d; want 0 and 80", fresh.Inputs(), e.snap.Load().idx.len())
+	if fresh.Inputs() != 0 || e.snap.Load().idx.Len() != 80 {
+		t.Fatalf("restart after two engines shared the cache: embedded %d, indexed %d; want 0 and 80", fresh.Inputs(), e.snap.Load().idx.Len())
 	}
 }
 
@@ -514,7 +514,7 @@ func TestCacheChildHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t, fs, newEmbedder(t), nil, identityConfig(), WithEmbedBatch(3))
+	e := newEngine(t, fs, newEmbedder(t), nil, cacheConfig(), withEmbedBatch(3))
 	for j, m := range genMemories(60, seed) {
 		write(t, fs, m)
 		if j%5 == 0 {
@@ -537,7 +537,7 @@ func TestCacheChildProcess(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t, fs, newEmbedder(t), nil, identityConfig(), WithEmbedBatch(3))
+	e := newEngine(t, fs, newEmbedder(t), nil, cacheConfig(), withEmbedBatch(3))
 	for j, m := range genMemories(60, 778) {
 		write(t, fs, m)
 		if j%5 == 0 {
@@ -553,8 +553,8 @@ func TestCacheChildProcess(t *testing.T) {
 	}
 	fresh := newEmbedder(t)
 	r := warmEngine(t, fs, fresh)
-	if fresh.Inputs() != 0 || r.snap.Load().idx.len() != 120 {
-		t.Fatalf("after two processes shared the cache: embedded %d, indexed %d; want 0 and 120", fresh.Inputs(), r.snap.Load().idx.len())
+	if fresh.Inputs() != 0 || r.snap.Load().idx.Len() != 120 {
+		t.Fatalf("after two processes shared the cache: embedded %d, indexed %d; want 0 and 120", fresh.Inputs(), r.snap.Load().idx.Len())
 	}
 }
 
@@ -641,7 +641,7 @@ func TestCacheRemovesStaleTempFiles(t *testing.T) {
 	}
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(3, 1)...)
-	warmEngine(t, store, newEmbedder(t), WithCacheDir(dir))
+	warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a temporary file of a compaction killed two hours ago is still there (%v)", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"math"
+
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // The embedding cache file format. A file holds the vectors of one embedder
@@ -150,7 +152,7 @@ func decodeRecordsAt(data []byte, model string, wantDim int, st *decodeState, sc
 			for i := range v {
 				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(body[4*i:]))
 			}
-			if normalize(v) {
+			if index.Normalize(v) {
 				use(key, v, start)
 			}
 		}

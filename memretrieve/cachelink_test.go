@@ -28,7 +28,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 		dir := t.TempDir()
 		store := memcore.NewMemStore()
 		write(t, store, memories...)
-		warmEngine(t, store, newEmbedder(t), WithCacheDir(dir))
+		warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
 		data, err := os.ReadFile(filepath.Join(dir, cacheFileName(newEmbedder(t).Model())))
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +128,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 
 			var logs logBuffer
 			emb := newEmbedder(t)
-			e := newEngine(t, fs, emb, nil, identityConfig(), WithLogger(logs.logger()))
+			e := newEngine(t, fs, emb, nil, cacheConfig(), withLogger(logs.logger()))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			done := make(chan error, 1)
@@ -144,7 +144,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 			if emb.Inputs() != len(ms) {
 				t.Errorf("embedded %d texts, want all %d: nothing may be read through %s", emb.Inputs(), len(ms), path)
 			}
-			if got := e.snap.Load().idx.len(); got != len(ms) {
+			if got := e.snap.Load().idx.Len(); got != len(ms) {
 				t.Errorf("the index holds %d memories, want %d", got, len(ms))
 			}
 			if after := snapshotTree(t, outside); !bytes.Equal(before, after) {

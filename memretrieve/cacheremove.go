@@ -15,7 +15,7 @@ import (
 
 // CacheDirName is the name of the folder, inside a scope's memory folder,
 // that holds the embedding cache of the scope's memories when the engine's
-// store has folders (see [ScopeDirs]) and no [WithCacheDir] is given.
+// store has folders (see [ScopeDirs]) and no Config.CacheDir is given.
 const CacheDirName = cacheDirName
 
 // RemoveCachedVectors deletes from the embedding cache in dir the vectors of
@@ -104,6 +104,20 @@ func removeVectorsFrom(path string, keys map[contentKey]bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	kept, removed := withoutVectors(data, keys)
+	if removed == 0 {
+		return 0, nil
+	}
+	if err := atomicfile.Replace(path, kept, cacheFilePerm); err != nil {
+		return 0, err
+	}
+	return removed, nil
+}
+
+// withoutVectors returns the records of a cache file's data other than the
+// vector records of keys, byte for byte, and how many it left out; damaged
+// bytes are left out too.
+func withoutVectors(data []byte, keys map[contentKey]bool) ([]byte, int) {
 	kept := make([]byte, 0, len(data))
 	removed := 0
 	for pos := 0; pos < len(data); {
@@ -120,11 +134,5 @@ func removeVectorsFrom(path string, keys map[contentKey]bool) (int, error) {
 		}
 		kept = append(kept, record...)
 	}
-	if removed == 0 {
-		return 0, nil
-	}
-	if err := atomicfile.Replace(path, kept, cacheFilePerm); err != nil {
-		return 0, err
-	}
-	return removed, nil
+	return kept, removed
 }

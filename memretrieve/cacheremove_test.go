@@ -187,13 +187,13 @@ func TestBuildProgress(t *testing.T) {
 			var got []call
 			progress := func(done, total int) { got = append(got, call{done, total}) }
 			cacheDir := t.TempDir()
-			warmEngine(t, store, newEmbedder(t), WithCacheDir(cacheDir), WithEmbedBatch(tt.batch), WithBuildProgress(progress))
+			warmEngine(t, store, newEmbedder(t), withCacheDir(cacheDir), withEmbedBatch(tt.batch), withBuildProgress(progress))
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("progress %v, want %v", got, tt.want)
 			}
 			// A warm cache embeds nothing and reports nothing.
 			got = nil
-			warmEngine(t, store, newEmbedder(t), WithCacheDir(cacheDir), WithEmbedBatch(tt.batch), WithBuildProgress(progress))
+			warmEngine(t, store, newEmbedder(t), withCacheDir(cacheDir), withEmbedBatch(tt.batch), withBuildProgress(progress))
 			if got != nil {
 				t.Fatalf("a warm cache reported %v, want nothing", got)
 			}

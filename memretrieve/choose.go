@@ -2,6 +2,7 @@ package memretrieve
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"math"
 	"slices"
@@ -24,23 +25,121 @@ func derivedScore(s float64, hops int) float64 {
 	return s * (2 - d)
 }
 
-// choose turns the turn's ranking (see fuse) into its memories: each
-// ranked head with its score, related neighbours within HopDepth added
-// (mapped to their heads), all ordered by score and capped at MaxMemories,
-// each with its history.
-func (e *Engine) choose(snap *snapshot, ranked []Candidate) []Recalled {
+// evidenceMargin is the cut-off's margin under the best hit: a hit whose
+// evidence, on each side it passed the gate, stands less than this share as
+// far above chance as the best hit's on that side is left out, with its
+// neighbours: the evidence has fallen away there.
+const evidenceMargin = 0.25
+
+// inject turns the turn's ranking (see fuse) into its Result: the memories
+// chosen (see choose) and not dropped as outdated (see checkStale), the
+// block that presents them within the budget, the ranking, and every ranked
+// memory left out with why.
+func (e *Engine) inject(ctx context.Context, snap *snapshot, ranked []Candidate) *Result {
+	recs, dropped := e.choose(snap, ranked)
+	recs, stale := e.checkStale(ctx, recs)
+	for _, r := range stale {
+		if r.Via.Search() {
+			dropped = append(dropped, Dropped{ID: r.Memory.Meta.ID, Score: r.Score, Evidence: r.Evidence, Reason: DropStale})
+		}
+	}
+	res := e.render(snap.graph, recs)
+	res.StaleDropped = len(stale)
+	for _, r := range recs[len(res.Memories):] {
+		if r.Via.Search() {
+			dropped = append(dropped, Dropped{ID: r.Memory.Meta.ID, Score: r.Score, Evidence: r.Evidence, Reason: DropBudget})
+		}
+	}
+	res.Ranked, res.Dropped = ranked, inRankingOrder(dropped, ranked)
+	return res
+}
+
+// inRankingOrder sorts dropped in the order of ranked, where each of them
+// is, and returns it.
+func inRankingOrder(dropped []Dropped, ranked []Candidate) []Dropped {
+	place := make(map[string]int, len(ranked))
+	for i, c := range ranked {
+		place[c.ID] = i
+	}
+	slices.SortStableFunc(dropped, func(a, b Dropped) int { return cmp.Compare(place[a.ID], place[b.ID]) })
+	return dropped
+}
+
+// choose turns the turn's ranking into its memories: each ranked head that
+// passed the relevance gate and whose evidence is within the margin under
+// the best hit's (see evidenceMargin), with its score, and related
+// neighbours within HopDepth of those (mapped to their heads), all ordered
+// by score, at most MaxMemories, each with its history. It also returns
+// the ranked memories left out, with why.
+func (e *Engine) choose(snap *snapshot, ranked []Candidate) ([]Recalled, []Dropped) {
+	cut := make(map[string]DropReason)
+	floorV, floorL := bestEvidence(ranked)
+	floorV, floorL = evidenceMargin*floorV, evidenceMargin*floorL
 	best := make(map[string]*Recalled, len(ranked))
 	for _, c := range ranked {
 		head, ok := snap.graph.Memory(c.ID)
-		if !ok {
+		ev := c.Evidence
+		switch {
+		case !ok || !ev.Strong():
+			continue
+		case e.gateOn() && !(ev.Passed&FoundVector != 0 && ev.zVector >= floorV) && !(ev.Passed&FoundLexical != 0 && ev.zLexical >= floorL):
+			cut[c.ID] = DropCliff
 			continue
 		}
-		best[c.ID] = &Recalled{Memory: head, Score: c.Score, Via: Via{Matched: c.Matched}}
+		best[c.ID] = &Recalled{Memory: head, Score: c.Score, Via: Via{Matched: c.Matched}, Evidence: c.Evidence}
 	}
 	if e.cfg.HopDepth > 0 {
 		e.expand(snap.graph, best)
 	}
-	return e.ranked(snap.graph, best)
+	recs := sortedRecalled(best)
+	kept := e.limit(recs, cut)
+	for i := range kept {
+		kept[i].History = history(snap.graph, kept[i].Memory.Meta.ID)
+	}
+	in := make(map[string]bool, len(kept))
+	for _, r := range kept {
+		in[r.Memory.Meta.ID] = true
+	}
+	var dropped []Dropped
+	for _, c := range ranked {
+		if in[c.ID] {
+			continue
+		}
+		reason := DropBelowGate
+		if c.Evidence.Strong() {
+			reason = cut[c.ID]
+		}
+		dropped = append(dropped, Dropped{ID: c.ID, Score: c.Score, Evidence: c.Evidence, Reason: reason})
+	}
+	return kept, dropped
+}
+
+// bestEvidence returns the strongest evidence, in standard deviations
+// above chance, of the ranking's hits that passed the gate on each side:
+// the vector side and the lexical side; 0 for a side none passed on.
+func bestEvidence(ranked []Candidate) (vector, lexical float64) {
+	for _, c := range ranked {
+		ev := c.Evidence
+		if ev.Passed&FoundVector != 0 {
+			vector = max(vector, ev.zVector)
+		}
+		if ev.Passed&FoundLexical != 0 {
+			lexical = max(lexical, ev.zLexical)
+		}
+	}
+	return vector, lexical
+}
+
+// limit returns the first MaxMemories memories of recs (ordered best
+// first), recording in cut that the others were left out for it.
+func (e *Engine) limit(recs []Recalled, cut map[string]DropReason) []Recalled {
+	if len(recs) <= e.cfg.MaxMemories {
+		return recs
+	}
+	for _, r := range recs[e.cfg.MaxMemories:] {
+		cut[r.Memory.Meta.ID] = DropLimit
+	}
+	return recs[:e.cfg.MaxMemories]
 }
 
 // expand adds to best, by head id, the memories within HopDepth related
@@ -79,20 +178,14 @@ func (e *Engine) expand(g *memcore.Graph, best map[string]*Recalled) {
 	}
 }
 
-// ranked returns the memories of best ordered by score, at most
-// MaxMemories of them, each with its history.
-func (e *Engine) ranked(g *memcore.Graph, best map[string]*Recalled) []Recalled {
+// sortedRecalled returns the memories of best ordered by score, best
+// first (see compareRecalled).
+func sortedRecalled(best map[string]*Recalled) []Recalled {
 	out := make([]Recalled, 0, len(best))
 	for _, r := range best {
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b Recalled) int { return compareRecalled(&a, &b) })
-	if len(out) > e.cfg.MaxMemories {
-		out = out[:e.cfg.MaxMemories]
-	}
-	for i := range out {
-		out[i].History = history(g, out[i].Memory.Meta.ID)
-	}
 	return out
 }
 

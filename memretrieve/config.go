@@ -2,13 +2,12 @@ package memretrieve
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
-	"strings"
+	"runtime"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/rs/zerolog"
 )
 
 // HypothesisMode chooses what the engine embeds as its search queries.
@@ -60,16 +59,23 @@ type StaleChecker interface {
 	Stale(ctx context.Context, m *memcore.MemoryFile) string
 }
 
-// Config holds the retrieval settings; each field's comment names the
-// settings key it is read from, if any, its default and its range. Start
-// from [DefaultConfig] and change what you need: zero values are not
-// defaults (HopDepth 0 and MinScore 0 are meaningful), and [NewEngine]
-// rejects every out-of-range field instead of clamping it.
+// Config holds everything an [Engine] is configured with: the retrieval
+// settings, and what the host gives it (a logger, a cache folder, a
+// progress callback). Each field's comment names the settings key it is
+// read from, if any, its default and its range.
+//
+// Start from [DefaultConfig] and change what you need. A zero field means
+// its default wherever zero has no meaning of its own (TopK 0 is TopK 10,
+// Timeout 0 is 2s, Parallelism 0 is GOMAXPROCS, …), but HopDepth, MinScore
+// and LexicalWeight mean what they say at 0 — no graph expansion, a
+// minimum score of 0, the lexical index off — so a Config built from
+// nothing gets those. [NewEngine] rejects every out-of-range field instead
+// of clamping it.
 type Config struct {
 	// HypothesisModel names the model of the hypothesis provider
 	// (memory.retrieval_model); empty means the provider's default.
 	HypothesisModel string
-	// Mode is ModeLLM (default) or ModeIdentity.
+	// Mode is ModeLLM (the default; "" means it) or ModeIdentity.
 	Mode HypothesisMode
 	// HypothesisCount is how many hypotheses the model is asked for
 	// (memory.retrieval_hypothesis_count): default 5, range 1–10.
@@ -81,8 +87,8 @@ type Config struct {
 	// each search hit (memory.retrieval_hop_depth): default 1, range 0–3;
 	// 0 turns expansion off.
 	HopDepth int
-	// MaxMemories caps the memories of a turn after graph expansion,
-	// highest score first: default 30, range 1–1000.
+	// MaxMemories caps the memories of a turn's injection, graph
+	// neighbours included, highest score first: default 8, range 1–1000.
 	MaxMemories int
 	// MinScore drops search hits whose cosine similarity is below it
 	// (memory.retrieval_min_score): default 0, range -1–1; -1 keeps
@@ -113,7 +119,7 @@ type Config struct {
 	// candidates' float32 vectors are read from the on-disk embedding
 	// cache, so they are not kept in memory — except where there is no
 	// cache on disk (a store without folders such as memcore.MemStore, and
-	// no WithCacheDir), where they stay in memory beside the int8 copy.
+	// no CacheDir), where they stay in memory beside the int8 copy.
 	Quantized bool
 	// QueryTokenLimit bounds each text the turn sends to the embedder as a
 	// query, in memcore.EstimateTokens tokens (four characters each), newest
@@ -133,6 +139,56 @@ type Config struct {
 	// A larger k flattens the difference between the first ranks and the
 	// later ones. Default 60, range 1–1000.
 	FusionK int
+	// GateChance sets the strictness of the relevance gate, which lets a
+	// memory into the injection only on evidence that it is relevant to
+	// the turn (see the package documentation): it is about the share of
+	// turns about something the memories do not cover that still get a
+	// memory, the chance the gate takes. Lower is stricter: fewer unrelated
+	// memories, and fewer relevant ones. Default 0.1, range 0.0001–1; 1
+	// turns the gate off (every ranked memory may be injected, within
+	// MaxMemories and the budget).
+	GateChance float64
+
+	// Logger receives the engine's log: warnings for failed index builds
+	// and unusable cache files, and at debug level the reason a turn got
+	// no memories or went on without its vector ranking. Provider errors,
+	// which may quote the conversation or the memories, are redacted
+	// before they are logged. The zero Logger logs nothing (the default).
+	Logger zerolog.Logger
+	// CacheDir, when set, keeps the embedding cache in that folder (created
+	// if needed, with a .gitignore that ignores everything in it) for
+	// memories of every scope. Empty (the default): the cache lives in the
+	// .cache folder of each scope's memory folder when the store has
+	// folders (a memcore.FileStore does, see [ScopeDirs]), and in memory
+	// only otherwise.
+	CacheDir string
+	// EmbedBatch is how many memory texts an index build sends in one
+	// Embed call: default 256, range 1–100,000.
+	EmbedBatch int
+	// TurnCacheSize is how many turns' results are kept for reuse, least
+	// recently used dropped first: default 64, range -1–100,000; -1 turns
+	// the per-turn cache off.
+	TurnCacheSize int
+	// Parallelism is how many goroutines a search over a large index uses:
+	// default runtime.GOMAXPROCS(0), range 1–4096.
+	Parallelism int
+	// BuildProgress, when set, is told how far an index build that embeds
+	// memories has got, so that a command can show a progress bar while a
+	// first run or a new embedding model embeds many memories: it is called
+	// with (0, total) before the first Embed call and with (done, total)
+	// after each batch, done reaching total when every batch succeeded; a
+	// build that embeds nothing (a warm cache) does not call it. If the
+	// embedder's vectors turn out to have changed dimension, the cache is
+	// emptied and the count starts over with the new total. It is called
+	// on the goroutine of the build, never concurrently with itself, and
+	// must return quickly. Nil (the default) reports nothing.
+	BuildProgress func(done, total int)
+	// RetryDelay is how long the engine waits before rebuilding again
+	// after a build that could not embed every memory (the embedder
+	// failed): default 30s, more than 0. Each further incomplete build
+	// doubles the wait, up to 16 times RetryDelay.
+	RetryDelay time.Duration
+
 	// StaleCheck, when set, is asked about each memory a turn is about to
 	// inject (after graph expansion and the MaxMemories cap, before the
 	// injection budget); nil checks nothing. The host fills it — with
@@ -145,137 +201,124 @@ type Config struct {
 	Stale StaleMode
 }
 
+// The defaults of the fields whose zero value means their default.
+const (
+	defaultHypothesisCount      = 5
+	defaultTopK                 = 10
+	defaultMaxMemories          = 8
+	defaultInjectionTokenBudget = 2000
+	defaultWindowTokenBudget    = 4000
+	defaultTimeout              = 2 * time.Second
+	defaultQueryTokenLimit      = 512
+	defaultFusionK              = 60
+	defaultGateChance           = 0.1
+	defaultEmbedBatch           = 256
+	defaultTurnCacheSize        = 64
+	defaultRetryDelay           = 30 * time.Second
+)
+
 // DefaultConfig returns the default settings: ModeLLM, 5 hypotheses, the
-// top 10 memories per query, 1 hop of graph expansion, at most 30
-// memories, a minimum score of 0, an injection budget of 2000 tokens, a
+// top 10 memories per query, 1 hop of graph expansion, at most 8 memories
+// injected, a minimum score of 0, an injection budget of 2000 tokens, a
 // window of 4000 tokens, a timeout of 2s, queries of at most 512 tokens,
-// and the lexical ranking fused with the vector ranking at equal weight
-// with k = 60; outdated memories labelled (when the host sets a
-// StaleCheck). HypothesisModel is empty: the provider's default model.
+// the lexical ranking fused with the vector ranking at equal weight with
+// k = 60, the relevance gate on with a chance of 0.1, and outdated memories
+// labelled (when the host sets a StaleCheck). HypothesisModel is empty: the
+// provider's default model. The
+// engine logs nothing, keeps its cache beside the memories, embeds 256
+// texts per call, keeps 64 turns' results, searches with GOMAXPROCS
+// goroutines and retries an incomplete build after 30s.
 func DefaultConfig() Config {
 	return Config{
 		Mode:                 ModeLLM,
-		HypothesisCount:      5,
-		TopK:                 10,
+		HypothesisCount:      defaultHypothesisCount,
+		TopK:                 defaultTopK,
 		HopDepth:             1,
-		MaxMemories:          30,
+		MaxMemories:          defaultMaxMemories,
 		MinScore:             0,
-		InjectionTokenBudget: 2000,
-		WindowTokenBudget:    4000,
-		Timeout:              2 * time.Second,
-		QueryTokenLimit:      512,
+		InjectionTokenBudget: defaultInjectionTokenBudget,
+		WindowTokenBudget:    defaultWindowTokenBudget,
+		Timeout:              defaultTimeout,
+		QueryTokenLimit:      defaultQueryTokenLimit,
 		LexicalWeight:        1,
-		FusionK:              60,
+		FusionK:              defaultFusionK,
+		GateChance:           defaultGateChance,
+		EmbedBatch:           defaultEmbedBatch,
+		TurnCacheSize:        defaultTurnCacheSize,
+		Parallelism:          runtime.GOMAXPROCS(0),
+		RetryDelay:           defaultRetryDelay,
 		Stale:                StaleLabel,
 	}
 }
 
-// ErrInvalidConfig is wrapped by every error [Config.Validate],
-// [NewEngine] and [NewIndex] return for settings or options out of range.
-var ErrInvalidConfig = errors.New("invalid retrieval config")
-
-// FieldError is one bad field of a [Config], or one option given a value
-// out of range.
-type FieldError struct {
-	// Field is the Config field, for example "TopK", the option, for
-	// example "WithParallelism", or the argument of NewEngine, for example
-	// "NewEngine's embedder".
-	Field string
-	// Value is the rejected value.
-	Value any
-	// Want describes the accepted values, for example "1–100".
-	Want string
-}
-
-// ConfigError lists every missing argument of [NewEngine], every bad field
-// of a [Config] and every option given a value out of range: arguments
-// first, then Config fields, then options in the order they were passed. It
-// matches [ErrInvalidConfig] with errors.Is, and [ErrNoStore] too when the
-// store is missing.
-type ConfigError struct {
-	Fields []FieldError
-}
-
-// Error implements error. It names each bad field or option, its value and
-// the values it accepts.
-func (e *ConfigError) Error() string {
-	parts := make([]string, len(e.Fields))
-	configField := false
-	for i, f := range e.Fields {
-		format := "%s is %v, want %s"
-		switch f.Value.(type) {
-		case HypothesisMode, StaleMode:
-			format = "%s is %q, want %s"
-		}
-		parts[i] = fmt.Sprintf(format, f.Field, f.Value, f.Want)
-		configField = configField || !isOptionName(f.Field) && !isArgumentName(f.Field)
-	}
-	msg := fmt.Sprintf("memretrieve: %v: %s", ErrInvalidConfig, strings.Join(parts, "; "))
-	if configField {
-		msg += " (start from memretrieve.DefaultConfig() and change only what you need)"
-	}
-	return msg
-}
-
-// isOptionName reports whether a FieldError names an option rather than a
-// Config field: options are named With…, Config fields never are.
-func isOptionName(field string) bool { return strings.HasPrefix(field, "With") }
-
-// isArgumentName reports whether a FieldError names an argument of
-// NewEngine.
-func isArgumentName(field string) bool { return strings.HasPrefix(field, "NewEngine's ") }
-
-// Unwrap returns [ErrInvalidConfig], and [ErrNoStore] when the store is
-// missing.
-func (e *ConfigError) Unwrap() []error {
-	errs := []error{ErrInvalidConfig}
-	for _, f := range e.Fields {
-		if f.Field == argStore {
-			errs = append(errs, ErrNoStore)
-		}
-	}
-	return errs
-}
-
-// fieldErrors collects the bad fields and options of one constructor call.
-type fieldErrors []FieldError
-
-// check records field (a Config field or an option) as bad unless ok, and
-// returns ok.
-func (b *fieldErrors) check(ok bool, field string, value any, want string) bool {
-	if !ok {
-		*b = append(*b, FieldError{Field: field, Value: value, Want: want})
-	}
-	return ok
-}
-
-// err returns the *ConfigError listing b, or nil when b is empty.
-func (b fieldErrors) err() error {
-	if len(b) == 0 {
-		return nil
-	}
-	return &ConfigError{Fields: b}
-}
+// configHint ends the message of a *memcore.ConfigError about a Config.
+const configHint = "start from memretrieve.DefaultConfig() and change what you need: " +
+	"a zero field means its default, but HopDepth, MinScore and LexicalWeight mean 0"
 
 // Validate reports every field of c that is out of range as a
-// *[ConfigError] (which wraps [ErrInvalidConfig]), or nil.
-func (c Config) Validate() error { return c.check().err() }
+// *memcore.ConfigError (which matches memcore.ErrInvalidConfig), or nil. A
+// zero field whose zero means its default is in range.
+func (c Config) Validate() error { return c.check().Err("memretrieve", configHint) }
 
 // check lists the fields of c that are out of range.
-func (c Config) check() fieldErrors {
-	var bad fieldErrors
-	bad.check(c.Mode.Valid(), "Mode", c.Mode, `"llm" or "identity"`)
-	bad.check(c.HypothesisCount >= 1 && c.HypothesisCount <= 10, "HypothesisCount", c.HypothesisCount, "1–10")
-	bad.check(c.TopK >= 1 && c.TopK <= 100, "TopK", c.TopK, "1–100")
-	bad.check(c.HopDepth >= 0 && c.HopDepth <= 3, "HopDepth", c.HopDepth, "0–3")
-	bad.check(c.MaxMemories >= 1 && c.MaxMemories <= 1000, "MaxMemories", c.MaxMemories, "1–1000")
-	bad.check(!math.IsNaN(c.MinScore) && c.MinScore >= -1 && c.MinScore <= 1, "MinScore", c.MinScore, "-1–1")
-	bad.check(c.InjectionTokenBudget >= 1, "InjectionTokenBudget", c.InjectionTokenBudget, "at least 1")
-	bad.check(c.WindowTokenBudget >= 1 && c.WindowTokenBudget <= 1_000_000, "WindowTokenBudget", c.WindowTokenBudget, "1–1000000")
-	bad.check(c.Timeout > 0, "Timeout", c.Timeout, "more than 0")
-	bad.check(c.QueryTokenLimit >= 1 && c.QueryTokenLimit <= 1_000_000, "QueryTokenLimit", c.QueryTokenLimit, "1–1000000")
-	bad.check(!math.IsNaN(c.LexicalWeight) && c.LexicalWeight >= 0 && c.LexicalWeight <= 10, "LexicalWeight", c.LexicalWeight, "0–10")
-	bad.check(c.FusionK >= 1 && c.FusionK <= 1000, "FusionK", c.FusionK, "1–1000")
-	bad.check(c.Stale.Valid(), "Stale", c.Stale, `"label", "drop" or "ignore"`)
+func (c Config) check() memcore.FieldErrors {
+	var bad memcore.FieldErrors
+	bad.Check(c.Mode == "" || c.Mode.Valid(), "Mode", c.Mode, `"llm" or "identity"`)
+	bad.Check(orIn(c.HypothesisCount, 1, 10), "HypothesisCount", c.HypothesisCount, "1–10")
+	bad.Check(orIn(c.TopK, 1, 100), "TopK", c.TopK, "1–100")
+	bad.Check(c.HopDepth >= 0 && c.HopDepth <= 3, "HopDepth", c.HopDepth, "0–3")
+	bad.Check(orIn(c.MaxMemories, 1, 1000), "MaxMemories", c.MaxMemories, "1–1000")
+	bad.Check(!math.IsNaN(c.MinScore) && c.MinScore >= -1 && c.MinScore <= 1, "MinScore", c.MinScore, "-1–1")
+	bad.Check(c.InjectionTokenBudget >= 0, "InjectionTokenBudget", c.InjectionTokenBudget, "at least 1")
+	bad.Check(orIn(c.WindowTokenBudget, 1, 1_000_000), "WindowTokenBudget", c.WindowTokenBudget, "1–1000000")
+	bad.Check(c.Timeout >= 0, "Timeout", c.Timeout, "more than 0")
+	bad.Check(orIn(c.QueryTokenLimit, 1, 1_000_000), "QueryTokenLimit", c.QueryTokenLimit, "1–1000000")
+	bad.Check(!math.IsNaN(c.LexicalWeight) && c.LexicalWeight >= 0 && c.LexicalWeight <= 10, "LexicalWeight", c.LexicalWeight, "0–10")
+	bad.Check(orIn(c.FusionK, 1, 1000), "FusionK", c.FusionK, "1–1000")
+	bad.Check(c.GateChance == 0 || c.GateChance >= 0.0001 && c.GateChance <= 1, "GateChance", c.GateChance, "0.0001–1 (1: the gate off)")
+	bad.Check(orIn(c.EmbedBatch, 1, 100_000), "EmbedBatch", c.EmbedBatch, "1–100000")
+	bad.Check(c.TurnCacheSize >= -1 && c.TurnCacheSize <= 100_000, "TurnCacheSize", c.TurnCacheSize, "-1–100000 (-1: no per-turn cache)")
+	bad.Check(orIn(c.Parallelism, 1, 4096), "Parallelism", c.Parallelism, "1–4096")
+	bad.Check(c.RetryDelay >= 0, "RetryDelay", c.RetryDelay, "more than 0")
+	bad.Check(c.Stale.Valid(), "Stale", c.Stale, `"label", "drop" or "ignore"`)
 	return bad
+}
+
+// orIn reports whether v is 0 (its default) or within lo–hi.
+func orIn(v, lo, hi int) bool { return v == 0 || v >= lo && v <= hi }
+
+// withDefaults returns c with each zero field that means its default set
+// to that default.
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Mode == "" {
+		c.Mode = ModeLLM
+	}
+	def(&c.HypothesisCount, defaultHypothesisCount)
+	def(&c.TopK, defaultTopK)
+	def(&c.MaxMemories, defaultMaxMemories)
+	def(&c.InjectionTokenBudget, defaultInjectionTokenBudget)
+	def(&c.WindowTokenBudget, defaultWindowTokenBudget)
+	def(&c.QueryTokenLimit, defaultQueryTokenLimit)
+	def(&c.FusionK, defaultFusionK)
+	def(&c.EmbedBatch, defaultEmbedBatch)
+	def(&c.TurnCacheSize, defaultTurnCacheSize)
+	def(&c.Parallelism, runtime.GOMAXPROCS(0))
+	if c.GateChance == 0 {
+		c.GateChance = defaultGateChance
+	}
+	if c.Timeout == 0 {
+		c.Timeout = defaultTimeout
+	}
+	if c.RetryDelay == 0 {
+		c.RetryDelay = defaultRetryDelay
+	}
+	if c.Stale == "" {
+		c.Stale = StaleLabel
+	}
+	return c
 }

@@ -32,16 +32,19 @@
 //  6. credits hits on superseded versions to the head of their chain, ranks
 //     the heads in each ranking, and fuses the two rankings by reciprocal
 //     rank (Config.LexicalWeight, Config.FusionK) into [Result.Ranked];
-//  7. adds related memories within Config.HopDepth edges, in both
+//  7. weighs each ranked memory's evidence of relevance with the relevance
+//     gate (below) and keeps those that pass, up to where the evidence
+//     falls away;
+//  8. adds related memories within Config.HopDepth edges of those, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  8. asks the host's Config.StaleCheck, when set, whether each of them
-//     may be outdated (the code it names moved or went away), and labels
-//     or drops those it says are (Config.Stale: [StaleLabel], [StaleDrop],
-//     [StaleIgnore]);
-//  9. renders the injection block (below), cut to
-//     Config.InjectionTokenBudget by dropping whole memories, lowest score
-//     first.
+//  9. asks the host's Config.StaleCheck, when set, whether each of them
+//     may be outdated (the code it names moved or went away), labels or
+//     drops those it says are (Config.Stale: [StaleLabel], [StaleDrop],
+//     [StaleIgnore]), and renders the injection block (below) of the rest,
+//     cut to Config.InjectionTokenBudget by dropping whole memories, lowest
+//     score first. Every ranked memory left out is in [Result.Dropped],
+//     with why.
 //
 // A failed or late model call — the hypothesis model or the embedder —
 // leaves the turn the lexical ranking: [Result].VectorSkipped says why
@@ -57,11 +60,41 @@
 // deadline. Results are cached per turn id, so the several model calls of
 // one turn cost one retrieval.
 //
+// # The relevance gate
+//
+// A turn gets a memory only on evidence that it is relevant, so that a
+// turn about something the memories do not cover gets nothing, and a turn
+// about one of them gets that one and few others. Each ranked memory's
+// evidence ([Evidence], in [Candidate.Evidence]) comes from each side that
+// found it: its cosine similarity with a vector query, and the IDF of the
+// words it shares with the latest user message or the latest exchange. It
+// passes when one of them stands well above what unrelated text scores
+// against this collection, with this embedder, for a query of that
+// length: at each index build that changed the indexed memories, a fixed
+// set of probe texts shipped with the package (sentences and passages
+// about coding, everyday life and the world) is scored against the
+// collection like a turn's queries, and a null model is fitted to their
+// best scores — per domain a line in the logarithm of the text's length,
+// the lowest domain's standing for unrelated text, and one spread. The
+// calibration is a few numbers, kept in the embedding cache folder, so a
+// new process does not compute it again; another embedding model gets its
+// own. A memory passes when its score is z spreads above the null mean,
+// z chosen so that all the turn's tests together let unrelated text
+// through about Config.GateChance of the time (0.1 by default; 1 turns
+// the gate off). [Evidence.Relevance] is that confidence, from 0 to 1.
+//
+// The injection then keeps the memories that passed in ranking order,
+// except those whose evidence is less than a quarter of the best hit's on
+// the same side (where the evidence falls away), adds graph neighbours of
+// those only, attached to the hit they were reached from, and stops at
+// Config.MaxMemories (8 by default), neighbours included; the token budget
+// stays a ceiling.
+//
 // # Configuration mistakes and retrieval off
 //
 // [NewEngine] requires a store, an embedder and, in [ModeLLM], a
 // hypothesis provider; a missing one (typed nils included) is a
-// *[ConfigError] naming it. Retrieval is off when the host builds no
+// *memcore.ConfigError naming it. Retrieval is off when the host builds no
 // engine: a nil *Engine is safe to use, and its results are skipped as
 // [SkipDisabled].
 //
@@ -79,8 +112,9 @@
 // with the vectors the cache holds, then more vectors as batches are
 // embedded. The first Retrieve after Start waits, within the model calls'
 // share of its budget, only until one of them holds vectors; a turn that
-// cannot wait is answered from the lexical index alone. [Index] offers the
-// same exact search on its own, over any vectors.
+// cannot wait is answered from the lexical index alone. The experimental
+// package memretrieve/experimental/search offers the same exact search on
+// its own, over any vectors, for benchmarks.
 //
 // # The lexical index
 //
@@ -89,7 +123,7 @@
 // common English words left out, and code identifiers indexed whole and by
 // their parts (errors.As, snake_case, CamelCase, db/migrations). It finds
 // what an embedding blurs — an identifier, a path, a rare name — and needs
-// no model. [LexicalIndex] offers it on its own.
+// no model. memretrieve/experimental/search offers it on its own.
 //
 // With Config.Quantized the index holds each vector as int8 values with one
 // scale per vector, scans them with SIMD integer dot products and re-ranks
@@ -99,12 +133,14 @@
 //
 // # Settings
 //
-// [NewEngine] takes a [Config] (start from [DefaultConfig]) and options of
-// type [EngineOption]; [NewIndex] takes options of type [IndexOption]; an
-// [Option], such as [WithParallelism], is both. Nothing out of range is clamped, and no option
-// panics: the constructor returns one *[ConfigError], wrapping
-// [ErrInvalidConfig], that names every bad Config field and option with its
-// value and its range.
+// [NewEngine] takes a [Config]: the retrieval settings and what the host
+// gives the engine (Config.Logger, Config.CacheDir, Config.BuildProgress,
+// …). Start from [DefaultConfig]: a zero field means its default wherever
+// zero has no meaning of its own, but HopDepth, MinScore and LexicalWeight
+// mean 0. Nothing out of range is clamped, and nothing panics: NewEngine
+// and [Config.Validate] return one *memcore.ConfigError, matching
+// memcore.ErrInvalidConfig, that names every bad field with its value and
+// its range.
 //
 // # The embedding cache
 //
@@ -113,7 +149,7 @@
 // vector, in batches. With a [memcore.FileStore] (any store implementing
 // [ScopeDirs]) the cache is kept on disk in a .cache folder inside each
 // scope's memory folder, which holds a .gitignore ignoring everything in it;
-// [WithCacheDir] names another folder; otherwise it is kept in memory. Each
+// Config.CacheDir names another folder; otherwise it is kept in memory. Each
 // model has one append-only file per folder of length-prefixed,
 // CRC-32C-checked records written with single O_APPEND writes, so several
 // processes can share it; damaged, truncated or foreign data is skipped and
@@ -121,7 +157,7 @@
 // link or a special file is never followed or opened (the vectors of that
 // folder are then kept in memory); and a file that mostly holds vectors of
 // memories that no longer exist is compacted (rewritten and renamed into
-// place). See README.md for the byte layout. [WithBuildProgress] reports
+// place). See README.md for the byte layout. Config.BuildProgress reports
 // how far a build that embeds many memories has got. [RemoveCachedVectors]
 // deletes the vectors of given contents from a cache folder, for memories
 // that must leave no trace.
@@ -162,8 +198,8 @@
 //
 // # Logging
 //
-// Nothing here prints: the engine logs through the zerolog.Logger given
-// with [WithLogger], and by default logs nothing. Provider errors, which may
+// Nothing here prints: the engine logs through Config.Logger, and by
+// default logs nothing. Provider errors, which may
 // quote the conversation or the memories, are redacted (package
 // github.com/forgemem/forgemem/memcore/redact) before they are logged or
 // returned in a Result.

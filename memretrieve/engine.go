@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 	"github.com/rs/zerolog"
 )
 
-// ErrNoStore is matched, besides [ErrInvalidConfig], by the error of
+// ErrNoStore is matched, besides memcore.ErrInvalidConfig, by the error of
 // [NewEngine] when the store is nil.
 var ErrNoStore = errors.New("memory store is nil")
 
@@ -39,9 +40,9 @@ type Engine struct {
 	store    memcore.MemoryStore
 	embedder memcore.Embedder
 	llm      memcore.LLMProvider
-	cfg      Config
-	opt      engineOptions
-	log      zerolog.Logger
+	// cfg is the engine's Config, its zero fields set to their defaults.
+	cfg Config
+	log zerolog.Logger
 	// cacheDirs maps each scope to its embedding cache folder.
 	cacheDirs map[memcore.Scope]string
 
@@ -89,9 +90,16 @@ type Engine struct {
 	unusable map[contentKey]struct{} // texts the embedder gives no usable vector for
 	// lexDocs holds the tokenised text of every indexed content, so a
 	// build tokenises only new texts.
-	lexDocs     map[contentKey]*lexDoc
+	lexDocs     map[contentKey]*index.Doc
 	fingerprint [32]byte
 	gen         uint64
+	// calKey and cal are the latest calibration of the relevance gate and
+	// what it was measured on; calibrations counts those computed (not
+	// read from the cache), for tests.
+	calKey       [32]byte
+	cal          *calibration
+	calKept      bool // cal is in the cache folder
+	calibrations atomic.Int64
 }
 
 // snapshot is an index together with the graph built from the same list of
@@ -99,56 +107,72 @@ type Engine struct {
 type snapshot struct {
 	gen   uint64
 	graph *memcore.Graph
-	idx   *flatIndex
+	idx   *index.Flat
 	// lex is the lexical index of every memory with content, with or
-	// without a vector; nil when Config.LexicalWeight is 0.
-	lex *lexIndex
+	// without a vector; nil when Config.LexicalWeight is 0. lexRows maps a
+	// memory id to its row in it.
+	lex     *index.Lex
+	lexRows map[string]int
+	// cal is the relevance gate's calibration of these indexes; nil with
+	// the gate off.
+	cal *calibration
 }
 
 // NewEngine returns an engine over store that embeds with embedder and asks
 // hypothesis for hypotheses (unused, and may be nil, in ModeIdentity).
 //
 // cfg must pass [Config.Validate]; start from [DefaultConfig]. Everything
-// missing or out of range is reported, together, in one *[ConfigError]
-// wrapping [ErrInvalidConfig]: a nil store (the error matches [ErrNoStore]
-// too), a nil embedder, a nil hypothesis provider in ModeLLM — a typed nil
-// in the interface, such as a nil *memcore.FileStore, counts as nil —,
-// every field of cfg out of range, and every option given a value out of
-// range. Nil options are ignored.
+// missing or out of range is reported, together, in one
+// *memcore.ConfigError matching memcore.ErrInvalidConfig: a nil store (the
+// error matches [ErrNoStore] too), a nil embedder, a nil hypothesis
+// provider in ModeLLM — a typed nil in the interface, such as a nil
+// *memcore.FileStore, counts as nil —, and every field of cfg out of range.
 //
 // Retrieval is optional, but an engine is never silently disabled: a host
 // whose settings turn retrieval off builds no engine (see [Engine]).
-func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, cfg Config, opts ...EngineOption) (*Engine, error) {
-	o := defaultEngineOptions()
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyEngine(&o)
-		}
+func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, cfg Config) (*Engine, error) {
+	mode := cfg.Mode
+	if mode == "" {
+		mode = ModeLLM
 	}
-	bad := missingArguments(store, embedder, hypothesis, cfg.Mode)
-	if err := append(append(bad, cfg.check()...), o.bad...).err(); err != nil {
+	badFields := cfg.check()
+	hint := ""
+	if len(badFields) > 0 {
+		hint = configHint
+	}
+	bad := append(missingArguments(store, embedder, hypothesis, mode), badFields...)
+	if err := bad.Err("memretrieve", hint); err != nil {
+		var ce *memcore.ConfigError
+		if errors.As(err, &ce) && isNil(store) {
+			ce.Also = append(ce.Also, ErrNoStore)
+		}
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	e := &Engine{
 		store:     store,
 		embedder:  embedder,
 		llm:       hypothesis,
 		cfg:       cfg,
-		opt:       o,
-		log:       o.log,
-		cacheDirs: cacheDirsFor(store, o.cacheDir),
+		log:       cfg.Logger,
+		cacheDirs: cacheDirsFor(store, cfg.CacheDir),
 		ready:     make(chan struct{}),
 		published: make(chan struct{}),
 		done:      make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		unusable:  make(map[contentKey]struct{}),
-		lexDocs:   make(map[contentKey]*lexDoc),
+		lexDocs:   make(map[contentKey]*index.Doc),
 	}
-	if o.turnCacheSize > 0 {
-		e.turns = newTurnCache(o.turnCacheSize)
+	if cfg.TurnCacheSize > 0 {
+		e.turns = newTurnCache(cfg.TurnCacheSize)
 	}
 	return e, nil
 }
+
+// missing is the value a ConfigError shows for a missing argument.
+type missing struct{}
+
+func (missing) String() string { return "nil" }
 
 // Names of NewEngine's arguments in a ConfigError.
 const (
@@ -159,11 +183,11 @@ const (
 
 // missingArguments lists the providers an engine in mode lacks, naming the
 // settings that configure them.
-func missingArguments(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, mode HypothesisMode) fieldErrors {
-	var bad fieldErrors
-	bad.check(!isNil(store), argStore, "nil", "a memcore.MemoryStore")
-	bad.check(!isNil(embedder), argEmbedder, "nil", "a memcore.Embedder (memory.embedding_model)")
-	bad.check(mode != ModeLLM || !isNil(hypothesis), argHypothesis, "nil",
+func missingArguments(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis memcore.LLMProvider, mode HypothesisMode) memcore.FieldErrors {
+	var bad memcore.FieldErrors
+	bad.Check(!isNil(store), argStore, missing{}, "a memcore.MemoryStore")
+	bad.Check(!isNil(embedder), argEmbedder, missing{}, "a memcore.Embedder (memory.embedding_model)")
+	bad.Check(mode != ModeLLM || !isNil(hypothesis), argHypothesis, missing{},
 		"a memcore.LLMProvider in ModeLLM (memory.retrieval_model), or Config.Mode ModeIdentity")
 	return bad
 }
@@ -291,7 +315,7 @@ func (e *Engine) loop(ctx context.Context) {
 	failed := e.background(ctx)
 	close(e.ready) // loop runs once per engine: Start starts it only once
 
-	delay := e.opt.retryDelay
+	delay := e.cfg.RetryDelay
 	for {
 		var retryAfter time.Duration // 0: wait for a request only
 		if failed {
@@ -302,10 +326,10 @@ func (e *Engine) loop(ctx context.Context) {
 			return
 		}
 		if retry {
-			delay = nextRetryDelay(delay, e.opt.retryDelay)
+			delay = nextRetryDelay(delay, e.cfg.RetryDelay)
 		}
 		if failed = e.background(ctx); !failed {
-			delay = e.opt.retryDelay
+			delay = e.cfg.RetryDelay
 		}
 	}
 }

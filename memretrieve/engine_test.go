@@ -65,7 +65,7 @@ func TestUnionKeepsBestScorePerMemory(t *testing.T) {
 		"Database migrations are numbered.",
 	}
 	llm := newLLM(t, fake.LLMConfig{Replies: []string{hypothesesReply(h...)}})
-	cfg := vectorOnly(DefaultConfig())
+	cfg := ungated(vectorOnly(DefaultConfig()))
 	cfg.HopDepth, cfg.MinScore = 0, -1
 	e := newEngine(t, store, emb, llm, cfg)
 	rebuild(t, e)
@@ -103,7 +103,7 @@ func TestMinScoreDropsWeakHits(t *testing.T) {
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t)
 	q := "Prefers optimistic locking with retry for concurrent writes."
-	cfg := identityConfig()
+	cfg := ungated(identityConfig())
 	cfg.HopDepth = 0
 	for _, tt := range []struct {
 		min  float64
@@ -289,7 +289,7 @@ func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 				if !lexical {
 					cfg = vectorOnly(cfg)
 				}
-				e := newEngine(t, store, emb, tt.llm(t), cfg, WithLogger(logs.logger()))
+				e := newEngine(t, store, emb, tt.llm(t), cfg, withLogger(logs.logger()))
 				rebuild(t, e)
 				if tt.embed != nil {
 					tt.embed(t, emb)
@@ -631,7 +631,7 @@ func TestTurnCache(t *testing.T) {
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t)
 	llm := hypothesisLLM(t, "Prefers optimistic locking with retry.")
-	e := newEngine(t, store, emb, llm, DefaultConfig(), WithTurnCacheSize(2))
+	e := newEngine(t, store, emb, llm, DefaultConfig(), withTurnCacheSize(2))
 	rebuild(t, e)
 	ctx := context.Background()
 	w := userWindow("locking")
@@ -830,7 +830,7 @@ func TestTriggerRebuildCoalesces(t *testing.T) {
 	<-store.entered
 	waitFor(t, "the new memory in the index", func() bool {
 		s := e.snap.Load()
-		return s != nil && slices.Contains(s.idx.ids, testID(50))
+		return s != nil && slices.Contains(s.idx.IDs, testID(50))
 	})
 	if n := store.lists.Load(); n != 3 {
 		t.Errorf("%d builds, want 3 (initial, one for five requests, one for the new memory)", n)
@@ -862,11 +862,11 @@ func TestRetryAfterFailedBuild(t *testing.T) {
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t, fake.EmbedderConfig{FailNext: 1, FailWith: memcore.ErrUnauthenticated})
 	var logs logBuffer
-	e := newEngine(t, store, emb, nil, identityConfig(), WithRetryDelay(time.Millisecond), WithLogger(logs.logger()))
+	e := newEngine(t, store, emb, nil, identityConfig(), withRetryDelay(time.Millisecond), withLogger(logs.logger()))
 	e.Start(context.Background())
 	waitFor(t, "a complete index after a failed build", func() bool {
 		s := e.snap.Load()
-		return s != nil && s.idx.len() == 3
+		return s != nil && s.idx.Len() == 3
 	})
 	if len(logs.lines("warn")) == 0 {
 		t.Errorf("the failed build was not logged")
@@ -881,12 +881,12 @@ func TestRebuildReportsFailures(t *testing.T) {
 	if err := e.Rebuild(context.Background()); !errors.Is(err, memcore.ErrInvalidRequest) {
 		t.Fatalf("Rebuild = %v, want the embedder's error", err)
 	}
-	if s := e.snap.Load(); s == nil || s.idx.len() != 0 {
+	if s := e.snap.Load(); s == nil || s.idx.Len() != 0 {
 		t.Fatalf("after a failed build the index should exist and be empty")
 	}
 	rebuild(t, e)
-	if s := e.snap.Load(); s.idx.len() != 3 {
-		t.Fatalf("index holds %d memories after a good build, want 3", s.idx.len())
+	if s := e.snap.Load(); s.idx.Len() != 3 {
+		t.Fatalf("index holds %d memories after a good build, want 3", s.idx.Len())
 	}
 }
 
@@ -928,7 +928,7 @@ func TestConcurrentUse(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(200, 1)...)
 	llm := hypothesisLLM(t, "error wrap sentinel logging.", "database migrations schema.")
-	e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig(), WithTurnCacheSize(4))
+	e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig(), withTurnCacheSize(4))
 	e.Start(context.Background())
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -957,7 +957,7 @@ func TestConcurrentUse(t *testing.T) {
 	e.TriggerRebuild()
 	waitFor(t, "all 220 memories indexed", func() bool {
 		s := e.snap.Load()
-		return s != nil && s.idx.len() == 220
+		return s != nil && s.idx.Len() == 220
 	})
 }
 

@@ -165,45 +165,22 @@ func ExampleNewEngine_missingProvider() {
 		panic(err)
 	}
 	engine, err := memretrieve.NewEngine(exampleStore(), embedder, nil, memretrieve.DefaultConfig())
-	fmt.Println(errors.Is(err, memretrieve.ErrInvalidConfig))
+	fmt.Println(errors.Is(err, memcore.ErrInvalidConfig))
 	fmt.Println(err)
 
 	res, err := engine.Retrieve(context.Background(), "turn-1", []memcore.Message{{Role: memcore.RoleUser, Content: "hi"}})
 	fmt.Println(engine.Enabled(), len(res.Memories), res.Skipped, err)
 	// Output:
 	// true
-	// memretrieve: invalid retrieval config: NewEngine's hypothesis provider is nil, want a memcore.LLMProvider in ModeLLM (memory.retrieval_model), or Config.Mode ModeIdentity
+	// memretrieve: invalid config: NewEngine's hypothesis provider is nil, want a memcore.LLMProvider in ModeLLM (memory.retrieval_model), or Config.Mode ModeIdentity
 	// false 0 disabled <nil>
 }
 
 // Settings are validated strictly: every bad field is reported.
 func ExampleConfig_Validate() {
 	cfg := memretrieve.DefaultConfig()
-	cfg.TopK = 0
+	cfg.TopK = 101
 	cfg.HopDepth = 5
 	fmt.Println(cfg.Validate())
-	// Output: memretrieve: invalid retrieval config: TopK is 0, want 1–100; HopDepth is 5, want 0–3 (start from memretrieve.DefaultConfig() and change only what you need)
-}
-
-// The lexical index on its own: identifiers are found whole and by their
-// parts, words by their stem.
-func ExampleLexicalIndex() {
-	ix, err := memretrieve.NewLexicalIndex(
-		[]string{"errors", "migrations", "tests"},
-		[]string{
-			"Check error types with errors.As, never with a type switch.",
-			"Database migrations live in db/migrations and are numbered.",
-			"Tests are table-driven, each case a t.Run subtest.",
-		})
-	if err != nil {
-		panic(err)
-	}
-	for _, q := range []string{"use errors.As here", "where does the migration go?", "table driven testing"} {
-		m := ix.Search([]string{q}, 1)
-		fmt.Printf("%s: %s\n", q, m[0].ID)
-	}
-	// Output:
-	// use errors.As here: errors
-	// where does the migration go?: migrations
-	// table driven testing: tests
+	// Output: memretrieve: invalid config: TopK is 101, want 1–100; HopDepth is 5, want 0–3 (start from memretrieve.DefaultConfig() and change what you need: a zero field means its default, but HopDepth, MinScore and LexicalWeight mean 0)
 }

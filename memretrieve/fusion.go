@@ -2,8 +2,11 @@ package memretrieve
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // Found says which of a turn's rankings found a memory: the vector search,
@@ -58,6 +61,9 @@ type Candidate struct {
 	// vector score, or, for a memory only the lexical search found, the best
 	// lexical one.
 	Matched string
+	// Evidence is what the memory's relevance to the turn rests on, and
+	// whether the relevance gate let it in.
+	Evidence Evidence
 }
 
 // Found says which rankings found the memory.
@@ -74,7 +80,7 @@ func (c Candidate) Found() Found {
 
 // fuse turns the hits of the vector search (per query, rows of snap.idx)
 // and of the lexical search (rows of snap.lex) into the turn's ranking of
-// chain heads, best first.
+// chain heads, best first, each with its evidence as g weighs it.
 //
 // Each side credits a hit on a superseded version to the head of its
 // chain, keeps each head's best score (a vector hit below MinScore is
@@ -87,29 +93,74 @@ func (c Candidate) Found() Found {
 // (1+LexicalWeight)/(k+1), so that first place in both rankings scores 1.
 // Ranks, unlike the raw scores, are comparable across the two searches
 // whatever the embedding model or the length of the texts.
-func (e *Engine) fuse(snap *snapshot, vhits [][]hit, lhits []hit) []Candidate {
-	byHead := make(map[string]*Candidate)
-	get := func(head string) *Candidate {
-		c := byHead[head]
-		if c == nil {
-			c = &Candidate{ID: head}
-			byHead[head] = c
-		}
-		return c
+func (e *Engine) fuse(snap *snapshot, vhits [][]index.Hit, lhits []index.Hit, g *turnGate) []Candidate {
+	f := fusion{snap: snap, gate: g, byHead: make(map[string]*Candidate),
+		zVector: make(map[string]float64), lexHits: make(map[string][]int)}
+	vec := f.creditVector(vhits, e.cfg.MinScore)
+	lex := f.creditLexical(lhits)
+	slices.SortFunc(vec, func(a, b *Candidate) int { return byScore(a.VectorScore, b.VectorScore, a.ID, b.ID) })
+	for i, c := range vec {
+		c.VectorRank = i + 1
 	}
-	var vec, lex []*Candidate
-	for _, hs := range vhits {
+	slices.SortFunc(lex, func(a, b *Candidate) int { return byScore(a.LexicalScore, b.LexicalScore, a.ID, b.ID) })
+	for i, c := range lex {
+		c.LexicalRank = i + 1
+	}
+	out := make([]Candidate, 0, len(f.byHead))
+	for _, c := range f.byHead {
+		c.Score = e.fusedScore(c)
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b Candidate) int { return byScore(a.Score, b.Score, a.ID, b.ID) })
+	g.gateRanked(snap, out, f.lexHits, f.zVector)
+	return out
+}
+
+// fusion is the state of one turn's fusion: the candidates by head id,
+// and what the gate needs of their hits.
+type fusion struct {
+	snap   *snapshot
+	gate   *turnGate
+	byHead map[string]*Candidate
+	// zVector is each head's best vector standard deviations above the
+	// gate's null mean; lexHits the lexical rows found of its chain.
+	zVector map[string]float64
+	lexHits map[string][]int
+}
+
+// candidate returns the candidate of head, made on first use.
+func (f *fusion) candidate(head string) *Candidate {
+	c := f.byHead[head]
+	if c == nil {
+		c = &Candidate{ID: head}
+		f.byHead[head] = c
+	}
+	return c
+}
+
+// creditVector credits each vector hit at or above minScore to the head of
+// its chain, keeping each head's best cosine similarity and the evidence of
+// its best hit for the gate, and returns the heads found (not yet ranked).
+func (f *fusion) creditVector(vhits [][]index.Hit, minScore float64) []*Candidate {
+	var vec []*Candidate
+	for q, hs := range vhits {
 		for _, h := range hs {
-			score := float64(h.score)
-			if score < e.cfg.MinScore {
+			score := float64(h.Score)
+			if score < minScore {
 				continue
 			}
-			id := snap.idx.ids[h.row]
-			head, ok := snap.graph.Head(id)
+			id := f.snap.idx.IDs[h.Row]
+			head, ok := f.snap.graph.Head(id)
 			if !ok {
 				continue
 			}
-			c := get(head.Meta.ID)
+			c := f.candidate(head.Meta.ID)
+			z, seen := f.zVector[c.ID]
+			if !seen {
+				z = math.Inf(-1)
+			}
+			f.gate.vectorEvidence(c, q, score, &z)
+			f.zVector[c.ID] = z
 			if c.VectorRank == 0 {
 				c.VectorRank = -1 // found; ranked below
 				vec = append(vec, c)
@@ -119,14 +170,25 @@ func (e *Engine) fuse(snap *snapshot, vhits [][]hit, lhits []hit) []Candidate {
 			c.VectorScore, c.Matched = score, id
 		}
 	}
+	return vec
+}
+
+// creditLexical credits each lexical hit to the head of its chain, keeping
+// each head's best BM25 score and the rows found for the gate, and returns
+// the heads found (not yet ranked).
+func (f *fusion) creditLexical(lhits []index.Hit) []*Candidate {
+	var lex []*Candidate
 	for _, h := range lhits {
-		id := snap.lex.ids[h.row]
-		head, ok := snap.graph.Head(id)
+		id := f.snap.lex.IDs[h.Row]
+		head, ok := f.snap.graph.Head(id)
 		if !ok {
 			continue
 		}
-		score := float64(h.score)
-		c := get(head.Meta.ID)
+		score := float64(h.Score)
+		c := f.candidate(head.Meta.ID)
+		if id != head.Meta.ID {
+			f.lexHits[c.ID] = append(f.lexHits[c.ID], h.Row)
+		}
 		if c.LexicalRank == 0 {
 			c.LexicalRank = -1
 			lex = append(lex, c)
@@ -138,34 +200,23 @@ func (e *Engine) fuse(snap *snapshot, vhits [][]hit, lhits []hit) []Candidate {
 			c.Matched = id
 		}
 	}
-	slices.SortFunc(vec, func(a, b *Candidate) int { return byScore(a.VectorScore, b.VectorScore, a.ID, b.ID) })
-	for i, c := range vec {
-		c.VectorRank = i + 1
-	}
-	slices.SortFunc(lex, func(a, b *Candidate) int { return byScore(a.LexicalScore, b.LexicalScore, a.ID, b.ID) })
-	for i, c := range lex {
-		c.LexicalRank = i + 1
-	}
+	return lex
+}
 
+// fusedScore is c's score in the fused ranking (see fuse).
+func (e *Engine) fusedScore(c *Candidate) float64 {
 	w, k := e.cfg.LexicalWeight, float64(e.cfg.FusionK)
-	out := make([]Candidate, 0, len(byHead))
-	for _, c := range byHead {
-		if w == 0 {
-			c.Score = c.VectorScore
-		} else {
-			var s float64
-			if c.VectorRank > 0 {
-				s += 1 / (k + float64(c.VectorRank))
-			}
-			if c.LexicalRank > 0 {
-				s += w / (k + float64(c.LexicalRank))
-			}
-			c.Score = s / ((1 + w) / (k + 1))
-		}
-		out = append(out, *c)
+	if w == 0 {
+		return c.VectorScore
 	}
-	slices.SortFunc(out, func(a, b Candidate) int { return byScore(a.Score, b.Score, a.ID, b.ID) })
-	return out
+	var s float64
+	if c.VectorRank > 0 {
+		s += 1 / (k + float64(c.VectorRank))
+	}
+	if c.LexicalRank > 0 {
+		s += w / (k + float64(c.LexicalRank))
+	}
+	return s / ((1 + w) / (k + 1))
 }
 
 // byScore orders best first: the higher score, then the smaller id.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 	"github.com/forgemem/forgemem/providers/fake"
 	"github.com/rs/zerolog"
@@ -109,6 +110,16 @@ func genContent(r *rand.Rand) string {
 
 func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
 
+// randomUnit returns a random unit vector of dim values.
+func randomUnit(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	index.Normalize(v)
+	return v
+}
+
 // containsAny reports whether a line holds substr.
 func containsAny(lines []string, substr string) bool {
 	for _, l := range lines {
@@ -142,6 +153,25 @@ func identityConfig() Config {
 	return c
 }
 
+// ungated turns the relevance gate off (and with it the probes a build
+// embeds and the gate's calibration), for tests of the engine's other
+// parts: the ranking, the cache, the budget, which count the memory texts a
+// build embeds or expect every ranked memory in the injection. The gate's
+// own tests are in gate_test.go.
+func ungated(c Config) Config {
+	c.GateChance = 1
+	c.MaxMemories = defaultUngatedMaxMemories
+	return c
+}
+
+// defaultUngatedMaxMemories is the MaxMemories of ungated tests: the cap of
+// the engine before the gate, so that every hit of a small store is
+// injected.
+const defaultUngatedMaxMemories = 30
+
+// cacheConfig is identityConfig ungated: for the cache's tests.
+func cacheConfig() Config { return ungated(identityConfig()) }
+
 // vectorOnly turns the lexical index off, for tests of the vector search
 // alone: scores are then cosine similarities, and a failed model call
 // leaves the turn without memories.
@@ -165,13 +195,32 @@ func noVectorHits(res *Result) bool {
 // makes newEngine build every engine with the quantised index.
 var quantizedTests bool
 
+// cfgOpt changes one field of a Config, as the host's options of a test.
+type cfgOpt func(*Config)
+
+func withCacheDir(dir string) cfgOpt            { return func(c *Config) { c.CacheDir = dir } }
+func withLogger(l zerolog.Logger) cfgOpt        { return func(c *Config) { c.Logger = l } }
+func withEmbedBatch(n int) cfgOpt               { return func(c *Config) { c.EmbedBatch = n } }
+func withTurnCacheSize(n int) cfgOpt            { return func(c *Config) { c.TurnCacheSize = n } }
+func withRetryDelay(d time.Duration) cfgOpt     { return func(c *Config) { c.RetryDelay = d } }
+func withParallelism(n int) cfgOpt              { return func(c *Config) { c.Parallelism = n } }
+func withBuildProgress(f func(int, int)) cfgOpt { return func(c *Config) { c.BuildProgress = f } }
+
+// with returns c changed by opts.
+func with(c Config, opts ...cfgOpt) Config {
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
 // newEngine builds an engine or fails the test.
-func newEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, llm memcore.LLMProvider, cfg Config, opts ...EngineOption) *Engine {
+func newEngine(t testing.TB, store memcore.MemoryStore, emb memcore.Embedder, llm memcore.LLMProvider, cfg Config, opts ...cfgOpt) *Engine {
 	t.Helper()
 	if quantizedTests {
 		cfg.Quantized = true
 	}
-	e, err := NewEngine(store, emb, llm, cfg, opts...)
+	e, err := NewEngine(store, emb, llm, with(cfg, opts...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +280,8 @@ func cosine(t testing.TB, emb memcore.Embedder, a, b string) float64 {
 		t.Fatal(err)
 	}
 	x, y := append([]float32(nil), v[0]...), append([]float32(nil), v[1]...)
-	normalize(x)
-	normalize(y)
+	index.Normalize(x)
+	index.Normalize(y)
 	return float64(vecmath.Dot(x, y))
 }
 

@@ -145,7 +145,7 @@ func TestFusedScores(t *testing.T) {
 		w float64
 		k int
 	}{{1, 60}, {0.5, 10}, {4, 1}} {
-		cfg := identityConfig()
+		cfg := ungated(identityConfig())
 		cfg.LexicalWeight, cfg.FusionK, cfg.HopDepth = tt.w, tt.k, 0
 		e := newEngine(t, store, emb, nil, cfg)
 		rebuild(t, e)
@@ -244,7 +244,7 @@ func TestLexicalIndexInStep(t *testing.T) {
 		st.change(t)
 		rebuild(t, e)
 		snap := e.snap.Load()
-		lexIDs, vecIDs := slices.Sorted(slices.Values(snap.lex.ids)), slices.Sorted(slices.Values(snap.idx.ids))
+		lexIDs, vecIDs := slices.Sorted(slices.Values(snap.lex.IDs)), slices.Sorted(slices.Values(snap.idx.IDs))
 		want := slices.Sorted(slices.Values(st.indexed))
 		if !slices.Equal(lexIDs, want) || !slices.Equal(vecIDs, want) {
 			t.Errorf("%s: lexical index %v, vector index %v; want both %v", st.name, lexIDs, vecIDs, want)
@@ -424,7 +424,9 @@ func TestLexicalSearchesTheHypotheses(t *testing.T) {
 	write(t, store, threeMemories()...)
 	emb := newEmbedder(t)
 	llm := hypothesisLLM(t, "Database migrations are numbered sequentially.")
-	e := newEngine(t, store, emb, llm, DefaultConfig())
+	// The gate weighs the words of the conversation, not the hypotheses':
+	// this test is of the lexical search.
+	e := newEngine(t, store, emb, llm, ungated(DefaultConfig()))
 	rebuild(t, e)
 	failNext(t, emb, 1, memcore.ErrUnavailable)
 	res, err := e.Retrieve(context.Background(), "", userWindow("What comes next for the schema change?"))

@@ -298,36 +298,18 @@ func (r *renderer) viaLine(i int, rc Recalled) string {
 // the memory was reached by is not repeated, and incoming edges recorded on
 // versions that are not a head are left out.
 func (r *renderer) links(rc Recalled, shown int) []string {
-	id := rc.Memory.Meta.ID
 	var out []string
 	add := func(rel memcore.Relationship, passive bool, other string) {
-		if other == rc.Via.From && rel == rc.Via.Relationship && passive == !rc.Via.Incoming {
-			return
+		if line, ok := r.linkLine(rc, shown, rel, passive, other); ok {
+			out = append(out, line)
 		}
-		head := other
-		if h, ok := r.graph.Head(other); ok {
-			head = h.Meta.ID
-		}
-		k := r.note[head]
-		isShown := k > 0 && k <= shown && head != id
-		if rel == memcore.RelationshipRelatesTo && !isShown {
-			return
-		}
-		line := edgeWords(rel, passive) + " " + r.describe(other)
-		switch {
-		case isShown && head == other:
-			line += fmt.Sprintf(" (see [%d])", k)
-		case isShown:
-			line += fmt.Sprintf(" (an earlier version of [%d])", k)
-		}
-		out = append(out, line)
 	}
 	for _, e := range rc.Memory.Meta.Related {
 		if _, ok := r.graph.Memory(e.ID); ok {
 			add(e.Relationship, false, e.ID)
 		}
 	}
-	for _, nb := range r.graph.Neighbors(id, 1) {
+	for _, nb := range r.graph.Neighbors(rc.Memory.Meta.ID, 1) {
 		// Edges recorded on versions other than a head (superseded ones,
 		// and those on a branch that lost a fork) are history; the heads
 		// carry the current ones.
@@ -336,6 +318,33 @@ func (r *renderer) links(rc Recalled, shown int) []string {
 		}
 	}
 	return out
+}
+
+// linkLine is the Links line of rc's edge rel with other (passive: the
+// edge is recorded on other), with the first shown notes in the block;
+// false for the edge rc was reached by, and for a relates-to edge with a
+// note not shown.
+func (r *renderer) linkLine(rc Recalled, shown int, rel memcore.Relationship, passive bool, other string) (string, bool) {
+	if other == rc.Via.From && rel == rc.Via.Relationship && passive == !rc.Via.Incoming {
+		return "", false
+	}
+	head := other
+	if h, ok := r.graph.Head(other); ok {
+		head = h.Meta.ID
+	}
+	k := r.note[head]
+	isShown := k > 0 && k <= shown && head != rc.Memory.Meta.ID
+	if rel == memcore.RelationshipRelatesTo && !isShown {
+		return "", false
+	}
+	line := edgeWords(rel, passive) + " " + r.describe(other)
+	switch {
+	case isShown && head == other:
+		line += fmt.Sprintf(" (see [%d])", k)
+	case isShown:
+		line += fmt.Sprintf(" (an earlier version of [%d])", k)
+	}
+	return line, true
 }
 
 // describe names a memory by id and title, the title defused (see defuse).

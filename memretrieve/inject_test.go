@@ -128,7 +128,7 @@ func TestInjectionBudget(t *testing.T) {
 func TestRetrieveRespectsInjectionBudget(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(60, 3)...)
-	cfg := identityConfig()
+	cfg := ungated(identityConfig())
 	cfg.MinScore = -1
 	cfg.TopK = 20
 	cfg.InjectionTokenBudget = 300

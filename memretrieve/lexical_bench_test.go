@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 	"github.com/forgemem/forgemem/providers/fake"
 )
 
@@ -26,9 +27,12 @@ func BenchmarkLexicalBuild(b *testing.B) {
 	ids, texts := benchTexts(10_000)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := NewLexicalIndex(ids, texts); err != nil {
-			b.Fatal(err)
+		tok := index.NewTokenizer()
+		docs := make([]*index.Doc, len(texts))
+		for i, t := range texts {
+			docs[i] = index.NewDoc(tok, t)
 		}
+		index.NewLex(ids, docs)
 	}
 }
 
@@ -36,14 +40,16 @@ func BenchmarkLexicalBuild(b *testing.B) {
 // memories: the three focused queries of a three-message window.
 func BenchmarkLexicalSearch(b *testing.B) {
 	ids, texts := benchTexts(10_000)
-	ix, err := NewLexicalIndex(ids, texts)
-	if err != nil {
-		b.Fatal(err)
+	tok := index.NewTokenizer()
+	docs := make([]*index.Doc, len(texts))
+	for i, t := range texts {
+		docs[i] = index.NewDoc(tok, t)
 	}
+	ix := index.NewLex(ids, docs)
 	queries := focusedQueries(benchWindow, DefaultConfig().QueryTokenLimit)
 	b.ReportAllocs()
 	for b.Loop() {
-		if len(ix.Search(queries, 10)) == 0 {
+		if len(ix.Search(index.NewQuery(queries), 10)) == 0 {
 			b.Fatal("nothing found")
 		}
 	}
@@ -70,7 +76,7 @@ func BenchmarkRetrieveLexicalCost(b *testing.B) {
 		cfg := identityConfig()
 		cfg.LexicalWeight = c.weight
 		cfg.Timeout = 30e9
-		e := newEngine(b, store, emb, nil, cfg, WithCacheDir(dir))
+		e := newEngine(b, store, emb, nil, cfg, withCacheDir(dir))
 		rebuild(b, e)
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -44,14 +44,14 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 				return nil, fmt.Errorf("%w: cannot process %q", memcore.ErrInvalidRequest, req.Messages[0].Content)
 			}})
 			var logs logBuffer
-			e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig(), WithLogger(logs.logger()))
+			e := newEngine(t, store, newEmbedder(t), llm, DefaultConfig(), withLogger(logs.logger()))
 			rebuild(t, e)
 			return e, &logs
 		}, "the hypothesis model failed"},
 		{"embedder error at query time", func(t *testing.T, store memcore.MemoryStore) (*Engine, *logBuffer) {
 			emb := &echoEmbedder{Embedder: newEmbedder(t)}
 			var logs logBuffer
-			e := newEngine(t, store, emb, nil, identityConfig(), WithLogger(logs.logger()))
+			e := newEngine(t, store, emb, nil, identityConfig(), withLogger(logs.logger()))
 			rebuild(t, e)
 			emb.fail = true
 			return e, &logs
@@ -60,7 +60,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 			write(t, store, mem(testID(9), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 5, "Deploys use the token "+secret+"."))
 			emb := &echoEmbedder{Embedder: newEmbedder(t), fail: true}
 			var logs logBuffer
-			e := newEngine(t, store, emb, nil, identityConfig(), WithLogger(logs.logger()), WithRetryDelay(time.Hour))
+			e := newEngine(t, store, emb, nil, identityConfig(), withLogger(logs.logger()), withRetryDelay(time.Hour))
 			e.Start(context.Background())
 			return e, &logs
 		}, "index build incomplete"},

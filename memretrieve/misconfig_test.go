@@ -54,12 +54,12 @@ func TestNewEngineRejectsMissingProviders(t *testing.T) {
 				}()
 				e, err = NewEngine(tt.store, tt.emb, tt.llm, cfg)
 			}()
-			if e != nil || !errors.Is(err, ErrInvalidConfig) {
-				t.Fatalf("NewEngine = %v, %v; want no engine and an error wrapping ErrInvalidConfig", e, err)
+			if e != nil || !errors.Is(err, memcore.ErrInvalidConfig) {
+				t.Fatalf("NewEngine = %v, %v; want no engine and an error matching memcore.ErrInvalidConfig", e, err)
 			}
-			var ce *ConfigError
+			var ce *memcore.ConfigError
 			if !errors.As(err, &ce) {
-				t.Fatalf("%v is not a *ConfigError", err)
+				t.Fatalf("%v is not a *memcore.ConfigError", err)
 			}
 			for _, s := range tt.says {
 				if !strings.Contains(err.Error(), s) {
@@ -192,7 +192,7 @@ func TestResultSaysWhyTheTurnGotNothing(t *testing.T) {
 				}
 				cfg.Mode = s.mode
 				cfg.Timeout = 2 * time.Second
-				e := newEngine(t, store, s.emb, s.llm, cfg, WithRetryDelay(time.Hour))
+				e := newEngine(t, store, s.emb, s.llm, cfg, withRetryDelay(time.Hour))
 				switch {
 				case s.start:
 					e.Start(context.Background())

@@ -1,6 +1,9 @@
 package memretrieve
 
-import "github.com/forgemem/forgemem/memcore"
+import (
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
+)
 
 // A first build can take long: a cold cache of many memories, a slow
 // embedder. Rather than leave every turn without memories until it ends,
@@ -24,7 +27,7 @@ type partialBuild struct {
 	items     []item
 	rows      int
 	published bool
-	lex       *lexIndex
+	lex       *index.Lex
 }
 
 // startPartial prepares the build of the items of g (all its memories) to

@@ -58,7 +58,7 @@ func TestFirstBuildAnswersWithWhatIsEmbedded(t *testing.T) {
 		mem(testID(4), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 3, "Feature flags are read once at start-up from flags.yaml."),
 		mem(testID(5), memcore.ScopeUser, memcore.CategoryUserFacts, 1, 4, "Works in the Europe/Lisbon time zone."),
 	}
-	cfg := identityConfig()
+	cfg := cacheConfig()
 	cfg.Timeout = 5 * time.Second
 	cfg.HopDepth = 0
 
@@ -66,10 +66,10 @@ func TestFirstBuildAnswersWithWhatIsEmbedded(t *testing.T) {
 		dir := t.TempDir()
 		store := memcore.NewMemStore()
 		write(t, store, ms...)
-		warmEngine(t, store, newEmbedder(t), WithCacheDir(dir)) // caches the three
+		warmEngine(t, store, newEmbedder(t), withCacheDir(dir)) // caches the three
 		write(t, store, extra...)                               // two more, not cached
 		gate := newBatchGate(t, append(append([]*memcore.MemoryFile{}, ms...), extra...))
-		e := newEngine(t, store, gate, nil, cfg, WithCacheDir(dir))
+		e := newEngine(t, store, gate, nil, cfg, withCacheDir(dir))
 		e.Start(context.Background())
 		batch := await(t, gate.entered, "the build's batch of the two new memories")
 		if len(batch) != 2 {
@@ -96,7 +96,7 @@ func TestFirstBuildAnswersWithWhatIsEmbedded(t *testing.T) {
 		all := append(append([]*memcore.MemoryFile{}, ms...), extra...)
 		write(t, store, all...)
 		gate := newBatchGate(t, all)
-		e := newEngine(t, store, gate, nil, cfg, WithEmbedBatch(1))
+		e := newEngine(t, store, gate, nil, cfg, withEmbedBatch(1))
 		e.Start(context.Background())
 		first := await(t, gate.entered, "the first batch")
 		gate.release <- struct{}{}
@@ -114,7 +114,7 @@ func TestFirstBuildAnswersWithWhatIsEmbedded(t *testing.T) {
 		}
 		close(gate.release)
 		waitForBuild(t, e)
-		if n := e.snap.Load().idx.len(); n != len(all) {
+		if n := e.snap.Load().idx.Len(); n != len(all) {
 			t.Errorf("the finished index holds %d memories, want %d", n, len(all))
 		}
 	})
@@ -149,17 +149,17 @@ func TestFirstTurnWaitsForVectors(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, ms...)
 	gate := newBatchGate(t, ms)
-	cfg := identityConfig()
+	cfg := cacheConfig()
 	cfg.Timeout = 20 * time.Second
 	cfg.HopDepth = 0
-	e := newEngine(t, store, gate, nil, cfg, WithEmbedBatch(1))
+	e := newEngine(t, store, gate, nil, cfg, withEmbedBatch(1))
 	e.Start(context.Background())
 	t.Cleanup(func() {
 		close(gate.release)
 		waitForBuild(t, e)
 	})
 	first := await(t, gate.entered, "the first batch")
-	if s := e.snap.Load(); s == nil || s.idx.len() != 0 || s.lex.len() != len(ms) {
+	if s := e.snap.Load(); s == nil || s.idx.Len() != 0 || s.lex.Len() != len(ms) {
 		t.Fatalf("before the first batch, the published snapshot is %+v; want the lexical index of all %d memories, no vectors", s, len(ms))
 	}
 	done := make(chan *Result, 1)

@@ -5,58 +5,28 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"slices"
-	"sync"
 
 	"github.com/forgemem/forgemem/memcore/atomicfile"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 )
 
-// The quantised index. Each row is kept as int8 values with one float32
-// scale per row, symmetric around zero: value i of the row is about
-// codes[i]·scale, where scale is the row's largest magnitude over 127. A
-// search scans the int8 rows with vecmath.DotInt8 — a quarter of the bytes
-// of the float32 block — keeps the best rerankFactor×k rows of each query
-// by that approximate score, and then scores those candidates exactly, with
-// vecmath.Dot over their float32 vectors, as the exact index does: when the
-// k best rows are among the candidates, the result is the exact search's,
-// scores and order included.
-//
-// The float32 vectors of the candidates come from the on-disk embedding
-// cache when there is one (each row remembers where its record is, and
-// only the candidates' records are read), and from memory otherwise.
+// The engine's quantised index (Config.Quantized) is an index.Flat with
+// int8 rows whose float32 vectors, for the re-rank of the best
+// candidates, come from the on-disk embedding cache when there is one:
+// each row remembers where its record is, and a search reads only its
+// candidates' records. Vectors with no copy on disk (no cache folder, or a
+// record that could not be written) are kept in memory.
 
-// rerankFactor is how many candidates per wanted result the int8 scan
-// keeps for the float32 re-rank (at least minCandidates in all). Measured
-// by membench (recall in docs/PERFORMANCE.md): of the exact top-10, the
-// int8 scores alone ranked 97.6% within their top 10 and all within their
-// top 20, on 10,000 clustered synthetic vectors of 1,536 dimensions, and
-// 99.7% and all on 1,599 real sentence embeddings of 512 (the Universal
-// Sentence Encoder lite, MADial-Bench texts). Four times k leaves a margin
-// of two over what those needed, for a few more records read per search.
-const rerankFactor = 4
-
-// minCandidates is the fewest candidates a quantised search re-ranks.
-const minCandidates = 40
-
-// candidates is how many rows a quantised search of k results out of n
-// re-ranks.
-func candidates(k, n int) int {
-	return min(n, max(rerankFactor*k, minCandidates))
-}
-
-// quantRows is the int8 form of an index's rows and where their float32
-// vectors are for the re-rank.
-type quantRows struct {
-	codes  []int8    // row i is codes[i*dim:(i+1)*dim]
+// diskRows is the index.Source of a quantised engine index: where each
+// row's float32 vector is, with the rows' int8 codes and scales to check
+// what is read back against.
+type diskRows struct {
+	codes  []int8    // row i is codes[i*dim:(i+1)*dim], shared with the index
 	scales []float32 // of each row
-	// block holds every row's float32 vector, resident, when no row has a
-	// copy on disk (an Index, an engine whose store has no folders); nil
-	// otherwise.
-	block []float32
-	// locs says, when block is nil, where each row's vector is on disk;
-	// a row without a copy on disk (its cache file could not be written)
-	// has a nil file and its vector in resident.
+	// locs says where each row's vector is on disk; a row without a copy
+	// on disk (its cache file could not be written) has a nil file and its
+	// vector in resident.
 	locs     []diskLoc
 	resident map[int][]float32
 }
@@ -77,183 +47,12 @@ type fileVersion struct {
 	info fs.FileInfo
 }
 
-// quantize writes the int8 code of v into code (of the same length) and
-// returns its scale: v[i] ≈ code[i]·scale, within scale/2, with scale the
-// largest magnitude in v over 127 (0 for a zero vector, whose code is all
-// zero).
-func quantize(v []float32, code []int8) float32 {
-	var m float32
-	for _, f := range v {
-		m = max(m, abs32(f))
-	}
-	if m == 0 || m != m {
-		clear(code)
-		return 0
-	}
-	// In float64: 127/m overflows float32 for the smallest m.
-	inv := 127 / float64(m)
-	code = code[:len(v)]
-	for i, f := range v {
-		r := float64(f) * inv
-		// Round half away from zero; |r| ≤ 127 up to rounding, so the
-		// result fits.
-		if r >= 0 {
-			code[i] = int8(min(r+0.5, 127))
-		} else {
-			code[i] = int8(max(r-0.5, -127))
-		}
-	}
-	return float32(float64(m) / 127)
-}
-
-func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
-
-// matchesCode reports whether v is the vector code and scale were made
-// from: every value within one step of the code's. It tells a record read
-// back from disk apart from another vector at the same place (the file
-// was replaced).
-func matchesCode(v []float32, code []int8, scale float32) bool {
-	if len(v) != len(code) {
-		return false
-	}
-	if scale > 1e30 || scale < 1e-30 {
-		// In float64: code·scale may overflow float32 for the largest
-		// values, and a subnormal scale is rounded.
-		s := float64(scale)
-		tol := s*1.01 + 1e-37
-		for i, f := range v {
-			if d := float64(f) - float64(code[i])*s; d > tol || d < -tol || d != d {
-				return false
-			}
-		}
-		return true
-	}
-	tol := scale * 1.01
-	for i, f := range v {
-		if d := f - float32(code[i])*scale; d > tol || d < -tol || d != d {
-			return false
-		}
-	}
-	return true
-}
-
-// quantizeBlock returns the quantised form of the dim-wide rows of block.
-func quantizeBlock(block []float32, dim int) ([]int8, []float32) {
-	n := len(block) / max(dim, 1)
-	codes := make([]int8, n*dim)
-	scales := make([]float32, n)
-	for r := range n {
-		scales[r] = quantize(block[r*dim:(r+1)*dim], codes[r*dim:(r+1)*dim])
-	}
-	return codes, scales
-}
-
-// quantizeQuery returns the int8 code of q; its scale does not matter for
-// the order of the rows and is dropped.
-func quantizeQuery(q []float32) []int8 {
-	code := make([]int8, len(q))
-	quantize(q, code)
-	return code
-}
-
-// scanInt8 scores rows lo..hi-1 against every query's code by the int8 dot
-// product times the row's scale (the query's scale, the same for every
-// row, is left out), offering each score to that query's heap. As in scan,
-// each row is read once for all queries.
-func (x *flatIndex) scanInt8(codes [][]int8, lo, hi int, heaps []topK) {
-	dim, q := x.dim, x.quant
-	for r := lo; r < hi; r++ {
-		row := q.codes[r*dim : (r+1)*dim : (r+1)*dim]
-		scale := q.scales[r]
-		for qi, c := range codes {
-			s := float32(vecmath.DotInt8(row, c)) * scale
-			if h := &heaps[qi]; s >= h.floor {
-				h.offer(hit{row: r, score: s})
-			}
-		}
-	}
-}
-
-// searchQuant is search over the quantised rows: the int8 scan keeps
-// candidates(k, n) rows per query, whose float32 vectors are then fetched
-// (each distinct row once, for all queries) and scored exactly. degraded
-// reports candidates whose vector could not be read back from the cache
-// file (it was replaced or damaged since the index was built): they keep
-// their approximate score, and the index should be rebuilt.
-func (x *flatIndex) searchQuant(queries [][]float32, k, par int) (out [][]hit, degraded bool) {
-	n := x.len()
-	codes := make([][]int8, len(queries))
-	for i, q := range queries {
-		codes[i] = quantizeQuery(q)
-	}
-	cands := x.topRows(queries, codes, candidates(k, n), par)
-	var rows []int
-	for _, hs := range cands {
-		for _, h := range hs {
-			rows = append(rows, h.row)
-		}
-	}
-	slices.Sort(rows)
-	rows = slices.Compact(rows)
-	scratch := getScratch(len(rows) * x.dim)
-	defer scratchPool.Put(scratch)
-	vecs, degraded := x.quant.floats(rows, x.dim, *scratch)
-	out = make([][]hit, len(queries))
-	for qi, hs := range cands {
-		exact := make([]hit, len(hs))
-		for j, h := range hs {
-			exact[j] = h
-			if v := vecs[h.row]; v != nil {
-				exact[j].score = vecmath.Dot(v, queries[qi])
-			} else {
-				// The approximate score, on the scale of the exact one.
-				exact[j].score = h.score * quantScale(queries[qi])
-			}
-		}
-		slices.SortFunc(exact, compareHits)
-		out[qi] = exact[:min(k, len(exact))]
-	}
-	return out, degraded
-}
-
-// quantScale is the scale quantize gives q.
-func quantScale(q []float32) float32 {
-	var m float32
-	for _, f := range q {
-		m = max(m, abs32(f))
-	}
-	return m / 127
-}
-
-// scratchPool holds the buffers quantised searches read candidates'
-// vectors into.
-var scratchPool sync.Pool
-
-// getScratch returns a buffer of at least n float32 values from the pool.
-func getScratch(n int) *[]float32 {
-	if p, ok := scratchPool.Get().(*[]float32); ok && cap(*p) >= n {
-		*p = (*p)[:n]
-		return p
-	}
-	b := make([]float32, n)
-	return &b
-}
-
-// floats returns the float32 vectors of rows (sorted, distinct), by row,
-// scaled to unit length as the exact index holds them: from the resident
-// block or map, or read from the cache files, each file opened once, into
-// scratch (room for len(rows) vectors), which the vectors returned may
-// share. A row whose record cannot be read back — the file was replaced
-// since, or its bytes are not the vector the row's code was made from — is
-// left out, and degraded is true.
-func (q *quantRows) floats(rows []int, dim int, scratch []float32) (vecs map[int][]float32, degraded bool) {
+// Floats implements index.Source: the vectors of rows, from memory or read
+// from the cache files, each file opened once. A row whose record cannot be
+// read back — the file was replaced since, or its bytes are not the vector
+// the row's code was made from — is left out, and degraded is true.
+func (q *diskRows) Floats(rows []int, dim int, scratch []float32) (vecs map[int][]float32, degraded bool) {
 	vecs = make(map[int][]float32, len(rows))
-	if q.block != nil {
-		for _, r := range rows {
-			vecs[r] = q.block[r*dim : (r+1)*dim : (r+1)*dim]
-		}
-		return vecs, false
-	}
 	byFile := make(map[*fileVersion][]int)
 	pos := make(map[int]int, len(rows)) // each row's place in scratch
 	for i, r := range rows {
@@ -277,7 +76,7 @@ func (q *quantRows) floats(rows []int, dim int, scratch []float32) (vecs map[int
 // readRows reads the vectors of rows from the cache file fv into vecs, each
 // at its place pos[row] in scratch, and reports whether every one of them
 // was read.
-func (q *quantRows) readRows(fv *fileVersion, rows []int, dim int, vecs map[int][]float32, scratch []float32, pos map[int]int) bool {
+func (q *diskRows) readRows(fv *fileVersion, rows []int, dim int, vecs map[int][]float32, scratch []float32, pos map[int]int) bool {
 	// Never through a link, never waiting on a FIFO put in the file's
 	// place (atomicfile.Open): the search is degraded instead.
 	fh, err := atomicfile.Open(fv.path, os.O_RDONLY, 0)
@@ -292,33 +91,37 @@ func (q *quantRows) readRows(fv *fileVersion, rows []int, dim int, vecs map[int]
 	buf := make([]byte, recLen)
 	all := true
 	for _, r := range rows {
-		if _, err := fh.ReadAt(buf, q.locs[r].off); err != nil {
-			all = false
-			continue
-		}
-		payload, n := frameAt(buf)
-		if n != recLen || payload[0] != kindVector {
-			all = false
-			continue
-		}
 		i := pos[r]
 		v := scratch[i*dim : (i+1)*dim : (i+1)*dim]
-		body := payload[1+32:]
-		for j := range v {
-			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(body[4*j:]))
-		}
-		code := q.codes[r*dim : (r+1)*dim]
-		// Records are written at unit length, which normalize keeps as it
-		// is: a quick check with the SIMD kernel spares its float64 pass.
-		if n := vecmath.Dot(v, v); (n < 1-unitTolerance/2 || n > 1+unitTolerance/2) && !normalize(v) {
+		if q.readRow(fh, q.locs[r].off, buf, v, r) {
+			vecs[r] = v
+		} else {
 			all = false
-			continue
 		}
-		if !matchesCode(v, code, q.scales[r]) {
-			all = false
-			continue
-		}
-		vecs[r] = v
 	}
 	return all
+}
+
+// readRow reads the record at off of fh, using buf (one record long), into
+// v, and reports whether it holds the vector of row r: a vector record of
+// the right length, of unit length, whose values its code was made from.
+func (q *diskRows) readRow(fh *os.File, off int64, buf []byte, v []float32, r int) bool {
+	if _, err := fh.ReadAt(buf, off); err != nil {
+		return false
+	}
+	payload, n := frameAt(buf)
+	if n != len(buf) || payload[0] != kindVector {
+		return false
+	}
+	body := payload[1+32:]
+	for j := range v {
+		v[j] = math.Float32frombits(binary.LittleEndian.Uint32(body[4*j:]))
+	}
+	dim := len(v)
+	// Records are written at unit length, which Normalize keeps as it is:
+	// a quick check with the SIMD kernel spares its float64 pass.
+	if n := vecmath.Dot(v, v); (n < 1-index.UnitTolerance/2 || n > 1+index.UnitTolerance/2) && !index.Normalize(v) {
+		return false
+	}
+	return index.MatchesCode(v, q.codes[r*dim:(r+1)*dim], q.scales[r])
 }

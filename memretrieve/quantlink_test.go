@@ -53,7 +53,7 @@ func TestQuantizedSearchNeverFollowsTheCache(t *testing.T) {
 			emb := newEmbedder(t)
 			cfg := quantizedConfig()
 			cfg.Timeout = 2 * time.Second
-			e := newEngine(t, fs, emb, nil, cfg, WithRetryDelay(time.Hour))
+			e := newEngine(t, fs, emb, nil, cfg, withRetryDelay(time.Hour))
 			rebuild(t, e)
 			tt.trap(t, filepath.Join(fs.Dir(memcore.ScopeRepo), cacheDirName, cacheFileName(emb.Model())))
 

@@ -30,10 +30,16 @@ type Result struct {
 	// queries are cut from, and the hypotheses, before they were embedded.
 	// The search finds the memories all the same.
 	Redactions int
+	// Dropped lists every memory of Ranked that is not in the injection,
+	// in ranking order, with its evidence, the relevance gate's thresholds
+	// and why it was left out: below the gate, below the score cliff, over
+	// MaxMemories or over the token budget.
+	Dropped []Dropped
 	// Ranked is the turn's search ranking, best first: every chain head the
-	// vector or the lexical search found, with its place in each, before
-	// graph expansion, the MaxMemories cap and the injection budget. A host
-	// or an evaluation reads the ranking here without rendering the block.
+	// vector or the lexical search found, with its place in each and its
+	// evidence (Candidate.Evidence), before the relevance gate, graph
+	// expansion, the cut-off and the injection budget. A host or an
+	// evaluation reads the ranking here without rendering the block.
 	Ranked []Candidate
 	// Skipped says why the turn got nothing, or is SkipNone when the turn
 	// ran (it may still have found nothing relevant). The host decides
@@ -131,6 +137,11 @@ type Recalled struct {
 	Score float64
 	// Via says how the memory was reached.
 	Via Via
+	// Evidence is, for a search hit, what its relevance to the turn rests
+	// on and how it passed the relevance gate; zero for a memory reached
+	// through a related edge, which comes along with the hit it was
+	// reached from (Via.Source).
+	Evidence Evidence
 	// History holds the other versions of Memory's chain, oldest first (by
 	// created_at): the versions it replaced and, should the chain have
 	// forked (two branches merged in git, each of which changed the memory),

@@ -3,6 +3,7 @@ package memretrieve
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,6 +67,15 @@ func TestStaleMemoriesAreLabelledDroppedOrIgnored(t *testing.T) {
 			if len(res.Memories) != tt.wantIDs || res.StaleDropped != tt.dropped {
 				t.Errorf("%d memories, %d dropped; want %d and %d", len(res.Memories), res.StaleDropped, tt.wantIDs, tt.dropped)
 			}
+			var listed []string
+			for _, d := range res.Dropped {
+				if d.Reason == DropStale {
+					listed = append(listed, d.ID)
+				}
+			}
+			if tt.dropped > 0 && !slices.Equal(listed, []string{testID(1)}) || tt.dropped == 0 && len(listed) != 0 {
+				t.Errorf("dropped as outdated: %v; want %d, the one naming queries.go", listed, tt.dropped)
+			}
 			for _, rc := range res.Memories {
 				stale := rc.Memory.Meta.ID == testID(1) && tt.wantNote
 				if (rc.Stale != "") != stale {
@@ -106,7 +116,7 @@ func TestBadStaleModeIsNamed(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Stale = "hide"
 	err := cfg.Validate()
-	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `Stale is "hide", want "label", "drop" or "ignore"`) {
+	if !errors.Is(err, memcore.ErrInvalidConfig) || !strings.Contains(err.Error(), `Stale is "hide", want "label", "drop" or "ignore"`) {
 		t.Errorf("Validate = %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // compute runs the retrieval of one turn within ctx and returns its result
@@ -83,8 +84,9 @@ func (e *Engine) retrieveTurn(ctx context.Context, win *turnWindow) (res *Result
 	defer cancel()
 	queries, vskip := e.queries(mctx, win)
 	var qvecs [][]float32
+	var qtokens []int
 	if vskip == nil {
-		qvecs, vskip = e.embedQueries(mctx, queries)
+		qvecs, qtokens, vskip = e.embedQueries(mctx, queries)
 	}
 	if vskip = outOfTime(mctx, vskip); vskip != nil && !lexical {
 		return &Result{}, gen, vskip, nil
@@ -93,31 +95,37 @@ func (e *Engine) retrieveTurn(ctx context.Context, win *turnWindow) (res *Result
 	if skip != nil {
 		return &Result{}, 0, skip, nil
 	}
-	var vhits [][]hit
+	var vhits [][]index.Hit
 	if vskip == nil {
 		vhits, vskip = e.search(ctx, snap, qvecs)
 		if vskip != nil && !lexical {
 			return &Result{}, snap.gen, vskip, nil
 		}
 	}
-	var lhits []hit
-	if lexical {
-		texts := focused
-		if e.cfg.Mode == ModeLLM && len(queries) > 0 {
-			texts = append(slices.Clone(focused), queries...)
-		}
-		lhits = snap.lex.search(lexicalQuery(texts), e.cfg.TopK)
+	if vskip != nil {
+		qtokens = nil // no vector query was searched
 	}
-	ranked := e.fuse(snap, vhits, lhits)
-	chosen, dropped := e.checkStale(ctx, e.choose(snap, ranked))
-	res = e.render(snap.graph, chosen)
-	res.Ranked, res.StaleDropped = ranked, dropped
-	if vskip != nil && len(ranked) == 0 {
+	lhits := e.lexicalHits(snap, focused, queries)
+	res = e.inject(ctx, snap, e.fuse(snap, vhits, lhits, e.newGate(snap, qtokens, focused)))
+	if vskip != nil && len(res.Ranked) == 0 {
 		// The lexical ranking found nothing either: the vector side's
 		// failure is why the turn got nothing.
 		return res, snap.gen, vskip, vskip
 	}
 	return res, snap.gen, nil, vskip
+}
+
+// lexicalHits searches the lexical index, when it is on, for the focused
+// queries of the window and, in ModeLLM, the hypotheses too.
+func (e *Engine) lexicalHits(snap *snapshot, focused, hypotheses []string) []index.Hit {
+	if e.cfg.LexicalWeight <= 0 {
+		return nil
+	}
+	texts := focused
+	if e.cfg.Mode == ModeLLM && len(hypotheses) > 0 {
+		texts = append(slices.Clone(focused), hypotheses...)
+	}
+	return snap.lex.Search(index.NewQuery(texts), e.cfg.TopK)
 }
 
 // turnWindow is the part of a turn's conversation retrieval works from:
@@ -164,25 +172,29 @@ func (e *Engine) queries(ctx context.Context, win *turnWindow) ([]string, *skipp
 }
 
 // embedQueries embeds the queries in one call and returns their vectors
-// scaled to unit length, leaving out those that are zero or not finite.
-func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float32, *skipped) {
+// scaled to unit length, leaving out those that are zero or not finite,
+// and the length of the query of each vector, in memcore.EstimateTokens
+// tokens.
+func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float32, []int, *skipped) {
 	vecs, err := embedWithin(ctx, e.embedder, queries)
 	if err != nil {
-		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder failed", err: err}
+		return nil, nil, &skipped{kind: SkipEmbedderError, reason: "the embedder failed", err: err}
 	}
 	qs := make([][]float32, 0, len(vecs))
-	for _, v := range vecs {
+	tokens := make([]int, 0, len(vecs))
+	for i, v := range vecs {
 		v = append([]float32(nil), v...)
-		if normalize(v) {
+		if index.Normalize(v) {
 			qs = append(qs, v)
+			tokens = append(tokens, memcore.EstimateTokens(queries[i]))
 		}
 	}
 	if len(qs) == 0 {
-		return nil, &skipped{kind: SkipEmbedderError, reason: "the embedder returned no usable vectors",
+		return nil, nil, &skipped{kind: SkipEmbedderError, reason: "the embedder returned no usable vectors",
 			err: fmt.Errorf("%w: zero or non-finite query vectors", memcore.ErrInvalidResponse)}
 	}
 	e.dimSeen.Store(int64(len(qs[0])))
-	return qs, nil
+	return qs, tokens, nil
 }
 
 // snapshotWithin returns the current index and graph. While the initial
@@ -194,20 +206,38 @@ func (e *Engine) embedQueries(ctx context.Context, queries []string) ([][]float3
 // lexical index alone, or no index.
 func (e *Engine) snapshotWithin(ctx context.Context) (*snapshot, *skipped) {
 	s := e.snap.Load()
-	if s != nil && s.idx.len() > 0 {
+	if s != nil && s.idx.Len() > 0 {
 		return s, nil
 	}
+	if s, skip, decided := e.snapshotNow(s); decided {
+		return s, skip
+	}
+	return e.awaitSnapshot(ctx)
+}
+
+// snapshotNow decides, without waiting, what a turn goes on with when the
+// published snapshot s (nil: none) holds no vectors: s, or no index, when
+// there is nothing to wait for — Start was not called, the first build
+// ended, or an earlier turn waited in vain. decided is false when the turn
+// should wait for the first build.
+func (e *Engine) snapshotNow(s *snapshot) (*snapshot, *skipped, bool) {
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
 	switch {
 	case s != nil && (!started || e.firstBuildDone() || e.stopWaiting.Load()):
-		return s, nil
+		return s, nil, true
 	case !started || e.firstBuildDone():
-		return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}
+		return nil, &skipped{kind: SkipNoIndex, reason: "there is no index (Start was not called, or the first build failed)", err: e.lastBuildErr()}, true
 	case e.stopWaiting.Load():
-		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}
+		return nil, &skipped{kind: SkipNoIndex, reason: "the first index build is still running"}, true
 	}
+	return nil, nil, false
+}
+
+// awaitSnapshot waits, while ctx lasts, for the first build to publish a
+// snapshot holding vectors or to end, and returns what is published then.
+func (e *Engine) awaitSnapshot(ctx context.Context) (*snapshot, *skipped) {
 	select {
 	case <-e.published:
 	case <-e.ready:
@@ -251,29 +281,29 @@ func isClosed(ch chan struct{}) bool {
 // ranking, or is skipped. Query vectors of another dimension than the
 // index's mean the embedder changed: the vector search is skipped and a
 // rebuild requested.
-func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([][]hit, *skipped) {
-	if snap.idx.len() == 0 {
+func (e *Engine) search(ctx context.Context, snap *snapshot, qs [][]float32) ([][]index.Hit, *skipped) {
+	if snap.idx.Len() == 0 {
 		if err := e.lastBuildErr(); err != nil {
 			return nil, &skipped{kind: SkipNoIndex, reason: "the index is empty: the last build could not embed the memories", err: err}
 		}
-		if snap.lex.len() > 0 {
+		if snap.lex.Len() > 0 {
 			return nil, &skipped{kind: SkipNoIndex, reason: "no memory has a vector yet"}
 		}
 		return nil, nil
 	}
 	for _, q := range qs {
-		if len(q) != snap.idx.dim {
-			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.dim).
+		if len(q) != snap.idx.Dim {
+			e.log.Warn().Int("query_dimension", len(q)).Int("index_dimension", snap.idx.Dim).
 				Msg("memretrieve: the embedder's vectors changed dimension; rebuilding the index")
 			e.TriggerRebuild()
 			return nil, &skipped{kind: SkipEmbedderError, reason: "query and index dimensions differ",
-				err: fmt.Errorf("%w: query vectors of dimension %d, an index of %d (rebuilding)", memcore.ErrInvalidResponse, len(q), snap.idx.dim)}
+				err: fmt.Errorf("%w: query vectors of dimension %d, an index of %d (rebuilding)", memcore.ErrInvalidResponse, len(q), snap.idx.Dim)}
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &skipped{kind: SkipTimeout, reason: "out of time before the search", err: err}
 	}
-	hits, degraded := snap.idx.search(qs, e.cfg.TopK, e.opt.parallelism)
+	hits, degraded := snap.idx.Search(qs, e.cfg.TopK, e.cfg.Parallelism)
 	if degraded {
 		// A cache file the quantised index reads its candidates' vectors
 		// from was replaced (another process compacted it) or damaged: the
@@ -329,22 +359,21 @@ func callWithin[T any](ctx context.Context, f func(context.Context) (T, error)) 
 
 // checkStale asks Config.StaleCheck about each memory of recs: with
 // StaleLabel the memory keeps its reason in Recalled.Stale, with StaleDrop
-// it is left out (and counted). With StaleIgnore, or no StaleCheck, recs
-// are returned as they are.
-func (e *Engine) checkStale(ctx context.Context, recs []Recalled) ([]Recalled, int) {
+// it is left out and returned in gone. With StaleIgnore, or no StaleCheck,
+// recs are returned as they are.
+func (e *Engine) checkStale(ctx context.Context, recs []Recalled) (kept, gone []Recalled) {
 	check := e.cfg.StaleCheck
 	if check == nil || e.cfg.Stale == StaleIgnore {
-		return recs, 0
+		return recs, nil
 	}
-	out := recs[:0:0]
-	dropped := 0
+	kept = recs[:0:0]
 	for _, rc := range recs {
 		rc.Stale = check.Stale(ctx, rc.Memory)
 		if rc.Stale != "" && e.cfg.Stale == StaleDrop {
-			dropped++
+			gone = append(gone, rc)
 			continue
 		}
-		out = append(out, rc)
+		kept = append(kept, rc)
 	}
-	return out, dropped
+	return kept, gone
 }

@@ -83,8 +83,10 @@ func TestUC2ProjectConventionsAccumulate(t *testing.T) {
 	list := w.ok(repo, "", "list", "--scope", "repo", "--category", "project-conventions")
 	contains(t, "the repository's conventions", list, "3 memories (3 repo, 0 user)", "db/migrations", "Errors are wrapped with %w", "Package store owns the database")
 
-	// Session six.
-	block := w.recall(repo, "Add a migration for the orders table and wrap errors in package store.")
+	// Session six: a task that names all three (the relevance gate wants
+	// more than one shared word as evidence offline, where the fake
+	// embedder knows no meaning).
+	block := w.recall(repo, "Add a migration to db/migrations for the orders table, and wrap errors in package store.")
 	contains(t, "session 6's recalled block", block, "Migrations live in db/migrations", "Errors are wrapped with %w", "Package store owns the database")
 }
 

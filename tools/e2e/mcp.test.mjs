@@ -103,7 +103,7 @@ test('forgemem mcp with the TypeScript SDK client', { timeout: 120_000 }, async 
 
     const s = await ok(client, 'memory_search', { query: 'locking user updates', limit: 5 });
     assert.equal(s.structured.hits[0].memory.id, first);
-    assert.match(s.text, new RegExp(`1\\. ${first} \\(score [0-9.]+; repo/architectural-decisions, version 1\\)`));
+    assert.match(s.text, new RegExp(`1\\. ${first} \\(relevance [0-9.]+, strong; repo/architectural-decisions, version 1\\)`));
 
     const rc = await ok(client, 'memory_recall', { query: 'How should user updates lock rows?' });
     assert.match(rc.text, /<recalled_memories>/);

@@ -163,7 +163,8 @@ type latency struct{ p50, p99 float64 }
 // after the other, on the same window, the one going first rotating from
 // turn to turn, so that what the machine does meanwhile (another process,
 // the collector) falls on all of them alike and their figures compare.
-// Every turn must recall something.
+// Every turn must rank something (the relevance gate may still let nothing
+// of these random conversations in).
 func retrieveLatencies(ctx context.Context, n int, label string, engines ...*memretrieve.Engine) ([]latency, error) {
 	lat := make([][]float64, len(engines))
 	for i := range n {
@@ -178,8 +179,8 @@ func retrieveLatencies(ctx context.Context, n int, label string, engines ...*mem
 			if err != nil {
 				return nil, err
 			}
-			if len(res.Memories) == 0 {
-				return nil, fmt.Errorf("retrieve (%s, engine %d): turn %d recalled nothing; the measurement would not be of a real retrieval", label, k, i)
+			if len(res.Ranked) == 0 {
+				return nil, fmt.Errorf("retrieve (%s, engine %d): turn %d ranked nothing; the measurement would not be of a real retrieval", label, k, i)
 			}
 			lat[k] = append(lat[k], d/1e6)
 		}

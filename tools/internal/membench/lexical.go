@@ -8,6 +8,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/forgemem/forgemem/memretrieve/experimental/search"
 )
 
 // LexicalMaxAddedP99Ms is how much the lexical index may add to Retrieve's
@@ -46,10 +47,10 @@ func measureLexical(cfg Config, r *Report) error {
 		ids[i], texts[i] = m.Meta.ID, m.Content
 	}
 	var builds []float64
-	var ix *memretrieve.LexicalIndex
+	var ix *search.LexicalIndex
 	for range cfg.Trials {
 		d, err := timed(func() (err error) {
-			ix, err = memretrieve.NewLexicalIndex(ids, texts)
+			ix, err = search.NewLexicalIndex(ids, texts)
 			return err
 		})
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/forgemem/forgemem/memretrieve/experimental/search"
 	"github.com/forgemem/forgemem/providers/openai"
 	"github.com/forgemem/forgemem/tools/internal/embedserver"
 	"github.com/forgemem/forgemem/tools/internal/madialbench"
@@ -119,11 +119,11 @@ func quantizedRecall(docs, queries [][]float32, k int) (float64, map[string]floa
 	for i := range ids {
 		ids[i] = fmt.Sprint(i)
 	}
-	exact, err := memretrieve.NewIndex(ids, docs)
+	exact, err := search.NewIndex(ids, docs, search.IndexConfig{})
 	if err != nil {
 		return 0, nil, err
 	}
-	quant, err := memretrieve.NewIndex(ids, docs, memretrieve.WithQuantized(true))
+	quant, err := search.NewIndex(ids, docs, search.IndexConfig{Quantized: true})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -139,7 +139,7 @@ func quantizedRecall(docs, queries [][]float32, k int) (float64, map[string]floa
 	for qi := range queries {
 		for _, w := range want[qi] {
 			total++
-			if slices.ContainsFunc(got[qi], func(m memretrieve.Match) bool { return m.ID == w.ID }) {
+			if slices.ContainsFunc(got[qi], func(m search.Match) bool { return m.ID == w.ID }) {
 				found++
 			}
 		}
@@ -152,7 +152,7 @@ func quantizedRecall(docs, queries [][]float32, k int) (float64, map[string]floa
 // index scans with: each vector quantised symmetrically with one scale
 // (its largest magnitude over 127), the query too, the integer dot
 // product times the row's scale.
-func candidateRecall(docs, queries [][]float32, want [][]memretrieve.Match, k int) map[string]float64 {
+func candidateRecall(docs, queries [][]float32, want [][]search.Match, k int) map[string]float64 {
 	codes := make([][]int8, len(docs))
 	scales := make([]float64, len(docs))
 	for i, d := range docs {

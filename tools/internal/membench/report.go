@@ -58,7 +58,7 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 
 	p("## Vector search: memretrieve vs chromem-go vs the stream floor\n\n")
 	p("Random unit vectors of %d dimensions, top-%d, median over %d queries. *ours* is\n", r.Config.Dim, r.Config.K, r.Config.Queries)
-	p("`memretrieve.Index.Search` (the engine's index) with all goroutines, *ours, 1 goroutine* the same\n")
+	p("`search.Index.Search` (memretrieve/experimental/search: the engine's index on its own) with all goroutines, *ours, 1 goroutine* the same\n")
 	p("on one, *quantised* the same made `WithQuantized(true)` (int8 scan, float32 re-rank of 40\n")
 	p("candidates from memory); *chromem-go* is github.com/philippgille/chromem-go's `QueryEmbedding` over\n")
 	p("the same vectors (it also uses every CPU); the *stream floor* is the least any search must do: the\n")
@@ -150,7 +150,7 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| `identity`, vector only | %.2f ms | %.2f ms |\n\n", r.Lexical.RetrieveIdentityVectorOnlyP50Ms, r.Lexical.RetrieveIdentityVectorOnlyP99Ms)
 
 	p("## Lexical index\n\n")
-	p("`memretrieve.LexicalIndex` (the engine's BM25 index) over the texts of %d generated memories\n", r.Lexical.Memories)
+	p("`search.LexicalIndex` (memretrieve/experimental/search: the engine's BM25 index on its own) over the texts of %d generated memories\n", r.Lexical.Memories)
 	p("(25 to 80 words each).\n\n")
 	p("| measurement | figure |\n|---|---:|\n")
 	p("| build: tokenise every text and index it (median of the trials) | %.1f ms |\n", r.Lexical.BuildMs)

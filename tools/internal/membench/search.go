@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/forgemem/forgemem/memretrieve/experimental/search"
 	chromem "github.com/philippgille/chromem-go"
 )
 
@@ -61,15 +61,15 @@ func measureSearch(ctx context.Context, n, dim, k, queries int) (*SearchResult, 
 		rows[i] = row
 	}
 
-	ours, err := memretrieve.NewIndex(ids, rows)
+	ours, err := search.NewIndex(ids, rows, search.IndexConfig{})
 	if err != nil {
 		return nil, err
 	}
-	serial, err := memretrieve.NewIndex(ids, rows, memretrieve.WithParallelism(1))
+	serial, err := search.NewIndex(ids, rows, search.IndexConfig{Parallelism: 1})
 	if err != nil {
 		return nil, err
 	}
-	quant, err := memretrieve.NewIndex(ids, rows, memretrieve.WithQuantized(true))
+	quant, err := search.NewIndex(ids, rows, search.IndexConfig{Quantized: true})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func measureSearch(ctx context.Context, n, dim, k, queries int) (*SearchResult, 
 			d, _ := timed(func() error { streamFloorSink = streamFloor(block); return nil })
 			return d
 		}
-		var got []memretrieve.Match
+		var got []search.Match
 		f1 := floor()
 		d, err := timed(func() (err error) { got, err = ours.Search(q, k); return err })
 		if err != nil {
@@ -163,7 +163,7 @@ var streamFloorSink uint64
 
 // exactTopK ranks every row by its dot product with q computed in float64
 // and returns the ids and exact scores of the k best.
-func exactTopK(block []float32, dim int, ids []string, q []float32, k int) []memretrieve.Match {
+func exactTopK(block []float32, dim int, ids []string, q []float32, k int) []search.Match {
 	type scored struct {
 		i int
 		s float64
@@ -173,9 +173,9 @@ func exactTopK(block []float32, dim int, ids []string, q []float32, k int) []mem
 		all[i] = scored{i, exactDot(block[i*dim:(i+1)*dim], q)}
 	}
 	slices.SortFunc(all, func(a, b scored) int { return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.i, b.i)) })
-	out := make([]memretrieve.Match, min(k, len(all)))
+	out := make([]search.Match, min(k, len(all)))
 	for i := range out {
-		out[i] = memretrieve.Match{ID: ids[all[i].i], Score: float32(all[i].s)}
+		out[i] = search.Match{ID: ids[all[i].i], Score: float32(all[i].s)}
 	}
 	return out
 }
@@ -191,7 +191,7 @@ func exactDot(a, b []float32) float64 {
 // sameTopK reports whether got lists the ids of want in order, allowing two
 // results to trade places only when their exact scores tie at float32
 // precision (differ by less than 1e-6).
-func sameTopK(got, want []memretrieve.Match, block []float32, dim int, q []float32) bool {
+func sameTopK(got, want []search.Match, block []float32, dim int, q []float32) bool {
 	if len(got) != len(want) {
 		return false
 	}

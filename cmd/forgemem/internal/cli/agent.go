@@ -16,6 +16,7 @@ import (
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/forgemem/forgemem/memretrieve"
 	"github.com/spf13/cobra"
 )
 
@@ -26,11 +27,15 @@ func (a *app) searchCommand() *cobra.Command {
 		Use:   "search <text>",
 		Short: "Search the memories, ranked as retrieval ranks them",
 		Long: `Search the memories that are not forgotten for text, best match first, with each one's
-id, score and content. The ranking is retrieval's own: the text is embedded with the
+id, relevance and content. The ranking is retrieval's own: the text is embedded with the
 configured embedding model and searched in the same vector index, and its words in the same
-lexical index, the two rankings fused (the score is 1 for first place in both; with
-memory.retrieval_lexical_weight 0 it is the cosine similarity). Memories that wait for
-your review are searched only with --pending, and marked.`,
+lexical index, the two rankings fused. The relevance, from 0 to 1, is the relevance gate's
+confidence that the memory is relevant to the text: "strong" memories passed the gate
+(retrieval would recall them for this text); weaker matches follow below a marker. -v shows
+each one's evidence — its cosine similarity and the weight of the words it shares with the
+text, with what the gate needed — and every weak match; --json gives all of it. When the
+embedder fails, what the words find is printed, with a warning on stderr. Memories that
+wait for your review are searched only with --pending, and marked.`,
 		Example: "  forgemem search \"database locking\"\n  forgemem search migrations --limit 3 --json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,7 +51,7 @@ your review are searched only with --pending, and marked.`,
 				search = ws.SearchWithPending
 			}
 			res, err := search(cmd.Context(), strings.Join(args, " "), limit)
-			if err != nil {
+			if err = a.partialWarning("search", err); err != nil {
 				return err
 			}
 			defer a.warnUnreadable(cmd, res.Unreadable)
@@ -63,30 +68,96 @@ your review are searched only with --pending, and marked.`,
 	return cmd
 }
 
+// weakShown is the least relevance of a weak match search shows without
+// -v.
+const weakShown = 0.5
+
 func (a *app) printHits(res *workspace.SearchResult) {
 	p := a.out
-	if len(res.Hits) == 0 {
-		p.println("No memory matches.")
-		return
+	var strong, weak []workspace.Hit
+	for _, h := range res.Hits {
+		switch {
+		case h.Strong:
+			strong = append(strong, h)
+		case a.verbose || h.Relevance >= weakShown:
+			weak = append(weak, h)
+		}
 	}
-	for i, h := range res.Hits {
+	if len(strong) == 0 {
+		p.printf("No memory is relevant to %q.\n", res.Query)
+	}
+	for i, h := range strong {
 		if i > 0 {
 			p.println()
 		}
-		m := h.Memory
-		line := p.sprintf("%d. %.2f  %s  %s, version %d, %s", i+1, h.Score, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
-		if h.Matched != "" {
-			line += p.sprintf(" (matched its earlier version %s)", shortID(h.Matched))
-		}
-		if m.Status == string(memcore.StatusPending) {
-			line += p.sprintf(" (waits for review: %s)", m.StatusReason)
-		}
-		p.println(line)
-		if m.Stale != "" {
-			p.printf("   may be outdated: %s\n", m.Stale)
-		}
-		p.println(indent(m.Content, "   "))
+		a.printHit(i+1, "strong", h)
 	}
+	if len(weak) == 0 {
+		return
+	}
+	p.println()
+	p.println(p.dim("Weaker matches, below the relevance gate (retrieval would not recall them for this text):"))
+	for i, h := range weak {
+		p.println()
+		a.printHit(len(strong)+i+1, "weak", h)
+	}
+}
+
+// printHit prints search hit n, labelled strong or weak: its relevance,
+// id, kind and content, and with -v its evidence.
+func (a *app) printHit(n int, label string, h workspace.Hit) {
+	p := a.out
+	m := h.Memory
+	line := p.sprintf("%d. %s %.2f  %s  %s, version %d, %s", n, label, h.Relevance, p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
+	if h.Matched != "" {
+		line += p.sprintf(" (matched its earlier version %s)", shortID(h.Matched))
+	}
+	if m.Status == string(memcore.StatusPending) {
+		line += p.sprintf(" (waits for review: %s)", m.StatusReason)
+	}
+	p.println(line)
+	if m.Stale != "" {
+		p.printf("   may be outdated: %s\n", m.Stale)
+	}
+	p.println(indent(m.Content, "   "))
+	if a.verbose {
+		p.println(p.dim("   evidence: " + evidenceLine(h.Evidence)))
+	}
+}
+
+// evidenceLine says in words what a memory's relevance rests on and what
+// the relevance gate needed: "vector 0.52 (needed 0.33), words 3 shared,
+// weight 6.1 (needed 4.9); passed on both".
+func evidenceLine(ev workspace.Evidence) string {
+	var parts []string
+	if ev.Vector != 0 || ev.VectorNeeded != 0 {
+		parts = append(parts, fmt.Sprintf("vector %.2f (needed %.2f)", ev.Vector, ev.VectorNeeded))
+	} else {
+		parts = append(parts, "not found by the vector search")
+	}
+	if ev.LexicalTerms > 0 {
+		parts = append(parts, fmt.Sprintf("words %d shared, weight %.1f (needed %.1f)", ev.LexicalTerms, ev.Lexical, ev.LexicalNeeded))
+	} else {
+		parts = append(parts, "no word shared")
+	}
+	verdict := "below the gate"
+	if ev.Passed != "none" {
+		verdict = "passed on " + ev.Passed
+	}
+	return strings.Join(parts, ", ") + "; " + verdict
+}
+
+// partialWarning prints on stderr the warning of a recall or search that
+// a provider failure left partial (workspace.ErrPartial), whose results
+// the command still prints, and returns nil for it; any other err is
+// returned.
+func (a *app) partialWarning(command string, err error) error {
+	if !errors.Is(err, workspace.ErrPartial) {
+		return err
+	}
+	msg, _ := redact.Text(strings.ReplaceAll(err.Error(), "\n", "; "))
+	eprintf(a.env.Stderr, "forgemem %s: some memories may be missing: %s; what follows was found by its words, or among the memories that could be indexed\n", command, msg)
+	return nil
 }
 
 // readConversation reads a JSON Lines conversation from the file named by
@@ -110,14 +181,19 @@ func (a *app) readConversation(args []string) ([]memcore.Message, error) {
 }
 
 func (a *app) recallCommand() *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "recall [conversation.jsonl | -]",
 		Short: "Print the memories an agent would recall for a conversation",
 		Long: `Read a conversation as JSON Lines, one {"role": "user", "content": "…"} object per line
 (roles user, assistant, system, tool), from a file or stdin, and print the block of
 recalled memories an agent would add to its context for the next turn, as retrieval
-builds it with the settings. Nothing relevant prints nothing. Where memory is turned
-off (memory.enabled: false) nothing is recalled, and stderr says so.`,
+builds it with the settings. A memory is recalled only when the relevance gate finds
+evidence that it is relevant: nothing relevant prints nothing. -v says on stderr what
+each recalled memory's relevance rests on, and why each other memory the search ranked
+was left out; --json prints all of it with the block. When the embedder fails, what the
+words find is recalled, with a warning on stderr. Where memory is turned off
+(memory.enabled: false) nothing is recalled, and stderr says so.`,
 		Example: `  echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
   forgemem recall session.jsonl`,
 		Args: cobra.MaximumNArgs(1),
@@ -135,16 +211,85 @@ off (memory.enabled: false) nothing is recalled, and stderr says so.`,
 				eprintf(a.env.Stderr, "forgemem recall: %v; nothing recalled\n", err)
 				return nil
 			}
-			if err != nil {
+			if err = a.partialWarning("recall", err); err != nil {
 				return err
+			}
+			if asJSON {
+				return a.out.json(recallJSON(res))
 			}
 			if res.Injection != "" {
 				a.out.println(res.Injection)
 			}
+			if a.verbose {
+				a.explainRecall(res)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document: the block, each memory recalled and each left out, with its evidence")
 	return cmd
+}
+
+// recalledJSON is one memory of recall's JSON document.
+type recalledJSON struct {
+	ID string `json:"id"`
+	// Score is its score in retrieval's ranking, Relevance the relevance
+	// gate's confidence (0 for a memory reached over a link).
+	Score     float64             `json:"score"`
+	Relevance float64             `json:"relevance"`
+	Evidence  *workspace.Evidence `json:"evidence,omitempty"`
+	// Via says why a memory reached over a link is recalled: "refines
+	// mem_…", for instance.
+	Via string `json:"via,omitempty"`
+	// Reason says why a memory was left out.
+	Reason string `json:"reason,omitempty"`
+}
+
+// recallDocument is recall's JSON document.
+type recallDocument struct {
+	Injection string         `json:"injection"`
+	Memories  []recalledJSON `json:"memories"`
+	Dropped   []recalledJSON `json:"dropped"`
+	Omitted   int            `json:"omitted"`
+}
+
+// recallJSON is the JSON document of a recall's result.
+func recallJSON(res *memretrieve.Result) recallDocument {
+	doc := recallDocument{Injection: res.Injection, Memories: []recalledJSON{}, Dropped: []recalledJSON{}, Omitted: res.Omitted}
+	for _, r := range res.Memories {
+		m := recalledJSON{ID: r.Memory.Meta.ID, Score: r.Score, Relevance: r.Evidence.Relevance}
+		if r.Via.Search() {
+			ev := workspace.EvidenceOf(r.Evidence)
+			m.Evidence = &ev
+		} else {
+			m.Via = fmt.Sprintf("%s %s", r.Via.Relationship, r.Via.From)
+		}
+		doc.Memories = append(doc.Memories, m)
+	}
+	for _, d := range res.Dropped {
+		ev := workspace.EvidenceOf(d.Evidence)
+		doc.Dropped = append(doc.Dropped, recalledJSON{ID: d.ID, Score: d.Score, Relevance: d.Evidence.Relevance,
+			Evidence: &ev, Reason: d.Reason.String()})
+	}
+	return doc
+}
+
+// explainRecall says on stderr what each recalled memory's relevance rests
+// on, and why each other ranked memory was left out.
+func (a *app) explainRecall(res *memretrieve.Result) {
+	w := a.env.Stderr
+	eprintf(w, "forgemem recall: %s recalled, %s left out\n", plural(len(res.Memories), "memory", "memories"),
+		plural(len(res.Dropped), "ranked memory", "ranked memories"))
+	for i, r := range res.Memories {
+		if r.Via.Search() {
+			eprintf(w, "  [%d] %s relevance %.2f: %s\n", i+1, shortID(r.Memory.Meta.ID), r.Evidence.Relevance, evidenceLine(workspace.EvidenceOf(r.Evidence)))
+		} else {
+			eprintf(w, "  [%d] %s: %s %s, a memory recalled\n", i+1, shortID(r.Memory.Meta.ID), r.Via.Relationship, shortID(r.Via.From))
+		}
+	}
+	for _, d := range res.Dropped {
+		eprintf(w, "  left out %s, %s: relevance %.2f, %s\n", shortID(d.ID), d.Reason, d.Evidence.Relevance, evidenceLine(workspace.EvidenceOf(d.Evidence)))
+	}
 }
 
 // newSessionID returns a session id for memories written by hand.

@@ -31,11 +31,13 @@ func TestRecall(t *testing.T) {
 		t.Errorf("recall of stdin (-) differs from recall of stdin:\n%s", r.stdout)
 	}
 
-	f.env = []string{"FORGEMEM_RETRIEVAL_MIN_SCORE=0.3"} // the hashing embedder scores unrelated texts a little above 0
-	nothing := f.runIn(ctx, f.repo, conversation("zzz qqq"), "recall")
-	f.env = nil
-	if nothing.code != cli.ExitOK || nothing.stdout != "" || nothing.stderr != "" {
-		t.Errorf("nothing relevant: exit %d, stdout %q, stderr %q; want 0 and no output", nothing.code, nothing.stdout, nothing.stderr)
+	// Nothing relevant prints nothing: the search ranks memories for any
+	// text, and the relevance gate lets none of them in.
+	for _, ask := range []string{"zzz qqq", "What is a good recipe for banana bread with walnuts?"} {
+		nothing := f.runIn(ctx, f.repo, conversation(ask), "recall")
+		if nothing.code != cli.ExitOK || nothing.stdout != "" || nothing.stderr != "" {
+			t.Errorf("nothing relevant (%q): exit %d, stdout %q, stderr %q; want 0 and no output", ask, nothing.code, nothing.stdout, nothing.stderr)
+		}
 	}
 
 	bad := f.runIn(ctx, f.repo, "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"bot\",\"content\":\"x\"}\n", "recall")
@@ -49,6 +51,109 @@ func TestRecall(t *testing.T) {
 	if text.code != cli.ExitFailure || text.stdout != "" ||
 		!strings.Contains(text.stderr, "how do we lock rows?") || !strings.Contains(text.stderr, "the argument names a conversation file") {
 		t.Errorf("recall of a text: exit %d, stdout %q, stderr %q", text.code, text.stdout, text.stderr)
+	}
+}
+
+// TestRecallExplains: -v says on stderr why each memory is recalled and
+// each other one left out, the block alone on stdout; --json gives all of
+// it.
+func TestRecallExplains(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ctx := context.Background()
+	ask := conversation("We need to change how user updates lock rows.")
+	plain := f.runIn(ctx, f.repo, ask, "recall")
+	v := f.runIn(ctx, f.repo, ask, "recall", "-v")
+	if v.code != cli.ExitOK || v.stdout != plain.stdout {
+		t.Fatalf("recall -v: exit %d, stdout differs from recall's:\n%s", v.code, v.stdout)
+	}
+	for _, want := range []string{"memories recalled, 1 ranked memory left out", "[1] mem_00000002 relevance 1.00: vector", "passed on both",
+		"mem_00000003: contradicts mem_00000002, a memory recalled", "left out mem_00000006, below the relevance gate: relevance 0.00"} {
+		if !strings.Contains(v.stderr, want) {
+			t.Errorf("recall -v stderr lacks %q:\n%s", want, v.stderr)
+		}
+	}
+	j := f.runIn(ctx, f.repo, ask, "recall", "--json")
+	var doc struct {
+		Injection string `json:"injection"`
+		Memories  []struct {
+			ID        string  `json:"id"`
+			Relevance float64 `json:"relevance"`
+			Evidence  *struct {
+				Vector       float64 `json:"vector"`
+				VectorNeeded float64 `json:"vector_needed"`
+				Passed       string  `json:"passed"`
+			} `json:"evidence"`
+			Via string `json:"via"`
+		} `json:"memories"`
+		Dropped []struct {
+			ID       string `json:"id"`
+			Reason   string `json:"reason"`
+			Evidence *struct {
+				VectorNeeded float64 `json:"vector_needed"`
+			} `json:"evidence"`
+		} `json:"dropped"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &doc); err != nil || j.code != cli.ExitOK {
+		t.Fatalf("recall --json: exit %d, %v\n%s", j.code, err, j.stdout)
+	}
+	last := len(doc.Memories) - 1
+	if doc.Injection != strings.TrimSuffix(plain.stdout, "\n") || last < 1 || doc.Memories[0].Evidence == nil ||
+		doc.Memories[0].Evidence.Passed == "none" || doc.Memories[0].Relevance < 0.9 || doc.Memories[last].Via == "" || doc.Memories[last].Evidence != nil {
+		t.Errorf("recall --json = %+v", doc)
+	}
+	if len(doc.Dropped) == 0 || doc.Dropped[0].Reason != "below the relevance gate" || doc.Dropped[0].Evidence == nil ||
+		doc.Dropped[0].Evidence.VectorNeeded == 0 {
+		t.Errorf("recall --json dropped %+v, want the ranked memories left out, with the gate's thresholds", doc.Dropped)
+	}
+}
+
+// TestSearchRelevance: search labels each hit by the relevance gate: the
+// strong ones first, weaker matches below a marker; gibberish is relevant
+// to nothing; -v shows the evidence of every hit.
+func TestSearchRelevance(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	r := f.run("search", "optimistic", "locking", "for", "user", "updates", "-v")
+	if r.code != cli.ExitOK || !strings.HasPrefix(r.stdout, "1. strong 1.00  mem_00000002") || !strings.Contains(r.stdout, "evidence: vector") {
+		t.Errorf("search -v: exit %d\n%s", r.code, r.stdout)
+	}
+	// Gibberish: nothing is relevant; the weak matches, whose relevance is
+	// about 0, are shown with -v only, below the marker.
+	g := f.run("search", "qwzx", "vbnm", "plkj")
+	if g.code != cli.ExitOK || g.stdout != "No memory is relevant to \"qwzx vbnm plkj\".\n" {
+		t.Errorf("search of gibberish: exit %d\n%s", g.code, g.stdout)
+	}
+	gv := f.run("search", "qwzx", "vbnm", "plkj", "-v")
+	if !strings.Contains(gv.stdout, "Weaker matches, below the relevance gate") || !strings.Contains(gv.stdout, "1. weak 0.00") ||
+		strings.Contains(gv.stdout, "strong") || !strings.Contains(gv.stdout, "below the gate") {
+		t.Errorf("search -v of gibberish: exit %d\n%s", gv.code, gv.stdout)
+	}
+}
+
+// TestRecallAndSearchWithTheEmbedderDown: when the embedder fails, recall
+// and search print what the words find, say on stderr that some memories
+// may be missing, and exit 0.
+func TestRecallAndSearchWithTheEmbedderDown(t *testing.T) {
+	srv := startServer(t, func(fakeopenai.ChatRequest) string { return "{}" })
+	f := newFixture(t)
+	f.useOpenAI(srv)
+	f.env = append(f.env, "FORGEMEM_RETRIEVAL_MODE=identity")
+	if r := f.run("remember", "User updates lock rows with optimistic locking and a version column.",
+		"--scope", "repo", "--category", "architectural-decisions"); r.code != 0 {
+		t.Fatalf("remember: %s", r.stderr)
+	}
+	srv.FailWith(503)
+	ctx := context.Background()
+	rec := f.runIn(ctx, f.repo, conversation("How should user updates lock rows, optimistic locking with a version column?"), "recall")
+	if rec.code != cli.ExitOK || !strings.Contains(rec.stdout, "optimistic locking") ||
+		!strings.Contains(rec.stderr, "forgemem recall: some memories may be missing") || strings.Count(rec.stderr, "\n") != 1 {
+		t.Errorf("recall with the embedder down: exit %d, stdout %q, stderr %q; want 0, the memory, one warning", rec.code, rec.stdout, rec.stderr)
+	}
+	s := f.run("search", "optimistic", "locking", "version", "column")
+	if s.code != cli.ExitOK || !strings.Contains(s.stdout, "optimistic locking") ||
+		!strings.Contains(s.stderr, "forgemem search: some memories may be missing") {
+		t.Errorf("search with the embedder down: exit %d, stdout %q, stderr %q; want 0, the memory, a warning", s.code, s.stdout, s.stderr)
 	}
 }
 

@@ -24,8 +24,9 @@ const evalMinTimeout = 30 * time.Second
 
 func (a *app) evalCommand() *cobra.Command {
 	var (
-		dataset, madialDir, model, hypotheses, ks string
-		asJSON                                    bool
+		dataset, madialDir, model, hypotheses, ks, offTopic string
+		gateChance                                          float64
+		asJSON                                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval (--dataset FILE | --madial DIR)",
@@ -39,7 +40,11 @@ where a query may be a conversation instead of a text ("messages": [{"role": "us
 Each collection goes into a fresh temporary memory folder and through the real retrieval
 engine with the settings' retrieval configuration; each query is ranked against its own
 collection and scored: recall@k, hit@k, MRR, the latency of a retrieval (p50, p95) and the
-texts embedded. Each retrieval gets at least 30s (memory.retrieval_timeout if longer).
+texts embedded. A query with "relevant": [] is off topic. What the injection — the block an
+agent gets — holds is measured too: on topic, the share holding a relevant memory; off topic,
+the share that is not empty; the memories and tokens of each. --offtopic FILE adds the
+queries of FILE (JSON Lines, {"id", "text"} each) to every collection as off-topic ones. Each
+retrieval gets at least 30s (memory.retrieval_timeout if longer).
 
 --madial DIR converts the MADial-Bench benchmark (its memory-en.jsonl and dialogue-en.jsonl,
 or a clone of its repository) into such a dataset and writes it to stdout.
@@ -68,12 +73,17 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 			if !mode.Valid() {
 				return usagef("--hypotheses %q: want identity or llm", hypotheses)
 			}
-			return a.runEval(cmd.Context(), evalRun{dataset: dataset, model: model, mode: mode,
-				ks: cutoffs, json: asJSON})
+			if gateChance < 0 || gateChance > 1 {
+				return usagef("--gate-chance %v: want 0.0001–1 (1 turns the relevance gate off), or 0 for the default", gateChance)
+			}
+			return a.runEval(cmd.Context(), evalRun{dataset: dataset, offTopic: offTopic, model: model, mode: mode,
+				ks: cutoffs, gateChance: gateChance, json: asJSON})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&dataset, "dataset", "", `the dataset file ("-" reads stdin)`)
+	f.StringVar(&offTopic, "offtopic", "", "a file of off-topic queries (JSON Lines, {\"id\", \"text\"} each) added to every collection")
+	f.Float64Var(&gateChance, "gate-chance", 0, "the relevance gate's chance (memretrieve.Config.GateChance): lower is stricter, 1 turns it off; 0 is the default, 0.1")
 	f.StringVar(&madialDir, "madial", "", "convert MADial-Bench from this folder and write the dataset to stdout")
 	f.StringVar(&model, "model", "", "the embedding model (memory.embedding_model)")
 	f.StringVar(&hypotheses, "hypotheses", string(memretrieve.ModeIdentity), "what is searched with: identity (the conversation) or llm (the hypothesis model's sentences, memory.retrieval_model)")
@@ -105,10 +115,11 @@ func (f *settingFlag) Type() string       { return f.typ }
 
 // evalRun is one evaluation asked for on the command line.
 type evalRun struct {
-	dataset, model string
-	mode           memretrieve.HypothesisMode
-	ks             []int
-	json           bool
+	dataset, offTopic, model string
+	mode                     memretrieve.HypothesisMode
+	ks                       []int
+	gateChance               float64
+	json                     bool
 }
 
 // parseKs reads the --k list.
@@ -138,7 +149,7 @@ func (a *app) convertMADial(dir string) error {
 
 // runEval reads the dataset, makes the models and runs the evaluation.
 func (a *app) runEval(ctx context.Context, r evalRun) error {
-	cols, err := a.readDataset(r.dataset)
+	cols, err := a.evalCollections(r)
 	if err != nil {
 		return err
 	}
@@ -151,26 +162,16 @@ func (a *app) runEval(ctx context.Context, r evalRun) error {
 		return err
 	}
 	s := a.settings
-	if s.Provider == settings.ProviderFake && r.mode == memretrieve.ModeLLM {
-		return usagef("--hypotheses llm needs a model that writes them; the fake provider has none (use --provider openai or gemini)")
-	}
-	models, err := workspace.NewModels(s, a.env.HTTPClient)
+	emb, llm, err := a.evalModels(s, r.mode)
 	if err != nil {
 		return err
-	}
-	emb, err := models.NeedEmbedder()
-	if err != nil {
-		return err
-	}
-	var llm memcore.LLMProvider
-	if r.mode == memretrieve.ModeLLM {
-		if llm, err = models.NeedLLM(); err != nil {
-			return err
-		}
 	}
 	cfg := s.RetrieveConfig()
 	cfg.Mode = r.mode
 	cfg.Timeout = max(cfg.Timeout, evalMinTimeout)
+	if r.gateChance != 0 {
+		cfg.GateChance = r.gateChance
+	}
 
 	opts := eval.Options{Embedder: emb, LLM: llm, Config: cfg, Ks: r.ks}
 	if a.env.IsTerminal(a.env.Stderr) {
@@ -186,6 +187,7 @@ func (a *app) runEval(ctx context.Context, r evalRun) error {
 		js, err := report.JSON(map[string]any{
 			"provider": s.Provider, "embedding_model": emb.Model(), "hypotheses": r.mode,
 			"lexical_weight": cfg.LexicalWeight, "fusion_k": cfg.FusionK, "top_k": cfg.TopK,
+			"gate_chance": gateChance(cfg), "max_memories": cfg.MaxMemories, "injection_token_budget": cfg.InjectionTokenBudget,
 		})
 		if err != nil {
 			return err
@@ -193,9 +195,66 @@ func (a *app) runEval(ctx context.Context, r evalRun) error {
 		a.out.println(string(js))
 		return nil
 	}
-	a.out.printf("%s, embedding model %s, %s queries; lexical weight %g, fusion k %d, top %d per query\n\n",
-		s.Provider, emb.Model(), r.mode, cfg.LexicalWeight, cfg.FusionK, cfg.TopK)
+	a.out.printf("%s, embedding model %s, %s queries; lexical weight %g, fusion k %d, top %d per query; gate chance %g, at most %d memories, %d tokens\n\n",
+		s.Provider, emb.Model(), r.mode, cfg.LexicalWeight, cfg.FusionK, cfg.TopK, gateChance(cfg), cfg.MaxMemories, cfg.InjectionTokenBudget)
 	return report.WriteText(a.env.Stdout)
+}
+
+// evalCollections reads the dataset, with the off-topic queries added to
+// every collection when a file of them is given.
+func (a *app) evalCollections(r evalRun) ([]eval.Collection, error) {
+	cols, err := a.readDataset(r.dataset)
+	if err != nil || r.offTopic == "" {
+		return cols, err
+	}
+	return a.addOffTopic(cols, r.offTopic)
+}
+
+// evalModels makes the embedder and, in mode llm, the hypothesis model of
+// an evaluation with settings s.
+func (a *app) evalModels(s *settings.Settings, mode memretrieve.HypothesisMode) (memcore.Embedder, memcore.LLMProvider, error) {
+	if s.Provider == settings.ProviderFake && mode == memretrieve.ModeLLM {
+		return nil, nil, usagef("--hypotheses llm needs a model that writes them; the fake provider has none (use --provider openai or gemini)")
+	}
+	models, err := workspace.NewModels(s, a.env.HTTPClient)
+	if err != nil {
+		return nil, nil, err
+	}
+	emb, err := models.NeedEmbedder()
+	if err != nil {
+		return nil, nil, err
+	}
+	var llm memcore.LLMProvider
+	if mode == memretrieve.ModeLLM {
+		if llm, err = models.NeedLLM(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return emb, llm, nil
+}
+
+// gateChance is the relevance gate's chance in force with cfg: its own, or
+// the default for 0.
+func gateChance(cfg memretrieve.Config) float64 {
+	if cfg.GateChance == 0 {
+		return memretrieve.DefaultConfig().GateChance
+	}
+	return cfg.GateChance
+}
+
+// addOffTopic adds the off-topic queries of the file at path to every
+// collection.
+func (a *app) addOffTopic(cols []eval.Collection, path string) ([]eval.Collection, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--offtopic: %v", err)
+	}
+	defer f.Close()
+	qs, err := eval.ReadOffTopic(f)
+	if err != nil {
+		return nil, err
+	}
+	return eval.AddOffTopic(cols, qs)
 }
 
 // readDataset reads the dataset file, or stdin for "-".

@@ -50,9 +50,10 @@ func TestEvalJSON(t *testing.T) {
 		"recall@1": 0.75, "recall@5": 1.0, "hit@1": 1.0, "hit@5": 1.0, "mrr": 1.0,
 		"queries": 2.0, "collections": 1.0, "memories": 3.0, "provider": "fake",
 		"embedding_model": "fake-hash-256", "hypotheses": "identity", "vector_skipped": 0.0,
-		// Three memories, one query text for q1, three focused queries
-		// (the latest message, the latest exchange, the window) for q2.
-		"texts_embedded": 7.0, "query_texts_embedded": 4.0,
+		// One query text for q1, three focused queries (the latest message,
+		// the latest exchange, the window) for q2.
+		"query_texts_embedded": 4.0, "relevant_in_injection": 1.0, "offtopic_injected_rate": 0.0,
+		"gate_chance": 0.1, "max_memories": 8.0,
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -64,13 +65,36 @@ func TestEvalJSON(t *testing.T) {
 			t.Errorf("%s = %v, want a duration in milliseconds", k, got[k])
 		}
 	}
+	// The three memories, the query texts, and the relevance gate's
+	// probes.
+	if n, _ := got["texts_embedded"].(float64); n <= 7 {
+		t.Errorf("texts_embedded = %v, want the 3 memories, the 4 query texts and the gate's probes", got["texts_embedded"])
+	}
+
+	// Off-topic queries added to the collection: none gets a memory; and
+	// the gate off lets the ranking in.
+	off := filepath.Join(f.root, "off.jsonl")
+	f.writeFile(off, `{"id": "o1", "text": "What is a good recipe for banana bread with walnuts?"}`+"\n")
+	for _, tt := range []struct {
+		args []string
+		rate float64
+	}{{nil, 0}, {[]string{"--gate-chance", "1"}, 1}} {
+		r := f.run(append([]string{"eval", "--dataset", path, "--offtopic", off, "--json"}, tt.args...)...)
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil || r.code != 0 {
+			t.Fatalf("eval --offtopic %v: %d %v\n%s%s", tt.args, r.code, err, r.stdout, r.stderr)
+		}
+		if obj["offtopic_injected_rate"] != tt.rate || obj["queries"] != 3.0 {
+			t.Errorf("eval --offtopic %v: offtopic_injected_rate %v, queries %v; want %v and 3", tt.args, obj["offtopic_injected_rate"], obj["queries"], tt.rate)
+		}
+	}
 	if r.stderr != "" {
 		t.Errorf("stderr %q, want nothing (no terminal, no progress bar)", r.stderr)
 	}
 
 	// The same from stdin, as text.
 	text := f.runIn(t.Context(), f.repo, evalDataset, "eval", "--dataset", "-")
-	if text.code != 0 || !strings.Contains(text.stdout, "recall@5") || !strings.Contains(text.stdout, "2 queries over 3 memories in 1 collections") {
+	if text.code != 0 || !strings.Contains(text.stdout, "recall@5") || !strings.Contains(text.stdout, "2 queries (2 on topic, 0 off topic) over 3 memories in 1 collections") {
 		t.Errorf("eval --dataset - = %d\n%s\n%s", text.code, text.stdout, text.stderr)
 	}
 }
@@ -100,6 +124,9 @@ func TestEvalUsage(t *testing.T) {
 		{"missing file", []string{"eval", "--dataset", filepath.Join(f.root, "none.jsonl")}, 2, "--dataset: open"},
 		{"invalid dataset", []string{"eval", "--dataset", bad}, 1, "line 1"},
 		{"madial not a folder", []string{"eval", "--madial", path}, 2, "not a folder"},
+		{"bad gate chance", []string{"eval", "--dataset", path, "--gate-chance", "2"}, 2, "--gate-chance 2"},
+		{"missing off-topic file", []string{"eval", "--dataset", path, "--offtopic", filepath.Join(f.root, "none.jsonl")}, 2, "--offtopic: open"},
+		{"off-topic with relevant", []string{"eval", "--dataset", path, "--offtopic", bad}, 1, "off-topic queries: line 1"},
 		{"openai without key", []string{"eval", "--dataset", path, "--provider", "openai", "--model", "m"}, 1, "OPENAI_API_KEY"},
 	}
 	for _, tt := range tests {

@@ -154,7 +154,7 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 	f := reviewFixture(t)
 	f.check("list_pending_hidden", f.run("list"), cli.ExitOK)
 	f.check("list_pending", f.run("list", "--pending"), cli.ExitOK)
-	if r := f.run("search", "rebase merges"); strings.Contains(r.stdout, "rebase") {
+	if r := f.run("search", "rebase merges"); strings.Contains(r.stdout, "Prefers rebase merges.") {
 		t.Errorf("search found a memory that waits:\n%s", r.stdout)
 	}
 	if r := f.run("search", "rebase merges", "--pending"); !strings.Contains(r.stdout, "Prefers rebase merges.") || !strings.Contains(r.stdout, "waits for review") {

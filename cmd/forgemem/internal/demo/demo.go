@@ -278,6 +278,11 @@ func (r *runner) showRecalled(i int, res *memretrieve.Result, stored int) {
 		return // said at the first turn
 	case res.Injection == "" && stored == 0:
 		r.out.labelled("  ", "Recalled for this turn: nothing yet, the memory folders are empty.")
+	case res.Injection == "" && len(res.Dropped) > 0:
+		r.out.labelled("  ", fmt.Sprintf("Recalled for this turn: nothing. The search ranked %s, but none is "+
+			"relevant enough: the relevance gate lets a memory in only when it matches this turn "+
+			"better than unrelated text matches these memories, and these are about other things.",
+			plural(len(res.Dropped), "memory", "memories")))
 	case res.Injection == "":
 		r.out.labelled("  ", "Recalled for this turn: nothing relevant.")
 	case i == 0:

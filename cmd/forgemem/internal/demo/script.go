@@ -184,8 +184,8 @@ var script = []session{
 		turns: []turn{
 			{
 				user: "New endpoint: a transfer that debits one balance and credits another. Should " +
-					"it use optimistic locking or take the row locks? And can the two legs run in " +
-					"parallel goroutines?",
+					"it use optimistic locking or take the row locks? Can the two legs run in " +
+					"parallel goroutines, each with its own context? And add the tests.",
 				assistant: "My notes say balances take the row lock: optimistic retries once charged " +
 					"a customer twice. So Transfer locks both account rows with SELECT … FOR UPDATE, " +
 					"in id order to avoid deadlocks, in one transaction with lock_timeout 2s. The " +

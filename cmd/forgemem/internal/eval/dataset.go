@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -53,8 +54,9 @@ type Query struct {
 	// Messages is the query as a conversation, oldest message first: the
 	// window a turn's retrieval gets.
 	Messages []Message `json:"messages,omitempty"`
-	// Relevant lists the ids of the memories the query should find; at
-	// least one.
+	// Relevant lists the ids of the memories the query should find. Empty
+	// makes the query off topic: nothing in the collection answers it, and
+	// the right injection for it is none.
 	Relevant []string `json:"relevant"`
 }
 
@@ -64,6 +66,10 @@ type Message struct {
 	Role    memcore.Role `json:"role"`
 	Content string       `json:"content"`
 }
+
+// OffTopic reports whether the query is off topic: it has no relevant
+// memories.
+func (q Query) OffTopic() bool { return len(q.Relevant) == 0 }
 
 // Window returns the query as the conversation window retrieval gets.
 func (q Query) Window() []memcore.Message {
@@ -135,7 +141,8 @@ func WriteDataset(w io.Writer, collections []Collection) error {
 // missing name, no memories or queries, an empty or repeated id, a memory
 // without content or with an unknown category or scope, a query with both
 // or neither of text and messages, a message of another role than user or
-// assistant, or a relevant id that is not a memory of the collection.
+// assistant, or a relevant id that is not a memory of the collection or is
+// listed twice. A query without relevant memories is off topic.
 func (c *Collection) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: collection %q: %s", ErrDataset, c.Name, fmt.Sprintf(format, args...))
@@ -148,17 +155,8 @@ func (c *Collection) Validate() error {
 	}
 	mems := make(map[string]bool, len(c.Memories))
 	for i, m := range c.Memories {
-		switch {
-		case m.ID == "":
-			return bad("memory %d has no id", i+1)
-		case mems[m.ID]:
-			return bad("memory id %q is repeated", m.ID)
-		case strings.TrimSpace(m.Content) == "":
-			return bad("memory %q has no content", m.ID)
-		case m.Category != "" && !m.Category.Valid():
-			return bad("memory %q: unknown category %q (want one of %v)", m.ID, m.Category, memcore.Categories())
-		case m.Scope != "" && !m.Scope.Valid():
-			return bad("memory %q: unknown scope %q (want repo or user)", m.ID, m.Scope)
+		if msg := m.check(i, mems); msg != "" {
+			return bad("%s", msg)
 		}
 		mems[m.ID] = true
 	}
@@ -169,27 +167,134 @@ func (c *Collection) Validate() error {
 			return bad("query %d has no id", i+1)
 		case queries[q.ID]:
 			return bad("query id %q is repeated", q.ID)
-		case (q.Text == "") == (len(q.Messages) == 0):
-			return bad("query %q: want exactly one of \"text\" and \"messages\"", q.ID)
-		case len(q.Relevant) == 0:
-			return bad("query %q has no relevant memories", q.ID)
 		}
 		queries[q.ID] = true
-		for j, m := range q.Messages {
-			if m.Role != memcore.RoleUser && m.Role != memcore.RoleAssistant {
-				return bad("query %q: message %d has role %q; want user or assistant", q.ID, j+1, m.Role)
-			}
-		}
-		seen := make(map[string]bool, len(q.Relevant))
-		for _, id := range q.Relevant {
-			if !mems[id] {
-				return bad("query %q: relevant memory %q is not in the collection", q.ID, id)
-			}
-			if seen[id] {
-				return bad("query %q: relevant memory %q is listed twice", q.ID, id)
-			}
-			seen[id] = true
+		if msg := q.check(mems); msg != "" {
+			return bad("query %q: %s", q.ID, msg)
 		}
 	}
 	return nil
+}
+
+// check says what is wrong with m, the memory at index i of a collection
+// whose earlier memory ids are seen, or "" when nothing is: no id or one
+// seen, no content, an unknown category or scope.
+func (m *Memory) check(i int, seen map[string]bool) string {
+	switch {
+	case m.ID == "":
+		return fmt.Sprintf("memory %d has no id", i+1)
+	case seen[m.ID]:
+		return fmt.Sprintf("memory id %q is repeated", m.ID)
+	case strings.TrimSpace(m.Content) == "":
+		return fmt.Sprintf("memory %q has no content", m.ID)
+	case m.Category != "" && !m.Category.Valid():
+		return fmt.Sprintf("memory %q: unknown category %q (want one of %v)", m.ID, m.Category, memcore.Categories())
+	case m.Scope != "" && !m.Scope.Valid():
+		return fmt.Sprintf("memory %q: unknown scope %q (want repo or user)", m.ID, m.Scope)
+	}
+	return ""
+}
+
+// check says what is wrong with q, a query of a collection whose memory
+// ids are mems, or "" when nothing is: both or neither of text and
+// messages, a message of another role than user or assistant, a relevant
+// id that is not in mems or is listed twice.
+func (q *Query) check(mems map[string]bool) string {
+	if (q.Text == "") == (len(q.Messages) == 0) {
+		return `want exactly one of "text" and "messages"`
+	}
+	for j, m := range q.Messages {
+		if m.Role != memcore.RoleUser && m.Role != memcore.RoleAssistant {
+			return fmt.Sprintf("message %d has role %q; want user or assistant", j+1, m.Role)
+		}
+	}
+	seen := make(map[string]bool, len(q.Relevant))
+	for _, id := range q.Relevant {
+		if !mems[id] {
+			return fmt.Sprintf("relevant memory %q is not in the collection", id)
+		}
+		if seen[id] {
+			return fmt.Sprintf("relevant memory %q is listed twice", id)
+		}
+		seen[id] = true
+	}
+	return ""
+}
+
+// ReadOffTopic reads a file of off-topic queries: JSON Lines, one [Query]
+// per line, each without relevant memories (an empty or absent
+// "relevant"); blank lines are skipped. The first problem is returned,
+// naming its line and wrapping [ErrDataset]. [AddOffTopic] adds them to
+// every collection of a dataset.
+func ReadOffTopic(r io.Reader) ([]Query, error) {
+	br := bufio.NewReader(r)
+	var out []Query
+	ids := make(map[string]int)
+	for line := 1; ; line++ {
+		text, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("eval: reading the off-topic queries: %w", err)
+		}
+		if t := bytes.TrimSpace(text); len(t) > 0 {
+			q, qerr := decodeOffTopic(t, ids)
+			if qerr != nil {
+				return nil, fmt.Errorf("eval: off-topic queries: line %d: %w", line, qerr)
+			}
+			ids[q.ID] = line
+			out = append(out, q)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("eval: off-topic queries: %w: no query", ErrDataset)
+	}
+	return out, nil
+}
+
+// decodeOffTopic decodes one line of an off-topic file and checks it: an
+// id not in ids, no relevant memories, and a text or messages.
+func decodeOffTopic(line []byte, ids map[string]int) (Query, error) {
+	var q Query
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return q, fmt.Errorf("%w: %v", ErrDataset, err)
+	}
+	switch prev, dup := ids[q.ID]; {
+	case q.ID == "":
+		return q, fmt.Errorf("%w: a query without an id", ErrDataset)
+	case dup:
+		return q, fmt.Errorf("%w: query id %q is also on line %d", ErrDataset, q.ID, prev)
+	case len(q.Relevant) > 0:
+		return q, fmt.Errorf("%w: query %q lists relevant memories; an off-topic query has none", ErrDataset, q.ID)
+	}
+	if msg := q.check(nil); msg != "" {
+		return q, fmt.Errorf("%w: query %q: %s", ErrDataset, q.ID, msg)
+	}
+	q.Relevant = []string{}
+	return q, nil
+}
+
+// AddOffTopic returns the collections with the off-topic queries added to
+// each, after its own queries, so that one set of off-topic queries serves
+// every collection of a dataset. A query id that a collection already
+// uses is an error wrapping [ErrDataset].
+func AddOffTopic(collections []Collection, offTopic []Query) ([]Collection, error) {
+	out := make([]Collection, len(collections))
+	for i, c := range collections {
+		ids := make(map[string]bool, len(c.Queries))
+		for _, q := range c.Queries {
+			ids[q.ID] = true
+		}
+		for _, q := range offTopic {
+			if ids[q.ID] {
+				return nil, fmt.Errorf("eval: %w: collection %q already has a query %q (rename the off-topic one)", ErrDataset, c.Name, q.ID)
+			}
+		}
+		c.Queries = append(slices.Clip(c.Queries), offTopic...)
+		out[i] = c
+	}
+	return out, nil
 }

@@ -144,7 +144,8 @@ func TestReadDataset(t *testing.T) {
 		{"neither", strings.Replace(good, `"text": "x", `, ``, 1), 1, "exactly one"},
 		{"bad role", strings.Replace(good, `"text": "x"`, `"messages": [{"role": "tool", "content": "y"}]`, 1), 1, `role "tool"`},
 		{"unknown relevant id", strings.Replace(good, `["m1"]`, `["m2"]`, 1), 1, `"m2" is not in the collection`},
-		{"no relevant id", strings.Replace(good, `["m1"]`, `[]`, 1), 1, "no relevant memories"},
+		{"off topic: no relevant id", strings.Replace(good, `["m1"]`, `[]`, 1), 0, ""},
+		{"relevant id twice", strings.Replace(good, `["m1"]`, `["m1", "m1"]`, 1), 1, `"m1" is listed twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,7 +337,9 @@ func TestRunKnownAnswers(t *testing.T) {
 		"only c":                 {-0.1, -0.1, 1},
 	}
 	cfg := memretrieve.DefaultConfig()
-	cfg.Mode, cfg.LexicalWeight, cfg.HopDepth = memretrieve.ModeIdentity, 0, 0
+	// The relevance gate off: these vectors cannot embed its probes, and
+	// the figures are of the ranking.
+	cfg.Mode, cfg.LexicalWeight, cfg.HopDepth, cfg.GateChance = memretrieve.ModeIdentity, 0, 0, 1
 	var progress []int
 	r, err := Run(context.Background(), cols, Options{Embedder: emb, Config: cfg, Ks: []int{2, 1},
 		Progress: func(done, total int) { progress = append(progress, done, total) }})
@@ -390,6 +393,164 @@ func TestRunKnownAnswers(t *testing.T) {
 	}
 }
 
+// TestRunAbstention runs a small dataset whose injections are known — two
+// queries that repeat a memory's words, one about something else — and
+// checks the injection figures, on topic and off topic.
+func TestRunAbstention(t *testing.T) {
+	mems := []Memory{
+		{ID: "locking", Content: "User updates use optimistic locking with a version column and up to three retries."},
+		{ID: "migrations", Content: "Database migrations live in db/migrations, numbered, one file per change."},
+		{ID: "errors", Content: "Check error types with errors.As, never with a type switch."},
+		{ID: "logging", Content: "Library code logs with zerolog through a logger passed in, never fmt.Println."},
+		{ID: "tests", Content: "Tests are table-driven, each case a t.Run subtest."},
+	}
+	cols := []Collection{{Name: "c", Memories: mems, Queries: []Query{
+		{ID: "on-1", Text: "Should user updates use optimistic locking with a version column and retries?", Relevant: []string{"locking"}},
+		{ID: "on-2", Text: "Put the new migration in db/migrations, numbered, one file per change.", Relevant: []string{"migrations"}},
+	}}}
+	off, err := ReadOffTopic(strings.NewReader(`{"id": "off-1", "text": "What is a good recipe for banana bread with walnuts?"}` + "\n" +
+		`{"id": "off-2", "messages": [{"role": "user", "content": "Suggest a few names for a grey kitten."}]}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cols, err = AddOffTopic(cols, off); err != nil {
+		t.Fatal(err)
+	}
+	emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := memretrieve.DefaultConfig()
+	cfg.Mode = memretrieve.ModeIdentity
+	r, err := Run(context.Background(), cols, Options{Embedder: emb, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Queries != 4 || r.OnTopic.Queries != 2 || r.OffTopic.Queries != 2 {
+		t.Fatalf("queries %d (%d on topic, %d off), want 4 (2 and 2)", r.Queries, r.OnTopic.Queries, r.OffTopic.Queries)
+	}
+	if r.OffTopic.InjectedRate != 0 || r.OffTopic.MemoriesMean != 0 || r.OffTopic.TokensMean != 0 {
+		t.Errorf("off topic %+v, want nothing injected", r.OffTopic)
+	}
+	if r.OnTopic.RelevantInInjection != 1 || r.OnTopic.InjectedRate != 1 {
+		t.Errorf("on topic %+v, want every injection to hold its memory", r.OnTopic)
+	}
+	var mems2, tokens float64
+	for _, q := range r.PerQuery {
+		if q.OffTopic != (q.ID == "off-1" || q.ID == "off-2") {
+			t.Errorf("%s: off topic %v", q.ID, q.OffTopic)
+		}
+		if !q.OffTopic {
+			if len(q.Injected) == 0 || q.Injected[0] != cols[0].Queries[slices.IndexFunc(cols[0].Queries, func(x Query) bool { return x.ID == q.ID })].Relevant[0] || q.InjectedTokens == 0 {
+				t.Errorf("%s: injected %v (%d tokens), want its memory first", q.ID, q.Injected, q.InjectedTokens)
+			}
+			mems2 += float64(len(q.Injected)) / 2
+			tokens += float64(q.InjectedTokens) / 2
+		}
+	}
+	if math.Abs(r.OnTopic.MemoriesMean-mems2) > 1e-12 || math.Abs(r.OnTopic.TokensMean-tokens) > 1e-12 || r.OnTopic.MemoriesMean > 3 {
+		t.Errorf("on topic means %v memories, %v tokens; want %v and %v, at most 3 memories", r.OnTopic.MemoriesMean, r.OnTopic.TokensMean, mems2, tokens)
+	}
+	// The ranking's scores are over the on-topic queries only.
+	if r.Scores.Recall[5] != 1 || r.Scores.MRR != 1 {
+		t.Errorf("scores %+v, want recall@5 and MRR 1 over the two on-topic queries", r.Scores)
+	}
+	js, err := r.JSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(js, &obj); err != nil {
+		t.Fatal(err)
+	}
+	if obj["offtopic_injected_rate"] != 0.0 || obj["relevant_in_injection"] != 1.0 {
+		t.Errorf("JSON %s: want offtopic_injected_rate 0 and relevant_in_injection 1", js)
+	}
+	for _, side := range []string{"on_topic", "off_topic"} {
+		m, ok := obj[side].(map[string]any)
+		if !ok || m["queries"] != 2.0 || m["injected_memories_mean"] == nil || m["injected_tokens_mean"] == nil {
+			t.Errorf("JSON %s = %v", side, obj[side])
+		}
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "relevant injected") ||
+		!strings.Contains(b.String(), "4 queries (2 on topic, 2 off topic)") {
+		t.Errorf("WriteText = %q, %v", b.String(), err)
+	}
+}
+
+func TestReadOffTopic(t *testing.T) {
+	tests := []struct {
+		name, text string
+		says       string // in the error; "": no error
+	}{
+		{"two", `{"id": "a", "text": "x"}` + "\n\n" + `{"id": "b", "messages": [{"role": "user", "content": "y"}], "relevant": []}`, ""},
+		{"none", "\n", "no query"},
+		{"no id", `{"text": "x"}`, "without an id"},
+		{"repeated id", `{"id": "a", "text": "x"}` + "\n" + `{"id": "a", "text": "y"}`, "also on line 1"},
+		{"relevant", `{"id": "a", "text": "x", "relevant": ["m1"]}`, "an off-topic query has none"},
+		{"neither", `{"id": "a"}`, "exactly one"},
+		{"bad role", `{"id": "a", "messages": [{"role": "tool", "content": "y"}]}`, `role "tool"`},
+		{"unknown field", `{"id": "a", "text": "x", "extra": 1}`, "unknown field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			qs, err := ReadOffTopic(strings.NewReader(tt.text))
+			if tt.says == "" {
+				if err != nil || len(qs) != 2 || !qs[0].OffTopic() || qs[1].Relevant == nil {
+					t.Fatalf("ReadOffTopic = %+v, %v; want two off-topic queries", qs, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrDataset) || !strings.Contains(err.Error(), tt.says) {
+				t.Fatalf("ReadOffTopic error = %v, want ErrDataset saying %q", err, tt.says)
+			}
+		})
+	}
+	cols := []Collection{{Name: "c", Queries: []Query{{ID: "a"}}}}
+	if _, err := AddOffTopic(cols, []Query{{ID: "a", Text: "x"}}); !errors.Is(err, ErrDataset) || !strings.Contains(err.Error(), `already has a query "a"`) {
+		t.Errorf("AddOffTopic with a clashing id = %v, want ErrDataset", err)
+	}
+	added, err := AddOffTopic(cols, []Query{{ID: "b", Text: "x"}})
+	if err != nil || len(added[0].Queries) != 2 || len(cols[0].Queries) != 1 {
+		t.Errorf("AddOffTopic = %+v, %v; want the query added to a copy", added, err)
+	}
+}
+
+// TestShippedDatasets: the off-topic set and the coding collection under
+// testdata read, and every relevant id is a memory of its collection.
+func TestShippedDatasets(t *testing.T) {
+	f, err := os.Open("testdata/offtopic/offtopic.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	off, err := ReadOffTopic(f)
+	if err != nil || len(off) < 140 {
+		t.Fatalf("offtopic.jsonl: %d queries, %v; want about 150", len(off), err)
+	}
+	for _, name := range []string{"testdata/coding/coding.jsonl", "testdata/chat/chat.jsonl"} {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := ReadDataset(f)
+		f.Close()
+		if err != nil || len(cols) != 1 {
+			t.Fatalf("%s: %v", name, err)
+		}
+		on := 0
+		for _, q := range cols[0].Queries {
+			if !q.OffTopic() {
+				on++
+			}
+		}
+		if on == 0 {
+			t.Errorf("%s has no on-topic query", name)
+		}
+	}
+}
+
 // TestRunFake runs the offline default (the hashing embedder and the
 // lexical index) end to end: every memory is found by its own words.
 func TestRunFake(t *testing.T) {
@@ -411,7 +572,7 @@ func TestRunFake(t *testing.T) {
 		t.Errorf("report %+v, want every relevant memory in the first 5 of 2", r)
 	}
 	var b strings.Builder
-	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "\nall ") || !strings.Contains(b.String(), "3 queries over 4 memories in 2 collections") {
+	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "\nall ") || !strings.Contains(b.String(), "3 queries (3 on topic, 0 off topic) over 4 memories in 2 collections") {
 		t.Errorf("WriteText = %q, %v", b.String(), err)
 	}
 }

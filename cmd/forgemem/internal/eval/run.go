@@ -41,16 +41,21 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// Report is what [Run] measured: the mean scores over every query of
-// every collection, the latency of Retrieve, and how many texts were
-// embedded.
+// Report is what [Run] measured: the mean scores of the rankings over the
+// on-topic queries of every collection, what was injected on topic and off
+// topic, the latency of Retrieve, and how many texts were embedded.
 type Report struct {
 	Collections int
 	Memories    int
-	Queries     int
-	Ks          []int
-	// Scores are the means over all queries.
+	// Queries counts every query, on topic and off topic.
+	Queries int
+	Ks      []int
+	// Scores are the means over the on-topic queries (those with relevant
+	// memories) of the scores of their rankings.
 	Scores Scores
+	// OnTopic and OffTopic describe the injections, the block an agent
+	// gets, of the on-topic and the off-topic queries.
+	OnTopic, OffTopic Injection
 	// P50Ms and P95Ms are percentiles of one Retrieve call's latency, in
 	// milliseconds.
 	P50Ms, P95Ms float64
@@ -71,27 +76,59 @@ type Report struct {
 	PerQuery []QueryReport
 }
 
+// Injection sums up what the injections of a set of queries held: the
+// block of memories an agent gets, with the settings in force.
+type Injection struct {
+	// Queries counts the queries.
+	Queries int
+	// InjectedRate is the share of the queries whose injection is not
+	// empty: off topic, the share that got memories they should not have.
+	InjectedRate float64
+	// RelevantInInjection is the share of the queries whose injection holds
+	// at least one of their relevant memories (0 off topic).
+	RelevantInInjection float64
+	// MemoriesMean and TokensMean are the mean number of memories in the
+	// injection and its mean length in memcore.EstimateTokens tokens, an
+	// empty injection counting 0.
+	MemoriesMean, TokensMean float64
+}
+
 // QueryReport holds the figures of one query.
 type QueryReport struct {
 	Collection, ID string
-	Scores         Scores
+	// OffTopic is set for a query without relevant memories; its Scores
+	// are zero.
+	OffTopic bool
+	Scores   Scores
 	// Ranking lists the dataset ids of the memories ranked, best first.
 	Ranking []string
+	// Injected lists the dataset ids of the memories of the injection, in
+	// its order; InjectedTokens is the injection's length in
+	// memcore.EstimateTokens tokens (0 when it is empty).
+	Injected       []string
+	InjectedTokens int
+	// RelevantInjected is set when the injection holds a relevant memory.
+	RelevantInjected bool
 }
 
 // CollectionReport holds the figures of one collection.
 type CollectionReport struct {
 	Name     string
 	Memories int
-	Queries  int
-	Scores   Scores
+	// Queries counts every query; Scores are the means over the on-topic
+	// ones.
+	Queries           int
+	Scores            Scores
+	OnTopic, OffTopic Injection
 }
 
 // Run evaluates retrieval on every collection: it writes the collection's
 // memories into a fresh memcore.FileStore in a temporary folder, builds a
 // memretrieve.Engine over it (NewEngine, then Rebuild), and asks Retrieve
 // for each query's ranking (memretrieve.Result.Ranked), which it scores
-// against the query's relevant memories. Each query is a turn of its own.
+// against the query's relevant memories, and its injection
+// (memretrieve.Result.Memories and Injection), which it sums up on topic
+// and off topic. Each query is a turn of its own.
 //
 // Errors: bad options, an invalid collection (wrapping ErrDataset), a
 // store or engine that cannot be made, a build that could not embed every
@@ -121,12 +158,12 @@ func Run(ctx context.Context, collections []Collection, o Options) (*Report, err
 	}
 	emb := &countingEmbedder{Embedder: o.Embedder}
 	r := &Report{Collections: len(collections), Ks: ks}
-	var all []Scores
 	var latencies []float64
 	var candidates int
 	done := 0
 	for _, c := range collections {
-		cr, scores, lat, err := runCollection(ctx, c, o, emb, ks, r, &candidates, func() {
+		first := len(r.PerQuery)
+		cr, lat, err := runCollection(ctx, c, o, emb, r, &candidates, func() {
 			done++
 			if o.Progress != nil {
 				o.Progress(done, total)
@@ -135,12 +172,12 @@ func Run(ctx context.Context, collections []Collection, o Options) (*Report, err
 		if err != nil {
 			return nil, err
 		}
+		cr.Scores, cr.OnTopic, cr.OffTopic = summarise(r.PerQuery[first:], ks)
 		r.PerCollection = append(r.PerCollection, cr)
-		all = append(all, scores...)
 		latencies = append(latencies, lat...)
 	}
-	r.Queries = len(all)
-	r.Scores = meanScores(all, ks)
+	r.Queries = len(r.PerQuery)
+	r.Scores, r.OnTopic, r.OffTopic = summarise(r.PerQuery, ks)
 	r.P50Ms, r.P95Ms = latencyPercentiles(latencies)
 	r.TextsEmbedded = int(emb.texts.Load())
 	if r.Queries > 0 {
@@ -149,43 +186,62 @@ func Run(ctx context.Context, collections []Collection, o Options) (*Report, err
 	return r, nil
 }
 
-// runCollection evaluates one collection and returns its report, the
-// scores of its queries and the latency of each, in milliseconds.
-func runCollection(ctx context.Context, c Collection, o Options, emb *countingEmbedder, ks []int,
-	r *Report, candidates *int, queryDone func()) (CollectionReport, []Scores, []float64, error) {
+// summarise returns the mean scores of the on-topic queries of qs and what
+// the injections of the on-topic and the off-topic ones held.
+func summarise(qs []QueryReport, ks []int) (Scores, Injection, Injection) {
+	var scores []Scores
+	var on, off Injection
+	for _, q := range qs {
+		inj := &on
+		if q.OffTopic {
+			inj = &off
+		} else {
+			scores = append(scores, q.Scores)
+		}
+		inj.Queries++
+		if len(q.Injected) > 0 {
+			inj.InjectedRate++
+		}
+		if q.RelevantInjected {
+			inj.RelevantInInjection++
+		}
+		inj.MemoriesMean += float64(len(q.Injected))
+		inj.TokensMean += float64(q.InjectedTokens)
+	}
+	for _, inj := range []*Injection{&on, &off} {
+		if n := float64(inj.Queries); n > 0 {
+			inj.InjectedRate /= n
+			inj.RelevantInInjection /= n
+			inj.MemoriesMean /= n
+			inj.TokensMean /= n
+		}
+	}
+	return meanScores(scores, ks), on, off
+}
+
+// runCollection evaluates one collection: it adds the report of each of
+// its queries to r.PerQuery and returns the collection's report (without
+// its figures, which the caller sums up) and the latency of each query, in
+// milliseconds.
+func runCollection(ctx context.Context, c Collection, o Options, emb *countingEmbedder,
+	r *Report, candidates *int, queryDone func()) (CollectionReport, []float64, error) {
 	cr := CollectionReport{Name: c.Name, Memories: len(c.Memories), Queries: len(c.Queries)}
 	dir, err := os.MkdirTemp(o.Dir, "forgemem-eval-")
 	if err != nil {
-		return cr, nil, nil, fmt.Errorf("eval: %w", err)
+		return cr, nil, fmt.Errorf("eval: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
+	engine, toDataset, err := indexCollection(ctx, dir, c, o, emb)
 	if err != nil {
-		return cr, nil, nil, fmt.Errorf("eval: collection %q: %w", c.Name, err)
-	}
-	toDataset := make(map[string]string, len(c.Memories))
-	for i, m := range c.Memories {
-		mf := memoryFile(c.Name, i, m)
-		if err := store.Write(ctx, mf); err != nil {
-			return cr, nil, nil, fmt.Errorf("eval: collection %q: memory %q: %w", c.Name, m.ID, err)
-		}
-		toDataset[mf.Meta.ID] = m.ID
-	}
-	engine, err := memretrieve.NewEngine(store, emb, o.LLM, o.Config)
-	if err != nil {
-		return cr, nil, nil, fmt.Errorf("eval: %w", err)
+		return cr, nil, err
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = engine.Close(cctx)
 	}()
-	if err := engine.Rebuild(ctx); err != nil {
-		return cr, nil, nil, fmt.Errorf("eval: collection %q: building the index: %w", c.Name, err)
-	}
 	r.Memories += len(c.Memories)
 
-	scores := make([]Scores, 0, len(c.Queries))
 	lat := make([]float64, 0, len(c.Queries))
 	for _, q := range c.Queries {
 		before := emb.texts.Load()
@@ -193,25 +249,73 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 		res, err := engine.Retrieve(ctx, c.Name+"/"+q.ID, q.Window())
 		elapsed := time.Since(start)
 		if err != nil {
-			return cr, nil, nil, fmt.Errorf("eval: collection %q: query %q: %w", c.Name, q.ID, err)
+			return cr, nil, fmt.Errorf("eval: collection %q: query %q: %w", c.Name, q.ID, err)
 		}
 		r.QueryTextsEmbedded += int(emb.texts.Load() - before)
 		if res.VectorSkipped != memretrieve.SkipNone {
 			r.VectorSkipped++
 		}
-		ranking := make([]string, len(res.Ranked))
-		for i, cand := range res.Ranked {
-			ranking[i] = toDataset[cand.ID]
-		}
-		*candidates += len(ranking)
-		qs := Score(ranking, q.Relevant, ks)
-		scores = append(scores, qs)
-		r.PerQuery = append(r.PerQuery, QueryReport{Collection: c.Name, ID: q.ID, Scores: qs, Ranking: ranking})
+		qr := queryReport(c.Name, q, res, toDataset, r.Ks)
+		*candidates += len(qr.Ranking)
+		r.PerQuery = append(r.PerQuery, qr)
 		lat = append(lat, float64(elapsed)/float64(time.Millisecond))
 		queryDone()
 	}
-	cr.Scores = meanScores(scores, ks)
-	return cr, scores, lat, nil
+	return cr, lat, nil
+}
+
+// indexCollection writes the memories of c into a fresh memcore.FileStore
+// in dir and returns an engine over it with its index built, and the
+// dataset id of each memory id.
+func indexCollection(ctx context.Context, dir string, c Collection, o Options, emb memcore.Embedder) (*memretrieve.Engine, map[string]string, error) {
+	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("eval: collection %q: %w", c.Name, err)
+	}
+	toDataset := make(map[string]string, len(c.Memories))
+	for i, m := range c.Memories {
+		mf := memoryFile(c.Name, i, m)
+		if err := store.Write(ctx, mf); err != nil {
+			return nil, nil, fmt.Errorf("eval: collection %q: memory %q: %w", c.Name, m.ID, err)
+		}
+		toDataset[mf.Meta.ID] = m.ID
+	}
+	engine, err := memretrieve.NewEngine(store, emb, o.LLM, o.Config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("eval: %w", err)
+	}
+	if err := engine.Rebuild(ctx); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = engine.Close(cctx)
+		return nil, nil, fmt.Errorf("eval: collection %q: building the index: %w", c.Name, err)
+	}
+	return engine, toDataset, nil
+}
+
+// queryReport scores the result of query q of the collection named
+// collection: its ranking, and what its injection holds.
+func queryReport(collection string, q Query, res *memretrieve.Result, toDataset map[string]string, ks []int) QueryReport {
+	qr := QueryReport{Collection: collection, ID: q.ID, OffTopic: q.OffTopic(), Ranking: make([]string, len(res.Ranked)),
+		Injected: make([]string, len(res.Memories))}
+	for i, cand := range res.Ranked {
+		qr.Ranking[i] = toDataset[cand.ID]
+	}
+	relevant := make(map[string]bool, len(q.Relevant))
+	for _, id := range q.Relevant {
+		relevant[id] = true
+	}
+	for i, m := range res.Memories {
+		qr.Injected[i] = toDataset[m.Memory.Meta.ID]
+		qr.RelevantInjected = qr.RelevantInjected || relevant[qr.Injected[i]]
+	}
+	if res.Injection != "" {
+		qr.InjectedTokens = memcore.EstimateTokens(res.Injection)
+	}
+	if !qr.OffTopic {
+		qr.Scores = Score(qr.Ranking, q.Relevant, ks)
+	}
+	return qr
 }
 
 // baseTime is the creation time of the first memory of a collection; the

@@ -58,7 +58,13 @@ type (
 	}
 	hitOut struct {
 		Memory memoryOut `json:"memory"`
-		Score  float64   `json:"score"`
+		// Relevance is the relevance gate's confidence, 0–1, that the
+		// memory is relevant to the query; Strong says it passed the gate
+		// (memory_recall would return it).
+		Relevance float64 `json:"relevance"`
+		Strong    bool    `json:"strong"`
+		// Score is the memory's rank-fusion score, which orders the hits.
+		Score float64 `json:"score"`
 		// Matched is the id of the earlier version the query matched, if
 		// it was not the current one.
 		Matched string `json:"matched,omitempty"`
@@ -224,7 +230,11 @@ func writeHits(b *strings.Builder, out *searchOut, hits []workspace.Hit) string 
 	cut := false
 	for i, hit := range hits {
 		m := memoryOf(hit.Memory, maxHitContentBytes)
-		entry := fmt.Sprintf("\n%d. %s (score %.2f; %s/%s, version %d)", i+1, m.ID, hit.Score, m.Scope, m.Category, m.Version)
+		strength := "weak"
+		if hit.Strong {
+			strength = "strong"
+		}
+		entry := fmt.Sprintf("\n%d. %s (relevance %.2f, %s; %s/%s, version %d)", i+1, m.ID, hit.Relevance, strength, m.Scope, m.Category, m.Version)
 		if hit.Matched != "" {
 			entry += " — matched its earlier version " + hit.Matched
 		}
@@ -241,7 +251,7 @@ func writeHits(b *strings.Builder, out *searchOut, hits []workspace.Hit) string 
 			break
 		}
 		body.WriteString(entry + "\n")
-		out.Hits = append(out.Hits, hitOut{Memory: m, Score: hit.Score, Matched: hit.Matched})
+		out.Hits = append(out.Hits, hitOut{Memory: m, Relevance: hit.Relevance, Strong: hit.Strong, Score: hit.Score, Matched: hit.Matched})
 	}
 	fmt.Fprintf(b, "%s matching %q, best first:\n", count(len(out.Hits), "memory", "memories"), out.Query)
 	b.WriteString(body.String())

@@ -206,7 +206,7 @@ func TestRememberSearchRecallSupersedeShowForget(t *testing.T) {
 	f.ok("memory_remember", map[string]any{"content": "Prefers table-driven tests.", "scope": "user", "category": "coding-preferences"})
 
 	text, st = f.ok("memory_search", map[string]any{"query": "locking user updates", "limit": 1})
-	contains(t, "memory_search", text, "1 memory matching", first, "score", "SELECT … FOR UPDATE")
+	contains(t, "memory_search", text, "1 memory matching", first, "relevance", "strong", "SELECT … FOR UPDATE")
 	if hits := st["hits"].([]any); len(hits) != 1 {
 		t.Errorf("%d hits, want the limit, 1", len(hits))
 	}

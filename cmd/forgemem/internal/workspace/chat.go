@@ -80,11 +80,8 @@ func (w *Workspace) StartChat(ctx context.Context, opts ChatOptions) (*Chat, err
 		if cfg.Mode == memretrieve.ModeLLM {
 			hyp = llm
 		}
-		engOpts := []memretrieve.EngineOption{memretrieve.WithLogger(w.opts.Logger)}
-		if w.opts.Progress != nil {
-			engOpts = append(engOpts, memretrieve.WithBuildProgress(w.opts.Progress))
-		}
-		if c.engine, err = memretrieve.NewEngine(w.store, models.Embedder, hyp, cfg, engOpts...); err != nil {
+		cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
+		if c.engine, err = memretrieve.NewEngine(w.store, models.Embedder, hyp, cfg); err != nil {
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)
 		}
 		c.engine.Start(ctx)

@@ -1,9 +1,12 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,20 +26,60 @@ const searchTimeout = 30 * time.Second
 type Hit struct {
 	// Memory is the current version of the chain found.
 	Memory Memory `json:"memory"`
+	// Relevance is the relevance gate's confidence that the memory is
+	// relevant to the text, from 0 to 1 (memretrieve.Evidence.Relevance):
+	// one less the chance that unrelated text scores as high.
+	Relevance float64 `json:"relevance"`
+	// Strong is set when the memory passed the relevance gate: retrieval
+	// would recall it for this text. A weak hit was ranked but did not.
+	Strong bool `json:"strong"`
 	// Score is the chain's score in retrieval's ranking
-	// (memretrieve.Recalled.Score): the fusion of its vector and lexical
+	// (memretrieve.Candidate.Score): the fusion of its vector and lexical
 	// ranks, or, with memory.retrieval_lexical_weight 0, the cosine
 	// similarity of the query with the best-matching version of the chain.
+	// It orders the hits; Relevance says how relevant they are.
 	Score float64 `json:"score"`
 	// Matched is the id of that version when it is an earlier one than
 	// Memory.
 	Matched string `json:"matched,omitempty"`
+	// Evidence is what the relevance rests on.
+	Evidence Evidence `json:"evidence"`
 }
+
+// Evidence is what a memory's relevance to a text or a conversation rests
+// on (memretrieve.Evidence), with what the relevance gate needed of it.
+type Evidence struct {
+	// Vector is the cosine similarity of the memory with the query it
+	// matched best, VectorNeeded what the gate needed of it; both 0 when
+	// the vector search did not find it.
+	Vector       float64 `json:"vector"`
+	VectorNeeded float64 `json:"vector_needed"`
+	// Lexical is the IDF of the words the memory shares with the text,
+	// LexicalNeeded what the gate needed, LexicalTerms the words shared.
+	Lexical       float64 `json:"lexical"`
+	LexicalNeeded float64 `json:"lexical_needed"`
+	LexicalTerms  int     `json:"lexical_terms"`
+	// Passed says which evidence passed the gate: "vector", "lexical",
+	// "both" or "none".
+	Passed string `json:"passed"`
+}
+
+// EvidenceOf is the Evidence of memretrieve's, its figures rounded to four
+// decimals.
+func EvidenceOf(ev memretrieve.Evidence) Evidence {
+	return Evidence{Vector: round4(ev.Vector), VectorNeeded: round4(ev.VectorNeeded), Lexical: round4(ev.Lexical),
+		LexicalNeeded: round4(ev.LexicalNeeded), LexicalTerms: ev.LexicalTerms, Passed: ev.Passed.String()}
+}
+
+// round4 rounds v to four decimals: what a person reads, and what stays
+// the same whichever SIMD kernel computed it.
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 // SearchResult is what [Workspace.Search] found.
 type SearchResult struct {
 	Query string `json:"query"`
-	// Hits are the best chains first.
+	// Hits are the chains that passed the relevance gate, best first, then
+	// the weak ones, best first.
 	Hits []Hit `json:"hits"`
 	// Unreadable counts the files and folders the store could not read:
 	// memories that were not searched.
@@ -46,11 +89,13 @@ type SearchResult struct {
 // Search ranks the memories by similarity to text exactly as retrieval
 // does — the retrieval engine in identity mode, with the text as the one
 // query, no graph expansion and the settings' minimum score — and returns
-// the best limit chains (1 to [MaxSearchLimit]). Forgotten chains are not
-// searched; a hit on an old version counts for its chain's current one.
-// Search works when memory is off (memory.enabled: false). When the
-// embedder failed but memories were still found, it returns them with an
-// error wrapping [ErrPartial] and [ErrProvider].
+// the best limit chains (1 to [MaxSearchLimit]): those that pass the
+// relevance gate first (Hit.Strong), then the weak ones, each with its
+// relevance and evidence. Forgotten chains are not searched; a hit on an
+// old version counts for its chain's current one. Search works when memory
+// is off (memory.enabled: false). When the embedder failed but memories
+// were still found (by their words), it returns them with an error
+// wrapping [ErrPartial] and [ErrProvider].
 func (w *Workspace) Search(ctx context.Context, text string, limit int) (*SearchResult, error) {
 	return w.search(ctx, text, limit, false)
 }
@@ -88,8 +133,9 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	cfg.MaxMemories = MaxSearchLimit
 	cfg.InjectionTokenBudget = 1 << 30
 	cfg.Timeout = max(cfg.Timeout, searchTimeout)
-	// A search shows what is stored, outdated or not, with the reason.
-	cfg.StaleCheck, cfg.Stale = w.staleCheck(), memretrieve.StaleLabel
+	// A search shows what is stored, outdated or not, with the reason: each
+	// hit listed is checked below, the weak ones too.
+	cfg.Stale = memretrieve.StaleIgnore
 	purpose, store := "search", memcore.MemoryStore(nil)
 	if pending {
 		purpose, store = "search with pending", pendingInForce{w.store}
@@ -102,7 +148,7 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	if err != nil {
 		return nil, err
 	}
-	failed := partial(len(res.Memories) > 0, buildErr, searchError(res, res.Skipped, cfg.Timeout),
+	failed := partial(len(res.Ranked) > 0, buildErr, searchError(res, res.Skipped, cfg.Timeout),
 		searchError(res, res.VectorSkipped, cfg.Timeout))
 	if failed != nil && !errors.Is(failed, ErrPartial) {
 		return nil, failed
@@ -115,28 +161,42 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
 		return nil, err
 	}
-	out.Hits = w.hits(snap, res.Memories[:min(limit, len(res.Memories))])
+	out.Hits = w.hits(ctx, snap, res.Ranked, limit)
 	return out, failed
 }
 
-// hits describes the memories a search found as they are in snap (with
-// their status: the engine of a search with pending memories reads them as
-// in force), each with why it may be outdated.
-func (w *Workspace) hits(snap *snapshot, found []memretrieve.Recalled) []Hit {
+// hits describes the best limit chains of a search's ranking as they are
+// in snap (with their status: the engine of a search with pending
+// memories reads them as in force): those that passed the relevance gate
+// first, then the weak ones, each with why it may be outdated.
+func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretrieve.Candidate, limit int) []Hit {
 	out := []Hit{}
-	for _, r := range found {
-		m, ok := snap.g.Memory(r.Memory.Meta.ID)
+	ranked := slices.Clone(found)
+	slices.SortStableFunc(ranked, func(a, b memretrieve.Candidate) int {
+		return cmp.Compare(b2i(b.Evidence.Strong()), b2i(a.Evidence.Strong()))
+	})
+	for _, c := range ranked[:min(limit, len(ranked))] {
+		head, ok := snap.g.Memory(c.ID)
 		if !ok { // written since the index was built
-			m = r.Memory
+			continue
 		}
-		h := Hit{Memory: view(w.store, snap.g, m), Score: r.Score}
-		h.Memory.Stale = r.Stale
-		if r.Via.Matched != r.Memory.Meta.ID {
-			h.Matched = r.Via.Matched
+		h := Hit{Memory: view(w.store, snap.g, head), Relevance: round4(c.Evidence.Relevance), Strong: c.Evidence.Strong(),
+			Score: c.Score, Evidence: EvidenceOf(c.Evidence)}
+		h.Memory.Stale = w.staleOf(ctx, head)
+		if c.Matched != c.ID {
+			h.Matched = c.Matched
 		}
 		out = append(out, h)
 	}
 	return out
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // searchError is turnError, saying what failed for an embedder's failure.

@@ -23,7 +23,7 @@ type Options struct {
 	// Logger receives the libraries' logs; the zero Logger logs nothing.
 	Logger zerolog.Logger
 	// Progress, when set, is told how far an index build that embeds
-	// memories has got (see memretrieve.WithBuildProgress).
+	// memories has got (see memretrieve.Config.BuildProgress).
 	Progress func(done, total int)
 	// HTTPClient sends the requests of the openai and gemini providers;
 	// nil means a default client.
@@ -221,12 +221,9 @@ func (w *Workspace) engineOver(ctx context.Context, purpose string, store memcor
 	}
 	e := w.engines[purpose]
 	if e == nil {
-		opts := []memretrieve.EngineOption{memretrieve.WithLogger(w.opts.Logger)}
-		if w.opts.Progress != nil {
-			opts = append(opts, memretrieve.WithBuildProgress(w.opts.Progress))
-		}
+		cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
 		var err error
-		e, err = memretrieve.NewEngine(store, emb, llm, cfg, opts...)
+		e, err = memretrieve.NewEngine(store, emb, llm, cfg)
 		if err != nil {
 			w.mu.Unlock()
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)

@@ -1,4 +1,4 @@
-package memretrieve
+package index
 
 // stem reduces an English word in lower-case ASCII letters to its stem with
 // the Porter stemming algorithm (M.F. Porter, "An algorithm for suffix

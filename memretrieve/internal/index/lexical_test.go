@@ -1,4 +1,4 @@
-package memretrieve
+package index
 
 import (
 	"maps"
@@ -60,8 +60,8 @@ func TestAppendTerms(t *testing.T) {
 		{"a I x , ... -- ''", nil},
 	}
 	for _, c := range cases {
-		if got := appendTerms(nil, c.text); !slices.Equal(got, c.want) {
-			t.Errorf("appendTerms(%q) = %q, want %q", c.text, got, c.want)
+		if got := AppendTerms(nil, c.text); !slices.Equal(got, c.want) {
+			t.Errorf("AppendTerms(%q) = %q, want %q", c.text, got, c.want)
 		}
 	}
 }
@@ -72,7 +72,7 @@ func FuzzAppendTerms(f *testing.F) {
 		f.Add(s, "other words")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		terms := appendTerms(nil, a)
+		terms := AppendTerms(nil, a)
 		for _, term := range terms {
 			if term == "" {
 				t.Fatalf("empty term from %q", a)
@@ -89,15 +89,15 @@ func FuzzAppendTerms(f *testing.F) {
 		}
 		// Tokenising is local: two texts joined by a space give the terms
 		// of each, in order.
-		joined := appendTerms(nil, a+" "+b)
-		if want := appendTerms(slices.Clone(terms), b); !slices.Equal(joined, want) {
+		joined := AppendTerms(nil, a+" "+b)
+		if want := AppendTerms(slices.Clone(terms), b); !slices.Equal(joined, want) {
 			t.Fatalf("terms of %q + %q = %q, want %q", a, b, joined, want)
 		}
 		// Every text with a term finds itself.
 		if len(terms) > 0 {
-			x := newLexIndex([]string{"a", "b"}, []*lexDoc{newLexDoc(newTokenizer(), b), newLexDoc(newTokenizer(), a)})
-			hits := x.search(lexicalQuery([]string{a}), 2)
-			if len(hits) == 0 || !slices.ContainsFunc(hits, func(h hit) bool { return h.row == 1 }) {
+			x := NewLex([]string{"a", "b"}, []*Doc{NewDoc(NewTokenizer(), b), NewDoc(NewTokenizer(), a)})
+			hits := x.Search(NewQuery([]string{a}), 2)
+			if len(hits) == 0 || !slices.ContainsFunc(hits, func(h Hit) bool { return h.Row == 1 }) {
 				t.Fatalf("%q does not find itself: %v", a, hits)
 			}
 		}
@@ -110,18 +110,18 @@ func TestBM25Scores(t *testing.T) {
 		"pessimistic locking for payments, locking rows",
 		"table driven tests",
 	}
-	lex := make([]*lexDoc, len(docs))
+	lex := make([]*Doc, len(docs))
 	for i, d := range docs {
-		lex[i] = newLexDoc(newTokenizer(), d)
+		lex[i] = NewDoc(NewTokenizer(), d)
 	}
-	x := newLexIndex([]string{"0", "1", "2"}, lex)
+	x := NewLex([]string{"0", "1", "2"}, lex)
 	// By hand: lengths 3, 5 and 3 terms (avg 11/3); "lock" is in 2 of 3
 	// documents, "retri" in 1.
 	idf := func(df float64) float64 { return math.Log(1 + (3-df+0.5)/(df+0.5)) }
 	tfw := func(tf, dl float64) float64 {
 		return tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/(11.0/3)))
 	}
-	got := x.search(lexicalQuery([]string{"locking retries"}), 3)
+	got := x.Search(NewQuery([]string{"locking retries"}), 3)
 	want := []struct {
 		row   int
 		score float64
@@ -133,23 +133,23 @@ func TestBM25Scores(t *testing.T) {
 		t.Fatalf("search = %v, want rows %v", got, want)
 	}
 	for i, w := range want {
-		if got[i].row != w.row || math.Abs(float64(got[i].score)-w.score) > 1e-5 {
-			t.Errorf("hit %d = row %d score %v, want row %d score %v", i, got[i].row, got[i].score, w.row, w.score)
+		if got[i].Row != w.row || math.Abs(float64(got[i].Score)-w.score) > 1e-5 {
+			t.Errorf("Hit %d = row %d score %v, want row %d score %v", i, got[i].Row, got[i].Score, w.row, w.score)
 		}
 	}
 	// A query's weights add up: the same word in two queries counts twice.
-	twice := x.search(lexicalQuery([]string{"retry", "retrying"}), 1)
-	once := x.search(lexicalQuery([]string{"retry"}), 1)
-	if len(twice) != 1 || len(once) != 1 || math.Abs(float64(twice[0].score-2*once[0].score)) > 1e-5 {
+	twice := x.Search(NewQuery([]string{"retry", "retrying"}), 1)
+	once := x.Search(NewQuery([]string{"retry"}), 1)
+	if len(twice) != 1 || len(once) != 1 || math.Abs(float64(twice[0].Score-2*once[0].Score)) > 1e-5 {
 		t.Errorf("two queries holding a word score %v, one %v; want twice", twice, once)
 	}
-	if hs := x.search(lexicalQuery([]string{"the and of"}), 3); len(hs) != 0 {
+	if hs := x.Search(NewQuery([]string{"the and of"}), 3); len(hs) != 0 {
 		t.Errorf("a query of common words found %v", hs)
 	}
 }
 
 func TestLexicalQueryWeights(t *testing.T) {
-	q := lexicalQuery([]string{"errors.As", "check errors.As now", "we check the build"})
+	q := NewQuery([]string{"errors.As", "check errors.As now", "we check the build"})
 	got := map[string]float32{}
 	for _, t := range q {
 		got[t.term] = t.w
@@ -160,27 +160,58 @@ func TestLexicalQueryWeights(t *testing.T) {
 	}
 }
 
-func TestLexicalIndex(t *testing.T) {
-	if _, err := NewLexicalIndex([]string{"a"}, nil); err == nil {
-		t.Error("NewLexicalIndex with 1 id and 0 texts: no error")
+func TestInformation(t *testing.T) {
+	texts := []string{
+		"kestrel nightly builds",
+		"kestrel releases",
+		"other words entirely",
+		"nightly other",
 	}
-	ix, err := NewLexicalIndex([]string{"a", "b", "c"}, []string{"kestrel nightly builds", "kestrel", "other words"})
-	if err != nil {
-		t.Fatal(err)
+	tok := NewTokenizer()
+	docs := make([]*Doc, len(texts))
+	for i, s := range texts {
+		docs[i] = NewDoc(tok, s)
 	}
-	if ix.Len() != 3 {
-		t.Errorf("Len = %d, want 3", ix.Len())
+	x := NewLex([]string{"0", "1", "2", "3"}, docs)
+	terms := x.Terms("kestrel builds tonight, nightly")
+	if want := []string{"kestrel", "build", "nightli"}; !slices.Equal(terms, want) {
+		t.Fatalf("Terms = %v, want %v (the terms some row holds, once each)", terms, want)
 	}
-	got := ix.Search([]string{"kestrel"}, 5)
-	// The shorter text holding the word ranks first (BM25's length
-	// normalisation); the third shares nothing and is left out.
-	if len(got) != 2 || got[0].ID != "b" || got[1].ID != "a" || !(got[0].Score > got[1].Score) || got[1].Score <= 0 {
-		t.Errorf("Search = %+v, want b then a, scores above 0", got)
+	idf := func(df float64) float64 { return math.Log(1 + (4-df+0.5)/(df+0.5)) }
+	tests := []struct {
+		row     int
+		want    float64
+		matched int
+	}{
+		// kestrel (df 2), build (df 1), nightli (df 2)
+		{0, idf(2) + idf(1) + idf(2), 3},
+		{1, idf(2), 1},
+		{2, 0, 0},
+		{3, idf(2), 1},
 	}
-	if got := ix.Search([]string{"kestrel"}, 1); len(got) != 1 || got[0].ID != "b" {
-		t.Errorf("Search k=1 = %+v, want b", got)
+	for _, tt := range tests {
+		got, m := x.Information(tt.row, terms, 0)
+		if math.Abs(got-tt.want) > 1e-12 || m != tt.matched {
+			t.Errorf("Information(row %d) = %v, %d; want %v, %d", tt.row, got, m, tt.want, tt.matched)
+		}
 	}
-	if got := ix.Search(nil, 5); len(got) != 0 {
-		t.Errorf("Search without queries = %+v, want nothing", got)
+	if got, want := x.BestInformation(terms, 0), tests[0].want; math.Abs(got-want) > 1e-12 {
+		t.Errorf("BestInformation = %v, want %v (row 0)", got, want)
+	}
+	if got := x.BestInformation(x.Terms("unrelated text"), 0); got != 0 {
+		t.Errorf("BestInformation of nothing shared = %v, want 0", got)
+	}
+	// One row: counted as at least 100, a word it holds weighs what a word
+	// one row of 100 holds.
+	one := NewLex([]string{"a"}, []*Doc{NewDoc(tok, "user updates lock rows")})
+	if got, m := one.Information(0, one.Terms("how do user updates lock rows"), 100); m != 4 || math.Abs(got-4*IDF(1, 100)) > 1e-12 {
+		t.Errorf("Information over one row counted as 100 = %v, %d; want 4 terms of IDF(1, 100)", got, m)
+	}
+	if got, _ := one.Information(0, one.Terms("user"), 0); math.Abs(got-IDF(1, 1)) > 1e-12 {
+		t.Errorf("Information over one row = %v, want IDF(1, 1)", got)
+	}
+	var empty *Lex
+	if empty.DF("x") != 0 || NewLex(nil, nil).BestInformation([]string{"x"}, 100) != 0 {
+		t.Error("an empty or nil index: DF or BestInformation not 0")
 	}
 }

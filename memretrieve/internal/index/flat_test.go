@@ -1,4 +1,4 @@
-package memretrieve
+package index
 
 import (
 	"fmt"
@@ -12,19 +12,19 @@ import (
 
 // randomFlatIndex returns a flat index of n unit vectors of dim values; every
 // seventh row repeats an earlier one, so ties are exercised.
-func randomFlatIndex(r *rand.Rand, n, dim int) *flatIndex {
-	x := &flatIndex{dim: dim, ids: make([]string, n), vecs: make([]float32, n*dim)}
+func randomFlatIndex(r *rand.Rand, n, dim int) *Flat {
+	x := &Flat{Dim: dim, IDs: make([]string, n), Vecs: make([]float32, n*dim)}
 	for i := range n {
-		row := x.vecs[i*dim : (i+1)*dim]
+		row := x.Vecs[i*dim : (i+1)*dim]
 		if i%7 == 6 {
-			copy(row, x.vecs[(i/2)*dim:(i/2+1)*dim])
+			copy(row, x.Vecs[(i/2)*dim:(i/2+1)*dim])
 		} else {
 			for j := range row {
 				row[j] = float32(r.NormFloat64())
 			}
-			normalize(row)
+			Normalize(row)
 		}
-		x.ids[i] = fmt.Sprint(i)
+		x.IDs[i] = fmt.Sprint(i)
 	}
 	return x
 }
@@ -34,18 +34,18 @@ func randomUnit(r *rand.Rand, dim int) []float32 {
 	for j := range v {
 		v[j] = float32(r.NormFloat64())
 	}
-	normalize(v)
+	Normalize(v)
 	return v
 }
 
 // bruteForce scores every row with the same kernel and sorts: the
 // reference for search, which must return exactly its hits and scores.
-func bruteForce(x *flatIndex, q []float32, k int) []hit {
-	all := make([]hit, x.len())
+func bruteForce(x *Flat, q []float32, k int) []Hit {
+	all := make([]Hit, x.Len())
 	for i := range all {
-		all[i] = hit{row: i, score: vecmath.Dot(x.vecs[i*x.dim:(i+1)*x.dim], q)}
+		all[i] = Hit{Row: i, Score: vecmath.Dot(x.Vecs[i*x.Dim:(i+1)*x.Dim], q)}
 	}
-	slices.SortStableFunc(all, compareHits)
+	slices.SortStableFunc(all, CompareHits)
 	return all[:min(k, len(all))]
 }
 
@@ -59,9 +59,9 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 				for _, par := range []int{1, 4} {
 					queries := [][]float32{randomUnit(r, dim), randomUnit(r, dim), randomUnit(r, dim)}
 					if n > 3 {
-						queries = append(queries, slices.Clone(x.vecs[3*dim:4*dim])) // an exact match and its ties
+						queries = append(queries, slices.Clone(x.Vecs[3*dim:4*dim])) // an exact match and its ties
 					}
-					got, _ := x.search(queries, k, par)
+					got, _ := x.Search(queries, k, par)
 					if len(got) != len(queries) {
 						t.Fatalf("n=%d: %d result lists for %d queries", n, len(got), len(queries))
 					}
@@ -74,7 +74,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 							t.Fatalf("n=%d dim=%d k=%d par=%d query %d:\n got %v\nwant %v", n, dim, k, par, qi, got[qi], want)
 						}
 						// One query alone gives the same as in a batch.
-						if single, _ := x.search([][]float32{q}, k, par); !slices.Equal(single[0], got[qi]) {
+						if single, _ := x.Search([][]float32{q}, k, par); !slices.Equal(single[0], got[qi]) {
 							t.Fatalf("n=%d dim=%d: single-query search differs from the batched one", n, dim)
 						}
 					}
@@ -97,13 +97,13 @@ func TestNormalize(t *testing.T) {
 		{[]float32{1e-30, 1e-30}, true},
 	} {
 		v := slices.Clone(tt.in)
-		if ok := normalize(v); ok != tt.ok {
-			t.Errorf("normalize(%v) = %v, want %v", tt.in, ok, tt.ok)
+		if ok := Normalize(v); ok != tt.ok {
+			t.Errorf("Normalize(%v) = %v, want %v", tt.in, ok, tt.ok)
 			continue
 		}
 		if tt.ok {
 			if n := math.Sqrt(float64(vecmath.Dot(v, v))); math.Abs(n-1) > 1e-6 {
-				t.Errorf("normalize(%v) has length %v", tt.in, n)
+				t.Errorf("Normalize(%v) has length %v", tt.in, n)
 			}
 		}
 	}
@@ -112,9 +112,9 @@ func TestNormalize(t *testing.T) {
 func TestTopKKeepsBest(t *testing.T) {
 	h := newHeaps(1, 3)[0]
 	for i, s := range []float32{0.1, 0.9, 0.5, 0.5, 0.7, 0.2, 0.9} {
-		h.offer(hit{row: i, score: s})
+		h.offer(Hit{Row: i, Score: s})
 	}
-	want := []hit{{1, 0.9}, {6, 0.9}, {4, 0.7}}
+	want := []Hit{{1, 0.9}, {6, 0.9}, {4, 0.7}}
 	if got := h.sorted(); !slices.Equal(got, want) {
 		t.Fatalf("top 3 = %v, want %v", got, want)
 	}

@@ -1,4 +1,4 @@
-package memretrieve
+package index
 
 import (
 	"cmp"
@@ -9,33 +9,34 @@ import (
 	"github.com/forgemem/forgemem/memretrieve/internal/vecmath"
 )
 
-// flatIndex is an exact nearest-neighbour index with no structure beyond a
+// Flat is an exact nearest-neighbour index with no structure beyond a
 // flat list of rows, every one of which a search scores: an immutable set of
 // unit vectors in one contiguous block, where row i is vecs[i*dim:(i+1)*dim]
 // and belongs to ids[i] (a memory id, for the engine). Searches read it
-// without locks; a rebuild makes a new one. [Index] is its exported face.
-type flatIndex struct {
-	dim  int
-	ids  []string
-	vecs []float32
-	// quant, when set, makes this a quantised index: the rows are searched
-	// in their int8 form, and vecs is nil (quant says where the float32
+// without locks; a rebuild makes a new one. The experimental package
+// memretrieve/experimental/search offers it on its own.
+type Flat struct {
+	Dim  int
+	IDs  []string
+	Vecs []float32
+	// Quant, when set, makes this a quantised index: the rows are searched
+	// in their int8 form, and Vecs is nil (Quant says where the float32
 	// vectors are).
-	quant *quantRows
+	Quant *Quant
 }
 
-// hit is one search result: a row of the index and its cosine similarity
+// Hit is one search result: a row of the index and its cosine similarity
 // with the query.
-type hit struct {
-	row   int
-	score float32
+type Hit struct {
+	Row   int
+	Score float32
 }
 
 // worse orders hits for the bounded heaps: a is worse than b when it scores
 // lower, or scores the same and comes later in the index. The order is
 // total, so results are deterministic.
-func worse(a, b hit) bool {
-	return a.score < b.score || (a.score == b.score && a.row > b.row)
+func worse(a, b Hit) bool {
+	return a.Score < b.Score || (a.Score == b.Score && a.Row > b.Row)
 }
 
 // parallelMinFloats is the index size (rows × dim) from which a search is
@@ -43,16 +44,16 @@ func worse(a, b hit) bool {
 // them.
 const parallelMinFloats = 1 << 18
 
-// len is the number of rows.
-func (x *flatIndex) len() int {
+// Len is the number of rows.
+func (x *Flat) Len() int {
 	if x == nil {
 		return 0
 	}
-	return len(x.ids)
+	return len(x.IDs)
 }
 
-// search returns, for each query, its k best rows, best first. Queries are
-// unit vectors of exactly x.dim values: the callers (Index.SearchBatch,
+// Search returns, for each query, its k best rows, best first. Queries are
+// unit vectors of exactly x.Dim values: the callers (search.Index.SearchBatch,
 // Engine.search) check the length, as vecmath.Dot panics on a mismatch.
 // All queries are scored in one pass over the block, so each row is read
 // from memory once however many queries there are. Large indexes are
@@ -62,11 +63,11 @@ func (x *flatIndex) len() int {
 // A quantised index (quant set) scans its int8 rows and re-ranks the best
 // candidates exactly (see searchQuant); degraded then reports candidates
 // whose float32 vector could not be read back from disk.
-func (x *flatIndex) search(queries [][]float32, k, par int) (hits [][]hit, degraded bool) {
-	if x.len() == 0 || k < 1 || len(queries) == 0 {
-		return make([][]hit, len(queries)), false
+func (x *Flat) Search(queries [][]float32, k, par int) (hits [][]Hit, degraded bool) {
+	if x.Len() == 0 || k < 1 || len(queries) == 0 {
+		return make([][]Hit, len(queries)), false
 	}
-	if x.quant != nil {
+	if x.Quant != nil {
 		return x.searchQuant(queries, k, par)
 	}
 	return x.topRows(queries, nil, k, par), false
@@ -77,15 +78,15 @@ func (x *flatIndex) search(queries [][]float32, k, par int) (hits [][]hit, degra
 // queries' int8 codes) is not nil, by x.scanInt8 over the int8 rows. Large
 // indexes are scanned by up to par goroutines, each over its own stretch of
 // rows with its own heaps; the heaps of each query are merged at the end.
-func (x *flatIndex) topRows(queries [][]float32, codes [][]int8, k, par int) [][]hit {
+func (x *Flat) topRows(queries [][]float32, codes [][]int8, k, par int) [][]Hit {
 	nq := len(queries)
-	n := x.len()
+	n := x.Len()
 	k = min(k, n)
 	workers := 1
-	if n*x.dim >= parallelMinFloats && par > 1 {
+	if n*x.Dim >= parallelMinFloats && par > 1 {
 		workers = min(par, n/64+1)
 	}
-	out := make([][]hit, nq)
+	out := make([][]Hit, nq)
 	if workers == 1 {
 		heaps := newHeaps(nq, k)
 		x.scanRows(queries, codes, 0, n, heaps)
@@ -111,18 +112,18 @@ func (x *flatIndex) topRows(queries [][]float32, codes [][]int8, k, par int) [][
 	}
 	wg.Wait()
 	for q := range nq {
-		var all []hit
+		var all []Hit
 		for w := range parts {
 			all = append(all, parts[w][q].h...)
 		}
-		slices.SortFunc(all, compareHits)
+		slices.SortFunc(all, CompareHits)
 		out[q] = all[:min(k, len(all))]
 	}
 	return out
 }
 
 // scanRows is scanInt8 with codes when it is not nil, else scan.
-func (x *flatIndex) scanRows(queries [][]float32, codes [][]int8, lo, hi int, heaps []topK) {
+func (x *Flat) scanRows(queries [][]float32, codes [][]int8, lo, hi int, heaps []topK) {
 	if codes != nil {
 		x.scanInt8(codes, lo, hi, heaps)
 	} else {
@@ -136,55 +137,57 @@ func (x *flatIndex) scanRows(queries [][]float32, codes [][]int8, lo, hi int, he
 // queries there are (the others find it in the cache). Each dot product is
 // vecmath.Dot: SIMD where the CPU has it, within the bound its package
 // documents of the exact value.
-func (x *flatIndex) scan(queries [][]float32, lo, hi int, heaps []topK) {
-	dim := x.dim
+func (x *Flat) scan(queries [][]float32, lo, hi int, heaps []topK) {
+	dim := x.Dim
 	if len(queries) == 1 {
 		q, h := queries[0], &heaps[0]
 		for r := lo; r < hi; r++ {
-			s := vecmath.Dot(x.vecs[r*dim:(r+1)*dim:(r+1)*dim], q)
+			s := vecmath.Dot(x.Vecs[r*dim:(r+1)*dim:(r+1)*dim], q)
 			if s >= h.floor {
-				h.offer(hit{row: r, score: s})
+				h.offer(Hit{Row: r, Score: s})
 			}
 		}
 		return
 	}
 	for r := lo; r < hi; r++ {
-		row := x.vecs[r*dim : (r+1)*dim : (r+1)*dim]
+		row := x.Vecs[r*dim : (r+1)*dim : (r+1)*dim]
 		for qi, q := range queries {
 			s := vecmath.Dot(row, q)
 			if h := &heaps[qi]; s >= h.floor {
-				h.offer(hit{row: r, score: s})
+				h.offer(Hit{Row: r, Score: s})
 			}
 		}
 	}
 }
 
-func compareHits(a, b hit) int {
-	if c := cmp.Compare(b.score, a.score); c != 0 {
+// CompareHits orders hits best first: the higher score, then the earlier
+// row.
+func CompareHits(a, b Hit) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.row, b.row)
+	return cmp.Compare(a.Row, b.Row)
 }
 
 // topK keeps the k best hits seen in a min-heap whose root is the worst of
-// them. floor is the score a new hit must reach to be worth offering: -Inf
+// them. floor is the score a new Hit must reach to be worth offering: -Inf
 // until the heap is full, then the root's score.
 type topK struct {
 	k     int
-	h     []hit
+	h     []Hit
 	floor float32
 }
 
 func newHeaps(n, k int) []topK {
 	hs := make([]topK, n)
 	for i := range hs {
-		hs[i] = topK{k: k, h: make([]hit, 0, k), floor: float32(math.Inf(-1))}
+		hs[i] = topK{k: k, h: make([]Hit, 0, k), floor: float32(math.Inf(-1))}
 	}
 	return hs
 }
 
-// offer adds c if the heap is not full or c is better than its worst hit.
-func (t *topK) offer(c hit) {
+// offer adds c if the heap is not full or c is better than its worst Hit.
+func (t *topK) offer(c Hit) {
 	switch {
 	case len(t.h) < t.k:
 		t.push(c)
@@ -194,7 +197,7 @@ func (t *topK) offer(c hit) {
 }
 
 // push adds c to the heap, which is not full.
-func (t *topK) push(c hit) {
+func (t *topK) push(c Hit) {
 	h := append(t.h, c)
 	for i := len(h) - 1; i > 0; { // sift up
 		p := (i - 1) / 2
@@ -206,12 +209,12 @@ func (t *topK) push(c hit) {
 	}
 	t.h = h
 	if len(h) == t.k {
-		t.floor = h[0].score
+		t.floor = h[0].Score
 	}
 }
 
 // replaceWorst puts c, better than the root, in the root's place.
-func (t *topK) replaceWorst(c hit) {
+func (t *topK) replaceWorst(c Hit) {
 	h := t.h
 	h[0] = c
 	for i := 0; ; { // sift down
@@ -229,31 +232,31 @@ func (t *topK) replaceWorst(c hit) {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-	t.floor = h[0].score
+	t.floor = h[0].Score
 }
 
 // sorted returns the kept hits, best first.
-func (t *topK) sorted() []hit {
+func (t *topK) sorted() []Hit {
 	out := slices.Clone(t.h)
-	slices.SortFunc(out, compareHits)
+	slices.SortFunc(out, CompareHits)
 	return out
 }
 
-// unitTolerance is how far from 1 the squared length of a vector scaled to
+// UnitTolerance is how far from 1 the squared length of a vector scaled to
 // unit length in float32 can be: each value is within a relative 2⁻²⁴ of
 // its exact value, so the sum of squares is within 2⁻²³ of 1, far below
 // this bound; the cosine similarities of a vector left as it is are off by
 // at most half of it.
-const unitTolerance = 1e-6
+const UnitTolerance = 1e-6
 
-// normalize scales v to unit length in place. It reports false, leaving v
+// Normalize scales v to unit length in place. It reports false, leaving v
 // unusable, when v is empty, all zero, or holds a NaN or an infinity.
 //
 // A vector already of unit length, to within the rounding of float32 values
-// (its squared length within unitTolerance of 1), is left as it is, so that
+// (its squared length within UnitTolerance of 1), is left as it is, so that
 // normalising is idempotent: a vector normalised, written to the cache file
 // and read back is the same, bit for bit, and scores the same.
-func normalize(v []float32) bool {
+func Normalize(v []float32) bool {
 	var sum float64
 	for _, f := range v {
 		sum += float64(f) * float64(f)
@@ -261,7 +264,7 @@ func normalize(v []float32) bool {
 	if len(v) == 0 || sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
 		return false
 	}
-	if math.Abs(sum-1) <= unitTolerance {
+	if math.Abs(sum-1) <= UnitTolerance {
 		return true
 	}
 	inv := 1 / math.Sqrt(sum)

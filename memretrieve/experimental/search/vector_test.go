@@ -1,4 +1,4 @@
-package memretrieve
+package search
 
 import (
 	"cmp"
@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/forgemem/forgemem/memcore"
 )
 
 // TestIndexMatchesExactSearch: the exported Index returns exactly the k best
@@ -24,7 +26,7 @@ func TestIndexMatchesExactSearch(t *testing.T) {
 	}
 	queries := [][]float32{randomVector(r, dim), randomVector(r, dim), vecs[17]}
 	for _, par := range []int{1, 4} {
-		ix, err := NewIndex(ids, vecs, WithParallelism(par))
+		ix, err := NewIndex(ids, vecs, IndexConfig{Parallelism: par})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,16 +57,16 @@ func TestIndexMatchesExactSearch(t *testing.T) {
 }
 
 func TestIndexErrors(t *testing.T) {
-	if _, err := NewIndex([]string{"a"}, [][]float32{{1, 0}, {0, 1}}); err == nil {
+	if _, err := NewIndex([]string{"a"}, [][]float32{{1, 0}, {0, 1}}, IndexConfig{}); err == nil {
 		t.Errorf("NewIndex with 1 id for 2 vectors succeeded")
 	}
-	if _, err := NewIndex([]string{"a", "b"}, [][]float32{{1, 0}, {0, 1, 0}}); !errors.Is(err, ErrDimension) {
+	if _, err := NewIndex([]string{"a", "b"}, [][]float32{{1, 0}, {0, 1, 0}}, IndexConfig{}); !errors.Is(err, ErrDimension) {
 		t.Errorf("NewIndex with vectors of two lengths = %v, want ErrDimension", err)
 	}
-	if _, err := NewIndex([]string{"a"}, [][]float32{{0, 0}}); err == nil {
+	if _, err := NewIndex([]string{"a"}, [][]float32{{0, 0}}, IndexConfig{}); err == nil {
 		t.Errorf("NewIndex with a zero vector succeeded")
 	}
-	ix, err := NewIndex([]string{"a", "b"}, [][]float32{{1, 0}, {0, 2}})
+	ix, err := NewIndex([]string{"a", "b"}, [][]float32{{1, 0}, {0, 2}}, IndexConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +75,9 @@ func TestIndexErrors(t *testing.T) {
 	}
 	if _, err := ix.Search([]float32{0, 0}, 1); err == nil {
 		t.Errorf("Search with a zero query succeeded")
+	}
+	if _, err := NewIndex(nil, nil, IndexConfig{Parallelism: -1}); !errors.Is(err, memcore.ErrInvalidConfig) {
+		t.Errorf("NewIndex with Parallelism -1 = %v, want memcore.ErrInvalidConfig", err)
 	}
 	got, err := ix.Search([]float32{0, 5}, 5)
 	if err != nil || len(got) != 2 || got[0].ID != "b" || got[0].Score < 0.9999 {

@@ -1,0 +1,243 @@
+package memretrieve
+
+import (
+	"crypto/sha256"
+	"math"
+	"slices"
+
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
+)
+
+// The relevance gate lets a memory into a turn's injection only on evidence
+// that it is relevant: a score well above what unrelated text scores
+// against this collection. What unrelated text scores is measured, not
+// assumed: at each index build that changed the indexed memories, the
+// probe texts (probes.txt: sentences and passages of three domains) are
+// scored against the collection like a turn's queries — their best cosine
+// similarity with any memory, with the embedder in use, and their best
+// lexical evidence (index.Lex.Information) — and a null model is fitted
+// to each: per domain, the mean score as a line in the logarithm of the
+// text's length, and one spread, the pooled standard deviation of the
+// domains' residuals. The collection is unrelated to at least one domain
+// (a coding collection to everyday life, a personal one to code): the
+// gate's mean for a query of a length is the lowest of the domains'. The
+// model is a few numbers, kept in the on-disk cache beside the vectors (see
+// gatecache.go), so a new process does not compute it again, and computed
+// again for another embedding model.
+
+// calibration is the relevance gate's null model of a collection.
+type calibration struct {
+	// Vector is the model of the best cosine similarity of unrelated text
+	// with a memory; nil when the probes have no vectors (the embedder
+	// has not given them yet) or the index none.
+	Vector *nullModel `json:"vector,omitempty"`
+	// Lexical is the model of the best lexical evidence of unrelated
+	// text (index.Lex.Information); nil with the lexical index off.
+	Lexical *nullModel `json:"lexical,omitempty"`
+}
+
+// nullModel is the distribution of a best score of unrelated text against
+// a collection: per probe domain, its mean as A + B·ln(tokens), and one
+// standard deviation.
+type nullModel struct {
+	Domains []lineFit `json:"domains"`
+	SD      float64   `json:"sd"`
+}
+
+// lineFit is a least-squares line y = A + B·x.
+type lineFit struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+// minSD bounds a null model's spread from below, so that a collection on
+// which every probe scores the same (one memory, or none sharing a word)
+// still has a finite threshold; minLexicalSD is the bound of the lexical
+// side, in IDF units: with few memories, one shared word is no evidence on
+// its own, as a common word's IDF is about 0.3 and a rare one's several.
+const (
+	minSD        = 0.01
+	minLexicalSD = 0.5
+)
+
+// mean is the model's mean score of unrelated text of tokens tokens: the
+// lowest of its domains'.
+func (m *nullModel) mean(tokens int) float64 {
+	x := math.Log(float64(max(tokens, 1)))
+	mean := math.Inf(1)
+	for _, d := range m.Domains {
+		mean = min(mean, d.A+d.B*x)
+	}
+	return mean
+}
+
+// threshold is the score a text of tokens tokens must reach to be z
+// standard deviations above the model's mean.
+func (m *nullModel) threshold(tokens int, z float64) float64 {
+	return m.mean(tokens) + z*m.SD
+}
+
+// z is how many standard deviations score is above the model's mean for a
+// text of tokens tokens.
+func (m *nullModel) z(score float64, tokens int) float64 {
+	return (score - m.mean(tokens)) / m.SD
+}
+
+// probeScore is a probe's best score against a collection.
+type probeScore struct {
+	domain, tokens int
+	score          float64
+}
+
+// fitNull fits the null model to the probes' scores: a line per domain,
+// and the pooled standard deviation of the residuals, at least minSpread.
+// It returns nil without scores.
+func fitNull(scores []probeScore, minSpread float64) *nullModel {
+	byDomain := make([][]probeScore, len(probeDomains))
+	for _, s := range scores {
+		byDomain[s.domain] = append(byDomain[s.domain], s)
+	}
+	m := &nullModel{}
+	var sq float64
+	var n int
+	for _, ss := range byDomain {
+		if len(ss) < 3 {
+			continue
+		}
+		f := fitLine(ss)
+		m.Domains = append(m.Domains, f)
+		for _, s := range ss {
+			r := s.score - (f.A + f.B*math.Log(float64(max(s.tokens, 1))))
+			sq += r * r
+		}
+		n += len(ss) - 2 // two parameters per line
+	}
+	if len(m.Domains) == 0 {
+		return nil
+	}
+	m.SD = max(math.Sqrt(sq/float64(n)), minSpread)
+	return m
+}
+
+// fitLine is the least-squares line of score over ln(tokens).
+func fitLine(ss []probeScore) lineFit {
+	var sx, sy float64
+	for _, s := range ss {
+		sx += math.Log(float64(max(s.tokens, 1)))
+		sy += s.score
+	}
+	n := float64(len(ss))
+	mx, my := sx/n, sy/n
+	var sxx, sxy float64
+	for _, s := range ss {
+		dx := math.Log(float64(max(s.tokens, 1))) - mx
+		sxx += dx * dx
+		sxy += dx * (s.score - my)
+	}
+	b := 0.0
+	if sxx > 0 {
+		b = sxy / sxx
+	}
+	return lineFit{A: my - b*mx, B: b}
+}
+
+// calibrate measures the null models of a snapshot's indexes: the vector
+// one from the probes' vectors in vecs (nil, or any missing: no vector
+// model), the lexical one from lex (nil: none).
+func calibrate(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int) *calibration {
+	c := &calibration{}
+	if idx.Len() > 0 && len(vecs) == len(probes) {
+		hits, _ := idx.Search(vecs, 1, par)
+		scores := make([]probeScore, 0, len(probes))
+		for i, p := range probes {
+			if len(hits[i]) > 0 {
+				scores = append(scores, probeScore{domain: p.domain, tokens: p.tokens, score: float64(hits[i][0].Score)})
+			}
+		}
+		c.Vector = fitNull(scores, minSD)
+	}
+	if lex.Len() > 0 {
+		scores := make([]probeScore, len(probes))
+		for i, p := range probes {
+			scores[i] = probeScore{domain: p.domain, tokens: p.tokens, score: lex.BestInformation(lex.Terms(p.text), lexicalMinRows)}
+		}
+		c.Lexical = fitNull(scores, minLexicalSD)
+	}
+	return c
+}
+
+// calibrationKey identifies what a calibration was measured on: the probe
+// set, the embedding model and dimension, the texts of the lexical index
+// (lexKeys) and of the vector index (vecKeys), each set in any order.
+func calibrationKey(model string, dim int, lexKeys, vecKeys []contentKey) [32]byte {
+	f := fingerprinter{h: sha256.New()}
+	f.str(probesVersion)
+	f.str(model)
+	f.int(dim)
+	for _, keys := range [][]contentKey{lexKeys, vecKeys} {
+		sorted := slices.Clone(keys)
+		slices.SortFunc(sorted, func(a, b contentKey) int { return slices.Compare(a[:], b[:]) })
+		sorted = slices.Compact(sorted)
+		f.int(len(sorted))
+		for _, k := range sorted {
+			f.h.Write(k[:])
+		}
+	}
+	var key [32]byte
+	f.h.Sum(key[:0])
+	return key
+}
+
+// calibration returns the relevance gate's calibration of a snapshot's
+// indexes — idx, the vector index of the items at rows, and lex, the
+// lexical index of every item —: the engine's latest when nothing it was
+// measured on changed, else the one kept in the cache folder for them,
+// else a new one (keepCalibration keeps it there at the end of the build).
+// Nil with the gate off. Callers hold buildMu.
+func (e *Engine) calibration(idx *index.Flat, lex *index.Lex, items []item, rows []int) *calibration {
+	if !e.gateOn() {
+		return nil
+	}
+	lexKeys := make([]contentKey, 0, len(items))
+	if lex != nil {
+		for _, it := range items {
+			lexKeys = append(lexKeys, it.key)
+		}
+	}
+	vecKeys := make([]contentKey, len(rows))
+	for j, i := range rows {
+		vecKeys[j] = items[i].key
+	}
+	vecs := e.probeVectors()
+	dim := e.cache.dim
+	if vecs == nil {
+		dim = 0 // no vector model: the key says so
+	}
+	key := calibrationKey(e.cache.model, dim, lexKeys, vecKeys)
+	if e.cal != nil && key == e.calKey {
+		return e.cal
+	}
+	cal := e.cache.loadCalibration(key)
+	e.calKept = cal != nil
+	if cal == nil {
+		cal = calibrate(idx, lex, vecs, e.cfg.Parallelism)
+		e.calibrations.Add(1)
+	}
+	e.cal, e.calKey = cal, key
+	return cal
+}
+
+// keepCalibration keeps the latest calibration in the cache folder, once,
+// at the end of a build that ran to its end, unless it lacks the vector
+// model while the index has vectors (the probes could not be embedded):
+// that one is measured again. Callers hold buildMu.
+func (e *Engine) keepCalibration() {
+	if e.cal == nil || e.calKept {
+		return
+	}
+	if s := e.snap.Load(); e.cal.Vector == nil && s != nil && s.idx.Len() > 0 {
+		return
+	}
+	e.cache.storeCalibration(e.calKey, e.cal)
+	e.calKept = true
+}
