@@ -145,19 +145,20 @@ func fitLine(ss []probeScore) lineFit {
 // one from the probes' vectors in vecs (nil, or any missing: no vector
 // model), the lexical one from lex (nil: none).
 func calibrate(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int) *calibration {
-	c, _ := calibrateFrom(idx, lex, vecs, par, nil)
+	c, _ := calibrateFrom(idx, lex, vecs, par, nil, nil)
 	return c
 }
 
-// calibrateFrom is calibrate, given the probes' best vector scores over
-// the first len(prev.rows) rows of idx when prev is not nil: only the rows
-// after those are searched. It returns the probes' best vector scores over
-// every row of idx (nil when there are none), for the next call.
-func calibrateFrom(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int, prev *probeBest) (*calibration, *probeBest) {
+// calibrateFrom is calibrate, given, when prev is not nil, the probes'
+// best vector scores over the rows of idx but newRows (the rows the last
+// calibration searched): only newRows are searched. It returns the probes'
+// best vector scores over every row of idx (nil when there are none), for
+// the next call.
+func calibrateFrom(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int, prev *probeBest, newRows []int) (*calibration, *probeBest) {
 	c := &calibration{}
 	var best *probeBest
 	if idx.Len() > 0 && len(vecs) == len(probes) {
-		best = bestOfProbes(idx, vecs, par, prev)
+		best = bestOfProbes(idx, vecs, par, prev, newRows)
 		scores := make([]probeScore, 0, len(probes))
 		for i, p := range probes {
 			if best.found[i] {
@@ -186,19 +187,19 @@ type probeBest struct {
 }
 
 // bestOfProbes returns the probes' best scores over idx: searched in
-// full, or, given prev (over the first prev.rows rows), only over the rows
-// after those, the best of the two kept. A search takes the earlier row of
-// equal scores, and only the score counts here.
-func bestOfProbes(idx *index.Flat, vecs [][]float32, par int, prev *probeBest) *probeBest {
-	from := 0
-	if prev != nil && prev.rows <= idx.Len() && len(prev.score) == len(vecs) {
-		from = prev.rows
-	} else {
-		prev = nil
-	}
+// full, or, given prev (over every row but newRows), only over newRows, the
+// best of the two kept. A best score is the best of any set of rows'
+// scores, whatever their order; only the score counts here.
+func bestOfProbes(idx *index.Flat, vecs [][]float32, par int, prev *probeBest, newRows []int) *probeBest {
 	part := idx
-	if from > 0 {
-		part = &index.Flat{Dim: idx.Dim, IDs: idx.IDs[from:], Vecs: idx.Vecs[from*idx.Dim:]}
+	if prev == nil || len(prev.score) != len(vecs) {
+		prev = nil
+	} else {
+		part = &index.Flat{Dim: idx.Dim, IDs: make([]string, len(newRows)), Vecs: make([]float32, 0, len(newRows)*idx.Dim)}
+		for j, r := range newRows {
+			part.IDs[j] = idx.IDs[r]
+			part.Vecs = append(part.Vecs, idx.Vecs[r*idx.Dim:(r+1)*idx.Dim]...)
+		}
 	}
 	hits, _ := part.Search(vecs, 1, par)
 	best := &probeBest{rows: idx.Len(), score: make([]float32, len(vecs)), found: make([]bool, len(vecs))}
@@ -280,10 +281,11 @@ func (e *Engine) calibration(idx *index.Flat, lex *index.Lex, items []item, rows
 		// The probes' best scores over the rows the last build searched
 		// stand, when this index extends that one.
 		var prev *probeBest
-		if ext != nil && e.probeBest != nil && e.probeBest.rows == ext.fromRow && idx.Quant == nil {
-			prev = e.probeBest
+		var newRows []int
+		if ext != nil && e.probeBest != nil && e.probeBest.rows+len(ext.newRows) == idx.Len() && idx.Quant == nil {
+			prev, newRows = e.probeBest, ext.newRows
 		}
-		cal, e.probeBest = calibrateFrom(idx, lex, vecs, e.cfg.Parallelism, prev)
+		cal, e.probeBest = calibrateFrom(idx, lex, vecs, e.cfg.Parallelism, prev, newRows)
 		e.calibrations.Add(1)
 	} else {
 		e.probeBest = nil
@@ -316,21 +318,18 @@ type calibrationSets struct{ lex, vec []contentKey }
 // the last calibration with the new items and rows added, when the indexes
 // extend the last ones (ext), else made anew.
 func (e *Engine) calibrationSets(hasLex bool, items []item, rows []int, ext *extension) (lexKeys, vecKeys []contentKey) {
-	var newLex, newVec []contentKey
-	from, fromRow := 0, 0
-	if ext != nil && e.calSets != nil {
-		from, fromRow = ext.from, ext.fromRow
-	}
-	if hasLex {
-		for _, it := range items[from:] {
-			newLex = append(newLex, it.key)
+	if ext == nil || e.calSets == nil {
+		var lex, vec []contentKey
+		if hasLex {
+			lex = mapSlice(items, func(it item) contentKey { return it.key })
 		}
+		vec = mapSlice(rows, func(i int) contentKey { return items[i].key })
+		return keySet(lex), keySet(vec)
 	}
-	for _, i := range rows[fromRow:] {
-		newVec = append(newVec, items[i].key)
+	var newLex []contentKey
+	if hasLex {
+		newLex = mapSlice(ext.newItems, func(i int) contentKey { return items[i].key })
 	}
-	if from > 0 || fromRow > 0 {
-		return withKeys(e.calSets.lex, newLex), withKeys(e.calSets.vec, newVec)
-	}
-	return keySet(newLex), keySet(newVec)
+	newVec := mapSlice(ext.newRows, func(j int) contentKey { return items[rows[j]].key })
+	return withKeys(e.calSets.lex, newLex), withKeys(e.calSets.vec, newVec)
 }

@@ -119,12 +119,13 @@
 // A store that hands out the same memories from one List to the next (a
 // host that keeps them in memory and replaces a memory that changed, never
 // edits it) lets a build reuse the last one: when the memories listed are
-// the last build's, in the same order, and then some — one new memory, the
-// newest — the graph (memcore.Graph.With), the vector index (rows appended
-// to its block), the lexical index (only the new texts' terms looked up)
-// and the relevance gate's calibration (only the new rows searched) are
-// extended rather than made again, to exactly what a new build makes. Any
-// other change makes them again.
+// the last build's with new ones added near the end — the newest, or among
+// the memories of the newest second — the graph (memcore.Graph.With), the
+// vector index (rows appended to its block), the lexical index (only the
+// terms of the texts after the first change looked up) and the relevance
+// gate's calibration (only the new rows searched) are extended rather than
+// made again, to exactly what a new build makes. Any other change makes
+// them again.
 //
 // # The lexical index
 //

@@ -98,6 +98,9 @@ type Engine struct {
 	calSets *calibrationSets
 	// graphs are the latest build's graphs (see liveGraph).
 	graphs *graphs
+	// extended counts the publications that extended the last one's
+	// indexes (see publishExtended).
+	extended atomic.Int64
 	// last is what the latest publication was made of (see extensionOf).
 	last *lastBuild
 	// memo holds what the last build derived from each of its memories

@@ -71,6 +71,7 @@ func TestFollowingEngineAgreesWithANewOne(t *testing.T) {
 			}
 			store := &keptStore{MemStore: memcore.NewMemStore()}
 			all := genMemories(120, 3)
+			sortByCreation(all)
 			store.set(all)
 			following := newEngine(t, store, emb, nil, tc.cfg)
 			rng := randFor(9)
@@ -84,9 +85,16 @@ func TestFollowingEngineAgreesWithANewOne(t *testing.T) {
 					all = append(all, v)
 				case r == 11: // a memory saying what another says
 					all = append(all, mem(memcore.NewMemoryID(), memcore.ScopeUser, memcore.CategoryPatterns, 1, 400+step, all[rng.IntN(len(all))].Content))
-				case r < 5: // one or more new memories, last in the order
+				case r < 3: // one or more new memories, last in the order
 					for range 1 + rng.IntN(3) {
 						all = append(all, mem(memcore.NewMemoryID(), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 400+step, fmt.Sprintf("%s (new %d)", genContent(rng), step)))
+					}
+				case r < 5: // new memories within the newest's second: their ids order them among the last
+					newest := memcore.NewGraph(all).Memories()[len(all)-1].Meta.CreatedAt
+					for range 1 + rng.IntN(3) {
+						m := mem(memcore.NewMemoryID(), memcore.ScopeUser, memcore.CategoryPatterns, 1, 0, fmt.Sprintf("%s (same second %d)", genContent(rng), step))
+						m.Meta.CreatedAt, m.Meta.UpdatedAt = newest, newest
+						all = append(all, m)
 					}
 				case r < 7: // a new version
 					heads := memcore.NewGraph(all).Heads()
@@ -107,8 +115,12 @@ func TestFollowingEngineAgreesWithANewOne(t *testing.T) {
 					i := rng.IntN(len(all))
 					all = append(all[:i:i], all[i+1:]...)
 				}
+				sortByCreation(all) // as a store lists them
 				store.set(all)
 				rebuild(t, following)
+				if following.snap.Load().gen != following.last.gen {
+					t.Fatalf("step %d: the snapshot is not the last build's", step)
+				}
 				fresh := newEngine(t, store, emb, nil, tc.cfg)
 				rebuild(t, fresh)
 				if !reflect.DeepEqual(snapshotFields(following.snap.Load()), snapshotFields(fresh.snap.Load())) {
@@ -122,8 +134,22 @@ func TestFollowingEngineAgreesWithANewOne(t *testing.T) {
 					}
 				}
 			}
+			if following.extended.Load() < 10 {
+				t.Errorf("%d builds extended the last one's indexes; the test wants at least 10", following.extended.Load())
+			}
 		})
 	}
+}
+
+// sortByCreation orders ms as a store lists them: oldest first by
+// created_at, then by id.
+func sortByCreation(ms []*memcore.MemoryFile) {
+	slices.SortFunc(ms, func(a, b *memcore.MemoryFile) int {
+		if c := a.Meta.CreatedAt.Compare(b.Meta.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Meta.ID, b.Meta.ID)
+	})
 }
 
 // diffFields names the fields of a and b (snapshotFields) that differ.

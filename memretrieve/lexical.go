@@ -43,17 +43,23 @@ func (e *Engine) lexDocsOf(items []item, ids []string, docs []*index.Doc) {
 	}
 }
 
-// extendLexical returns the lexical index of items, whose first from are
-// those of prev, in order: their texts are prev's, and only the others'
-// are looked up (or tokenised). Nothing is forgotten: every text of prev
-// is an item.
-func (e *Engine) extendLexical(prev *index.Lex, items []item, from int) *index.Lex {
-	ids := slices.Grow(prev.IDs, len(items)-from)[:len(items)]
+// extendLexical returns the lexical index of items, made from prev, the
+// last build's (see extension): the texts of items[:ext.from] are prev's
+// first, and only the others' are looked up (or tokenised). Nothing is
+// forgotten: every text of prev is an item.
+func (e *Engine) extendLexical(prev *index.Lex, items []item, ext *extension) *index.Lex {
+	var ids []string
+	if ext.appended {
+		ids = slices.Grow(prev.IDs, len(items)-ext.from)[:len(items)]
+	} else {
+		ids = make([]string, len(items))
+		copy(ids, prev.IDs[:ext.from])
+	}
 	docs := make([]*index.Doc, len(items))
-	for i := range from {
+	for i := range ext.from {
 		docs[i] = prev.Doc(i)
 	}
-	e.lexDocsOf(items[from:], ids[from:], docs[from:])
+	e.lexDocsOf(items[ext.from:], ids[ext.from:], docs[ext.from:])
 	return index.NewLexFrom(prev, ids, docs)
 }
 

@@ -15,7 +15,7 @@ func lexFields(x *Lex) []any {
 
 // NewLexFrom, extending an index text by text (and by several at once,
 // new words among them), makes exactly the index NewLex makes of all the
-// texts; given an index that is not a prefix, it starts over.
+// texts; so it does from an index whose texts changed after some row.
 func TestNewLexFromEqualsNewLex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := strings.Fields("errors wrapped migrations locking retry zerolog gateway benchmarks changelog vite goroutines staging FindByEmail db/migrations snake_case")
@@ -47,10 +47,22 @@ func TestNewLexFromEqualsNewLex(t *testing.T) {
 		prev = got
 		ids, docs = ids[:len(ids):len(ids)], docs[:len(docs):len(docs)]
 	}
-	// Not a prefix: a text replaced in the middle.
-	other := append([]*Doc(nil), docs...)
-	other[3] = NewDoc(tok, "something else entirely")
-	if got, want := NewLexFrom(prev, ids, other), NewLex(ids, other); !reflect.DeepEqual(lexFields(got), lexFields(want)) {
-		t.Fatal("from an index that is not a prefix: differs from a new one")
+	// Texts replaced, inserted or removed anywhere: the rows before the
+	// first change are reused.
+	for i, at := range []int{0, 3, len(docs) / 2, len(docs) - 2} {
+		other := append([]*Doc(nil), docs...)
+		otherIDs := append([]string(nil), ids...)
+		switch i % 3 {
+		case 0:
+			other[at] = NewDoc(tok, fmt.Sprintf("something else entirely, brandnew%d", i))
+		case 1:
+			other = append(other[:at], append([]*Doc{NewDoc(tok, "inserted text newterm")}, other[at:]...)...)
+			otherIDs = append(otherIDs[:at], append([]string{"inserted"}, otherIDs[at:]...)...)
+		case 2:
+			other, otherIDs = append(other[:at], other[at+1:]...), append(otherIDs[:at], otherIDs[at+1:]...)
+		}
+		if got, want := NewLexFrom(prev, otherIDs, other), NewLex(otherIDs, other); !reflect.DeepEqual(lexFields(got), lexFields(want)) {
+			t.Fatalf("change %d at row %d: differs from a new index", i, at)
+		}
 	}
 }

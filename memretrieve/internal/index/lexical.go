@@ -98,34 +98,31 @@ type lexPosting struct {
 // NewLex indexes docs; docs[i] is the text of ids[i].
 func NewLex(ids []string, docs []*Doc) *Lex { return NewLexFrom(nil, ids, docs) }
 
-// NewLexFrom indexes docs, as NewLex does, reusing the work of prev when
-// prev's documents are the first of docs (the same *Doc values, in order):
-// the terms of those are not looked up again, so indexing one more text
-// costs the layout of the postings, not a map lookup per term of every
-// text. The index is the one NewLex makes of the same docs, term numbers
-// and weights alike. prev may be nil; it is not changed.
+// NewLexFrom indexes docs, as NewLex does, reusing the work of prev for
+// the rows that start both (the same *Doc values, in order): the terms of
+// those are not looked up again, so indexing one more text costs the
+// layout of the postings, not a map lookup per term of every text. The
+// index is the one NewLex makes of the same docs, term numbers and weights
+// alike. prev may be nil; it is not changed.
 func NewLexFrom(prev *Lex, ids []string, docs []*Doc) *Lex {
 	x := &Lex{IDs: ids, docs: docs}
+	p := prev.commonPrefix(docs)
 	var df []int32
-	start := 0
-	if prev.prefixOf(docs) {
-		// The terms of prev's rows keep their numbers; the map is copied
-		// only if a new term comes.
-		x.terms, df, start = prev.terms, prev.dfs(), len(prev.docs)
-		x.termOf = slices.Grow(prev.termOf[:len(prev.termOf):len(prev.termOf)], 16*(len(docs)-start))
-	} else {
+	shared := false // x.terms is prev's: copied before a term is added
+	if p == 0 {
 		x.terms = make(map[string]int32)
 		x.termOf = make([]int32, 0, len(docs)*16)
+	} else {
+		x.terms, df, x.termOf, shared = prev.prefixTerms(p, len(docs))
 	}
-	copied := start == 0
 	// First number the terms and count the rows holding each, then lay
 	// the postings out in one block, term after term.
-	for _, d := range docs[start:] {
+	for _, d := range docs[p:] {
 		for _, t := range d.terms {
 			n, ok := x.terms[t]
 			if !ok {
-				if !copied {
-					x.terms, copied = maps.Clone(x.terms), true
+				if shared {
+					x.terms, shared = maps.Clone(x.terms), false
 				}
 				n = int32(len(df))
 				x.terms[t] = n
@@ -142,17 +139,47 @@ func NewLexFrom(prev *Lex, ids []string, docs []*Doc) *Lex {
 // Doc returns the text of row, as indexed.
 func (x *Lex) Doc(row int) *Doc { return x.docs[row] }
 
-// prefixOf reports whether x's documents are the first of docs.
-func (x *Lex) prefixOf(docs []*Doc) bool {
-	if x == nil || len(x.docs) == 0 || len(x.docs) > len(docs) {
-		return false
+// commonPrefix returns how many rows x and docs start with alike; 0 for
+// a nil x.
+func (x *Lex) commonPrefix(docs []*Doc) int {
+	if x == nil {
+		return 0
 	}
-	for i, d := range x.docs {
-		if docs[i] != d {
-			return false
-		}
+	n := 0
+	for n < len(x.docs) && n < len(docs) && x.docs[n] == docs[n] {
+		n++
 	}
-	return true
+	return n
+}
+
+// prefixTerms returns what NewLex, numbering the terms of x's first p rows
+// (of rows rows in all), has made of them: the terms' numbers (x's map,
+// shared, when those rows hold every term of x; else a copy holding theirs
+// only), each term's document frequency in them, and the number of each
+// of their terms, with room for the other rows'. Terms are numbered by
+// first appearance, so those of the first p rows are x's first ones.
+func (x *Lex) prefixTerms(p, rows int) (terms map[string]int32, df, termOf []int32, shared bool) {
+	if p == len(x.docs) {
+		termOf = slices.Grow(slices.Clip(x.termOf), 16*(rows-p))
+		return x.terms, x.dfs(), termOf, true
+	}
+	k := 0
+	for _, d := range x.docs[:p] {
+		k += len(d.terms)
+	}
+	termOf = make([]int32, k, k+16*(rows-p))
+	copy(termOf, x.termOf[:k])
+	nTerms := int32(0)
+	for _, t := range termOf {
+		nTerms = max(nTerms, t+1)
+	}
+	df = make([]int32, nTerms, int(nTerms)+16)
+	for _, t := range termOf {
+		df[t]++
+	}
+	terms = maps.Clone(x.terms)
+	maps.DeleteFunc(terms, func(_ string, n int32) bool { return n >= nTerms })
+	return terms, df, termOf, false
 }
 
 // dfs returns a new slice of each term's document frequency.
