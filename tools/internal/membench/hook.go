@@ -411,7 +411,12 @@ func measureHookSize(ctx context.Context, cfg Config, bins *binaries, dir string
 	if err := p.waitServer(ctx, true); err != nil {
 		return err
 	}
-	block := make([]float32, n*dim) // the vectors a search reads
+	// The vectors a search reads: written, so that reading them reads
+	// memory (pages never written all map the one zero page).
+	block := make([]float32, n*dim)
+	for i := range block {
+		block[i] = float32(i%1024) / 1024
+	}
 	run, err := p.prompts(ctx, cfg.Hook.Prompts, block)
 	if err != nil {
 		return err
