@@ -25,12 +25,6 @@ func derivedScore(s float64, hops int) float64 {
 	return s * (2 - d)
 }
 
-// evidenceMargin is the cut-off's margin under the best hit: a hit whose
-// evidence, on each side it passed the gate, stands less than this share as
-// far above chance as the best hit's on that side is left out, with its
-// neighbours: the evidence has fallen away there.
-const evidenceMargin = 0.25
-
 // inject turns the turn's ranking (see fuse) into its Result: the memories
 // chosen (see choose) and not dropped as outdated (see checkStale), the
 // block that presents them within the budget, the ranking, and every ranked
@@ -65,29 +59,22 @@ func inRankingOrder(dropped []Dropped, ranked []Candidate) []Dropped {
 	return dropped
 }
 
-// choose turns the turn's ranking into its memories: each ranked head that
-// passed the relevance gate and whose evidence is within the margin under
-// the best hit's (see evidenceMargin), with its score, and related
+// choose turns the turn's ranking into its memories: each ranked head the
+// relevance gate admitted (see admit), with its score, and related
 // neighbours within HopDepth of those (mapped to their heads), all ordered
 // by score, at most MaxMemories, each with its history. It also returns
 // the ranked memories left out, with why.
 func (e *Engine) choose(snap *snapshot, ranked []Candidate) ([]Recalled, []Dropped) {
 	cut := make(map[string]DropReason)
-	floorV, floorL := bestEvidence(ranked)
-	floorV, floorL = evidenceMargin*floorV, evidenceMargin*floorL
 	best := make(map[string]*Recalled, len(ranked))
 	for _, c := range ranked {
 		head, ok := snap.graph.Memory(c.ID)
-		ev := c.Evidence
-		switch {
-		case !ok || !ev.Strong():
-			continue
-		case e.gateOn() && !(ev.Passed&FoundVector != 0 && ev.zVector >= floorV) && !(ev.Passed&FoundLexical != 0 && ev.zLexical >= floorL):
-			cut[c.ID] = DropCliff
+		if !ok || !c.Evidence.Strong() {
 			continue
 		}
 		best[c.ID] = &Recalled{Memory: head, Score: c.Score, Via: Via{Matched: c.Matched}, Evidence: c.Evidence}
 	}
+	turnPassed := len(best) > 0
 	if e.cfg.HopDepth > 0 {
 		e.expand(snap.graph, best)
 	}
@@ -101,33 +88,35 @@ func (e *Engine) choose(snap *snapshot, ranked []Candidate) ([]Recalled, []Dropp
 		in[r.Memory.Meta.ID] = true
 	}
 	var dropped []Dropped
-	for _, c := range ranked {
+	for i, c := range ranked {
 		if in[c.ID] {
 			continue
 		}
-		reason := DropBelowGate
-		if c.Evidence.Strong() {
-			reason = cut[c.ID]
+		reason, ok := cut[c.ID]
+		if !ok {
+			reason = e.leftOut(c, i, turnPassed)
 		}
 		dropped = append(dropped, Dropped{ID: c.ID, Score: c.Score, Evidence: c.Evidence, Reason: reason})
 	}
 	return kept, dropped
 }
 
-// bestEvidence returns the strongest evidence, in standard deviations
-// above chance, of the ranking's hits that passed the gate on each side:
-// the vector side and the lexical side; 0 for a side none passed on.
-func bestEvidence(ranked []Candidate) (vector, lexical float64) {
-	for _, c := range ranked {
-		ev := c.Evidence
-		if ev.Passed&FoundVector != 0 {
-			vector = max(vector, ev.zVector)
-		}
-		if ev.Passed&FoundLexical != 0 {
-			lexical = max(lexical, ev.zLexical)
-		}
+// leftOut says why the gate left out c, ranked at place i (from 0), in a
+// turn that passed the gate or not: the turn failed, or c's evidence was
+// no better than chance (below the gate); c came after MaxMemories better
+// ranked memories (over the limit); its evidence stood too far under the
+// best hit's (the cliff).
+func (e *Engine) leftOut(c Candidate, i int, turnPassed bool) DropReason {
+	ev := c.Evidence
+	switch {
+	case !turnPassed || !e.gateOn() && !ev.Strong():
+		return DropBelowGate
+	case i >= e.cfg.MaxMemories:
+		return DropLimit
+	case max(ev.zVector, ev.zLexical) < 0:
+		return DropBelowGate
 	}
-	return vector, lexical
+	return DropCliff
 }
 
 // limit returns the first MaxMemories memories of recs (ordered best

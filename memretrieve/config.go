@@ -144,7 +144,7 @@ type Config struct {
 	// the turn (see the package documentation): it is about the share of
 	// turns about something the memories do not cover that still get a
 	// memory, the chance the gate takes. Lower is stricter: fewer unrelated
-	// memories, and fewer relevant ones. Default 0.1, range 0.0001–1; 1
+	// memories, and fewer relevant ones. Default 0.05, range 0.0001–1; 1
 	// turns the gate off (every ranked memory may be injected, within
 	// MaxMemories and the budget).
 	GateChance float64
@@ -211,7 +211,7 @@ const (
 	defaultTimeout              = 2 * time.Second
 	defaultQueryTokenLimit      = 512
 	defaultFusionK              = 60
-	defaultGateChance           = 0.1
+	defaultGateChance           = 0.05
 	defaultEmbedBatch           = 256
 	defaultTurnCacheSize        = 64
 	defaultRetryDelay           = 30 * time.Second
@@ -222,7 +222,7 @@ const (
 // injected, a minimum score of 0, an injection budget of 2000 tokens, a
 // window of 4000 tokens, a timeout of 2s, queries of at most 512 tokens,
 // the lexical ranking fused with the vector ranking at equal weight with
-// k = 60, the relevance gate on with a chance of 0.1, and outdated memories
+// k = 60, the relevance gate on with a chance of 0.05, and outdated memories
 // labelled (when the host sets a StaleCheck). HypothesisModel is empty: the
 // provider's default model. The
 // engine logs nothing, keeps its cache beside the memories, embeds 256

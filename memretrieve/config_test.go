@@ -119,7 +119,7 @@ func TestDefaultConfig(t *testing.T) {
 		QueryTokenLimit:      512,
 		LexicalWeight:        1,
 		FusionK:              60,
-		GateChance:           0.1,
+		GateChance:           0.05,
 		EmbedBatch:           256,
 		TurnCacheSize:        64,
 		Parallelism:          runtime.GOMAXPROCS(0),

@@ -62,15 +62,15 @@
 //
 // # The relevance gate
 //
-// A turn gets a memory only on evidence that it is relevant, so that a
+// A turn gets memories only on evidence that it is relevant, so that a
 // turn about something the memories do not cover gets nothing, and a turn
-// about one of them gets that one and few others. Each ranked memory's
+// about them gets the best of them, not a full budget. Each ranked memory's
 // evidence ([Evidence], in [Candidate.Evidence]) comes from each side that
 // found it: its cosine similarity with a vector query, and the IDF of the
 // words it shares with the latest user message or the latest exchange. It
 // passes when one of them stands well above what unrelated text scores
 // against this collection, with this embedder, for a query of that
-// length: at each index build that changed the indexed memories, a fixed
+// length (the gate's test): at each index build that changed the indexed memories, a fixed
 // set of probe texts shipped with the package (sentences and passages
 // about coding, everyday life and the world) is scored against the
 // collection like a turn's queries, and a null model is fitted to their
@@ -78,17 +78,23 @@
 // the lowest domain's standing for unrelated text, and one spread. The
 // calibration is a few numbers, kept in the embedding cache folder, so a
 // new process does not compute it again; another embedding model gets its
-// own. A memory passes when its score is z spreads above the null mean,
-// z chosen so that all the turn's tests together let unrelated text
-// through about Config.GateChance of the time (0.1 by default; 1 turns
-// the gate off). [Evidence.Relevance] is that confidence, from 0 to 1.
+// own. A score passes when it is z spreads above the null mean, z chosen
+// so that all the turn's tests together let unrelated text through about
+// Config.GateChance of the time (0.05 by default; 1 turns the gate off).
+// [Evidence.Relevance] is that confidence, from 0 to 1.
 //
-// The injection then keeps the memories that passed in ranking order,
-// except those whose evidence is less than a quarter of the best hit's on
-// the same side (where the evidence falls away), adds graph neighbours of
-// those only, attached to the hit they were reached from, and stops at
-// Config.MaxMemories (8 by default), neighbours included; the token budget
-// stays a ceiling.
+// The gate decides for the turn: when none of the first Config.MaxMemories
+// memories of the ranking (8 by default) passes, the turn gets nothing.
+// When one does, the turn is about something the memories hold and the
+// ranking is to be trusted there: each of those first memories whose
+// evidence on a side stands above chance (more than unrelated text scores
+// on average) and near the best hit's on that side — no lower than a
+// quarter of it, or five spreads under it, whichever is lower; further
+// down the evidence has fallen away — comes along, in ranking order
+// ([Evidence.Passed] says on which side). Graph neighbours of those only
+// are added, attached to the hit they were reached from, within
+// Config.MaxMemories, neighbours included; the token budget stays a
+// ceiling. Every ranked memory left out is in [Result.Dropped], with why.
 //
 // # Configuration mistakes and retrieval off
 //

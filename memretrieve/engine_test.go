@@ -332,7 +332,9 @@ func TestProviderFailuresGiveEmptyResult(t *testing.T) {
 
 func TestHangingProvidersAreBoundedByTimeout(t *testing.T) {
 	const timeout = 150 * time.Millisecond
-	const margin = time.Second
+	// The providers hang for good: a Retrieve that the timeout did not
+	// bound would never return. The margin is for a loaded machine.
+	const margin = 10 * time.Second
 	tests := []struct {
 		name string
 		mode HypothesisMode
@@ -782,18 +784,19 @@ func TestFirstTurnWaitIsBounded(t *testing.T) {
 	e.Start(context.Background())
 	start := time.Now()
 	res, err := e.Retrieve(context.Background(), "t1", userWindow(locking.Content))
-	if elapsed := time.Since(start); elapsed < cfg.Timeout || elapsed > cfg.Timeout+time.Second {
+	// The build never ends while the embedder is held: only the timeout
+	// can end the wait (the upper margin is for a loaded machine).
+	if elapsed := time.Since(start); elapsed < cfg.Timeout || elapsed > cfg.Timeout+10*time.Second {
 		t.Errorf("waited %v for the build, want about the %v timeout", elapsed, cfg.Timeout)
 	}
-	if err != nil || len(res.Memories) != 0 {
-		t.Errorf("got %+v, %v; want no memories and nil", res, err)
+	if err != nil || len(res.Memories) != 0 || !errors.Is(res.Err, context.DeadlineExceeded) {
+		t.Errorf("got %+v, %v; want no memories, nil, and the wait's deadline in Result.Err", res, err)
 	}
 	// The build is still held: the next turn does not wait its budget out
-	// again.
-	start = time.Now()
+	// again — it says there is no index yet, with no deadline reached.
 	res, _ = e.Retrieve(context.Background(), "t2", userWindow(locking.Content))
-	if elapsed := time.Since(start); elapsed >= cfg.Timeout || len(res.Memories) != 0 {
-		t.Errorf("second turn took %v with %d memories; want no wait and no memories", elapsed, len(res.Memories))
+	if res.Skipped != SkipNoIndex || res.Err != nil || len(res.Memories) != 0 {
+		t.Errorf("second turn: %v (%v) with %d memories; want no index yet, no wait, no memories", res.Skipped, res.Err, len(res.Memories))
 	}
 	close(emb.gate)
 	waitFor(t, "the initial build", func() bool { return e.snap.Load() != nil })

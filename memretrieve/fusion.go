@@ -112,7 +112,7 @@ func (e *Engine) fuse(snap *snapshot, vhits [][]index.Hit, lhits []index.Hit, g 
 		out = append(out, *c)
 	}
 	slices.SortFunc(out, func(a, b Candidate) int { return byScore(a.Score, b.Score, a.ID, b.ID) })
-	g.gateRanked(snap, out, f.lexHits, f.zVector)
+	g.gateRanked(snap, out, f.lexHits, f.zVector, e.cfg.MaxMemories)
 	return out
 }
 

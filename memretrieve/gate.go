@@ -62,9 +62,12 @@ type Evidence struct {
 	// the turn's tests. The gate lets in memories of at least 1 −
 	// Config.GateChance. 0 with the gate off or not calibrated.
 	Relevance float64
-	// Passed says which evidence passed the gate: FoundVector,
-	// FoundLexical, FoundBoth, or 0 when none did. With the gate off it is
-	// what found the memory.
+	// Passed says on which side the memory's evidence admitted it into
+	// the injection: FoundVector, FoundLexical, FoundBoth, or 0 when it was
+	// not admitted. A memory is admitted when one of the turn's first
+	// memories passed the gate's thresholds and its own evidence stands
+	// above chance, near the best hit's (see the package documentation).
+	// With the gate off it is what found the memory.
 	Passed Found
 	// zVector and zLexical are how far the evidence of each side stands
 	// above chance, in standard deviations above the null mean; the
@@ -72,7 +75,7 @@ type Evidence struct {
 	zVector, zLexical float64
 }
 
-// Strong reports whether the memory passed the gate.
+// Strong reports whether the gate admitted the memory.
 func (ev Evidence) Strong() bool { return ev.Passed != 0 }
 
 // DropReason says why a ranked memory is not in the injection.
@@ -82,11 +85,12 @@ type DropReason uint8
 const (
 	// DropNone: the memory is in the injection.
 	DropNone DropReason = iota
-	// DropBelowGate: its evidence is below the relevance gate's
-	// thresholds (Evidence.VectorNeeded, Evidence.LexicalNeeded).
+	// DropBelowGate: none of the turn's first memories passed the relevance
+	// gate's thresholds (Evidence.VectorNeeded, Evidence.LexicalNeeded), so
+	// the turn gets none; or this one's evidence is no better than chance.
 	DropBelowGate
-	// DropCliff: it passed the gate, but on each side it passed its
-	// evidence is less than a quarter of the best hit's on that side: the
+	// DropCliff: the turn passed the gate, but this memory's evidence
+	// stands more than five standard deviations under the best hit's: the
 	// evidence falls away there.
 	DropCliff
 	// DropLimit: it passed, but Config.MaxMemories memories came first.
@@ -249,10 +253,11 @@ func chainRows(snap *snapshot, c *Candidate, hit []int) []int {
 
 // gateRanked weighs the lexical evidence of every candidate of the ranking
 // and judges each (its vector evidence is recorded as the hits are
-// credited, see fuse). lexHits holds, by head id, the lexical rows the
-// search found of each chain; zVector the best vector standard deviations
-// of each.
-func (g *turnGate) gateRanked(snap *snapshot, ranked []Candidate, lexHits map[string][]int, zVector map[string]float64) {
+// credited, see fuse), then admits the turn's memories (see admit): the
+// first window of the ranking. lexHits holds, by head id, the lexical rows
+// the search found of each chain; zVector the best vector standard
+// deviations of each.
+func (g *turnGate) gateRanked(snap *snapshot, ranked []Candidate, lexHits map[string][]int, zVector map[string]float64, window int) {
 	for i := range ranked {
 		c := &ranked[i]
 		zl := math.Inf(-1)
@@ -265,4 +270,58 @@ func (g *turnGate) gateRanked(snap *snapshot, ranked []Candidate, lexHits map[st
 		}
 		g.judge(c, zv, zl)
 	}
+	if g.on && g.tests > 0 {
+		admit(ranked, window)
+	}
+}
+
+// A memory's evidence may stand supportMargin standard deviations under
+// the turn's best hit's, or down to supportShare of it, whichever is lower,
+// and still come along: further down, the evidence has fallen away. (The
+// share serves a collection whose scores stand many deviations above
+// chance, the margin one whose scores stand a few.)
+const (
+	supportMargin = 5
+	supportShare  = 0.25
+)
+
+// admit decides the turn's memories from the gate's verdict on each of the
+// first window candidates of the ranking (those the injection can hold,
+// Config.MaxMemories), which judge set: when none passed, the turn is
+// about nothing the memories hold, and none is admitted; when one did, the
+// ranking is to be trusted there, and each of them whose evidence stands
+// above chance on a side (z ≥ 0: more than unrelated text gets on average)
+// and near the best hit's on that side (supportFloor) comes along, that side marked
+// passed. A candidate past the window is never admitted. The one test of
+// the turn keeps the share of unrelated turns that get any memory at about
+// Config.GateChance, whatever the window.
+func admit(ranked []Candidate, window int) {
+	window = min(window, len(ranked))
+	passed := false
+	bestV, bestL := math.Inf(-1), math.Inf(-1)
+	for _, c := range ranked[:window] {
+		passed = passed || c.Evidence.Strong()
+		bestV, bestL = max(bestV, c.Evidence.zVector), max(bestL, c.Evidence.zLexical)
+	}
+	floorV, floorL := supportFloor(bestV), supportFloor(bestL)
+	for i := range ranked {
+		ev := &ranked[i].Evidence
+		ev.Passed = 0
+		if !passed || i >= window {
+			continue
+		}
+		if ranked[i].VectorRank > 0 && ev.zVector >= floorV {
+			ev.Passed |= FoundVector
+		}
+		if ev.LexicalTerms > 0 && ev.zLexical >= floorL {
+			ev.Passed |= FoundLexical
+		}
+	}
+}
+
+// supportFloor is the least evidence, in standard deviations above chance,
+// a memory needs on a side whose best hit of the turn stands best above it:
+// above chance (0), and near the best (supportMargin, supportShare).
+func supportFloor(best float64) float64 {
+	return max(0, min(best-supportMargin, best*supportShare))
 }

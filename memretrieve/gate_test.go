@@ -111,8 +111,10 @@ func TestOneMatchInjectsItAndFewOthers(t *testing.T) {
 		if len(res.Memories) == 0 || res.Memories[0].Memory.Meta.ID != tt.want.Meta.ID {
 			t.Fatalf("%q: injected %v, want %s first", tt.prompt, ids(res), tt.want.Meta.ID)
 		}
-		if n := len(res.Memories); n > 3 {
-			t.Errorf("%q: %d memories injected, want at most 3", tt.prompt, n)
+		// Memories with weaker evidence, above chance, come along with the
+		// match: few of the collection's, far from the limit.
+		if n := len(res.Memories); n > 4 {
+			t.Errorf("%q: %d memories injected, want the match and at most 3 others", tt.prompt, n)
 		}
 		ev := res.Memories[0].Evidence
 		if !ev.Strong() || ev.Relevance < 1-DefaultConfig().GateChance {
@@ -386,40 +388,53 @@ func TestFitNull(t *testing.T) {
 	}
 }
 
-// TestCutOff: the injection holds the hits that passed the gate whose
-// evidence is at least a quarter of the best hit's, best first, at most
-// MaxMemories; every other ranked memory is listed with why it was left
-// out.
+// TestCutOff: when one of the turn's first MaxMemories memories passed the
+// gate, the injection holds each of them whose evidence stands above
+// chance and near the best hit's on its side (no lower than a quarter of
+// it, or five deviations under it, whichever is lower), best first, at
+// most MaxMemories; every other ranked memory is listed with why it was
+// left out.
 func TestCutOff(t *testing.T) {
 	ms := make([]*memcore.MemoryFile, 6)
 	for i := range ms {
 		ms[i] = mem(testID(500+i), memcore.ScopeRepo, memcore.CategoryPatterns, 1, i, "memory "+string(rune('a'+i)))
 	}
 	snap := &snapshot{graph: memcore.NewGraph(ms)}
+	const gateZ = 2.5 // the standard deviations the gate needs of one memory
+	inf := math.Inf(-1)
 	tests := []struct {
 		name     string
-		strength []float64 // 0: below the gate
+		strength []float64 // standard deviations above chance; -Inf: not found
 		max      int
 		kept     int
 		why      []DropReason // of the others, in ranking order
 	}{
 		{"all strong", []float64{9, 8, 4, 3}, 8, 4, nil},
+		{"weaker ones come along", []float64{4, 1.5, 0.5}, 8, 3, nil},
 		{"a weak tail", []float64{12, 8, 2.9, 2}, 8, 2, []DropReason{DropCliff, DropCliff}},
-		{"below the gate", []float64{6, 0, 5}, 8, 2, []DropReason{DropBelowGate}},
+		{"far above chance", []float64{61, 51, 20, 9}, 8, 3, []DropReason{DropCliff}},
+		{"no better than chance", []float64{6, -0.5, 5}, 8, 2, []DropReason{DropBelowGate}},
+		{"not found", []float64{6, inf, 5}, 8, 2, []DropReason{DropBelowGate}},
 		{"over the limit", []float64{6, 5, 5, 5, 4, 4}, 3, 3, []DropReason{DropLimit, DropLimit, DropLimit}},
-		{"nothing passed", []float64{0, 0}, 8, 0, []DropReason{DropBelowGate, DropBelowGate}},
+		{"nothing passed", []float64{2, 1.5}, 8, 0, []DropReason{DropBelowGate, DropBelowGate}},
+		{"the one that passed is past the limit", []float64{2, 1, 9}, 2, 0, []DropReason{DropBelowGate, DropBelowGate, DropBelowGate}},
 	}
 	for _, tt := range tests {
 		e := &Engine{cfg: DefaultConfig()}
 		e.cfg.MaxMemories, e.cfg.HopDepth = tt.max, 0
 		var ranked []Candidate
-		for i, s := range tt.strength {
-			c := Candidate{ID: ms[i].Meta.ID, Score: 1 - float64(i)/10, Matched: ms[i].Meta.ID}
-			if s > 0 {
-				c.Evidence = Evidence{Passed: FoundVector, zVector: s}
+		for i, z := range tt.strength {
+			c := Candidate{ID: ms[i].Meta.ID, Score: 1 - float64(i)/10, Matched: ms[i].Meta.ID,
+				Evidence: Evidence{zVector: z, zLexical: inf}}
+			if !math.IsInf(z, -1) {
+				c.VectorRank = i + 1
+			}
+			if z >= gateZ {
+				c.Evidence.Passed = FoundVector // as judge found it
 			}
 			ranked = append(ranked, c)
 		}
+		admit(ranked, tt.max)
 		kept, dropped := e.choose(snap, ranked)
 		if len(kept) != tt.kept {
 			t.Errorf("%s: kept %d, want %d", tt.name, len(kept), tt.kept)
@@ -436,9 +451,10 @@ func TestCutOff(t *testing.T) {
 	// not push out a hit that passed on its vector alone.
 	e := &Engine{cfg: DefaultConfig()}
 	ranked := []Candidate{
-		{ID: ms[0].Meta.ID, Score: 1, Evidence: Evidence{Passed: FoundLexical, zLexical: 40}},
-		{ID: ms[1].Meta.ID, Score: 0.5, Evidence: Evidence{Passed: FoundVector, zVector: 3}},
+		{ID: ms[0].Meta.ID, Score: 1, LexicalRank: 1, Evidence: Evidence{Passed: FoundLexical, LexicalTerms: 2, zLexical: 40, zVector: inf}},
+		{ID: ms[1].Meta.ID, Score: 0.5, VectorRank: 1, Evidence: Evidence{Passed: FoundVector, zVector: 3, zLexical: inf}},
 	}
+	admit(ranked, e.cfg.MaxMemories)
 	if kept, dropped := e.choose(snap, ranked); len(kept) != 2 || len(dropped) != 0 {
 		t.Errorf("a lexical and a vector hit: kept %d, dropped %+v; want both kept", len(kept), dropped)
 	}

@@ -420,40 +420,11 @@ func (a *app) chat(ctx context.Context, ws *workspace.Workspace, model string) e
 	if err != nil {
 		return err
 	}
-	p, interactive := a.out, a.env.IsTerminal(a.env.Stdout)
 	if c.RetrievalOff != "" {
 		eprintf(a.env.Stderr, "forgemem chat: nothing will be recalled: %s\n", c.RetrievalOff)
 	}
 	lines, readErr := readLines(ctx, a.env.Stdin)
-	var turnErr error
-	eof := false
-	for {
-		if interactive {
-			p.printf("%s ", p.bold("you>"))
-		}
-		var text string
-		select {
-		case line, open := <-lines:
-			text, eof = strings.TrimSpace(line), !open
-		case <-ctx.Done(): // Ctrl-C: stop reading, let capture finish
-		}
-		if eof || ctx.Err() != nil || text == "/exit" {
-			break
-		}
-		if text == "" {
-			continue
-		}
-		reply, err := c.Send(ctx, text)
-		if err != nil {
-			turnErr = err
-			break
-		}
-		for i, r := range reply.Recalled.Memories {
-			m := r.Memory.Meta
-			p.println(p.dim(fmt.Sprintf("  recalled [%d] %s/%s: %s", i+1, m.Scope, m.Category, clip(r.Memory.Title(), titleWidth))))
-		}
-		p.printf("%s %s\n", p.bold("assistant>"), reply.Text)
-	}
+	eof, turnErr := a.chatTurns(ctx, c, lines)
 	// Capture may still be classifying the last turn: let it finish.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
@@ -465,9 +436,47 @@ func (a *app) chat(ctx context.Context, ws *workspace.Workspace, model string) e
 		return err
 	}
 	if st.MemoriesWritten > 0 {
-		p.printf("Capture wrote %s this session; forgemem list shows them.\n", plural(int(st.MemoriesWritten), "memory", "memories"))
+		a.out.printf("Capture wrote %s this session; forgemem list shows them.\n", plural(int(st.MemoriesWritten), "memory", "memories"))
 	}
 	return nil
+}
+
+// chatTurns runs the chat's turns, one a line of lines, until the input
+// ends (eof), /exit, an interrupt or a failed turn (its error).
+func (a *app) chatTurns(ctx context.Context, c *workspace.Chat, lines <-chan string) (eof bool, err error) {
+	p, interactive := a.out, a.env.IsTerminal(a.env.Stdout)
+	for {
+		if interactive {
+			p.printf("%s ", p.bold("you>"))
+		}
+		var text string
+		select {
+		case line, open := <-lines:
+			text, eof = strings.TrimSpace(line), !open
+		case <-ctx.Done(): // Ctrl-C: stop reading, let capture finish
+		}
+		if eof || ctx.Err() != nil || text == "/exit" {
+			return eof, nil
+		}
+		if text == "" {
+			continue
+		}
+		reply, err := c.Send(ctx, text)
+		if err != nil {
+			return eof, err
+		}
+		a.printReply(reply)
+	}
+}
+
+// printReply prints what a chat turn recalled, then the reply.
+func (a *app) printReply(reply *workspace.ChatReply) {
+	p := a.out
+	for i, r := range reply.Recalled.Memories {
+		m := r.Memory.Meta
+		p.println(p.dim(fmt.Sprintf("  recalled [%d] %s/%s: %s", i+1, m.Scope, m.Category, clip(r.Memory.Title(), titleWidth))))
+	}
+	p.printf("%s %s\n", p.bold("assistant>"), reply.Text)
 }
 
 // readLines sends the lines of r on the channel it returns, which is

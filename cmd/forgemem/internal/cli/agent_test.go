@@ -67,8 +67,11 @@ func TestRecallExplains(t *testing.T) {
 	if v.code != cli.ExitOK || v.stdout != plain.stdout {
 		t.Fatalf("recall -v: exit %d, stdout differs from recall's:\n%s", v.code, v.stdout)
 	}
-	for _, want := range []string{"memories recalled, 1 ranked memory left out", "[1] mem_00000002 relevance 1.00: vector", "passed on both",
-		"mem_00000003: contradicts mem_00000002, a memory recalled", "left out mem_00000006, below the relevance gate: relevance 0.00"} {
+	// mem_00000003 contradicts mem_00000002, and shares a word of the
+	// prompt: it comes along on its own weaker evidence, within the turn
+	// that passed the gate.
+	for _, want := range []string{"3 memories recalled, 1 ranked memory left out", "[1] mem_00000002 relevance 1.00: vector", "passed on both",
+		"[3] mem_00000003 relevance", "passed on lexical", "left out mem_00000006, below the relevance gate: relevance 0.00"} {
 		if !strings.Contains(v.stderr, want) {
 			t.Errorf("recall -v stderr lacks %q:\n%s", want, v.stderr)
 		}
@@ -98,9 +101,13 @@ func TestRecallExplains(t *testing.T) {
 		t.Fatalf("recall --json: exit %d, %v\n%s", j.code, err, j.stdout)
 	}
 	last := len(doc.Memories) - 1
-	if doc.Injection != strings.TrimSuffix(plain.stdout, "\n") || last < 1 || doc.Memories[0].Evidence == nil ||
-		doc.Memories[0].Evidence.Passed == "none" || doc.Memories[0].Relevance < 0.9 || doc.Memories[last].Via == "" || doc.Memories[last].Evidence != nil {
+	if doc.Injection != strings.TrimSuffix(plain.stdout, "\n") || last < 1 || doc.Memories[0].Relevance < 0.9 {
 		t.Errorf("recall --json = %+v", doc)
+	}
+	for _, m := range doc.Memories {
+		if m.Evidence == nil || m.Evidence.Passed == "none" {
+			t.Errorf("recall --json: %s recalled without evidence that let it in: %+v", m.ID, m.Evidence)
+		}
 	}
 	if len(doc.Dropped) == 0 || doc.Dropped[0].Reason != "below the relevance gate" || doc.Dropped[0].Evidence == nil ||
 		doc.Dropped[0].Evidence.VectorNeeded == 0 {

@@ -83,7 +83,7 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 	f := cmd.Flags()
 	f.StringVar(&dataset, "dataset", "", `the dataset file ("-" reads stdin)`)
 	f.StringVar(&offTopic, "offtopic", "", "a file of off-topic queries (JSON Lines, {\"id\", \"text\"} each) added to every collection")
-	f.Float64Var(&gateChance, "gate-chance", 0, "the relevance gate's chance (memretrieve.Config.GateChance): lower is stricter, 1 turns it off; 0 is the default, 0.1")
+	f.Float64Var(&gateChance, "gate-chance", 0, "the relevance gate's chance (memretrieve.Config.GateChance): lower is stricter, 1 turns it off; 0 is the default, 0.05")
 	f.StringVar(&madialDir, "madial", "", "convert MADial-Bench from this folder and write the dataset to stdout")
 	f.StringVar(&model, "model", "", "the embedding model (memory.embedding_model)")
 	f.StringVar(&hypotheses, "hypotheses", string(memretrieve.ModeIdentity), "what is searched with: identity (the conversation) or llm (the hypothesis model's sentences, memory.retrieval_model)")

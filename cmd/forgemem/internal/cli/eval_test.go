@@ -53,7 +53,7 @@ func TestEvalJSON(t *testing.T) {
 		// One query text for q1, three focused queries (the latest message,
 		// the latest exchange, the window) for q2.
 		"query_texts_embedded": 4.0, "relevant_in_injection": 1.0, "offtopic_injected_rate": 0.0,
-		"gate_chance": 0.1, "max_memories": 8.0,
+		"gate_chance": 0.05, "max_memories": 8.0,
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -134,6 +134,9 @@ func TestEvalUsage(t *testing.T) {
 			r := f.run(tt.args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.says) {
 				t.Errorf("exit %d, stderr %q; want %d saying %q", r.code, r.stderr, tt.code, tt.says)
+			}
+			if strings.Contains(r.stderr, "eval: eval:") {
+				t.Errorf("the command's prefix is doubled: %q", r.stderr)
 			}
 		})
 	}

@@ -94,23 +94,23 @@ func ReadDataset(r io.Reader) ([]Collection, error) {
 	for line := 1; ; line++ {
 		text, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("eval: reading the dataset: %w", err)
+			return nil, fmt.Errorf("reading the dataset: %w", err)
 		}
 		if t := bytes.TrimSpace(text); len(t) > 0 {
 			var c Collection
 			dec := json.NewDecoder(bytes.NewReader(t))
 			dec.DisallowUnknownFields()
 			if derr := dec.Decode(&c); derr != nil {
-				return nil, fmt.Errorf("eval: line %d: %w: %v", line, ErrDataset, derr)
+				return nil, fmt.Errorf("line %d: %w: %v", line, ErrDataset, derr)
 			}
 			if dec.More() {
-				return nil, fmt.Errorf("eval: line %d: %w: more than one JSON value on the line", line, ErrDataset)
+				return nil, fmt.Errorf("line %d: %w: more than one JSON value on the line", line, ErrDataset)
 			}
 			if verr := c.Validate(); verr != nil {
-				return nil, fmt.Errorf("eval: line %d: %w", line, verr)
+				return nil, fmt.Errorf("line %d: %w", line, verr)
 			}
 			if prev, dup := names[c.Name]; dup {
-				return nil, fmt.Errorf("eval: line %d: %w: collection %q is also on line %d", line, ErrDataset, c.Name, prev)
+				return nil, fmt.Errorf("line %d: %w: collection %q is also on line %d", line, ErrDataset, c.Name, prev)
 			}
 			names[c.Name] = line
 			out = append(out, c)
@@ -120,7 +120,7 @@ func ReadDataset(r io.Reader) ([]Collection, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("eval: %w: no collection", ErrDataset)
+		return nil, fmt.Errorf("%w: no collection", ErrDataset)
 	}
 	return out, nil
 }
@@ -131,7 +131,7 @@ func WriteDataset(w io.Writer, collections []Collection) error {
 	enc.SetEscapeHTML(false)
 	for _, c := range collections {
 		if err := enc.Encode(c); err != nil {
-			return fmt.Errorf("eval: writing the dataset: %w", err)
+			return fmt.Errorf("writing the dataset: %w", err)
 		}
 	}
 	return nil
@@ -233,12 +233,12 @@ func ReadOffTopic(r io.Reader) ([]Query, error) {
 	for line := 1; ; line++ {
 		text, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("eval: reading the off-topic queries: %w", err)
+			return nil, fmt.Errorf("reading the off-topic queries: %w", err)
 		}
 		if t := bytes.TrimSpace(text); len(t) > 0 {
 			q, qerr := decodeOffTopic(t, ids)
 			if qerr != nil {
-				return nil, fmt.Errorf("eval: off-topic queries: line %d: %w", line, qerr)
+				return nil, fmt.Errorf("off-topic queries: line %d: %w", line, qerr)
 			}
 			ids[q.ID] = line
 			out = append(out, q)
@@ -248,7 +248,7 @@ func ReadOffTopic(r io.Reader) ([]Query, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("eval: off-topic queries: %w: no query", ErrDataset)
+		return nil, fmt.Errorf("off-topic queries: %w: no query", ErrDataset)
 	}
 	return out, nil
 }
@@ -290,7 +290,7 @@ func AddOffTopic(collections []Collection, offTopic []Query) ([]Collection, erro
 		}
 		for _, q := range offTopic {
 			if ids[q.ID] {
-				return nil, fmt.Errorf("eval: %w: collection %q already has a query %q (rename the off-topic one)", ErrDataset, c.Name, q.ID)
+				return nil, fmt.Errorf("%w: collection %q already has a query %q (rename the off-topic one)", ErrDataset, c.Name, q.ID)
 			}
 		}
 		c.Queries = append(slices.Clip(c.Queries), offTopic...)

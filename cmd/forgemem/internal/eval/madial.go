@@ -58,38 +58,15 @@ func MADial(fsys fs.FS) ([]Collection, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	// Each user's name is the speaker of their dialogues.
-	names := make(map[int]string)
-	var users []int
-	for _, d := range dialogues {
-		if _, ok := names[d.user]; !ok {
-			users = append(users, d.user)
-		}
-		for _, m := range d.speakers {
-			if prev, ok := names[d.user]; ok && prev != m {
-				return nil, fmt.Errorf("eval: %w: user %d speaks as both %q and %q", ErrMADial, d.user, prev, m)
-			}
-			names[d.user] = m
-		}
+	names, users, err := madialSpeakers(dialogues)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(users)
-	owner := make(map[string]int, len(mems))
-	for _, m := range mems {
-		var found []int
-		for _, u := range users {
-			if names[u] != "" && containsWord(m.Content, names[u]) {
-				found = append(found, u)
-			}
-		}
-		if len(found) != 1 {
-			return nil, fmt.Errorf("eval: %w: memory %s names %d of the users %v (%q); want exactly one", ErrMADial, m.ID, len(found), names, m.Content)
-		}
-		owner[m.ID] = found[0]
+	owner, err := madialOwners(mems, names, users)
+	if err != nil {
+		return nil, err
 	}
-
-	out := make([]Collection, len(users))
-	index := make(map[int]int, len(users))
+	out, index := make([]Collection, len(users)), make(map[int]int, len(users))
 	for i, u := range users {
 		out[i].Name = "user-" + strconv.Itoa(u)
 		index[u] = i
@@ -99,24 +76,72 @@ func MADial(fsys fs.FS) ([]Collection, error) {
 		c.Memories = append(c.Memories, m)
 	}
 	for _, d := range dialogues {
-		for _, id := range d.relevant {
-			u, ok := owner[id]
-			if !ok {
-				return nil, fmt.Errorf("eval: %w: dialogue on line %d: relevant memory %s does not exist", ErrMADial, d.line, id)
-			}
-			if u != d.user {
-				return nil, fmt.Errorf("eval: %w: dialogue on line %d of user %d: relevant memory %s names user %d", ErrMADial, d.line, d.user, id, u)
-			}
+		if err := checkMADialRelevant(d, owner); err != nil {
+			return nil, err
 		}
 		c := &out[index[d.user]]
 		c.Queries = append(c.Queries, Query{ID: "dialogue-" + strconv.Itoa(d.line), Messages: d.messages, Relevant: d.relevant})
 	}
 	for i := range out {
 		if err := out[i].Validate(); err != nil {
-			return nil, fmt.Errorf("eval: %w: %w", ErrMADial, err)
+			return nil, fmt.Errorf("%w: %w", ErrMADial, err)
 		}
 	}
 	return out, nil
+}
+
+// madialSpeakers returns each user's name — the speaker of their
+// dialogues — and the users, in order.
+func madialSpeakers(dialogues []madialDialogue) (map[int]string, []int, error) {
+	names := make(map[int]string)
+	var users []int
+	for _, d := range dialogues {
+		if _, ok := names[d.user]; !ok {
+			users = append(users, d.user)
+		}
+		for _, m := range d.speakers {
+			if prev, ok := names[d.user]; ok && prev != m {
+				return nil, nil, fmt.Errorf("%w: user %d speaks as both %q and %q", ErrMADial, d.user, prev, m)
+			}
+			names[d.user] = m
+		}
+	}
+	slices.Sort(users)
+	return names, users, nil
+}
+
+// madialOwners returns, by memory id, the user each memory belongs to:
+// the one user it names.
+func madialOwners(mems []Memory, names map[int]string, users []int) (map[string]int, error) {
+	owner := make(map[string]int, len(mems))
+	for _, m := range mems {
+		var found []int
+		for _, u := range users {
+			if names[u] != "" && containsWord(m.Content, names[u]) {
+				found = append(found, u)
+			}
+		}
+		if len(found) != 1 {
+			return nil, fmt.Errorf("%w: memory %s names %d of the users %v (%q); want exactly one", ErrMADial, m.ID, len(found), names, m.Content)
+		}
+		owner[m.ID] = found[0]
+	}
+	return owner, nil
+}
+
+// checkMADialRelevant checks that each relevant memory of the dialogue d
+// exists and belongs to d's user.
+func checkMADialRelevant(d madialDialogue, owner map[string]int) error {
+	for _, id := range d.relevant {
+		u, ok := owner[id]
+		if !ok {
+			return fmt.Errorf("%w: dialogue on line %d: relevant memory %s does not exist", ErrMADial, d.line, id)
+		}
+		if u != d.user {
+			return fmt.Errorf("%w: dialogue on line %d of user %d: relevant memory %s names user %d", ErrMADial, d.line, d.user, id, u)
+		}
+	}
+	return nil
 }
 
 // findMADial returns the paths of the memory and the dialogue file in fsys.
@@ -128,7 +153,7 @@ func findMADial(fsys fs.FS) (string, string, error) {
 			return f[0], f[1], nil
 		}
 	}
-	return "", "", fmt.Errorf("eval: %w: no %s and %s (nor %s and %s) in the folder", ErrMADial,
+	return "", "", fmt.Errorf("%w: no %s and %s (nor %s and %s) in the folder", ErrMADial,
 		madialFiles[0][0], madialFiles[0][1], madialFiles[1][0], madialFiles[1][1])
 }
 
@@ -261,7 +286,7 @@ func containsWord(text, word string) bool {
 func eachLine(fsys fs.FS, path string, f func(line int, text []byte) error) error {
 	data, err := fs.ReadFile(fsys, path)
 	if err != nil {
-		return fmt.Errorf("eval: %w", err)
+		return fmt.Errorf("%w", err)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
@@ -271,11 +296,11 @@ func eachLine(fsys fs.FS, path string, f func(line int, text []byte) error) erro
 			continue
 		}
 		if err := f(n, text); err != nil {
-			return fmt.Errorf("eval: %w: %s line %d: %w", ErrMADial, path, n, err)
+			return fmt.Errorf("%w: %s line %d: %w", ErrMADial, path, n, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("eval: %s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

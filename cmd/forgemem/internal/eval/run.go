@@ -135,10 +135,10 @@ type CollectionReport struct {
 // memory, and ctx's error.
 func Run(ctx context.Context, collections []Collection, o Options) (*Report, error) {
 	if o.Embedder == nil {
-		return nil, errors.New("eval: no embedder")
+		return nil, errors.New("no embedder")
 	}
 	if o.Config.Mode == memretrieve.ModeLLM && o.LLM == nil {
-		return nil, errors.New("eval: ModeLLM needs a hypothesis model (LLM), or ModeIdentity")
+		return nil, errors.New("ModeLLM needs a hypothesis model (LLM), or ModeIdentity")
 	}
 	ks := o.Ks
 	if ks == nil {
@@ -147,12 +147,12 @@ func Run(ctx context.Context, collections []Collection, o Options) (*Report, err
 	ks = slices.Sorted(slices.Values(ks))
 	ks = slices.Compact(ks)
 	if len(ks) == 0 || ks[0] < 1 {
-		return nil, fmt.Errorf("eval: the cut-offs k must be at least 1, got %v", o.Ks)
+		return nil, fmt.Errorf("the cut-offs k must be at least 1, got %v", o.Ks)
 	}
 	total := 0
 	for i := range collections {
 		if err := collections[i].Validate(); err != nil {
-			return nil, fmt.Errorf("eval: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 		total += len(collections[i].Queries)
 	}
@@ -228,7 +228,7 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 	cr := CollectionReport{Name: c.Name, Memories: len(c.Memories), Queries: len(c.Queries)}
 	dir, err := os.MkdirTemp(o.Dir, "forgemem-eval-")
 	if err != nil {
-		return cr, nil, fmt.Errorf("eval: %w", err)
+		return cr, nil, fmt.Errorf("%w", err)
 	}
 	defer os.RemoveAll(dir)
 	engine, toDataset, err := indexCollection(ctx, dir, c, o, emb)
@@ -249,7 +249,7 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 		res, err := engine.Retrieve(ctx, c.Name+"/"+q.ID, q.Window())
 		elapsed := time.Since(start)
 		if err != nil {
-			return cr, nil, fmt.Errorf("eval: collection %q: query %q: %w", c.Name, q.ID, err)
+			return cr, nil, fmt.Errorf("collection %q: query %q: %w", c.Name, q.ID, err)
 		}
 		r.QueryTextsEmbedded += int(emb.texts.Load() - before)
 		if res.VectorSkipped != memretrieve.SkipNone {
@@ -270,25 +270,25 @@ func runCollection(ctx context.Context, c Collection, o Options, emb *countingEm
 func indexCollection(ctx context.Context, dir string, c Collection, o Options, emb memcore.Embedder) (*memretrieve.Engine, map[string]string, error) {
 	store, err := memcore.NewFileStore(filepath.Join(dir, "repo"), filepath.Join(dir, "user"), memcore.FileStoreConfig{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("eval: collection %q: %w", c.Name, err)
+		return nil, nil, fmt.Errorf("collection %q: %w", c.Name, err)
 	}
 	toDataset := make(map[string]string, len(c.Memories))
 	for i, m := range c.Memories {
 		mf := memoryFile(c.Name, i, m)
 		if err := store.Write(ctx, mf); err != nil {
-			return nil, nil, fmt.Errorf("eval: collection %q: memory %q: %w", c.Name, m.ID, err)
+			return nil, nil, fmt.Errorf("collection %q: memory %q: %w", c.Name, m.ID, err)
 		}
 		toDataset[mf.Meta.ID] = m.ID
 	}
 	engine, err := memretrieve.NewEngine(store, emb, o.LLM, o.Config)
 	if err != nil {
-		return nil, nil, fmt.Errorf("eval: %w", err)
+		return nil, nil, fmt.Errorf("%w", err)
 	}
 	if err := engine.Rebuild(ctx); err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = engine.Close(cctx)
-		return nil, nil, fmt.Errorf("eval: collection %q: building the index: %w", c.Name, err)
+		return nil, nil, fmt.Errorf("collection %q: building the index: %w", c.Name, err)
 	}
 	return engine, toDataset, nil
 }

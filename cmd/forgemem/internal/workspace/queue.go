@@ -169,17 +169,15 @@ func (w *Workspace) RunWorker(ctx context.Context, opts WorkerOptions) (*WorkerR
 	if err != nil {
 		return nil, err
 	}
-	locked := true
-	defer func() {
-		if locked {
-			unlock()
-		}
-	}()
+	r := &workerRun{w: w, sp: sp, opts: opts, unlock: unlock, locked: true,
+		res: &WorkerResult{Entries: []WorkerEntry{}}, failed: map[string]bool{}}
+	defer r.release()
 	watcher, werr := sp.Watch() // before the first List: no entry is missed
 	if werr != nil {
 		w.opts.Logger.Warn().Err(werr).Msg("forgemem worker: cannot watch the queue; new entries are seen only when idle ends")
 	}
 	defer watcher.Close()
+	r.watcher = watcher
 
 	p, err := w.newPipeline(ctx)
 	if err != nil {
@@ -190,62 +188,107 @@ func (w *Workspace) RunWorker(ctx context.Context, opts WorkerOptions) (*WorkerR
 		defer cancel()
 		_ = p.Close(cctx)
 	}()
+	return r.loop(ctx, p)
+}
 
-	res := &WorkerResult{Entries: []WorkerEntry{}}
-	failed := map[string]bool{}
-	skip := func(it spool.Item) bool { return failed[it.Name] }
+// workerRun is one run of RunWorker: the queue, its lock, and what the run
+// did so far.
+type workerRun struct {
+	w       *Workspace
+	sp      *spool.Spool
+	opts    WorkerOptions
+	watcher *spool.Watcher
+	unlock  func()
+	locked  bool
+	res     *WorkerResult
+	// failed holds the entries whose pass failed in this run: not taken
+	// again by it.
+	failed map[string]bool
+}
+
+// release releases the queue's lock if the run holds it.
+func (r *workerRun) release() {
+	if r.locked {
+		r.unlock()
+		r.locked = false
+	}
+}
+
+// skip reports whether the run passes over it: its pass failed in this
+// run.
+func (r *workerRun) skip(it spool.Item) bool { return r.failed[it.Name] }
+
+// loop runs the queue's entries, next first, until the queue stays empty
+// past the idle time (see idle) or ctx ends.
+func (r *workerRun) loop(ctx context.Context, p *memcapture.Pipeline) (*WorkerResult, error) {
 	var idleUntil time.Time
 	for ctx.Err() == nil {
-		items, err := sp.List()
+		items, err := r.sp.List()
 		if err != nil {
-			return res, err
+			return r.res, err
 		}
-		next, covered, ok := spool.Next(items, skip)
+		next, covered, ok := spool.Next(items, r.skip)
 		if !ok {
 			if idleUntil.IsZero() {
-				idleUntil = time.Now().Add(opts.Idle)
+				idleUntil = time.Now().Add(r.opts.Idle)
 			}
-			if opts.Idle > 0 && time.Now().Before(idleUntil) && watcher.Wait(ctx, idleUntil) {
-				continue
+			more, err := r.idle(ctx, idleUntil)
+			if err != nil || !more {
+				return r.res, err
 			}
-			if ctx.Err() != nil {
-				break
-			}
-			// Leave: release the lock, then look once more, so that an entry
-			// queued by a hook that saw the lock held is not stranded.
-			unlock()
-			locked = false
-			if items, err = sp.List(); err != nil {
-				return res, err
-			}
-			if _, _, more := spool.Next(items, skip); !more {
-				return res, nil
-			}
-			if unlock, err = sp.TryLock(); err != nil {
-				if errors.Is(err, spool.ErrLocked) {
-					return res, nil // the hook's worker has it
-				}
-				return res, err
-			}
-			locked = true
 			continue
 		}
 		idleUntil = time.Time{}
-		ent := w.runEntry(ctx, sp, p, next, covered)
+		ent := r.w.runEntry(ctx, r.sp, p, next, covered)
 		if ctx.Err() != nil {
 			break // the pass was cut short: the entry stays
 		}
-		if ent.Err != "" {
-			failed[next.Name] = true
-			res.Failed++
-		}
-		res.Written += ent.Written
-		res.Entries = append(res.Entries, ent)
-		if opts.OnEntry != nil {
-			opts.OnEntry(ent)
-		}
+		r.record(next, ent)
 	}
-	return res, ctx.Err()
+	return r.res, ctx.Err()
+}
+
+// idle waits, while the idle time lasts, for a new entry. When it ends
+// with none, the run leaves: it releases the lock, then looks once more,
+// so that an entry queued by a hook that saw the lock held is not
+// stranded, and takes the lock again for it. more reports whether the
+// run goes on.
+func (r *workerRun) idle(ctx context.Context, until time.Time) (more bool, err error) {
+	if r.opts.Idle > 0 && time.Now().Before(until) && r.watcher.Wait(ctx, until) {
+		return true, nil
+	}
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	r.release()
+	items, err := r.sp.List()
+	if err != nil {
+		return false, err
+	}
+	if _, _, pending := spool.Next(items, r.skip); !pending {
+		return false, nil
+	}
+	if r.unlock, err = r.sp.TryLock(); err != nil {
+		if errors.Is(err, spool.ErrLocked) {
+			return false, nil // the hook's worker has it
+		}
+		return false, err
+	}
+	r.locked = true
+	return true, nil
+}
+
+// record adds the outcome of the pass over it to the run's result.
+func (r *workerRun) record(it spool.Item, ent WorkerEntry) {
+	if ent.Err != "" {
+		r.failed[it.Name] = true
+		r.res.Failed++
+	}
+	r.res.Written += ent.Written
+	r.res.Entries = append(r.res.Entries, ent)
+	if r.opts.OnEntry != nil {
+		r.opts.OnEntry(ent)
+	}
 }
 
 // runEntry runs the pass of one entry and removes it, with the turns it
