@@ -193,3 +193,52 @@ func TestTypicalIsValid(t *testing.T) {
 		t.Errorf("a typical memory is %d bytes", n)
 	}
 }
+
+// graphMemories returns n memories as a store of them looks: one in seven
+// a new version of an earlier one, one in five linked to an earlier one.
+func graphMemories(n int) []*MemoryFile {
+	ms := make([]*MemoryFile, 0, n)
+	head := map[string]string{} // chain root → its head
+	var roots []string
+	for i := range n {
+		m := &MemoryFile{Meta: MemoryMeta{ID: fmt.Sprintf("mem_%08d-0000-4000-8000-%012d", i, i), CreatedAt: t0.Add(time.Duration(i) * time.Second),
+			Version: 1, Scope: ScopeRepo, Category: CategoryPatterns}, Content: fmt.Sprint("memory ", i)}
+		if i%7 == 6 && len(roots) > 0 {
+			root := roots[(i*31)%len(roots)]
+			p := head[root]
+			m.Meta.Supersedes, m.Meta.Version = &p, 2
+			head[root] = m.Meta.ID
+		} else {
+			roots = append(roots, m.Meta.ID)
+			head[m.Meta.ID] = m.Meta.ID
+		}
+		if i%5 == 0 && i > 0 {
+			m.Meta.Related = []RelatedMemory{{ID: ms[(i*17)%len(ms)].Meta.ID, Relationship: RelationshipRelatesTo}}
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// BenchmarkGraphOneMore is the graph of 10,000 memories and one more, a
+// new version of one of them: made by NewGraph, and by With from the
+// graph of the 10,000 (what a long-lived retrieval engine does after one
+// new memory).
+func BenchmarkGraphOneMore(b *testing.B) {
+	ms := graphMemories(10_001)
+	base, last := NewGraph(ms[:10_000]), ms[10_000]
+	p := ms[5_000].Meta.ID
+	last.Meta.Supersedes = &p
+	b.Run("NewGraph", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			NewGraph(ms)
+		}
+	})
+	b.Run("With", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			base.With(last)
+		}
+	})
+}

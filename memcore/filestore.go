@@ -470,7 +470,7 @@ func (s *FileStore) readIn(scope Scope, id string) (*MemoryFile, error) {
 	if err := s.checkDir(scope); err != nil {
 		return nil, err
 	}
-	m, _, err := s.load(scope, id+".md", 0)
+	m, _, err := s.load(scope, id+".md", 0, false)
 	return m, err
 }
 
@@ -486,10 +486,10 @@ func (s *FileStore) onScopes() []Scope {
 }
 
 // load returns the parsed file name of scope's folder, from the cache when
-// its size and modification time are unchanged, and what reading it
-// repaired (see parseLenient). The result is shared with the cache: callers
-// clone it before handing it out.
-func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []string, error) {
+// its size and modification time are unchanged (unless fresh), and what
+// reading it repaired (see parseLenient). The result is shared with the
+// cache: callers clone it before handing it out.
+func (s *FileStore) load(scope Scope, name string, gen uint64, fresh bool) (*MemoryFile, []string, error) {
 	si := scopeIndex(scope)
 	path := filepath.Join(s.dirs[si], name)
 	// A link or a FIFO put in a memory's place is never followed or waited
@@ -510,7 +510,7 @@ func (s *FileStore) load(scope Scope, name string, gen uint64) (*MemoryFile, []s
 		return nil, nil, fmt.Errorf("%s: %w", path, &TooLargeError{Size: info.Size(), Limit: MaxFileBytes})
 	}
 	s.mu.Lock()
-	if c := s.cache[si][name]; c != nil && c.size == info.Size() && c.mod.Equal(info.ModTime()) {
+	if c := s.cache[si][name]; !fresh && c != nil && c.size == info.Size() && c.mod.Equal(info.ModTime()) {
 		c.gen = max(c.gen, gen)
 		s.mu.Unlock()
 		return c.m, c.repairs, nil
@@ -745,7 +745,7 @@ func (s *FileStore) loadAll(ctx context.Context, scope Scope, names []string, ge
 				if i >= len(names) || ctx.Err() != nil {
 					return
 				}
-				m, rs, err := s.load(scope, names[i], gen)
+				m, rs, err := s.load(scope, names[i], gen, false)
 				if err != nil {
 					errs[i] = err
 					continue

@@ -34,7 +34,7 @@ func TestFileStoreNeverWaitsOnAFIFO(t *testing.T) {
 	}
 	// The race: load is handed the FIFO's name as if the scan had listed a
 	// regular file there.
-	if _, _, err := ts.load(ScopeRepo, fifoID+".md", 0); !errors.Is(err, ErrMalformed) {
+	if _, _, err := ts.load(ScopeRepo, fifoID+".md", 0, false); !errors.Is(err, ErrMalformed) {
 		t.Errorf("load of a FIFO = %v, want an error wrapping ErrMalformed", err)
 	}
 }

@@ -300,4 +300,25 @@ func BenchmarkBuildWarmCache(b *testing.B) {
 	off := newEngine(b, store, emb, nil, ungated(identityConfig()), withCacheDir(dir))
 	rebuild(b, off)
 	b.Run("one-new-gate-off", oneNew(off))
+	// A store that hands out the same memories from list to list, as a
+	// host that keeps them in memory does: the engine extends its indexes.
+	all, err := store.List(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	kept := &keptStore{MemStore: store}
+	kept.set(all)
+	following := newEngine(b, kept, emb, nil, identityConfig(), withCacheDir(dir))
+	rebuild(b, following)
+	b.Run("one-new-kept", func(b *testing.B) {
+		b.ReportAllocs()
+		r := rand.New(rand.NewPCG(6, 6))
+		for i := 0; b.Loop(); i++ {
+			b.StopTimer()
+			all = append(all, mem(memcore.NewMemoryID(), memcore.ScopeRepo, memcore.CategoryPatterns, 1, 1000+i, genContent(r)))
+			kept.set(all)
+			b.StartTimer()
+			rebuild(b, following)
+		}
+	})
 }

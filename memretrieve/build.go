@@ -49,7 +49,7 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	// Retired (forgotten) chains are neither indexed nor reached by links,
 	// and nor are versions that wait for review: a chain whose change
 	// waits is what it was before the change.
-	g := memcore.NewGraph(memcore.NewGraph(mems).Settled())
+	g := e.settledGraph(mems)
 	all := g.Memories()
 	e.prepareCache()
 	// A search could not read some vectors back from the cache files (a
@@ -59,8 +59,8 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	if reread {
 		e.cache.refresh()
 	}
-	items := contentItems(all)
-	e.startPartial(g, all, items)
+	items, digests := e.derive(all)
+	e.startPartial(g, digests, items)
 	embedded, embedErr := e.embedAll(ctx, items)
 	e.partial = nil
 	if err := ctx.Err(); err != nil {
@@ -71,7 +71,7 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	embedErr = redact.Error(embedErr)
 	e.lastBuild.Store(&buildOutcome{err: embedErr})
 	e.complete = true
-	fp, rows := e.fingerprintOf(all, items)
+	fp, rows := e.fingerprintOf(digests, items)
 	defer e.keepCalibration()
 	if e.snap.Load() != nil && fp == e.fingerprint && !reread {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
@@ -109,19 +109,6 @@ func (e *Engine) dimensionChanged(dim int) {
 	e.cache.reset(dim)
 }
 
-// contentItems pairs every memory that has content with the key of its
-// trimmed text, in order. A pending version (one a later version in force
-// superseded without approving it) is not searched.
-func contentItems(all []*memcore.MemoryFile) []item {
-	items := make([]item, 0, len(all))
-	for _, m := range all {
-		if text := strings.TrimSpace(m.Content); text != "" && m.Meta.Status != memcore.StatusPending {
-			items = append(items, item{m: m, key: sha256.Sum256([]byte(text))})
-		}
-	}
-	return items
-}
-
 // embedAll embeds the texts of items that have no cached vector, after
 // reading what other processes appended to the cache files meanwhile. When
 // the embedder's dimension turns out to have changed, the cache is emptied
@@ -156,6 +143,10 @@ func (e *Engine) embedAll(ctx context.Context, items []item) (int, error) {
 // has any more (compacting its files if they mostly hold such vectors),
 // then shares the vector index's block, so each vector is held once.
 func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte) {
+	if ext := e.extensionOf(items, rows); ext != nil {
+		e.publishExtended(g, items, rows, fp, ext)
+		return
+	}
 	c := e.cache
 	live := make(map[contentKey]struct{}, len(items)+len(probes))
 	for _, it := range items {
@@ -195,7 +186,8 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 		lex = e.lexicalIndex(items, live)
 	}
 	e.snap.Store(&snapshot{gen: e.gen, graph: g, idx: idx, lex: lex, lexRows: rowsByID(lex),
-		cal: e.calibration(idx, lex, items, rows)})
+		cal: e.calibration(idx, lex, items, rows, nil)})
+	e.last = &lastBuild{gen: e.gen, items: items, rows: rows}
 	if idx.Len() > 0 || e.partial == nil {
 		// A turn waiting for the first build need wait no longer (a
 		// partial snapshot of the lexical index alone is not enough).
@@ -416,11 +408,12 @@ func checkDims(vecs [][]float32) error {
 // fingerprintOf hashes what a snapshot depends on — the dimension, every
 // memory's place in the graph, and each item's content key and whether it
 // has a vector — and returns the indexes of the items with vectors.
-func (e *Engine) fingerprintOf(all []*memcore.MemoryFile, items []item) ([32]byte, []int) {
+func (e *Engine) fingerprintOf(digests [][32]byte, items []item) ([32]byte, []int) {
 	f := fingerprinter{h: sha256.New()}
 	f.int(e.cache.dim)
-	for _, m := range all {
-		f.memory(m)
+	f.int(len(digests))
+	for _, d := range digests {
+		f.h.Write(d[:])
 	}
 	var rows []int
 	for i, it := range items {

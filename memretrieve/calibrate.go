@@ -145,13 +145,24 @@ func fitLine(ss []probeScore) lineFit {
 // one from the probes' vectors in vecs (nil, or any missing: no vector
 // model), the lexical one from lex (nil: none).
 func calibrate(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int) *calibration {
+	c, _ := calibrateFrom(idx, lex, vecs, par, nil, nil)
+	return c
+}
+
+// calibrateFrom is calibrate, given, when prev is not nil, the probes'
+// best vector scores over the rows of idx but newRows (the rows the last
+// calibration searched): only newRows are searched. It returns the probes'
+// best vector scores over every row of idx (nil when there are none), for
+// the next call.
+func calibrateFrom(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int, prev *probeBest, newRows []int) (*calibration, *probeBest) {
 	c := &calibration{}
+	var best *probeBest
 	if idx.Len() > 0 && len(vecs) == len(probes) {
-		hits, _ := idx.Search(vecs, 1, par)
+		best = bestOfProbes(idx, vecs, par, prev, newRows)
 		scores := make([]probeScore, 0, len(probes))
 		for i, p := range probes {
-			if len(hits[i]) > 0 {
-				scores = append(scores, probeScore{domain: p.domain, tokens: p.tokens, score: float64(hits[i][0].Score)})
+			if best.found[i] {
+				scores = append(scores, probeScore{domain: p.domain, tokens: p.tokens, score: float64(best.score[i])})
 			}
 		}
 		c.Vector = fitNull(scores, minSD)
@@ -159,27 +170,63 @@ func calibrate(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int) *cali
 	if lex.Len() > 0 {
 		scores := make([]probeScore, len(probes))
 		for i, p := range probes {
-			scores[i] = probeScore{domain: p.domain, tokens: p.tokens, score: lex.BestInformation(lex.Terms(p.text), lexicalMinRows)}
+			scores[i] = probeScore{domain: p.domain, tokens: p.tokens, score: lex.BestInformation(lex.KnownTerms(probeTerms()[i]), lexicalMinRows)}
 		}
 		c.Lexical = fitNull(scores, minLexicalSD)
 	}
-	return c
+	return c, best
+}
+
+// probeBest is each probe's best cosine similarity with a row of an index
+// of rows rows; found is false for a probe no row scored (none can, when
+// the index has rows).
+type probeBest struct {
+	rows  int
+	score []float32
+	found []bool
+}
+
+// bestOfProbes returns the probes' best scores over idx: searched in
+// full, or, given prev (over every row but newRows), only over newRows, the
+// best of the two kept. A best score is the best of any set of rows'
+// scores, whatever their order; only the score counts here.
+func bestOfProbes(idx *index.Flat, vecs [][]float32, par int, prev *probeBest, newRows []int) *probeBest {
+	part := idx
+	if prev == nil || len(prev.score) != len(vecs) {
+		prev = nil
+	} else {
+		part = &index.Flat{Dim: idx.Dim, IDs: make([]string, len(newRows)), Vecs: make([]float32, 0, len(newRows)*idx.Dim)}
+		for j, r := range newRows {
+			part.IDs[j] = idx.IDs[r]
+			part.Vecs = append(part.Vecs, idx.Vecs[r*idx.Dim:(r+1)*idx.Dim]...)
+		}
+	}
+	hits, _ := part.Search(vecs, 1, par)
+	best := &probeBest{rows: idx.Len(), score: make([]float32, len(vecs)), found: make([]bool, len(vecs))}
+	for i := range vecs {
+		if prev != nil {
+			best.score[i], best.found[i] = prev.score[i], prev.found[i]
+		}
+		if len(hits[i]) > 0 && (!best.found[i] || hits[i][0].Score > best.score[i]) {
+			best.score[i], best.found[i] = hits[i][0].Score, true
+		}
+	}
+	return best
 }
 
 // calibrationKey identifies what a calibration was measured on: the probe
 // set, the embedding model and dimension, the texts of the lexical index
-// (lexKeys) and of the vector index (vecKeys), each set in any order.
+// (lexKeys) and of the vector index (vecKeys), each sorted (see keySet). A
+// text that several memories hold counts as many times: the lexical
+// index's statistics (how many rows, how many hold a word) count it so.
 func calibrationKey(model string, dim int, lexKeys, vecKeys []contentKey) [32]byte {
 	f := fingerprinter{h: sha256.New()}
 	f.str(probesVersion)
 	f.str(model)
 	f.int(dim)
 	for _, keys := range [][]contentKey{lexKeys, vecKeys} {
-		sorted := slices.Clone(keys)
-		slices.SortFunc(sorted, func(a, b contentKey) int { return slices.Compare(a[:], b[:]) })
-		sorted = slices.Compact(sorted)
-		f.int(len(sorted))
-		for _, k := range sorted {
+		f.int(len(keys))
+		for _, k := range keys {
 			f.h.Write(k[:])
 		}
 	}
@@ -188,40 +235,60 @@ func calibrationKey(model string, dim int, lexKeys, vecKeys []contentKey) [32]by
 	return key
 }
 
+// keySet returns keys sorted, in a new slice.
+func keySet(keys []contentKey) []contentKey {
+	sorted := slices.Clone(keys)
+	slices.SortFunc(sorted, compareKeys)
+	return sorted
+}
+
+// withKeys returns set (sorted) with keys added, in a new slice.
+func withKeys(set, keys []contentKey) []contentKey {
+	out := slices.Clone(set)
+	for _, k := range keys {
+		i, _ := slices.BinarySearchFunc(out, k, compareKeys)
+		out = slices.Insert(out, i, k)
+	}
+	return out
+}
+
+func compareKeys(a, b contentKey) int { return slices.Compare(a[:], b[:]) }
+
 // calibration returns the relevance gate's calibration of a snapshot's
 // indexes — idx, the vector index of the items at rows, and lex, the
 // lexical index of every item —: the engine's latest when nothing it was
 // measured on changed, else the one kept in the cache folder for them,
 // else a new one (keepCalibration keeps it there at the end of the build).
 // Nil with the gate off. Callers hold buildMu.
-func (e *Engine) calibration(idx *index.Flat, lex *index.Lex, items []item, rows []int) *calibration {
+func (e *Engine) calibration(idx *index.Flat, lex *index.Lex, items []item, rows []int, ext *extension) *calibration {
 	if !e.gateOn() {
 		return nil
 	}
-	lexKeys := make([]contentKey, 0, len(items))
-	if lex != nil {
-		for _, it := range items {
-			lexKeys = append(lexKeys, it.key)
-		}
-	}
-	vecKeys := make([]contentKey, len(rows))
-	for j, i := range rows {
-		vecKeys[j] = items[i].key
-	}
+	lexKeys, vecKeys := e.calibrationSets(lex != nil, items, rows, ext)
 	vecs := e.probeVectors()
 	dim := e.cache.dim
 	if vecs == nil {
 		dim = 0 // no vector model: the key says so
 	}
 	key := calibrationKey(e.cache.model, dim, lexKeys, vecKeys)
+	e.calSets = &calibrationSets{lex: lexKeys, vec: vecKeys}
 	if e.cal != nil && key == e.calKey {
 		return e.cal
 	}
 	cal := e.cache.loadCalibration(key)
 	e.calKept = cal != nil
 	if cal == nil {
-		cal = calibrate(idx, lex, vecs, e.cfg.Parallelism)
+		// The probes' best scores over the rows the last build searched
+		// stand, when this index extends that one.
+		var prev *probeBest
+		var newRows []int
+		if ext != nil && e.probeBest != nil && e.probeBest.rows+len(ext.newRows) == idx.Len() && idx.Quant == nil {
+			prev, newRows = e.probeBest, ext.newRows
+		}
+		cal, e.probeBest = calibrateFrom(idx, lex, vecs, e.cfg.Parallelism, prev, newRows)
 		e.calibrations.Add(1)
+	} else {
+		e.probeBest = nil
 	}
 	e.cal, e.calKey = cal, key
 	return cal
@@ -240,4 +307,29 @@ func (e *Engine) keepCalibration() {
 	}
 	e.cache.storeCalibration(e.calKey, e.cal)
 	e.calKept = true
+}
+
+// calibrationSets are the sets of content keys a calibration key was made
+// of (see calibrationKey).
+type calibrationSets struct{ lex, vec []contentKey }
+
+// calibrationSets returns the sets of content keys of the lexical index
+// (empty without one) and of the vector index of items at rows: those of
+// the last calibration with the new items and rows added, when the indexes
+// extend the last ones (ext), else made anew.
+func (e *Engine) calibrationSets(hasLex bool, items []item, rows []int, ext *extension) (lexKeys, vecKeys []contentKey) {
+	if ext == nil || e.calSets == nil {
+		var lex, vec []contentKey
+		if hasLex {
+			lex = mapSlice(items, func(it item) contentKey { return it.key })
+		}
+		vec = mapSlice(rows, func(i int) contentKey { return items[i].key })
+		return keySet(lex), keySet(vec)
+	}
+	var newLex []contentKey
+	if hasLex {
+		newLex = mapSlice(ext.newItems, func(i int) contentKey { return items[i].key })
+	}
+	newVec := mapSlice(ext.newRows, func(j int) contentKey { return items[rows[j]].key })
+	return withKeys(e.calSets.lex, newLex), withKeys(e.calSets.vec, newVec)
 }

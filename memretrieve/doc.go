@@ -122,6 +122,17 @@
 // package memretrieve/experimental/search offers the same exact search on
 // its own, over any vectors, for benchmarks.
 //
+// A store that hands out the same memories from one List to the next (a
+// host that keeps them in memory and replaces a memory that changed, never
+// edits it) lets a build reuse the last one: when the memories listed are
+// the last build's with new ones added near the end — the newest, or among
+// the memories of the newest second — the graph (memcore.Graph.With), the
+// vector index (rows appended to its block), the lexical index (only the
+// terms of the texts after the first change looked up) and the relevance
+// gate's calibration (only the new rows searched) are extended rather than
+// made again, to exactly what a new build makes. Any other change makes
+// them again.
+//
 // # The lexical index
 //
 // The lexical index ranks the same memories by Okapi BM25 over their

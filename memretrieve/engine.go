@@ -90,7 +90,22 @@ type Engine struct {
 	unusable map[contentKey]struct{} // texts the embedder gives no usable vector for
 	// lexDocs holds the tokenised text of every indexed content, so a
 	// build tokenises only new texts.
-	lexDocs     map[contentKey]*index.Doc
+	lexDocs map[contentKey]*index.Doc
+	// probeBest is the probes' best vector scores of the latest
+	// calibration computed, nil when it was loaded.
+	probeBest *probeBest
+	// calSets are the key sets of the latest calibration key.
+	calSets *calibrationSets
+	// graphs are the latest build's graphs (see liveGraph).
+	graphs *graphs
+	// extended counts the publications that extended the last one's
+	// indexes (see publishExtended).
+	extended atomic.Int64
+	// last is what the latest publication was made of (see extensionOf).
+	last *lastBuild
+	// memo holds what the last build derived from each of its memories
+	// (see derive).
+	memo        map[*memcore.MemoryFile]memoEntry
 	fingerprint [32]byte
 	gen         uint64
 	// calKey and cal are the latest calibration of the relevance gate and

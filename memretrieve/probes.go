@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve/internal/index"
 )
 
 // probesText holds the relevance gate's probe sentences: one per line as
@@ -39,6 +41,16 @@ const passageCount = 10
 // first line; probes is the probe set; probesVersion identifies it in a
 // stored calibration.
 var probeDomains, probes, probesVersion = loadProbes(probesText)
+
+// probeTerms are the terms of each probe's text (index.AppendTerms), in
+// the order of probes, computed on first use.
+var probeTerms = sync.OnceValue(func() [][]string {
+	out := make([][]string, len(probes))
+	for i, p := range probes {
+		out[i] = index.AppendTerms(nil, p.text)
+	}
+	return out
+})
 
 // loadProbes parses the probe sentences of text and returns the domains,
 // every probe — each sentence, then passageCount passages of each length in

@@ -23,7 +23,7 @@ import (
 // it published one yet, and the lexical index its snapshots share.
 type partialBuild struct {
 	g         *memcore.Graph
-	all       []*memcore.MemoryFile
+	digests   [][32]byte // of the memories of g, in order
 	items     []item
 	rows      int
 	published bool
@@ -32,10 +32,10 @@ type partialBuild struct {
 
 // startPartial prepares the build of the items of g (all its memories) to
 // publish partial snapshots, if no build has yet run to its end.
-func (e *Engine) startPartial(g *memcore.Graph, all []*memcore.MemoryFile, items []item) {
+func (e *Engine) startPartial(g *memcore.Graph, digests [][32]byte, items []item) {
 	e.partial = nil
 	if !e.complete {
-		e.partial = &partialBuild{g: g, all: all, items: items}
+		e.partial = &partialBuild{g: g, digests: digests, items: items}
 	}
 }
 
@@ -51,7 +51,7 @@ func (e *Engine) publishSoFar() {
 	if p == nil {
 		return
 	}
-	fp, rows := e.fingerprintOf(p.all, p.items)
+	fp, rows := e.fingerprintOf(p.digests, p.items)
 	lexicalFirst := !p.published && e.cfg.LexicalWeight > 0 && len(p.items) > 0
 	if !lexicalFirst && (len(rows) == 0 || len(rows) < 2*p.rows) || fp == e.fingerprint && e.snap.Load() != nil {
 		return

@@ -25,7 +25,7 @@ func TestFileErrorMessages(t *testing.T) {
 		{"unknown key with suggestion", "memory:\n  cadense_turns: 2\n", settings.ErrUnknownKey, 2, "memory.cadense_turns",
 			"FILE:2: unknown key memory.cadense_turns (did you mean memory.cadence_turns?)"},
 		{"unknown key without suggestion", "memory:\n  colour: red\n", settings.ErrUnknownKey, 2, "memory.colour",
-			"FILE:2: unknown key memory.colour; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale, memory.review"},
+			"FILE:2: unknown key memory.colour; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.embedding_dimensions, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale, memory.review"},
 		{"misspelt section", "model: claude\nmemroy:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 2, "memroy",
 			"FILE:2: unknown key memroy (did you mean memory:?)"},
 		{"section in capitals", "Memory:\n  cadence_turns: 2\n", settings.ErrUnknownKey, 1, "Memory",
@@ -39,7 +39,7 @@ func TestFileErrorMessages(t *testing.T) {
 		{"secret as a model", "memory:\n  embedding_model: \"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z \"\n", settings.ErrInvalidValue, 2, "memory.embedding_model",
 			`FILE:2: memory.embedding_model is "[REDACTED] ", want a string without control characters or surrounding spaces`},
 		{"secret as a key", "memory:\n  sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z: 1\n", settings.ErrUnknownKey, 2, "memory.sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
-			"FILE:2: unknown key memory.[REDACTED]; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale, memory.review"},
+			"FILE:2: unknown key memory.[REDACTED]; known: memory.enabled, memory.cadence_turns, memory.provider, memory.classifier_model, memory.retrieval_model, memory.retrieval_mode, memory.embedding_model, memory.embedding_dimensions, memory.base_url, memory.retrieval_top_k, memory.retrieval_hop_depth, memory.retrieval_hypothesis_count, memory.injection_token_budget, memory.retrieval_timeout, memory.retrieval_min_score, memory.retrieval_quantized, memory.retrieval_query_token_limit, memory.retrieval_lexical_weight, memory.retrieval_fusion_k, memory.stale, memory.review"},
 		{"wrong type", "memory:\n  retrieval_top_k: ten\n", settings.ErrInvalidValue, 2, "memory.retrieval_top_k",
 			"FILE:2: memory.retrieval_top_k is ten, want an integer in 1–100"},
 		{"enum with suggestion", "memory:\n  provider: OpenAI\n", settings.ErrInvalidValue, 2, "memory.provider",
@@ -127,6 +127,7 @@ func TestOutOfRangeEveryKey(t *testing.T) {
 		lowInRange string // the lowest accepted value, which loads
 	}{
 		{"cadence_turns", "0", "11", "1–10", "1"},
+		{"embedding_dimensions", "-1", "65537", "0–65536", "0"},
 		{"retrieval_top_k", "0", "101", "1–100", "1"},
 		{"retrieval_hop_depth", "-1", "4", "0–3", "0"},
 		{"retrieval_hypothesis_count", "0", "11", "1–10", "1"},

@@ -130,6 +130,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"retrieval_model", "gpt-4o-mini", func(s *settings.Settings) any { return s.RetrieveConfig().HypothesisModel }, "gpt-4o-mini"},
 		{"retrieval_mode", "identity", func(s *settings.Settings) any { return s.RetrieveConfig().Mode }, memretrieve.ModeIdentity},
 		{"embedding_model", "nomic-embed-text", func(s *settings.Settings) any { return s.EmbeddingModel }, "nomic-embed-text"},
+		{"embedding_dimensions", "1536", func(s *settings.Settings) any { return s.EmbeddingDimensions }, 1536},
 		{"base_url", "http://localhost:11434/v1", func(s *settings.Settings) any { return s.BaseURL }, "http://localhost:11434/v1"},
 		{"retrieval_top_k", "42", func(s *settings.Settings) any { return s.RetrieveConfig().TopK }, 42},
 		{"retrieval_hop_depth", "0", func(s *settings.Settings) any { return s.RetrieveConfig().HopDepth }, 0},

@@ -85,6 +85,9 @@ type Settings struct {
 	RetrievalMode memretrieve.HypothesisMode
 	// EmbeddingModel is memory.embedding_model.
 	EmbeddingModel string
+	// EmbeddingDimensions is memory.embedding_dimensions: the length of
+	// the vectors asked of the embedding model, 0 for its default.
+	EmbeddingDimensions int
 	// BaseURL is memory.base_url, or OPENAI_BASE_URL with the openai
 	// provider; empty means the provider's own endpoint.
 	BaseURL string

@@ -41,6 +41,8 @@ func TestUntrustedRepositoryFile(t *testing.T) {
 		{"retrieval_mode", "", "identity", true, ""},
 		{"retrieval_mode", "identity", "llm", false, "identity"},
 		{"embedding_model", "e", "", false, "e"},
+		{"embedding_dimensions", "0", "1536", false, "0"},
+		{"embedding_dimensions", "256", "0", false, "256"},
 		{"base_url", "", "http://attacker.example/v1", false, ""},
 		{"base_url", "http://localhost:11434/v1", "", false, "http://localhost:11434/v1"},
 		{"base_url", "http://localhost:11434/v1", "http://localhost:11434/v1", true, ""},

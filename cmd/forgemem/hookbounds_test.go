@@ -44,7 +44,7 @@ type hookProc struct {
 func (w *world) startHook(dir string) *hookProc {
 	w.t.Helper()
 	p := &hookProc{exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "hook", "claude-code", "--worker-idle=50ms")
+	p.cmd = exec.Command(binary, "hook", "claude-code", "--worker-idle=50ms", "--server-idle=0") // resident_test.go tests the recall server
 	p.cmd.Dir = dir
 	p.cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-test-e2e-key"}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr

@@ -72,10 +72,11 @@ func (w *world) payload(event, dir, transcript string) string {
 }
 
 // hook runs `forgemem hook claude-code` as Claude Code does; a worker it
-// starts waits a moment only for more captures.
+// starts waits a moment only for more captures. It recalls in its own
+// process and starts no recall server (resident_test.go tests those).
 func (w *world) hook(dir, payload string) (stdout, stderr string, code int) {
 	w.t.Helper()
-	return w.run(dir, payload, "hook", "claude-code", "--worker-idle=50ms")
+	return w.run(dir, payload, "hook", "claude-code", "--worker-idle=50ms", "--server-idle=0")
 }
 
 // gate holds the classifier's answers: each classifier request is sent

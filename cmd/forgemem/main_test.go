@@ -148,6 +148,8 @@ type world struct {
 	t    *testing.T
 	home string
 	srv  *fakeopenai.Server
+	// env is added to the environment of every command.
+	env []string
 }
 
 func newWorld(t *testing.T, rules ...remember) *world {
@@ -193,7 +195,7 @@ func (w *world) run(dir, stdin string, args ...string) (stdout, stderr string, c
 	w.t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-test-e2e-key"}
+	cmd.Env = append([]string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-test-e2e-key"}, w.env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

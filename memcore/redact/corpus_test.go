@@ -205,7 +205,7 @@ func TestCorpusFiguresDocumented(t *testing.T) {
 		}
 	}
 	names := map[string]bool{}
-	for _, r := range rules {
+	for _, r := range rules() {
 		names[r.name] = true
 	}
 	if len(fired) != len(names) {

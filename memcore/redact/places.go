@@ -3,6 +3,7 @@ package redact
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // This file holds the scanners of credentials whose place, rather than
@@ -332,7 +333,7 @@ func csvFields(line string) [][2]int {
 }
 
 // twilioHex matches a Twilio auth token: 32 lower-case hex digits.
-var twilioHex = regexp.MustCompile(`\b[0-9a-f]{32}\b`)
+var twilioHex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[0-9a-f]{32}\b`) })
 
 // maxTwilioGap bounds the bytes between an account SID and its auth token.
 const maxTwilioGap = 200
@@ -359,7 +360,7 @@ func twilioAuthTokens(text, _ string, runs [][2]int) [][2]int {
 			if nl := strings.IndexByte(text[sid+34:end], '\n'); nl >= 0 {
 				end = sid + 34 + nl
 			}
-			m := twilioHex.FindStringIndex(text[sid+34 : end])
+			m := twilioHex().FindStringIndex(text[sid+34 : end])
 			if m == nil || len(out) > 0 && sid+34+m[0] < out[len(out)-1][1] {
 				continue
 			}
@@ -618,7 +619,7 @@ func encodedSecrets(text, _ string, _ [][2]int) [][2]int {
 		}
 		start, end := urlWord(text, at)
 		view, offsets := decodeURLWord(text[start:end])
-		_, segs := scanWith(view, decodedRules)
+		_, segs := scanWith(view, decodedRules())
 		for _, g := range segs {
 			if g.rule != "" {
 				out = append(out, [2]int{start + offsets[g.start], start + offsets[g.end]})
@@ -631,9 +632,16 @@ func encodedSecrets(text, _ string, _ [][2]int) [][2]int {
 
 // decodedRules are the rules encodedSecrets applies to a decoded word:
 // all but itself, the last.
-var decodedRules []rule
+var decodedRules func() []rule
 
-func init() { decodedRules = rules[:len(rules)-1] }
+// The rules refer to encodedSecrets, which refers to decodedRules: set in
+// init, not in its declaration, to break the cycle of initialisation.
+func init() {
+	decodedRules = sync.OnceValue(func() []rule {
+		all := rules()
+		return all[:len(all)-1]
+	})
+}
 
 // urlWord returns the bounds of the word of text around offset at: up to
 // white space, a quote or an angle bracket on either side.
@@ -692,14 +700,16 @@ func unhex(c byte) byte {
 // awsKeyID matches an AWS access key id; awsKeyIDWords are its prefixes in
 // lower case.
 var (
-	awsKeyID      = regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)
+	awsKeyID      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`) })
 	awsKeyIDWords = []string{"akia", "asia", "abia", "acca", "a3t"}
 )
 
 // awsSecretAfterID matches, right after an AWS access key id, what
 // separates it from its secret access key — a comma, a slash, white
 // space… — and the key (group 1).
-var awsSecretAfterID = regexp.MustCompile(`^["']?[ \t]*[,;|/:=\t ][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`)
+var awsSecretAfterID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^["']?[ \t]*[,;|/:=\t ][ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`)
+})
 
 // awsSecretsBesideIDs returns the AWS secret access keys that follow an
 // access key id, whatever surrounds them: a row of a credentials.csv,
@@ -712,12 +722,12 @@ func awsSecretsBesideIDs(text, lower string, runs [][2]int) [][2]int {
 		if !containsAny(lower[run[0]:run[1]], awsKeyIDWords) {
 			continue
 		}
-		for _, id := range awsKeyID.FindAllStringIndex(text[run[0]:run[1]], -1) {
+		for _, id := range awsKeyID().FindAllStringIndex(text[run[0]:run[1]], -1) {
 			start, end := run[0]+id[0], run[0]+id[1]
 			if start > 0 && isWord(text[start-1]) {
 				continue
 			}
-			m := awsSecretAfterID.FindStringSubmatchIndex(text[end:min(end+60, len(text))])
+			m := awsSecretAfterID().FindStringSubmatchIndex(text[end:min(end+60, len(text))])
 			if m == nil || !mixedCase(text[end+m[2]:end+m[3]]) || len(out) > 0 && end+m[2] < out[len(out)-1][1] {
 				continue
 			}

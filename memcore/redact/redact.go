@@ -67,7 +67,7 @@ func countSecrets(segs []segment) int {
 // scan applies the rules in order, each to the text the previous ones left,
 // and returns the redacted text with its segments, which map every
 // placeholder back to the part of s it replaced.
-func scan(s string) (string, []segment) { return scanWith(s, rules) }
+func scan(s string) (string, []segment) { return scanWith(s, rules()) }
 
 // scanWith is scan with the rules rs.
 func scanWith(s string, rs []rule) (string, []segment) {

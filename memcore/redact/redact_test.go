@@ -159,7 +159,7 @@ func checkFind(t *testing.T, s string) {
 		if m.Start < last || m.End <= m.Start || m.End > len(s) {
 			t.Fatalf("Find(%q): match %+v is out of order, empty or outside the text", s, m)
 		}
-		if !slices.ContainsFunc(rules, func(r rule) bool { return r.name == m.Rule }) {
+		if !slices.ContainsFunc(rules(), func(r rule) bool { return r.name == m.Rule }) {
 			t.Fatalf("Find(%q): match %+v is not named by a rule", s, m)
 		}
 		b.WriteString(s[last:m.Start])

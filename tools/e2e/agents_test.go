@@ -160,8 +160,17 @@ func newMachine(t *testing.T, opts fakemodel.Options) *machine {
 	}
 	m.link("forgemem", binary)
 	proxy := model.URL()
+	// The recall server a prompt hook starts keeps its socket here: a
+	// short path (a socket's is at most 107 bytes), of this test alone.
+	tmp, err := os.MkdirTemp("", "fme2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Cleanup(m.stopRecallServers) // before the folders go
 	m.env = []string{
 		"HOME=" + home,
+		"TMPDIR=" + tmp,
 		"PATH=" + m.bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"TERM=dumb",
 		// Everything but 127.0.0.1 goes to the fake, which refuses it and
@@ -336,6 +345,40 @@ func (m *machine) waitWorkerGone() {
 	}
 	if !poll(captureBound, free) {
 		m.t.Fatalf("the capture worker still holds the queue after %s", captureBound)
+	}
+}
+
+// stopRecallServers asks the recall server a prompt hook started, if
+// any, to exit, and waits until it has, so that nothing writes in the
+// machine's folders when the test removes them.
+func (m *machine) stopRecallServers() {
+	m.t.Helper()
+	if _, err := m.run("forgemem", "recall-server", "--stop"); err != nil {
+		m.t.Errorf("forgemem recall-server --stop: %v", err)
+	}
+	var tmp string
+	for _, kv := range m.env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			tmp = v
+		}
+	}
+	locks, _ := filepath.Glob(filepath.Join(tmp, "forgemem-*", "*", "lock"))
+	for _, path := range locks {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		free := func() bool {
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+				return false
+			}
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			return true
+		}
+		if !poll(captureBound, free) {
+			m.t.Errorf("a recall server still holds %s after %s", path, captureBound)
+		}
+		f.Close()
 	}
 }
 

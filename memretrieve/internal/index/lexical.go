@@ -1,6 +1,7 @@
 package index
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -71,6 +72,9 @@ type Lex struct {
 	// docs holds the text of each row, for the evidence of a match
 	// (Information).
 	docs []*Doc
+	// termOf holds the number of each term of each row, row after row:
+	// what NewLexFrom reuses.
+	termOf []int32
 	// scratch holds *lexScratch values for search, so that a turn's
 	// search allocates next to nothing.
 	scratch sync.Pool
@@ -81,6 +85,8 @@ type Lex struct {
 type lexScratch struct {
 	scores  []float32
 	touched []int32
+	// info is BestInformation's sum per row, made on its first use.
+	info []float64
 }
 
 // lexPosting is one row holding a term, with the term's weight there.
@@ -90,27 +96,111 @@ type lexPosting struct {
 }
 
 // NewLex indexes docs; docs[i] is the text of ids[i].
-func NewLex(ids []string, docs []*Doc) *Lex {
-	x := &Lex{IDs: ids, terms: make(map[string]int32), docs: docs}
+func NewLex(ids []string, docs []*Doc) *Lex { return NewLexFrom(nil, ids, docs) }
+
+// NewLexFrom indexes docs, as NewLex does, reusing the work of prev for
+// the rows that start both (the same *Doc values, in order): the terms of
+// those are not looked up again, so indexing one more text costs the
+// layout of the postings, not a map lookup per term of every text. The
+// index is the one NewLex makes of the same docs, term numbers and weights
+// alike. prev may be nil; it is not changed.
+func NewLexFrom(prev *Lex, ids []string, docs []*Doc) *Lex {
+	x := &Lex{IDs: ids, docs: docs}
+	p := prev.commonPrefix(docs)
+	var df []int32
+	shared := false // x.terms is prev's: copied before a term is added
+	if p == 0 {
+		x.terms = make(map[string]int32)
+		x.termOf = make([]int32, 0, len(docs)*16)
+	} else {
+		x.terms, df, x.termOf, shared = prev.prefixTerms(p, len(docs))
+	}
 	// First number the terms and count the rows holding each, then lay
 	// the postings out in one block, term after term.
-	var df []int32
-	total := 0
-	termOf := make([]int32, 0, len(docs)*16)
-	var length float64
-	for _, d := range docs {
-		length += float64(d.length)
+	for _, d := range docs[p:] {
 		for _, t := range d.terms {
 			n, ok := x.terms[t]
 			if !ok {
+				if shared {
+					x.terms, shared = maps.Clone(x.terms), false
+				}
 				n = int32(len(df))
 				x.terms[t] = n
 				df = append(df, 0)
 			}
 			df[n]++
-			termOf = append(termOf, n)
-			total++
+			x.termOf = append(x.termOf, n)
 		}
+	}
+	x.layout(df)
+	return x
+}
+
+// Doc returns the text of row, as indexed.
+func (x *Lex) Doc(row int) *Doc { return x.docs[row] }
+
+// commonPrefix returns how many rows x and docs start with alike; 0 for
+// a nil x.
+func (x *Lex) commonPrefix(docs []*Doc) int {
+	if x == nil {
+		return 0
+	}
+	n := 0
+	for n < len(x.docs) && n < len(docs) && x.docs[n] == docs[n] {
+		n++
+	}
+	return n
+}
+
+// prefixTerms returns what NewLex, numbering the terms of x's first p rows
+// (of rows rows in all), has made of them: the terms' numbers (x's map,
+// shared, when those rows hold every term of x; else a copy holding theirs
+// only), each term's document frequency in them, and the number of each
+// of their terms, with room for the other rows'. Terms are numbered by
+// first appearance, so those of the first p rows are x's first ones.
+func (x *Lex) prefixTerms(p, rows int) (terms map[string]int32, df, termOf []int32, shared bool) {
+	if p == len(x.docs) {
+		termOf = slices.Grow(slices.Clip(x.termOf), 16*(rows-p))
+		return x.terms, x.dfs(), termOf, true
+	}
+	k := 0
+	for _, d := range x.docs[:p] {
+		k += len(d.terms)
+	}
+	termOf = make([]int32, k, k+16*(rows-p))
+	copy(termOf, x.termOf[:k])
+	nTerms := int32(0)
+	for _, t := range termOf {
+		nTerms = max(nTerms, t+1)
+	}
+	df = make([]int32, nTerms, int(nTerms)+16)
+	for _, t := range termOf {
+		df[t]++
+	}
+	terms = maps.Clone(x.terms)
+	maps.DeleteFunc(terms, func(_ string, n int32) bool { return n >= nTerms })
+	return terms, df, termOf, false
+}
+
+// dfs returns a new slice of each term's document frequency.
+func (x *Lex) dfs() []int32 {
+	df := make([]int32, len(x.starts)-1, len(x.starts)+16)
+	for t := range df {
+		df[t] = x.starts[t+1] - x.starts[t]
+	}
+	return df
+}
+
+// layout lays the postings out in one block, term after term, each row's
+// in row order, with their weights: df is each term's document frequency,
+// x.termOf the number of each term of each row.
+func (x *Lex) layout(df []int32) {
+	docs := x.docs
+	var length float64
+	total := 0
+	for _, d := range docs {
+		length += float64(d.length)
+		total += len(d.terms)
 	}
 	x.starts = make([]int32, len(df)+1)
 	for t, n := range df {
@@ -131,14 +221,13 @@ func NewLex(ids []string, docs []*Doc) *Lex {
 	for row, d := range docs {
 		norm := bm25K1 * (1 - bm25B + bm25B*float64(d.length)/avg)
 		for i := range d.terms {
-			t := termOf[k]
+			t := x.termOf[k]
 			k++
 			tf := float64(d.counts[i])
 			x.postings[next[t]] = lexPosting{Row: int32(row), w: float32(idf[t] * tf * (bm25K1 + 1) / (tf + norm))}
 			next[t]++
 		}
 	}
-	return x
 }
 
 // Len is the number of rows.
@@ -163,9 +252,13 @@ func (x *Lex) DF(term string) int {
 
 // Terms returns the distinct terms of text (see AppendTerms) that some row
 // holds, in order of first appearance.
-func (x *Lex) Terms(text string) []string {
-	all := AppendTerms(nil, text)
-	out := all[:0]
+func (x *Lex) Terms(text string) []string { return x.KnownTerms(AppendTerms(nil, text)) }
+
+// KnownTerms returns the distinct terms of all (the terms of a text, from
+// AppendTerms) that some row holds, in order, in a new slice: Terms of a
+// text whose terms are known already.
+func (x *Lex) KnownTerms(all []string) []string {
+	out := make([]string, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for _, t := range all {
 		if !seen[t] && x.DF(t) > 0 {
@@ -208,7 +301,21 @@ func (x *Lex) Information(row int, terms []string, minRows int) (info float64, m
 // BestInformation returns the most Information any row has for terms (the
 // distinct terms of a text, from Terms), 0 when no row shares one.
 func (x *Lex) BestInformation(terms []string, minRows int) float64 {
-	acc := make(map[int32]float64)
+	sc, _ := x.scratch.Get().(*lexScratch)
+	if sc == nil {
+		sc = &lexScratch{scores: make([]float32, x.Len())}
+	}
+	if sc.info == nil {
+		sc.info = make([]float64, x.Len())
+	}
+	acc, touched := sc.info, sc.touched[:0]
+	defer func() {
+		for _, r := range touched {
+			acc[r] = 0
+		}
+		sc.touched = touched
+		x.scratch.Put(sc)
+	}()
 	var best float64
 	n := max(x.Len(), minRows)
 	for _, term := range terms {
@@ -218,6 +325,9 @@ func (x *Lex) BestInformation(terms []string, minRows int) float64 {
 		}
 		w := IDF(int(x.starts[t+1]-x.starts[t]), n)
 		for _, p := range x.postings[x.starts[t]:x.starts[t+1]] {
+			if acc[p.Row] == 0 {
+				touched = append(touched, p.Row)
+			}
 			acc[p.Row] += w
 			best = max(best, acc[p.Row])
 		}

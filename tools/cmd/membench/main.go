@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	go run ./tools/cmd/membench [-json] [-markdown FILE] [-quick] [-anchors]
+//	go run ./tools/cmd/membench [-json] [-markdown FILE] [-quick] [-anchors] [-hook]
 //
 // With -json it prints one JSON object with every figure; with -markdown it
 // also writes the performance page (docs/PERFORMANCE.md) from the same run,
@@ -12,7 +12,10 @@
 // memories' anchors (extraction, and the stale check per turn) and prints
 // their section. Progress goes to standard error.
 // -quick runs small sizes, for trying the command out; published figures
-// come from a full run.
+// come from a full run. -hook measures only what a user waits for: the
+// built forgemem binary run as Claude Code's prompt hook, a new process
+// per prompt, at 1,000 to 100,000 memories (the figures of that part of a
+// full run), and the MCP server's recall.
 package main
 
 import (
@@ -44,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	quick := fs.Bool("quick", false, "small sizes, for trying the command out")
 	quiet := fs.Bool("q", false, "no progress on standard error")
 	anchorsOnly := fs.Bool("anchors", false, "measure only the anchors: their extraction and the stale check per turn")
+	hook := fs.Bool("hook", false, "measure only the prompt hook (a new forgemem process per prompt) and the MCP server's recall")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -60,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		cfg.Progress = stderr
 	}
+	cfg.HookOnly = *hook
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *anchorsOnly {

@@ -19,7 +19,13 @@
 //     prefix shared with the previous pass and the new tokens per turn;
 //   - retrieval overhead: Retrieve latency with zero-latency fake providers,
 //     with the lexical index and without it;
-//   - the lexical (BM25) index: its build and one turn's search.
+//   - the lexical (BM25) index: its build and one turn's search;
+//   - what a prompt waits for: the built forgemem binary run as Claude
+//     Code's prompt hook, a new process per prompt, answered by the recall
+//     server, at up to 100,000 memories and 1,536 dimensions, beside a
+//     floor of a Go program's start and one read of the vectors and files
+//     a prompt touches; the first prompt after a new memory; and the MCP
+//     server's memory_recall.
 //
 // Every figure of one report comes from one run on one machine.
 package membench

@@ -37,6 +37,10 @@ type Config struct {
 	RealTexts int
 	// SessionTurns is the length of the scripted capture session.
 	SessionTurns int
+	// Hook sizes the prompt hook and MCP measurements (see HookConfig);
+	// its zero value measures none. HookOnly measures nothing else.
+	Hook     HookConfig
+	HookOnly bool
 	// Dir is where the memory folders are made; "" means a new temporary
 	// folder, removed afterwards.
 	Dir string
@@ -59,6 +63,7 @@ func DefaultConfig() Config {
 		RecallQueries: 200,
 		RealTexts:     -1,
 		SessionTurns:  100,
+		Hook:          DefaultHookConfig(),
 	}
 }
 
@@ -79,10 +84,11 @@ var Targets = struct {
 type Report struct {
 	Machine Machine `json:"machine"`
 	Config  struct {
-		Dim      int `json:"dim"`
-		K        int `json:"k"`
-		Queries  int `json:"queries"`
-		Memories int `json:"memories"`
+		Dim      int  `json:"dim"`
+		K        int  `json:"k"`
+		Queries  int  `json:"queries"`
+		Memories int  `json:"memories"`
+		HookOnly bool `json:"hook_only,omitempty"`
 	} `json:"config"`
 
 	Search []SearchResult `json:"search"`
@@ -141,6 +147,11 @@ type Report struct {
 	// memory written, and the check per turn, at Memories memories.
 	Anchors Anchors `json:"anchors"`
 
+	// HookFigures are what a user waits for: the prompt hook, a new
+	// process per prompt, and the MCP server's recall (keys at the top
+	// level).
+	HookFigures
+
 	// Misses lists each target the figures miss, with the figure.
 	Misses []string `json:"targets_missed"`
 }
@@ -160,10 +171,23 @@ type Machine struct {
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r := &Report{Machine: machine()}
 	r.Config.Dim, r.Config.K, r.Config.Queries, r.Config.Memories = cfg.Dim, cfg.K, cfg.Queries, cfg.Memories
+	r.Config.HookOnly = cfg.HookOnly
 	progress := func(format string, args ...any) {
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "membench: "+format+"\n", args...)
 		}
+	}
+	dir, cleanup, err := workDir(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	if cfg.HookOnly {
+		if err := measureHooks(ctx, cfg, dir, r, progress); err != nil {
+			return nil, err
+		}
+		r.Misses = append([]string{}, hookMisses(r)...)
+		return r, nil
 	}
 
 	r.SearchTopKMatchesExact = true
@@ -192,15 +216,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	runtime.GC()
 
-	dir := cfg.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "membench-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
 	progress("engine over %d memory files (cold start, rebuild, retrieval)", cfg.Memories)
 	if err := measureEngine(ctx, cfg, dir, r); err != nil {
 		return nil, err
@@ -223,8 +238,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%s: %w", step.fail, err)
 		}
 	}
-	r.Misses = misses(r)
+	runtime.GC()
+	if err := measureHooks(ctx, cfg, dir, r, progress); err != nil {
+		return nil, err
+	}
+	r.Misses = append(misses(r), hookMisses(r)...)
 	return r, nil
+}
+
+// workDir is cfg.Dir, or a new temporary folder that cleanup removes.
+func workDir(cfg Config) (dir string, cleanup func(), err error) {
+	if cfg.Dir != "" {
+		return cfg.Dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "membench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
 // misses lists the targets the report's figures do not meet.
@@ -305,5 +336,6 @@ func QuickConfig() Config {
 		RecallQueries: 50,
 		RealTexts:     0,
 		SessionTurns:  100,
+		Hook:          HookConfig{Sizes: []int{1_000}, Dims: []int{256}, Prompts: 5, FirstRounds: 3, FirstSize: 1_000, MCPRecalls: 3},
 	}
 }

@@ -17,6 +17,11 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("figures are in [membench.json](membench.json). Do not edit this page by hand: run the\n")
 	p("command again.\n\n")
 	p("Machine: %s, %d CPUs (GOMAXPROCS %d), %s %s/%s.\n\n", orUnknown(m.CPUModel), m.CPUs, m.GOMAXPROCS, m.GoVersion, m.OS, m.Arch)
+	if r.Config.HookOnly {
+		writeHookOnly(p, r)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 
 	p("## Targets\n\n")
 	if len(r.Misses) == 0 {
@@ -47,7 +52,9 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	addedLLM, addedID := r.RetrieveP99Ms-r.Lexical.RetrieveVectorOnlyP99Ms, r.RetrieveIdentityP99Ms-r.Lexical.RetrieveIdentityVectorOnlyP99Ms
 	p("| Retrieve p99 added by the lexical index (HyDE) | ≤ %.0f ms | %.2f ms | %s |\n", LexicalMaxAddedP99Ms, addedLLM, yes(addedLLM <= LexicalMaxAddedP99Ms))
 	p("| Retrieve p99 added by the lexical index (`identity`) | ≤ %.0f ms | %.2f ms | %s |\n", LexicalMaxAddedP99Ms, addedID, yes(addedID <= LexicalMaxAddedP99Ms))
-	p("| anchor check per turn at %d memories, p99 | ≤ %.0f ms | %.3f ms | %s |\n\n", r.Anchors.Memories, AnchorCheckMaxP99Ms, r.Anchors.CheckTurnP99Ms, yes(r.Anchors.CheckTurnP99Ms <= AnchorCheckMaxP99Ms))
+	p("| anchor check per turn at %d memories, p99 | ≤ %.0f ms | %.3f ms | %s |\n", r.Anchors.Memories, AnchorCheckMaxP99Ms, r.Anchors.CheckTurnP99Ms, yes(r.Anchors.CheckTurnP99Ms <= AnchorCheckMaxP99Ms))
+	hookTargetRows(p, r)
+	p("\n")
 
 	p("## Vector search: memretrieve vs chromem-go vs the stream floor\n\n")
 	p("Random unit vectors of %d dimensions, top-%d, median over %d queries. *ours* is\n", r.Config.Dim, r.Config.K, r.Config.Queries)
@@ -150,6 +157,8 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("| one turn's search (three focused queries, top %d), p50 | %.3f ms |\n", r.Config.K, r.Lexical.QueryP50Ms)
 	p("| one turn's search, p99 | %.3f ms |\n", r.Lexical.QueryP99Ms)
 	writeAnchors(p, r.Anchors)
+	p("\n")
+	writeHookMarkdown(p, r)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -182,6 +182,9 @@ type app struct {
 
 	settings *settings.Settings
 	ws       *workspace.Workspace
+	// liveDir, when set before the workspace is opened, keeps its
+	// memories in memory (workspace.Options.LiveDir): long-lived commands.
+	liveDir string
 }
 
 // usageError marks an error of the command line, exit code 2.
@@ -275,7 +278,7 @@ func (a *app) workspace() (*workspace.Workspace, error) {
 	if err := a.loadSettings(); err != nil {
 		return nil, err
 	}
-	opts := workspace.Options{Now: a.env.Now, HTTPClient: a.env.HTTPClient}
+	opts := workspace.Options{Now: a.env.Now, HTTPClient: a.env.HTTPClient, LiveDir: a.liveDir}
 	if a.verbose {
 		opts.Logger = zerolog.New(zerolog.ConsoleWriter{Out: a.env.Stderr, NoColor: !a.env.IsTerminal(a.env.Stderr), FormatPrepare: escapeLogFields}).
 			Level(zerolog.DebugLevel).With().Timestamp().Logger()
@@ -379,7 +382,7 @@ memory on, until you trust it: forgemem trust.`,
 	add("see", a.listCommand(), a.showCommand(), a.searchCommand(), a.graphCommand(), a.exportCommand(), a.statsCommand(), a.validateCommand())
 	add("change", a.rememberCommand(), a.forgetCommand(), a.purgeCommand(), a.reviewCommand())
 	add("agent", a.recallCommand(), a.captureCommand(), a.chatCommand())
-	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand())
+	add("integrate", a.mcpCommand(), a.hookCommand(), a.workerCommand(), a.recallServerCommand())
 	add("other", a.demoCommand(), a.evalCommand(), a.configCommand(), a.trustCommand())
 	root.AddCommand(settingsHelpTopic())
 	root.SetHelpCommandGroupID("other")

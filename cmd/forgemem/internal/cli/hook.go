@@ -46,7 +46,7 @@ not on PATH); docs/INTEGRATIONS.md has the details.`,
 }
 
 func (a *app) hookClaudeCodeCommand() *cobra.Command {
-	var workerIdle time.Duration
+	var workerIdle, serverIdle time.Duration
 	cmd := &cobra.Command{
 		Use:   "claude-code",
 		Short: "Handle one Claude Code hook event, read as JSON from stdin",
@@ -55,7 +55,9 @@ forgemem hook install claude-code adds run it:
 
   UserPromptSubmit  recalls memories for the prompt and the conversation since the last
                     compaction, and prints them as the prompt's additional context
-                    (nothing relevant prints nothing)
+                    (nothing relevant prints nothing); the place's recall server
+                    (forgemem recall-server) answers when it runs, and the hook starts
+                    one when none does
   Stop              queues a capture of the finished turn and returns at once
   PreCompact        queues a capture of the conversation about to be compacted
 
@@ -67,12 +69,14 @@ is never blocked by memory. It ends 8 seconds after it started (2 seconds below 
 Code's timeout), and at once on SIGTERM or SIGINT, even when its work is stuck.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.runHook(cmd.Context(), workerIdle)
+			a.runHook(cmd.Context(), workerIdle, serverIdle)
 			return nil // never fail the agent's turn
 		},
 	}
 	cmd.Flags().DurationVar(&workerIdle, "worker-idle", defaultWorkerIdle, "how long a worker the hook starts waits for more captures before it exits")
 	_ = cmd.Flags().MarkHidden("worker-idle")
+	cmd.Flags().DurationVar(&serverIdle, "server-idle", defaultServerIdle, "how long a recall server the prompt hook starts waits for the next prompt before it exits; 0 recalls in the hook's own process and starts none")
+	_ = cmd.Flags().MarkHidden("server-idle")
 	a.hookCC = cmd
 	return cmd
 }
@@ -110,7 +114,7 @@ func (r *hookRun) note(format string, args ...any) {
 // there is to print. Past the deadline or after a signal the work is left
 // where it is — a read that never returns, a call that never answers —
 // and the process exits 0 without waiting for it.
-func (a *app) runHook(ctx context.Context, workerIdle time.Duration) {
+func (a *app) runHook(ctx context.Context, workerIdle, serverIdle time.Duration) {
 	limit := claudecode.HookDeadline
 	if a.env.HookDeadline > 0 {
 		limit = a.env.HookDeadline
@@ -130,7 +134,7 @@ func (a *app) runHook(ctx context.Context, workerIdle time.Duration) {
 				}
 			}
 		}()
-		a.hookWork(workCtx, run, workerIdle)
+		a.hookWork(workCtx, run, workerIdle, serverIdle)
 	}()
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -214,7 +218,7 @@ func escapeLine(s string) string { return escapeControls(lineBreaks.Replace(s)) 
 var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 
 // hookWork handles one event, noting every failure in run.
-func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle time.Duration) {
+func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle, serverIdle time.Duration) {
 	run.at("reading the hook's input")
 	in, err := claudecode.ReadHookInput(a.env.Stdin)
 	if err != nil {
@@ -228,7 +232,7 @@ func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle time.Durati
 	}
 	switch in.HookEventName {
 	case claudecode.EventUserPromptSubmit:
-		a.hookPrompt(ctx, run, in)
+		a.hookPrompt(ctx, run, in, serverIdle)
 	case claudecode.EventStop:
 		a.hookCapture(run, in, memcore.TriggerCadence, workerIdle)
 	case claudecode.EventPreCompact:
@@ -239,11 +243,12 @@ func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle time.Durati
 }
 
 // hookPrompt recalls the memories for a prompt, to be printed as its
-// additional context.
-func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookInput) {
-	run.at("loading the settings and the memories")
-	ws, err := a.workspace()
-	if err != nil {
+// additional context: answered by this place's recall server when one
+// runs; else recalled in this process, once a server is started for the
+// next prompts (unless serverIdle is 0).
+func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookInput, serverIdle time.Duration) {
+	run.at("loading the settings")
+	if err := a.loadSettings(); err != nil {
 		run.note("%v", err)
 		return
 	}
@@ -252,8 +257,46 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 	if len(window) == 0 {
 		return
 	}
-	run.at("recalling memories")
+	var ans residentAnswer
+	if serverIdle > 0 && a.settings.Enabled && a.settings.RetrievalOff() == "" {
+		run.at("asking the recall server")
+		ans = a.askResident(ctx, window)
+	}
+	switch {
+	case ans.unsafe != nil:
+		run.note("no recall server may run, so each prompt recalls by itself: %v", ans.unsafe)
+	case ans.start:
+		// Started before this prompt's own recall, which may not end
+		// before the hook's deadline with many memories: the next prompts
+		// are answered either way.
+		run.at("starting the recall server")
+		if err := a.startResident(serverIdle); err != nil {
+			run.note("the recall server could not start, so each prompt recalls by itself: %v", err)
+		}
+	}
+	if !ans.asked {
+		run.at("loading the memories and recalling")
+		ans.injection, ans.err = a.recallHere(ctx, window)
+	}
+	a.promptOutput(run, ans.injection, ans.err, transcriptErr)
+}
+
+// recallHere recalls the memories of window in this process.
+func (a *app) recallHere(ctx context.Context, window []memcore.Message) (string, error) {
+	ws, err := a.workspace()
+	if err != nil {
+		return "", err
+	}
 	res, err := ws.Recall(ctx, window)
+	if res == nil {
+		return "", err
+	}
+	return res.Injection, err
+}
+
+// promptOutput records what a prompt's recall gave: the injection as the
+// prompt's context, and a note for what went wrong.
+func (a *app) promptOutput(run *hookRun, injection string, err, transcriptErr error) {
 	switch {
 	case errors.Is(err, workspace.ErrDisabled):
 		return // the user turned memory off here
@@ -268,11 +311,11 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 	if transcriptErr != nil {
 		run.note("recalled for the prompt alone: %v", transcriptErr)
 	}
-	if res.Injection == "" {
+	if injection == "" {
 		return
 	}
 	var out strings.Builder
-	if err := claudecode.WritePromptContext(&out, res.Injection); err != nil {
+	if err := claudecode.WritePromptContext(&out, injection); err != nil {
 		run.note("%v", err)
 		return
 	}

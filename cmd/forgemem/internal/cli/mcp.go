@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/mcpserver"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/resident"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,8 +22,9 @@ func (a *app) mcpCommand() *cobra.Command {
 (Claude Code, Cursor, Cline, Codex, Gemini CLI, …). It offers the tools memory_recall,
 memory_search, memory_remember, memory_show, memory_forget and memory_list over the memory
 folders of the place it runs in, with the settings and global flags of every command. The
-retrieval index stays in memory for the server's life and is rebuilt only when the memory
-folders change, whoever changed them. Stdout carries the protocol only; messages and
+retrieval index stays in memory for the server's life and follows every change of the
+memory folders, whoever made it: on Linux by their file events, reading only the files that
+changed; elsewhere by looking at the folders before each call. Stdout carries the protocol only; messages and
 --verbose logs go to stderr.
 
 A line on stdin that is not one JSON-RPC message, or is longer than 1 MiB, is answered with
@@ -34,6 +36,11 @@ Add it to Claude Code with: claude mcp add forgemem -- forgemem mcp
 docs/INTEGRATIONS.md has the set-up of every agent.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The index follows the folders by their file events where the
+			// system has them; else the folders are read before each call.
+			if dir, err := resident.BarrierDir(a.env.Settings.Env); err == nil {
+				a.liveDir = dir
+			}
 			ws, err := a.workspace()
 			if err != nil {
 				return err

@@ -38,31 +38,55 @@ func repoRoot(p settings.Paths) string {
 }
 
 // Anchors returns the checker of the repository's anchors, made on first
-// use, or nil when there is no repository here (the repo scope is off) or
-// its folder cannot be used.
+// use (and after RenewAnchors), or nil when there is no repository here
+// (the repo scope is off) or its folder cannot be used.
 func (w *Workspace) Anchors() *anchor.Checker {
-	w.anchorsOnce.Do(func() {
-		root := repoRoot(w.settings.Paths)
-		if root == "" {
-			return
-		}
-		c, err := anchor.New(anchor.DefaultConfig(root))
-		if err != nil {
-			w.opts.Logger.Warn().Err(err).Msg("forgemem: the repository's anchors are not checked")
-			return
-		}
-		w.anchors = c
-	})
-	return w.anchors
+	w.anchorsMu.Lock()
+	defer w.anchorsMu.Unlock()
+	if w.anchorsMade {
+		return w.anchors
+	}
+	w.anchorsMade = true
+	root := repoRoot(w.settings.Paths)
+	if root == "" {
+		return nil
+	}
+	c, err := anchor.New(anchor.DefaultConfig(root))
+	if err != nil {
+		w.opts.Logger.Warn().Err(err).Msg("forgemem: the repository's anchors are not checked")
+		return nil
+	}
+	w.anchors = c
+	return c
 }
 
-// staleCheck is the retrieval engine's StaleCheck: the anchor checker, or
-// none.
+// RenewAnchors drops the anchor checker and what it has cached, so that
+// the next check is a new process's: for a long-lived process that must
+// answer as the one-shot command would (the recall server renews it before
+// each answer). The checker trusts what it cached of a file until the
+// file's size or modification time changes, as its documentation says.
+func (w *Workspace) RenewAnchors() {
+	w.anchorsMu.Lock()
+	w.anchorsMade, w.anchors = false, nil
+	w.anchorsMu.Unlock()
+}
+
+// staleCheck is the retrieval engine's StaleCheck: the anchor checker of
+// the moment (see RenewAnchors), or none without a repository.
 func (w *Workspace) staleCheck() memretrieve.StaleChecker {
-	if c := w.Anchors(); c != nil {
-		return c
+	if w.Anchors() == nil {
+		return nil
 	}
-	return nil
+	return workspaceStale{w}
+}
+
+// workspaceStale checks a memory's anchors with its workspace's current
+// checker.
+type workspaceStale struct{ w *Workspace }
+
+// Stale implements memretrieve.StaleChecker.
+func (s workspaceStale) Stale(ctx context.Context, m *memcore.MemoryFile) string {
+	return s.w.staleOf(ctx, m)
 }
 
 // staleOf says why m may be outdated, or "".

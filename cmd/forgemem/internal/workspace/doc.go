@@ -10,6 +10,14 @@
 // so that managing memories never needs an API key. Every operation that
 // takes a memory id also takes a unique prefix of one ([Workspace.Resolve]).
 //
+// The retrieval engines live as long as the workspace and rebuild their
+// index only when the memory folders changed. A long-lived process (the
+// MCP server, the recall server) sets [Options.LiveDir]: the engines then
+// list the folders from memory, kept exact by the system's file events
+// (package live), and [Workspace.Changed] says when a file changed, so
+// that [Workspace.PrepareRecall] can bring the index up to date before the
+// next recall asks.
+//
 // Writes follow the file format's rules: a change is a new version that
 // supersedes the chain's head, forgetting is a retired version
 // ([Workspace.Forget]) that keeps the history, and only [Workspace.Purge]

@@ -59,7 +59,7 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 	m := &Models{Provider: s.Provider, ClassifierModel: s.ClassifierModel, HypothesisModel: s.RetrievalModel}
 	switch s.Provider {
 	case settings.ProviderFake:
-		emb, err := fake.NewEmbedder(fake.EmbedderConfig{})
+		emb, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: s.EmbeddingDimensions})
 		if err != nil {
 			return nil, fmt.Errorf("%w: the fake embedder: %w", ErrProviderSetup, err)
 		}
@@ -78,6 +78,7 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 			BaseURL:        s.BaseURL,
 			Model:          s.ClassifierModel,
 			EmbeddingModel: s.EmbeddingModel,
+			Dimensions:     s.EmbeddingDimensions,
 			HTTPClient:     httpClient,
 		})
 		if err != nil {
@@ -101,6 +102,7 @@ func NewModels(s *settings.Settings, httpClient *http.Client) (*Models, error) {
 			BaseURL:        s.BaseURL,
 			Model:          s.ClassifierModel,
 			EmbeddingModel: s.EmbeddingModel,
+			Dimensions:     s.EmbeddingDimensions,
 			HTTPClient:     httpClient,
 		})
 		if err != nil {

@@ -25,32 +25,9 @@ import (
 // error wrapping [ErrPartial] and [ErrProvider]: an agent's turn takes
 // them, a person asking wants to know why.
 func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memretrieve.Result, error) {
-	s := w.settings
-	if !s.Enabled {
-		return nil, fmt.Errorf("%w: %s", ErrDisabled, s.RetrievalOff())
-	}
-	if reason := s.RetrievalOff(); reason != "" {
-		return nil, fmt.Errorf("%w: %s", ErrRetrievalOff, reason)
-	}
-	models, err := w.Models()
-	if err != nil {
-		return nil, err
-	}
-	emb, err := models.NeedEmbedder()
-	if err != nil {
-		return nil, err
-	}
-	cfg := s.RetrieveConfig()
-	cfg.StaleCheck = w.staleCheck()
-	var llm memcore.LLMProvider
-	if cfg.Mode == memretrieve.ModeLLM {
-		if llm, err = models.NeedLLM(); err != nil {
-			return nil, err
-		}
-	}
-	e, buildErr := w.engine(ctx, "recall", cfg, llm, emb)
+	e, cfg, buildErr, err := w.recallEngine(ctx)
 	if e == nil {
-		return nil, buildErr
+		return nil, err
 	}
 	res, err := e.Retrieve(ctx, "", window)
 	if err != nil {
@@ -62,6 +39,55 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 		return nil, err
 	}
 	return res, err
+}
+
+// PrepareRecall makes Recall's engine and brings its index up to date with
+// the memory folders now, so that the next Recall only searches: for a
+// long-lived process, when it starts and when the folders changed (see
+// [Workspace.Changed]). It fails as Recall fails before it searches; an
+// error wrapping ErrProvider means the index was built without the
+// memories that could not be embedded.
+func (w *Workspace) PrepareRecall(ctx context.Context) error {
+	_, _, buildErr, err := w.recallEngine(ctx)
+	if err != nil {
+		return err
+	}
+	return buildErr
+}
+
+// recallEngine returns Recall's engine, its index up to date, with the
+// settings' retrieval configuration. buildErr is the error of a build that
+// could not embed every memory (the engine searches what it indexed); err
+// is why there is no engine.
+func (w *Workspace) recallEngine(ctx context.Context) (e *memretrieve.Engine, cfg memretrieve.Config, buildErr, err error) {
+	s := w.settings
+	if !s.Enabled {
+		return nil, cfg, nil, fmt.Errorf("%w: %s", ErrDisabled, s.RetrievalOff())
+	}
+	if reason := s.RetrievalOff(); reason != "" {
+		return nil, cfg, nil, fmt.Errorf("%w: %s", ErrRetrievalOff, reason)
+	}
+	models, err := w.Models()
+	if err != nil {
+		return nil, cfg, nil, err
+	}
+	emb, err := models.NeedEmbedder()
+	if err != nil {
+		return nil, cfg, nil, err
+	}
+	cfg = s.RetrieveConfig()
+	cfg.StaleCheck = w.staleCheck()
+	var llm memcore.LLMProvider
+	if cfg.Mode == memretrieve.ModeLLM {
+		if llm, err = models.NeedLLM(); err != nil {
+			return nil, cfg, nil, err
+		}
+	}
+	e, buildErr = w.engine(ctx, "recall", cfg, llm, emb)
+	if e == nil {
+		return nil, cfg, nil, buildErr
+	}
+	return e, cfg, buildErr, nil
 }
 
 // partial is the error of a recall or search: nil when nothing failed; the

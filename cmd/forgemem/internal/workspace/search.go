@@ -136,7 +136,7 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	// A search shows what is stored, outdated or not, with the reason: each
 	// hit listed is checked below, the weak ones too.
 	cfg.Stale = memretrieve.StaleIgnore
-	purpose, store := "search", memcore.MemoryStore(w.store)
+	purpose, store := "search", memcore.MemoryStore(nil)
 	if pending {
 		purpose, store = "search with pending", pendingInForce{w.store}
 	}

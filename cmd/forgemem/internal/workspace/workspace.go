@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/live"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/anchor"
@@ -30,6 +31,14 @@ type Options struct {
 	// Now is the clock of the memories Remember and Forget write; nil
 	// means time.Now.
 	Now func() time.Time
+	// LiveDir, when set, keeps the memories the retrieval engines index
+	// in memory, exact by the system's file events rather than by reading
+	// the folders before each recall and search (package live), with its
+	// barrier files in this folder, which must be private to the user and
+	// outside any repository. For a long-lived process: the MCP server, the
+	// recall server. Where the events cannot be had, the workspace reads
+	// the folders as without it ([Workspace.Live] says why).
+	LiveDir string
 }
 
 // Workspace is the memory folders of one place — a repository's and the
@@ -51,9 +60,17 @@ type Workspace struct {
 	// was last built from; builds counts the index builds.
 	built  map[string]folderState
 	builds atomic.Int64
+	// buildMu serialises engine's look at the folders and the build that
+	// follows.
+	buildMu sync.Mutex
+	// live is the memory folders kept in memory (Options.LiveDir), nil
+	// when off or lost; liveErr says why it is off.
+	live    *live.Folders
+	liveErr error
 
 	// anchors checks the repository's anchors (see Workspace.Anchors).
-	anchorsOnce sync.Once
+	anchorsMu   sync.Mutex
+	anchorsMade bool
 	anchors     *anchor.Checker
 }
 
@@ -82,7 +99,9 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Workspace{settings: s, store: store, writer: writer, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}, nil
+	w := &Workspace{settings: s, store: store, writer: writer, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}
+	w.openLive()
+	return w, nil
 }
 
 // checkFolders refuses memory folders that are, or sit in a .forge folder
@@ -119,6 +138,10 @@ func (w *Workspace) Close(ctx context.Context) error {
 		errs = append(errs, e.Close(ctx))
 		delete(w.engines, name)
 		delete(w.built, name)
+	}
+	if w.live != nil {
+		errs = append(errs, w.live.Close())
+		w.live, w.liveErr = nil, errClosed
 	}
 	return errors.Join(errs...)
 }
@@ -173,14 +196,23 @@ func (w *Workspace) load(ctx context.Context) (*snapshot, error) {
 // ErrProvider, returned with the engine, which searches what it could
 // index.
 func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
-	return w.engineOver(ctx, purpose, w.store, cfg, llm, emb)
+	return w.engineOver(ctx, purpose, nil, cfg, llm, emb)
 }
 
-// engineOver is engine over store, a view of the workspace's folders.
+// engineOver is engine over store, a view of the workspace's folders; nil
+// means the store of the workspace's engines (see engineStore), chosen
+// once the folders were looked at.
 func (w *Workspace) engineOver(ctx context.Context, purpose string, store memcore.MemoryStore, cfg memretrieve.Config, llm memcore.LLMProvider, emb memcore.Embedder) (*memretrieve.Engine, error) {
+	// One call at a time looks and builds: a call that waited for
+	// another's build then finds the index up to date.
+	w.buildMu.Lock()
+	defer w.buildMu.Unlock()
 	// The state is read before the build, so that a change made during
 	// the build makes the next call build again.
-	state, known := w.folderState()
+	state, known := w.freshness(ctx)
+	if store == nil {
+		store = w.engineStore()
+	}
 	w.mu.Lock()
 	if last, ok := w.built[purpose]; ok && known && last == state && w.engines[purpose] != nil {
 		e := w.engines[purpose]

@@ -231,3 +231,37 @@ func TestNewModels(t *testing.T) {
 		})
 	}
 }
+
+// memory.embedding_dimensions reaches every provider's embedder: the
+// vectors' length, which each embedder's Model names.
+func TestEmbeddingDimensions(t *testing.T) {
+	tests := []struct {
+		name      string
+		env       []string
+		wantModel string
+	}{
+		{"fake, default", nil, "fake-hash-256"},
+		{"fake", []string{"FORGEMEM_EMBEDDING_DIMENSIONS=1536"}, "fake-hash-1536"},
+		{"openai", []string{"FORGEMEM_PROVIDER=openai", "OPENAI_API_KEY=sk-x", "FORGEMEM_EMBEDDING_MODEL=text-embedding-3-small", "FORGEMEM_EMBEDDING_DIMENSIONS=512"}, "text-embedding-3-small@512"},
+		{"gemini", []string{"FORGEMEM_PROVIDER=gemini", "GEMINI_API_KEY=k", "FORGEMEM_EMBEDDING_MODEL=gemini-embedding-001", "FORGEMEM_EMBEDDING_DIMENSIONS=768"}, "gemini-embedding-001@768"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := settings.Load(settings.Options{Env: tt.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := workspace.NewModels(s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			emb, err := m.NeedEmbedder()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := emb.Model(); got != tt.wantModel {
+				t.Errorf("Model() = %q, want %q", got, tt.wantModel)
+			}
+		})
+	}
+}

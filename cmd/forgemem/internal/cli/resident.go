@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/resident"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/spf13/cobra"
+)
+
+// defaultServerIdle is how long a recall server a hook starts waits for
+// the next prompt before it exits.
+const defaultServerIdle = 30 * time.Minute
+
+func (a *app) recallServerCommand() *cobra.Command {
+	var idle time.Duration
+	var status, stop, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "recall-server",
+		Short: "Keep recall warm for Claude Code's prompt hook (hooks start it by themselves)",
+		Long: `Keep this place's retrieval index in memory and answer the prompts of Claude Code's
+UserPromptSubmit hook (forgemem hook claude-code) over a socket in a folder private to you,
+so that a prompt costs a search rather than reading every memory and building the index
+again. The hook starts it when none is running, and recalls by itself meanwhile; it exits
+when no prompt came for --idle. Its index follows every change of the memory folders — by
+forgemem, the capture worker, an editor or git — before it answers, so that a prompt
+always sees what was written before it. One runs per place and configuration: a change of
+settings or of the binary starts another. It runs on Linux only.
+
+  forgemem recall-server --status   says whether one is running here
+  forgemem recall-server --stop     asks it to exit`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case status:
+				return a.recallServerStatus(cmd.Context(), asJSON)
+			case stop:
+				return a.recallServerStop(cmd.Context())
+			}
+			return a.runRecallServer(cmd.Context(), idle)
+		},
+	}
+	cmd.Flags().DurationVar(&idle, "idle", defaultServerIdle, "how long to wait for the next prompt before exiting")
+	cmd.Flags().BoolVar(&status, "status", false, "say whether a recall server is running here, and exit")
+	cmd.Flags().BoolVar(&stop, "stop", false, "ask the recall server running here to exit")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --status, print one JSON document")
+	cmd.MarkFlagsMutuallyExclusive("status", "stop")
+	return cmd
+}
+
+// residentPlace returns the key of this place's recall server and its
+// folder.
+func (a *app) residentPlace() (key, dir string, err error) {
+	if !resident.Supported() {
+		return "", "", errors.New("a recall server runs on Linux only")
+	}
+	if a.env.Executable == "" {
+		return "", "", errors.New("the forgemem binary is unknown")
+	}
+	if err := a.loadSettings(); err != nil {
+		return "", "", err
+	}
+	base, err := resident.PrivateDir(a.env.Settings.Env)
+	if err != nil {
+		return "", "", err
+	}
+	key, err = resident.Key(a.settings, a.env.Settings.Env, a.env.Executable)
+	if err != nil {
+		return "", "", err
+	}
+	dir, err = resident.ServerDir(base, key)
+	return key, dir, err
+}
+
+// runRecallServer serves this place's recalls until idle passes with no
+// prompt.
+func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
+	key, dir, err := a.residentPlace()
+	if err != nil {
+		return err
+	}
+	if !a.settings.Enabled || a.settings.RetrievalOff() != "" {
+		return nil // nothing to recall here
+	}
+	lock, err := resident.TakeLock(dir)
+	if errors.Is(err, resident.ErrRunning) {
+		return nil // another one serves this place
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if err := resident.CheckListen(dir); err != nil {
+		return fmt.Errorf("no socket can be made in %s, so no recall server can run there; set XDG_RUNTIME_DIR or TMPDIR to a folder of a local file system: %w", dir, err)
+	}
+	a.liveDir = dir
+	ws, err := a.workspace()
+	if err != nil {
+		return err
+	}
+	if err := ws.Live(); err != nil {
+		return fmt.Errorf("the memory folders cannot be watched, so a recall server could not answer exactly; the hook recalls by itself: %w", err)
+	}
+	if err := ws.PrepareRecall(ctx); err != nil && !errors.Is(err, workspace.ErrProvider) {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go a.refreshOnChange(ctx, ws, cancel)
+	eprintf(a.env.Stderr, "%s forgemem recall-server: pid %d serving %s\n", time.Now().UTC().Format(time.RFC3339), os.Getpid(), a.workDir())
+	srv := &recallServer{ws: ws}
+	return resident.Serve(ctx, dir, key, idle, func(rctx context.Context, req *resident.Request) *resident.Response {
+		resp := srv.answer(rctx, req)
+		if ws.Live() != nil {
+			cancel() // no longer exact at low cost: the hooks recall by themselves
+		}
+		return resp
+	})
+}
+
+// recallServer answers the requests of the hooks.
+type recallServer struct {
+	ws       *workspace.Workspace
+	answered atomic.Uint64
+}
+
+// refreshOnChange brings the index up to date as soon as a memory file
+// changes, so that the next prompt finds the work done.
+// It stops the server (stop) when the folders can no longer be watched.
+func (a *app) refreshOnChange(ctx context.Context, ws *workspace.Workspace, stop func()) {
+	changed := ws.Changed()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			_ = ws.PrepareRecall(ctx)
+			if ws.Live() != nil {
+				stop() // a watched folder went away: the hooks recall by themselves
+				return
+			}
+		}
+	}
+}
+
+// answer answers one request of a hook.
+func (s *recallServer) answer(ctx context.Context, req *resident.Request) *resident.Response {
+	if req.Op == resident.OpPing {
+		return &resident.Response{Status: resident.StatusOK, PID: os.Getpid(), Answered: s.answered.Load()}
+	}
+	window := make([]memcore.Message, len(req.Window))
+	for i, m := range req.Window {
+		window[i] = memcore.Message{Role: memcore.Role(m.Role), Content: m.Content}
+	}
+	// Anchors are checked as a new process checks them: the checker's
+	// caches would otherwise trust a file rewritten in place.
+	s.ws.RenewAnchors()
+	res, err := s.ws.Recall(ctx, window)
+	s.answered.Add(1)
+	return responseOf(res, err)
+}
+
+// responseOf is the response carrying Recall's result and error.
+func responseOf(res *memretrieve.Result, err error) *resident.Response {
+	resp := &resident.Response{Status: resident.StatusOK}
+	switch {
+	case errors.Is(err, workspace.ErrDisabled):
+		resp.Status = resident.StatusDisabled
+	case errors.Is(err, workspace.ErrPartial):
+		resp.Status = resident.StatusPartial
+	case err != nil:
+		resp.Status = resident.StatusFailed
+	}
+	if err != nil {
+		resp.Message = err.Error()
+	}
+	if res == nil {
+		return resp
+	}
+	resp.Injection, resp.Omitted = res.Injection, res.Omitted
+	resp.Skipped, resp.VectorSkipped = res.Skipped.String(), res.VectorSkipped.String()
+	for _, m := range res.Memories {
+		resp.Memories = append(resp.Memories, resident.Recalled{ID: m.Memory.Meta.ID, Score: m.Score})
+	}
+	return resp
+}
+
+// remoteError is an error a recall server reported: its text as the
+// server had it, matching the workspace's error of the same kind.
+type remoteError struct {
+	msg  string
+	kind error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.kind }
+
+// errorOf is the error a response carries, nil for StatusOK.
+func errorOf(resp *resident.Response) error {
+	switch resp.Status {
+	case resident.StatusOK:
+		return nil
+	case resident.StatusDisabled:
+		return &remoteError{resp.Message, workspace.ErrDisabled}
+	case resident.StatusPartial:
+		return &remoteError{resp.Message, workspace.ErrPartial}
+	}
+	return &remoteError{resp.Message, nil}
+}
+
+// residentAnswer is what asking the recall server gave a prompt.
+type residentAnswer struct {
+	// asked is true when a server answered; injection and err are then
+	// its recall's (err as Workspace.Recall's).
+	asked     bool
+	injection string
+	err       error
+	// start is true when no server runs: the caller recalls by itself and
+	// starts one.
+	start bool
+	// unsafe says why no server may run here: its folder is not private.
+	unsafe error
+}
+
+// askResident asks this place's recall server for the memories of window.
+func (a *app) askResident(ctx context.Context, window []memcore.Message) residentAnswer {
+	key, dir, err := a.residentPlace()
+	if err != nil {
+		if errors.Is(err, resident.ErrUnsafeDir) {
+			return residentAnswer{unsafe: err}
+		}
+		return residentAnswer{}
+	}
+	req := &resident.Request{Op: resident.OpRecall, Key: key, Window: make([]resident.Message, len(window))}
+	for i, m := range window {
+		req.Window[i] = resident.Message{Role: string(m.Role), Content: m.Content}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		req.BudgetMillis = time.Until(dl).Milliseconds()
+	}
+	resp, err := resident.Ask(ctx, dir, req)
+	switch {
+	case errors.Is(err, resident.ErrNotRunning):
+		return residentAnswer{start: !resident.Running(dir)}
+	case err != nil || resp.Status == resident.StatusRefused:
+		return residentAnswer{}
+	}
+	return residentAnswer{asked: true, injection: resp.Injection, err: errorOf(resp)}
+}
+
+// startResident starts this place's recall server, which answers the
+// next prompts.
+func (a *app) startResident(idle time.Duration) error {
+	_, dir, err := a.residentPlace()
+	if err != nil {
+		return err
+	}
+	args := append([]string{"recall-server", "--idle", idle.String()}, a.globalArgs()...)
+	return resident.StartDetached(dir, a.env.Executable, args, a.workDir(), a.env.Settings.Env)
+}
+
+// recallServerStatus says whether this place's recall server runs.
+func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
+	st := struct {
+		Running  bool   `json:"running"`
+		PID      int    `json:"pid,omitempty"`
+		Answered uint64 `json:"answered"`
+		Folder   string `json:"folder,omitempty"`
+		Reason   string `json:"reason,omitempty"`
+	}{}
+	key, dir, err := a.residentPlace()
+	if err == nil {
+		st.Folder = dir
+		var resp *resident.Response
+		resp, err = resident.Ask(ctx, dir, &resident.Request{Op: resident.OpPing, Key: key})
+		if err == nil && resp.Status == resident.StatusOK {
+			st.Running, st.PID, st.Answered = true, resp.PID, resp.Answered
+		}
+	}
+	if err != nil {
+		st.Reason = err.Error()
+	}
+	if asJSON {
+		return a.out.json(st)
+	}
+	if st.Running {
+		a.out.printf("A recall server is running here (pid %d, %d prompts answered), in %s.\n", st.PID, st.Answered, st.Folder)
+		return nil
+	}
+	a.out.println("No recall server is running here; the next prompt's hook starts one.")
+	return nil
+}
+
+// recallServerStop asks this place's recall server to exit.
+func (a *app) recallServerStop(ctx context.Context) error {
+	key, dir, err := a.residentPlace()
+	if err != nil {
+		return err
+	}
+	resp, err := resident.Ask(ctx, dir, &resident.Request{Op: resident.OpStop, Key: key})
+	if errors.Is(err, resident.ErrNotRunning) {
+		a.out.println("No recall server is running here.")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.out.printf("The recall server (pid %d) exits.\n", resp.PID)
+	return nil
+}

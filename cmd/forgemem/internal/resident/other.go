@@ -1,0 +1,64 @@
+//go:build !linux
+
+package resident
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotRunning: no server answers; on this system there is never one.
+var ErrNotRunning = errors.New("resident: no recall server is running")
+
+// ErrRunning: another process holds the lock of this server folder.
+var ErrRunning = errors.New("resident: a recall server of this key is running")
+
+// errUnsupported: recall servers need Linux's file events.
+var errUnsupported = errors.New("resident: recall servers run on Linux only")
+
+// Supported reports whether this system runs recall servers: no.
+func Supported() bool { return false }
+
+// PrivateDir fails: there is no recall server here.
+func PrivateDir(environ []string) (string, error) { return "", errUnsupported }
+
+// ServerDir fails: there is no recall server here.
+func ServerDir(base, key string) (string, error) { return "", errUnsupported }
+
+// LogPath is "".
+func LogPath(dir string) string { return "" }
+
+// Ask fails with ErrNotRunning.
+func Ask(ctx context.Context, dir string, req *Request) (*Response, error) { return nil, ErrNotRunning }
+
+// StartDetached fails.
+func StartDetached(dir, path string, args []string, workDir string, environ []string) error {
+	return errUnsupported
+}
+
+// Lock is never taken here.
+type Lock struct{}
+
+// TakeLock fails.
+func TakeLock(dir string) (*Lock, error) { return nil, errUnsupported }
+
+// Release does nothing.
+func (l *Lock) Release() {}
+
+// Handler answers a request.
+type Handler func(ctx context.Context, req *Request) *Response
+
+// Serve fails.
+func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) error {
+	return errUnsupported
+}
+
+// Running reports false: there is never a server here.
+func Running(dir string) bool { return false }
+
+// BarrierDir fails: there are no file events to keep a view exact here.
+func BarrierDir(environ []string) (string, error) { return "", errUnsupported }
+
+// CheckListen fails: there is no server here.
+func CheckListen(dir string) error { return errUnsupported }

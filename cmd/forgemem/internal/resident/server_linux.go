@@ -1,0 +1,245 @@
+//go:build linux
+
+package resident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrRunning: another process holds the lock of this server folder.
+var ErrRunning = errors.New("resident: a recall server of this key is running")
+
+// readLimit bounds the time a connection may take to send its request,
+// and writeLimit the time the answer may take to be read.
+const (
+	readLimit  = 10 * time.Second
+	writeLimit = 10 * time.Second
+)
+
+// maxBudget bounds the time a request may ask for.
+const maxBudget = time.Minute
+
+// Lock is the lock of a server folder: one server per key.
+type Lock struct{ f *os.File }
+
+// TakeLock takes the lock of the server folder dir without waiting: an
+// OS flock on its lock file, which the system releases when the process
+// ends, however it ends. It fails with ErrRunning when another process
+// holds it.
+func TakeLock(dir string) (*Lock, error) {
+	f, err := os.OpenFile(lockPath(dir), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("resident: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrRunning
+		}
+		return nil, fmt.Errorf("resident: lock %s: %w", lockPath(dir), err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release releases the lock.
+func (l *Lock) Release() { _ = l.f.Close() }
+
+// CheckListen checks that a socket can be made in the server folder dir
+// (whose lock the caller holds), by making one and removing it: a server
+// checks it before the work of building its index, which it would
+// otherwise do in vain on a file system without sockets.
+func CheckListen(dir string) error {
+	path := socketPath(dir)
+	_ = os.Remove(path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("resident: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	return ln.Close()
+}
+
+// Handler answers a request of operation OpRecall or OpPing; ctx ends
+// when the request's budget does.
+type Handler func(ctx context.Context, req *Request) *Response
+
+// Serve listens on the socket of the server folder dir, whose lock the
+// caller holds, and answers each request whose version and key are its
+// own with h, until ctx ends, no request came for idle, or a request asks
+// it to stop (OpStop). A connection from a process of another user is
+// closed unanswered. Serve returns once the socket is removed and the
+// requests being answered are done.
+func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) error {
+	path := socketPath(dir)
+	_ = os.Remove(path) // a socket left by a server that died: the lock is ours
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("resident: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("resident: %w", err)
+	}
+	s := &server{key: key, h: h, stop: make(chan struct{}), activity: make(chan struct{}, 1)}
+	go s.accept(ln)
+	s.wait(ctx, idle)
+	ln.Close()
+	s.wg.Wait()
+	return nil
+}
+
+// server is the state of one Serve.
+type server struct {
+	key      string
+	h        Handler
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	stop     chan struct{} // closed by an OpStop request
+	activity chan struct{} // gets a value when a request is done
+	mu       sync.Mutex
+	inFlight int
+}
+
+// wait returns when ctx ends, a stop was asked, or idle passed with no
+// request in flight.
+func (s *server) wait(ctx context.Context, idle time.Duration) {
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.stop:
+			return
+		case <-s.activity:
+			t.Reset(idle)
+		case <-t.C:
+			s.mu.Lock()
+			busy := s.inFlight > 0
+			s.mu.Unlock()
+			if !busy {
+				return
+			}
+			t.Reset(idle)
+		}
+	}
+}
+
+// accept answers each connection on a goroutine of its own, until ln is
+// closed.
+func (s *server) accept(ln *net.UnixListener) {
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		s.wg.Add(1)
+		s.mu.Lock()
+		s.inFlight++
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			defer s.done()
+			defer c.Close()
+			s.serve(c)
+		}()
+	}
+}
+
+// done records the end of a request.
+func (s *server) done() {
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	select {
+	case s.activity <- struct{}{}:
+	default:
+	}
+}
+
+// serve answers one connection.
+func (s *server) serve(c *net.UnixConn) {
+	if uid, err := peerUID(c); err != nil || uid != os.Getuid() {
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(readLimit))
+	var req Request
+	if err := ReadFrame(c, &req); err != nil {
+		return
+	}
+	resp := s.answer(&req)
+	_ = c.SetWriteDeadline(time.Now().Add(writeLimit))
+	_ = WriteFrame(c, resp)
+}
+
+// answer is the response to req.
+func (s *server) answer(req *Request) *Response {
+	switch {
+	case req.Version != Version:
+		return &Response{Version: Version, Status: StatusRefused, Message: fmt.Sprintf("wire format version %d, not %d", req.Version, Version)}
+	case req.Key != s.key:
+		return &Response{Version: Version, Status: StatusRefused, Message: "another key"}
+	case req.Op == OpStop:
+		s.stopOnce.Do(func() { close(s.stop) })
+		return &Response{Version: Version, Status: StatusOK, PID: os.Getpid()}
+	case req.Op != OpRecall && req.Op != OpPing:
+		return &Response{Version: Version, Status: StatusRefused, Message: fmt.Sprintf("unknown operation %q", req.Op)}
+	}
+	budget := min(time.Duration(req.BudgetMillis)*time.Millisecond, maxBudget)
+	if budget <= 0 {
+		budget = maxBudget
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	resp := s.h(ctx, req)
+	resp.Version = Version
+	return resp
+}
+
+// peerUID returns the user id of the process at the other end of c.
+func peerUID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if credErr != nil {
+		return 0, credErr
+	}
+	return int(cred.Uid), nil
+}
+
+// Running reports whether a process holds the lock of the server folder
+// dir: a server is running there, or starting (building its index before
+// it listens).
+func Running(dir string) bool {
+	l, err := TakeLock(dir)
+	if err != nil {
+		return errors.Is(err, ErrRunning)
+	}
+	l.Release()
+	return false
+}

@@ -1,0 +1,296 @@
+//go:build linux
+
+package resident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A private folder is a real folder of the user's with mode 0700; any
+// other is refused, named, and left untouched.
+func TestPrivateDir(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+		wantErr bool
+	}{
+		{"made", func(*testing.T, string) {}, false},
+		{"already there", func(t *testing.T, path string) { mustMkdir(t, path, 0o700) }, false},
+		{"open to the group", func(t *testing.T, path string) { mustMkdir(t, path, 0o750) }, true},
+		{"open to all", func(t *testing.T, path string) { mustMkdir(t, path, 0o777) }, true},
+		{"a symbolic link to a private folder", func(t *testing.T, path string) {
+			target := filepath.Join(t.TempDir(), "private")
+			mustMkdir(t, target, 0o700)
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"a file", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"another user's", func(t *testing.T, path string) {
+			if os.Getuid() != 0 {
+				t.Skip("needs root to give a folder to another user")
+			}
+			mustMkdir(t, path, 0o700)
+			if err := os.Chown(path, 4242, 4242); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			path := filepath.Join(tmp, fmt.Sprintf("forgemem-%d", os.Getuid()))
+			tt.prepare(t, path)
+			got, err := PrivateDir([]string{"TMPDIR=" + tmp})
+			if tt.wantErr {
+				if !errors.Is(err, ErrUnsafeDir) || !strings.Contains(err.Error(), path) {
+					t.Errorf("PrivateDir = %q, %v; want ErrUnsafeDir naming %s", got, err, path)
+				}
+				return
+			}
+			if err != nil || got != path {
+				t.Fatalf("PrivateDir = %q, %v; want %s", got, err, path)
+			}
+			if info, err := os.Lstat(got); err != nil || info.Mode().Perm() != 0o700 || !info.IsDir() {
+				t.Errorf("the folder: %v, %v", info.Mode(), err)
+			}
+		})
+	}
+}
+
+func mustMkdir(t *testing.T, path string, perm os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(path, perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, perm); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+}
+
+// XDG_RUNTIME_DIR is used when it is the user's own; otherwise the
+// temporary folder.
+func TestPrivateDirPrefersTheRuntimeDir(t *testing.T) {
+	xdg, tmp := t.TempDir(), t.TempDir()
+	if err := os.Chmod(xdg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := PrivateDir([]string{"XDG_RUNTIME_DIR=" + xdg, "TMPDIR=" + tmp}); err != nil || got != filepath.Join(xdg, "forgemem") {
+		t.Errorf("PrivateDir = %q, %v; want the runtime folder's", got, err)
+	}
+	if err := os.Chmod(xdg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(tmp, fmt.Sprintf("forgemem-%d", os.Getuid()))
+	if got, err := PrivateDir([]string{"XDG_RUNTIME_DIR=" + xdg, "TMPDIR=" + tmp}); err != nil || got != want {
+		t.Errorf("with a runtime folder open to others, PrivateDir = %q, %v; want %s", got, err, want)
+	}
+}
+
+// serverDir is a server folder in a short private folder.
+func serverDir(t *testing.T) string {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "fmr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	base, err := PrivateDir([]string{"TMPDIR=" + tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := ServerDir(base, "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// serve runs Serve on dir with key "k1" and an echo handler until the
+// test ends; it returns Serve's end.
+func serve(t *testing.T, dir string, idle time.Duration) <-chan error {
+	t.Helper()
+	lock, err := TakeLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done, finished := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer lock.Release()
+		done <- Serve(ctx, dir, "k1", idle, func(ctx context.Context, req *Request) *Response {
+			if req.Op == OpPing {
+				return &Response{Status: StatusOK, PID: os.Getpid()}
+			}
+			return &Response{Status: StatusOK, Injection: "echo: " + req.Window[0].Content}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-finished })
+	waitListening(t, dir)
+	return done
+}
+
+// waitListening waits until the socket of dir accepts connections.
+func waitListening(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.Dial("unix", socketPath(dir))
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never listened: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond) // Serve signals nothing before it listens
+	}
+}
+
+func ask(t *testing.T, dir string, req *Request) (*Response, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return Ask(ctx, dir, req)
+}
+
+// A server answers requests of its key and version, refuses others, and
+// a second one of the same folder cannot take the lock.
+func TestServeAnswersItsOwnKey(t *testing.T) {
+	dir := serverDir(t)
+	serve(t, dir, time.Hour)
+	if _, err := TakeLock(dir); !errors.Is(err, ErrRunning) {
+		t.Errorf("a second lock = %v, want ErrRunning", err)
+	}
+	if !Running(dir) {
+		t.Error("Running = false with a server running")
+	}
+	tests := []struct {
+		name   string
+		req    Request
+		status string
+		want   string
+	}{
+		{"recall", Request{Op: OpRecall, Key: "k1", Window: []Message{{Role: "user", Content: "hi"}}}, StatusOK, "echo: hi"},
+		{"another key", Request{Op: OpRecall, Key: "k2", Window: []Message{{Role: "user", Content: "hi"}}}, StatusRefused, ""},
+		{"an unknown operation", Request{Op: "drop-tables", Key: "k1"}, StatusRefused, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := ask(t, dir, &tt.req)
+			if err != nil || resp.Status != tt.status || resp.Injection != tt.want {
+				t.Errorf("Ask = %+v, %v; want status %s, injection %q", resp, err, tt.status, tt.want)
+			}
+		})
+	}
+	// Another version of the format, sent by hand (Ask sets its own).
+	c, err := net.Dial("unix", socketPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := WriteFrame(c, &Request{Version: Version + 1, Op: OpRecall, Key: "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	var resp Response
+	if err := ReadFrame(c, &resp); err != nil || resp.Status != StatusRefused {
+		t.Errorf("another version: %+v, %v; want refused", resp, err)
+	}
+}
+
+// With no server, Ask says so at once, also when a dead server's socket
+// is left; a server started there removes the old socket.
+func TestAskWithoutAServer(t *testing.T) {
+	dir := serverDir(t)
+	if _, err := ask(t, dir, &Request{Op: OpPing, Key: "k1"}); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("no socket: Ask = %v, want ErrNotRunning", err)
+	}
+	// A socket nobody listens on, as a killed server leaves it.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: socketPath(dir), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := ask(t, dir, &Request{Op: OpPing, Key: "k1"}); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("a dead server's socket: Ask = %v, want ErrNotRunning", err)
+	}
+	if Running(dir) {
+		t.Error("Running = true with no server")
+	}
+	serve(t, dir, time.Hour)
+	if resp, err := ask(t, dir, &Request{Op: OpPing, Key: "k1"}); err != nil || resp.PID != os.Getpid() {
+		t.Errorf("a new server on the old socket: %+v, %v", resp, err)
+	}
+}
+
+// A server leaves when asked to stop, and after its idle time; its socket
+// goes with it.
+func TestServeLeaves(t *testing.T) {
+	t.Run("stop", func(t *testing.T) {
+		dir := serverDir(t)
+		done := serve(t, dir, time.Hour)
+		if resp, err := ask(t, dir, &Request{Op: OpStop, Key: "k1"}); err != nil || resp.Status != StatusOK {
+			t.Fatalf("stop: %+v, %v", resp, err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(socketPath(dir)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the socket after the server left: %v", err)
+		}
+	})
+	t.Run("idle", func(t *testing.T) {
+		dir := serverDir(t)
+		done := serve(t, dir, 50*time.Millisecond)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ask(t, dir, &Request{Op: OpPing, Key: "k1"}); !errors.Is(err, ErrNotRunning) {
+			t.Errorf("after the idle time: Ask = %v, want ErrNotRunning", err)
+		}
+	})
+}
+
+// The server's socket is the user's alone.
+func TestSocketIsPrivate(t *testing.T) {
+	dir := serverDir(t)
+	serve(t, dir, time.Hour)
+	for path, want := range map[string]os.FileMode{dir: 0o700, socketPath(dir): 0o600, lockPath(dir): 0o600} {
+		info, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s: mode %#o, want %#o", path, info.Mode().Perm(), want)
+		}
+	}
+}
+
+// CheckListen makes a socket and leaves none; where none can be made it
+// says so.
+func TestCheckListen(t *testing.T) {
+	dir := serverDir(t)
+	if err := CheckListen(dir); err != nil {
+		t.Fatalf("CheckListen = %v", err)
+	}
+	if _, err := os.Lstat(socketPath(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("CheckListen left the socket: %v", err)
+	}
+	if err := CheckListen(filepath.Join(dir, "missing")); err == nil {
+		t.Error("CheckListen in a missing folder succeeded")
+	}
+}

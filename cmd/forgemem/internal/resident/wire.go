@@ -1,0 +1,137 @@
+package resident
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Version is the wire format's version: a server answers only requests of
+// its own version (a binary of another version has another key anyway).
+const Version = 1
+
+// MaxFrame bounds a frame: a request carries the conversation since the
+// last compaction, a response the injection block.
+const MaxFrame = 64 << 20
+
+// ErrFrame: bytes that are not a frame of this format (too large, cut
+// short, not the JSON of a request or response).
+var ErrFrame = errors.New("resident: not a frame of the recall server's format")
+
+// The operations of a Request.
+const (
+	// OpRecall asks for the memories of a conversation.
+	OpRecall = "recall"
+	// OpPing asks whether the server answers, and how it is.
+	OpPing = "ping"
+	// OpStop asks the server to leave once it has answered.
+	OpStop = "stop"
+)
+
+// Request is what a hook asks.
+type Request struct {
+	Version int    `json:"v"`
+	Op      string `json:"op"`
+	// Key is the key the hook computed (see Key); a server answers only
+	// its own.
+	Key string `json:"key"`
+	// Window is the conversation (OpRecall).
+	Window []Message `json:"window,omitempty"`
+	// BudgetMillis is how long the hook waits for the answer; the server
+	// gives up when it is over.
+	BudgetMillis int64 `json:"budget_ms,omitempty"`
+}
+
+// Message is one message of a Request's window.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// The statuses of a Response.
+const (
+	// StatusOK: the recall ran; Injection may be empty (nothing relevant).
+	StatusOK = "ok"
+	// StatusPartial: memories were found, but a provider call failed
+	// (Message says which); Injection holds what was found.
+	StatusPartial = "partial"
+	// StatusDisabled: memory.enabled is false here.
+	StatusDisabled = "disabled"
+	// StatusFailed: the recall failed; Message says why.
+	StatusFailed = "failed"
+	// StatusRefused: the server does not answer this request (another
+	// key or version, an unknown operation): the hook recalls itself.
+	StatusRefused = "refused"
+)
+
+// Response is the server's answer.
+type Response struct {
+	Version int    `json:"v"`
+	Status  string `json:"status"`
+	// Message is the error's text, for a status other than ok.
+	Message string `json:"message,omitempty"`
+	// Injection is the block to add to the prompt's context.
+	Injection string `json:"injection,omitempty"`
+	// Memories are the recalled memories, most relevant first.
+	Memories []Recalled `json:"memories,omitempty"`
+	// Omitted counts the memories left out to fit the budget.
+	Omitted int `json:"omitted,omitempty"`
+	// Skipped and VectorSkipped are the turn's reasons (memretrieve's
+	// SkipReason names), "" when none.
+	Skipped       string `json:"skipped,omitempty"`
+	VectorSkipped string `json:"vector_skipped,omitempty"`
+	// PID is the server's process id (OpPing, OpStop).
+	PID int `json:"pid,omitempty"`
+	// Answered counts the recalls the server answered since it started
+	// (OpPing).
+	Answered uint64 `json:"answered,omitempty"`
+}
+
+// Recalled is one memory of a Response.
+type Recalled struct {
+	ID    string  `json:"id"`
+	Score float64 `json:"score"`
+}
+
+// WriteFrame writes v as one frame.
+func WriteFrame(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(data) > MaxFrame {
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrFrame, len(data), MaxFrame)
+	}
+	buf := make([]byte, 4+len(data))
+	binary.BigEndian.PutUint32(buf, uint32(len(data)))
+	copy(buf[4:], data)
+	_, err = w.Write(buf)
+	return err
+}
+
+// ReadFrame reads one frame into v; a frame over MaxFrame is refused
+// without reading it.
+func ReadFrame(r io.Reader, v any) error {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return fmt.Errorf("%w: %w", ErrFrame, err)
+	}
+	n := binary.BigEndian.Uint32(head[:])
+	if n > MaxFrame {
+		return fmt.Errorf("%w: a frame of %d bytes, more than %d", ErrFrame, n, MaxFrame)
+	}
+	// Read as the bytes come, rather than allocated from the length.
+	data, err := io.ReadAll(io.LimitReader(r, int64(n)))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrFrame, err)
+	}
+	if len(data) != int(n) {
+		return fmt.Errorf("%w: %d bytes of a frame of %d", ErrFrame, len(data), n)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %w", ErrFrame, err)
+	}
+	return nil
+}

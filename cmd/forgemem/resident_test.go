@@ -1,0 +1,501 @@
+//go:build linux
+
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/resident"
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// The recall server, driven through the built binary the way Claude Code
+// drives the hook: a new process per prompt, the hook's JSON on stdin.
+
+// offlineWorld is a world with the offline fake provider (no model
+// server) and a temporary folder of its own (TMPDIR), where the recall
+// servers keep their sockets; the servers it started are stopped when the
+// test ends, before its folders are removed.
+func offlineWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{t: t, home: t.TempDir()}
+	// A short folder: a socket's path is at most 107 bytes, and a test's
+	// temporary folder is named after the test.
+	tmp, err := os.MkdirTemp("", "fm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	w.env = []string{"TMPDIR=" + tmp}
+	writeFile(t, filepath.Join(w.home, ".forge", "config.yaml"), "memory:\n  provider: fake\n")
+	t.Cleanup(func() { stopServers(t, tmp) })
+	return w
+}
+
+// tmp is the world's temporary folder.
+func (w *world) tmp() string { return strings.TrimPrefix(w.env[0], "TMPDIR=") }
+
+// serverFolders are the recall servers' folders in the temporary folder
+// tmp.
+func serverFolders(t *testing.T, tmp string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(tmp, "forgemem-*", "*", "lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range dirs {
+		dirs[i] = filepath.Dir(d)
+	}
+	return dirs
+}
+
+// stopServers asks every recall server of the temporary folder tmp to
+// exit and waits until it has.
+func stopServers(t *testing.T, tmp string) {
+	for _, dir := range serverFolders(t, tmp) {
+		ctx, cancel := context.WithTimeout(context.Background(), stuckAfter)
+		_, _ = resident.Ask(ctx, dir, &resident.Request{Op: resident.OpStop, Key: filepath.Base(dir)})
+		cancel()
+		waitUnlocked(t, filepath.Join(dir, "lock"))
+	}
+}
+
+// waitUnlocked blocks until no process holds the flock of the file path.
+func waitUnlocked(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	locked := make(chan error, 1)
+	go func() { locked <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-locked:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(stuckAfter):
+		t.Fatalf("a recall server still holds %s after %s", path, stuckAfter)
+	}
+}
+
+// serverStatus is `forgemem recall-server --status --json` in dir.
+type serverStatus struct {
+	Running  bool   `json:"running"`
+	PID      int    `json:"pid"`
+	Answered uint64 `json:"answered"`
+	Folder   string `json:"folder"`
+	Reason   string `json:"reason"`
+}
+
+func (w *world) serverStatus(dir string) serverStatus {
+	w.t.Helper()
+	var st serverStatus
+	if err := json.Unmarshal([]byte(w.ok(dir, "", "recall-server", "--status", "--json")), &st); err != nil {
+		w.t.Fatal(err)
+	}
+	return st
+}
+
+// waitServer waits until the recall server of dir answers.
+func (w *world) waitServer(dir string) serverStatus {
+	w.t.Helper()
+	deadline := time.Now().Add(stuckAfter)
+	for {
+		if st := w.serverStatus(dir); st.Running {
+			return st
+		}
+		if time.Now().After(deadline) {
+			logs, _ := filepath.Glob(filepath.Join(w.tmp(), "forgemem-*", "*", "log"))
+			var text []string
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				text = append(text, string(b))
+			}
+			w.t.Fatalf("no recall server answered in %s within %s (%s); logs:\n%s", dir, stuckAfter, w.serverStatus(dir).Reason, strings.Join(text, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond) // polls a process of its own: there is nothing to wait on
+	}
+}
+
+// prompt is the UserPromptSubmit payload of a prompt in dir, with a
+// transcript.
+func prompt(dir, transcript, text string) string {
+	b, _ := json.Marshal(map[string]string{"session_id": "3f2a9c1e", "transcript_path": transcript, "cwd": dir,
+		"hook_event_name": "UserPromptSubmit", "prompt": text})
+	return string(b)
+}
+
+// hookWith runs the prompt hook with the recall server (the default), or
+// recalling in its own process (alone).
+func (w *world) hookWith(dir, payload string, alone bool) (stdout, stderr string) {
+	w.t.Helper()
+	args := []string{"hook", "claude-code"}
+	if alone {
+		args = append(args, "--server-idle=0")
+	}
+	out, errOut, code := w.run(dir, payload, args...)
+	if code != 0 {
+		w.t.Fatalf("the hook exited %d: %s", code, errOut)
+	}
+	return out, errOut
+}
+
+// seed writes n memories of both scopes into the repository dir's and the
+// home's memory folders: versions, links and forgotten chains among them.
+func (w *world) seed(dir string, n int) {
+	w.t.Helper()
+	store, err := memcore.NewFileStore(filepath.Join(dir, ".forge", "memory"), filepath.Join(w.home, ".forge", "memory"), memcore.FileStoreConfig{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	words := strings.Fields("tests errors wrapped migrations database locking retry zerolog logging gRPC gateway config " +
+		"environment benchmarks benchstat module changelog frontend vite playwright goroutines context staging deploy")
+	rng := rand.New(rand.NewPCG(3, 4))
+	var all []*memcore.MemoryFile
+	ctx := context.Background()
+	for i := range n {
+		text := make([]string, 8+rng.IntN(20))
+		for j := range text {
+			text[j] = words[rng.IntN(len(words))]
+		}
+		content := fmt.Sprintf("Note %d: %s.", i, strings.Join(text, " "))
+		var m *memcore.MemoryFile
+		if i%7 == 6 && len(all) > 0 { // a new version of an earlier memory
+			heads := memcore.NewGraph(all).Heads()
+			m = memcore.NewVersion(heads[rng.IntN(len(heads))], "seed", memcore.TriggerManual)
+			m.Meta.Retired = i%21 == 20 // now and then, forgotten
+		} else {
+			at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+			m = &memcore.MemoryFile{Meta: memcore.MemoryMeta{ID: memcore.NewMemoryID(), CreatedAt: at, UpdatedAt: at, Version: 1,
+				Scope: memcore.Scopes()[i%2], Category: memcore.Categories()[i%len(memcore.Categories())], Trigger: memcore.TriggerManual}}
+			// A link to an earlier memory of the same scope (a repository's
+			// memory links to none of the user's).
+			if to := all[rng.IntN(len(all)+1)%max(len(all), 1):]; i%5 == 0 && len(to) > 0 && to[0].Meta.Scope == m.Meta.Scope {
+				rel := []memcore.Relationship{memcore.RelationshipRefines, memcore.RelationshipContradicts, memcore.RelationshipRelatesTo}[i%3]
+				m.Meta.Related = []memcore.RelatedMemory{{ID: to[0].Meta.ID, Relationship: rel}}
+			}
+		}
+		m.Content = content
+		if err := store.Write(ctx, m); err != nil {
+			w.t.Fatal(err)
+		}
+		all = append(all, m)
+	}
+}
+
+// The recall server answers every prompt exactly as the hook recalling in
+// its own process does — the same block, the same lines on stderr —
+// across prompts and across changes between them: of the memories (new
+// ones, new versions, forgotten ones, a hand edit, a deleted file) and of
+// the code their anchors name (functions moved between files of a folder
+// and removed, files rewritten in place). The server answers them all.
+func TestRecallServerAnswersAsTheHookItself(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 300)
+	w.code(repo, 0)
+	for _, text := range []string{
+		"FindByEmail in store/user.go returns ErrNotFound wrapped with %w.",
+		"ListOrders in store/order.go pages with a cursor, never an offset.",
+		"Serve in api/handler.go logs every request through zerolog.",
+	} {
+		w.ok(repo, "", "remember", text, "--scope", "repo", "--category", "project-conventions")
+	}
+	transcript := filepath.Join(w.home, "session.jsonl")
+	writeFile(t, transcript, `{"type":"user","message":{"role":"user","content":"We are adding retries to the database layer."}}`+"\n")
+	w.hookWith(repo, prompt(repo, transcript, "warm up"), false) // starts the server
+	first := w.waitServer(repo)
+
+	prompts := strings.Fields("errors migrations locking zerolog gateway benchmarks changelog vite goroutines staging FindByEmail ListOrders Serve")
+	rng := rand.New(rand.NewPCG(5, 6))
+	asked := 0
+	for i := range 60 {
+		text := fmt.Sprintf("how do we handle %s and %s with %s?", prompts[rng.IntN(len(prompts))], prompts[rng.IntN(len(prompts))], prompts[i%len(prompts)])
+		payload := prompt(repo, transcript, text)
+		gotOut, gotErr := w.hookWith(repo, payload, false)
+		wantOut, wantErr := w.hookWith(repo, payload, true)
+		asked++
+		if gotOut != wantOut || gotErr != wantErr {
+			t.Fatalf("prompt %d %q: the server answered\n%s\n%s\nthe hook itself\n%s\n%s", i, text, gotOut, gotErr, wantOut, wantErr)
+		}
+		if gotOut == "" {
+			t.Fatalf("prompt %d %q recalled nothing: not a comparison of recalls", i, text)
+		}
+		w.change(repo, i)
+		w.code(repo, i)
+	}
+	st := w.serverStatus(repo)
+	if st.PID != first.PID || st.Answered-first.Answered != uint64(asked) {
+		t.Errorf("server %d answered %d prompts (server %d, %d before); want the same server, %d more", st.PID, st.Answered, first.PID, first.Answered, asked)
+	}
+}
+
+// code writes the repository's Go code as it is at step i: the functions
+// the memories name go away and come back in another file of their
+// folder, each file rewritten in place (the folder itself unchanged).
+func (w *world) code(repo string, i int) {
+	w.t.Helper()
+	funcs := func(names ...string) string {
+		var b strings.Builder
+		b.WriteString("package store\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "\nfunc %s() {}\n", n)
+		}
+		return b.String()
+	}
+	files := map[string]string{
+		"store/user.go":  funcs("FindByEmail", "FindByID"),
+		"store/order.go": funcs("ListOrders"),
+		"api/handler.go": strings.Replace(funcs("Serve"), "package store", "package api", 1),
+	}
+	switch i % 4 {
+	case 1: // FindByEmail and ListOrders are gone from their folder
+		files["store/user.go"], files["store/order.go"] = funcs("FindByID"), funcs("Orders")
+	case 2: // FindByEmail is back, in another file of the folder; Serve is gone
+		files["store/user.go"], files["store/order.go"] = funcs("FindByID"), funcs("ListOrders", "FindByEmail")
+		files["api/handler.go"] = "package api\n"
+	}
+	for rel, content := range files {
+		path := filepath.Join(repo, rel)
+		if old, err := os.ReadFile(path); err == nil && string(old) == content {
+			continue // untouched, as an editor leaves a file it did not change
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			w.t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600) // in place
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if _, err := f.WriteString(content); err != nil {
+			w.t.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// change makes the i-th change of the memories between two prompts.
+func (w *world) change(repo string, i int) {
+	w.t.Helper()
+	type listed struct {
+		ID      string `json:"id"`
+		Content string `json:"content"`
+		Scope   string `json:"scope"`
+	}
+	list := func() []listed {
+		var l struct {
+			Memories []listed `json:"memories"`
+		}
+		if err := json.Unmarshal([]byte(w.ok(repo, "", "list", "--json")), &l); err != nil {
+			w.t.Fatal(err)
+		}
+		return l.Memories
+	}
+	switch i % 6 {
+	case 0:
+		w.ok(repo, "", "remember", fmt.Sprintf("Migrations run with make migrate, change %d.", i), "--scope", "repo", "--category", "project-conventions")
+	case 1:
+		ms := list()
+		w.ok(repo, "", "remember", fmt.Sprintf("Errors are wrapped and checked with errors.Is, change %d.", i), "--scope", ms[0].Scope,
+			"--category", "project-conventions", "--supersedes", ms[0].ID)
+	case 2:
+		ms := list()
+		w.ok(repo, "", "forget", ms[len(ms)/2].ID)
+	case 3: // a hand edit, at the same size
+		ms := list()
+		path := filepath.Join(repo, ".forge", "memory", ms[1].ID+".md")
+		if ms[1].Scope == "user" {
+			path = filepath.Join(w.home, ".forge", "memory", ms[1].ID+".md")
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		edited := strings.Replace(string(data), ms[1].Content, strings.ToUpper(ms[1].Content), 1)
+		if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+			w.t.Fatal(err)
+		}
+	case 4: // a file deleted by hand
+		ms := list()
+		_ = os.Remove(filepath.Join(repo, ".forge", "memory", ms[len(ms)-1].ID+".md"))
+	}
+}
+
+// A memory written by forgemem remember is recalled by the very next
+// prompt, every time — answered by the recall server.
+func TestRememberThenPromptSeesIt(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 200)
+	w.hookWith(repo, prompt(repo, "", "warm up"), false)
+	before := w.waitServer(repo)
+	const rounds = 100
+	for i := range rounds {
+		token := fmt.Sprintf("zebracorn%d", i)
+		w.ok(repo, "", "remember", "The release codename is "+token+".", "--scope", "repo", "--category", "project-conventions")
+		out, errOut := w.hookWith(repo, prompt(repo, "", "what is the release codename "+token+"?"), false)
+		if !strings.Contains(out, "The release codename is "+token+".") {
+			t.Fatalf("round %d: the prompt right after remember did not recall it:\n%s\n%s", i, out, errOut)
+		}
+	}
+	if st := w.serverStatus(repo); st.PID != before.PID || st.Answered-before.Answered != rounds {
+		t.Errorf("server %d answered %d prompts (server %d, %d before); want the same server, %d more", st.PID, st.Answered, before.PID, before.Answered, rounds)
+	}
+}
+
+// Hooks at once — with no server yet, then with one, while memories are
+// written — all answer, leave one server running, and the memory folders
+// intact.
+func TestHooksAtOnce(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 200)
+	payload := prompt(repo, "", "how are migrations run?")
+	want, _ := w.hookWith(repo, payload, true)
+	if want == "" {
+		t.Fatal("the prompt recalls nothing")
+	}
+	at := func(n int, also func(i int)) {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, errOut, code := w.run(repo, payload, "hook", "claude-code")
+				if code != 0 || errOut != "" {
+					t.Errorf("hook %d: exit %d, stderr %q", i, code, errOut)
+				}
+				if also == nil && out != want {
+					t.Errorf("hook %d answered\n%s\nwant\n%s", i, out, want)
+				}
+				if also != nil {
+					also(i)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	at(6, nil) // no server: each recalls, and one server starts
+	w.waitServer(repo)
+	if dirs := serverFolders(t, w.tmp()); len(dirs) != 1 {
+		t.Errorf("server folders %v; want one", dirs)
+	}
+	at(6, func(i int) {
+		w.ok(repo, "", "remember", fmt.Sprintf("Hook %d ran at once with others.", i), "--scope", "repo", "--category", "patterns")
+	})
+	if out, errOut, code := w.run(repo, "", "validate"); code != 0 {
+		t.Errorf("validate after hooks at once: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _ := w.hookWith(repo, payload, false); !strings.Contains(out, "recalled_memories") {
+		t.Errorf("after hooks at once, a prompt recalled\n%s", out)
+	}
+}
+
+// A server killed with SIGKILL leaves its socket behind: the next prompt
+// recalls by itself, the same, and starts a new server.
+func TestKilledServerIsReplaced(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 50)
+	payload := prompt(repo, "", "how are errors wrapped?")
+	w.hookWith(repo, payload, false)
+	old := w.waitServer(repo)
+	if err := syscall.Kill(old.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitUnlocked(t, filepath.Join(old.Folder, "lock"))
+	if _, err := os.Stat(filepath.Join(old.Folder, "sock")); err != nil {
+		t.Fatalf("the killed server's socket: %v; the test wants it left behind", err)
+	}
+	got, errOut := w.hookWith(repo, payload, false)
+	want, _ := w.hookWith(repo, payload, true)
+	if got != want || errOut != "" {
+		t.Errorf("with a dead server's socket the hook answered\n%s\n%s\nwant\n%s", got, errOut, want)
+	}
+	if st := w.waitServer(repo); st.PID == old.PID {
+		t.Errorf("the server answering is the killed one (%d)", st.PID)
+	}
+}
+
+// A server folder that is not private to the user — one another user
+// could have made to catch the socket — is never used: the hook recalls by
+// itself and says why, and nothing is put in the folder.
+func TestUnsafeServerFolder(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+	}{
+		{"open to others", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symbolic link", func(t *testing.T, path string) {
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.Mkdir(target, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a file", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := offlineWorld(t)
+			repo := w.repo("shop")
+			w.seed(repo, 20)
+			folder := filepath.Join(w.tmp(), fmt.Sprintf("forgemem-%d", os.Getuid()))
+			tt.make(t, folder)
+			payload := prompt(repo, "", "how are errors wrapped?")
+			got, errOut := w.hookWith(repo, payload, false)
+			want, _ := w.hookWith(repo, payload, true)
+			if got != want {
+				t.Errorf("the hook answered\n%s\nwant\n%s", got, want)
+			}
+			if !strings.Contains(errOut, "not a folder private to this user") {
+				t.Errorf("stderr %q; want it to say the folder is not private", errOut)
+			}
+			if entries, _ := os.ReadDir(folder); len(entries) != 0 {
+				t.Errorf("the unsafe folder holds %v", entries)
+			}
+		})
+	}
+}
+
+// A server whose memory folder goes away exits.
+func TestServerLeavesWhenTheFolderGoes(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 20)
+	w.hookWith(repo, prompt(repo, "", "how are errors wrapped?"), false)
+	st := w.waitServer(repo)
+	if err := os.RemoveAll(filepath.Join(repo, ".forge")); err != nil {
+		t.Fatal(err)
+	}
+	waitUnlocked(t, filepath.Join(st.Folder, "lock"))
+}
