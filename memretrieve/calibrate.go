@@ -141,19 +141,13 @@ func fitLine(ss []probeScore) lineFit {
 	return lineFit{A: my - b*mx, B: b}
 }
 
-// calibrate measures the null models of a snapshot's indexes: the vector
-// one from the probes' vectors in vecs (nil, or any missing: no vector
-// model), the lexical one from lex (nil: none).
-func calibrate(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int) *calibration {
-	c, _ := calibrateFrom(idx, lex, vecs, par, nil, nil)
-	return c
-}
-
-// calibrateFrom is calibrate, given, when prev is not nil, the probes'
-// best vector scores over the rows of idx but newRows (the rows the last
-// calibration searched): only newRows are searched. It returns the probes'
-// best vector scores over every row of idx (nil when there are none), for
-// the next call.
+// calibrateFrom measures the null models of a snapshot's indexes: the
+// vector one from the probes' vectors in vecs (nil, or any missing: no
+// vector model), the lexical one from lex (nil: none). Given, when prev is
+// not nil, the probes' best vector scores over the rows of idx but newRows
+// (the rows the last calibration searched), it searches only newRows. It
+// returns the probes' best vector scores over every row of idx (nil when
+// there are none), for the next call.
 func calibrateFrom(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int, prev *probeBest, newRows []int) (*calibration, *probeBest) {
 	c := &calibration{}
 	var best *probeBest

@@ -149,15 +149,6 @@ func (h *HookFigures) set(run HookRun) {
 	h.HookRuns = append(h.HookRuns, run)
 }
 
-// run returns the figures of a size and dimension, nil if not measured.
-func (h *HookFigures) run(memories, dim int) *HookRun {
-	for i := range h.HookRuns {
-		if r := &h.HookRuns[i]; r.Memories == memories && r.Dim == dim {
-			return r
-		}
-	}
-	return nil
-}
 
 // measureHooks builds the forgemem binary and a floor binary and measures
 // every size and dimension of cfg.Hook.
