@@ -149,7 +149,6 @@ func (h *HookFigures) set(run HookRun) {
 	h.HookRuns = append(h.HookRuns, run)
 }
 
-
 // measureHooks builds the forgemem binary and a floor binary and measures
 // every size and dimension of cfg.Hook.
 func measureHooks(ctx context.Context, cfg Config, dir string, r *Report, progress func(string, ...any)) error {
