@@ -1,10 +1,10 @@
 // Command consumercheck checks that forgemem's modules can be used the way
 // a stranger uses them after `go get` and `go install`: it publishes every
 // module of the workspace except tools from the working tree into a module
-// proxy on disk, at the version the modules require of each other (v0.1.0
-// …), then, in a temporary folder outside the repository, with GOWORK=off,
-// no replace directive and an empty module cache, builds and runs two
-// consumers (testdata/):
+// proxy on disk, at the version the modules require of each other, then,
+// in a temporary folder outside the repository, with GOWORK=off, no replace
+// directive and an empty module cache, builds and runs two consumers
+// (testdata/):
 //
 //   - memcore-only imports memcore alone: its build list must have no
 //     provider module and no provider SDK (go-openai, genai);
