@@ -3,7 +3,7 @@ module github.com/forgemem/forgemem/conformance
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/memcore v0.1.0
+	github.com/forgemem/forgemem/memcore v0.2.0
 	github.com/google/go-cmp v0.7.0
 )
 

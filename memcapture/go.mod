@@ -3,8 +3,8 @@ module github.com/forgemem/forgemem/memcapture
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/memcore v0.1.0
-	github.com/forgemem/forgemem/providers/fake v0.1.0
+	github.com/forgemem/forgemem/memcore v0.2.0
+	github.com/forgemem/forgemem/providers/fake v0.2.0
 	github.com/rs/zerolog v1.35.1
 )
 

@@ -3,9 +3,9 @@ module github.com/forgemem/forgemem/settings
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/memcapture v0.1.0
-	github.com/forgemem/forgemem/memcore v0.1.0
-	github.com/forgemem/forgemem/memretrieve v0.1.0
+	github.com/forgemem/forgemem/memcapture v0.2.0
+	github.com/forgemem/forgemem/memcore v0.2.0
+	github.com/forgemem/forgemem/memretrieve v0.2.0
 	go.yaml.in/yaml/v3 v3.0.6
 )
 

@@ -3,13 +3,13 @@ module github.com/forgemem/forgemem/tools
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/conformance v0.1.0
-	github.com/forgemem/forgemem/memcapture v0.1.0
-	github.com/forgemem/forgemem/memcore v0.1.0
-	github.com/forgemem/forgemem/memretrieve v0.1.0
-	github.com/forgemem/forgemem/providers/fake v0.1.0
-	github.com/forgemem/forgemem/providers/openai v0.1.0
-	github.com/forgemem/forgemem/settings v0.1.0
+	github.com/forgemem/forgemem/conformance v0.2.0
+	github.com/forgemem/forgemem/memcapture v0.2.0
+	github.com/forgemem/forgemem/memcore v0.2.0
+	github.com/forgemem/forgemem/memretrieve v0.2.0
+	github.com/forgemem/forgemem/providers/fake v0.2.0
+	github.com/forgemem/forgemem/providers/openai v0.2.0
+	github.com/forgemem/forgemem/settings v0.2.0
 	github.com/mmcloughlin/avo v0.6.0
 	github.com/sashabaranov/go-openai v1.43.0
 	golang.org/x/mod v0.24.0
@@ -48,7 +48,7 @@ replace (
 // requires a newer x/sys itself. Keeping x/tools at the version this module
 // builds with keeps golang.org/x/sys at v0.31.0 everywhere.
 replace golang.org/x/tools => golang.org/x/tools v0.31.0
-//
+
 // staticcheck is pinned apart, in staticcheck.mod (a tool directive; run by
 // scripts/test with go tool -n -modfile=staticcheck.mod), so that the newer
 // x/tools and x/sys it needs never enter the workspace's build list.

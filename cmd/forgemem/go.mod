@@ -4,13 +4,13 @@ go 1.24
 
 require (
 	github.com/creack/pty v1.1.24
-	github.com/forgemem/forgemem/memcapture v0.1.0
-	github.com/forgemem/forgemem/memcore v0.1.0
-	github.com/forgemem/forgemem/memretrieve v0.1.0
-	github.com/forgemem/forgemem/providers/fake v0.1.0
-	github.com/forgemem/forgemem/providers/gemini v0.1.0
-	github.com/forgemem/forgemem/providers/openai v0.1.0
-	github.com/forgemem/forgemem/settings v0.1.0
+	github.com/forgemem/forgemem/memcapture v0.2.0
+	github.com/forgemem/forgemem/memcore v0.2.0
+	github.com/forgemem/forgemem/memretrieve v0.2.0
+	github.com/forgemem/forgemem/providers/fake v0.2.0
+	github.com/forgemem/forgemem/providers/gemini v0.2.0
+	github.com/forgemem/forgemem/providers/openai v0.2.0
+	github.com/forgemem/forgemem/settings v0.2.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/jsonschema-go v0.3.0
 	github.com/modelcontextprotocol/go-sdk v1.2.0

@@ -3,8 +3,8 @@ module github.com/forgemem/forgemem/providers/fake
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/conformance v0.1.0
-	github.com/forgemem/forgemem/memcore v0.1.0
+	github.com/forgemem/forgemem/conformance v0.2.0
+	github.com/forgemem/forgemem/memcore v0.2.0
 )
 
 require (

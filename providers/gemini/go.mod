@@ -3,8 +3,8 @@ module github.com/forgemem/forgemem/providers/gemini
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/conformance v0.1.0
-	github.com/forgemem/forgemem/memcore v0.1.0
+	github.com/forgemem/forgemem/conformance v0.2.0
+	github.com/forgemem/forgemem/memcore v0.2.0
 	google.golang.org/genai v1.77.0
 )
 
@@ -12,7 +12,7 @@ require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
-	github.com/forgemem/forgemem/providers/fake v0.1.0
+	github.com/forgemem/forgemem/providers/fake v0.2.0
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/s2a-go v0.1.8 // indirect

@@ -3,13 +3,13 @@ module github.com/forgemem/forgemem/providers/openai
 go 1.24
 
 require (
-	github.com/forgemem/forgemem/conformance v0.1.0
-	github.com/forgemem/forgemem/memcore v0.1.0
+	github.com/forgemem/forgemem/conformance v0.2.0
+	github.com/forgemem/forgemem/memcore v0.2.0
 	github.com/sashabaranov/go-openai v1.43.0
 )
 
 require (
-	github.com/forgemem/forgemem/providers/fake v0.1.0
+	github.com/forgemem/forgemem/providers/fake v0.2.0
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
