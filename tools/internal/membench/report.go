@@ -59,7 +59,7 @@ func WriteMarkdown(w io.Writer, r *Report, command string) error {
 	p("## Vector search: memretrieve vs chromem-go vs the stream floor\n\n")
 	p("Random unit vectors of %d dimensions, top-%d, median over %d queries. *ours* is\n", r.Config.Dim, r.Config.K, r.Config.Queries)
 	p("`search.Index.Search` (memretrieve/experimental/search: the engine's index on its own) with all goroutines, *ours, 1 goroutine* the same\n")
-	p("on one, *quantised* the same made `WithQuantized(true)` (int8 scan, float32 re-rank of 40\n")
+	p("on one, *quantised* the same built with `IndexConfig{Quantized: true}` (int8 scan, float32 re-rank of 40\n")
 	p("candidates from memory); *chromem-go* is github.com/philippgille/chromem-go's `QueryEmbedding` over\n")
 	p("the same vectors (it also uses every CPU); the *stream floor* is the least any search must do: the\n")
 	p("same contiguous block of float32 vectors read once, split between all %d cores, each summing its\n", r.Machine.GOMAXPROCS)
