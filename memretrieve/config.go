@@ -146,7 +146,8 @@ type Config struct {
 	// memory, the chance the gate takes. Lower is stricter: fewer unrelated
 	// memories, and fewer relevant ones. Default 0.05, range 0.0001–1; 1
 	// turns the gate off (every ranked memory may be injected, within
-	// MaxMemories and the budget).
+	// MaxMemories and the budget). memory.retrieval_gate_chance sets it
+	// in the command.
 	GateChance float64
 
 	// Logger receives the engine's log: warnings for failed index builds

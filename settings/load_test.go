@@ -31,7 +31,7 @@ func TestLoadDefaults(t *testing.T) {
 	if !s.Enabled || s.CadenceTurns != 1 || s.Provider != settings.ProviderFake || s.RetrievalMode != memretrieve.ModeLLM ||
 		s.RetrievalTopK != 10 || s.RetrievalHopDepth != 1 || s.RetrievalHypothesisCount != 5 ||
 		s.InjectionTokenBudget != 2000 || s.RetrievalTimeout != 2*time.Second || s.RetrievalMinScore != 0 ||
-		s.RetrievalQueryTokenLimit != 512 || s.RetrievalLexicalWeight != 1 || s.RetrievalFusionK != 60 ||
+		s.RetrievalQueryTokenLimit != 512 || s.RetrievalLexicalWeight != 1 || s.RetrievalFusionK != 60 || s.RetrievalGateChance != 0.05 ||
 		s.ClassifierModel != "" || s.RetrievalModel != "" || s.EmbeddingModel != "" || s.BaseURL != "" {
 		t.Errorf("defaults differ from the documented ones: %v", s)
 	}
@@ -142,6 +142,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"retrieval_query_token_limit", "8000", func(s *settings.Settings) any { return s.RetrieveConfig().QueryTokenLimit }, 8000},
 		{"retrieval_lexical_weight", "0.5", func(s *settings.Settings) any { return s.RetrieveConfig().LexicalWeight }, 0.5},
 		{"retrieval_fusion_k", "20", func(s *settings.Settings) any { return s.RetrieveConfig().FusionK }, 20},
+		{"retrieval_gate_chance", "0.2", func(s *settings.Settings) any { return s.RetrieveConfig().GateChance }, 0.2},
 		{"stale", "drop", func(s *settings.Settings) any { return s.RetrieveConfig().Stale }, memretrieve.StaleDrop},
 	}
 	covered := map[string]bool{}
@@ -200,6 +201,10 @@ func TestRetrieveConfigMode(t *testing.T) {
 			d := memretrieve.DefaultConfig()
 			if c.MaxMemories != d.MaxMemories || c.WindowTokenBudget != d.WindowTokenBudget {
 				t.Errorf("RetrieveConfig changed fields no key sets: %+v", c)
+			}
+			// A key's default is memretrieve's.
+			if c.GateChance != d.GateChance || c.LexicalWeight != d.LexicalWeight || c.FusionK != d.FusionK || c.TopK != d.TopK {
+				t.Errorf("RetrieveConfig's defaults differ from memretrieve's: %+v", c)
 			}
 			if err := c.Validate(); err != nil {
 				t.Errorf("Validate = %v", err)

@@ -111,6 +111,9 @@ type Settings struct {
 	RetrievalLexicalWeight float64
 	// RetrievalFusionK is memory.retrieval_fusion_k.
 	RetrievalFusionK int
+	// RetrievalGateChance is memory.retrieval_gate_chance: the relevance
+	// gate's strictness.
+	RetrievalGateChance float64
 	// Stale is memory.stale: what recall does with a memory whose code
 	// moved or went away.
 	Stale memretrieve.StaleMode
@@ -327,6 +330,7 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.QueryTokenLimit = s.RetrievalQueryTokenLimit
 	c.LexicalWeight = s.RetrievalLexicalWeight
 	c.FusionK = s.RetrievalFusionK
+	c.GateChance = s.RetrievalGateChance
 	c.Stale = s.Stale
 	return c
 }

@@ -25,7 +25,6 @@ const evalMinTimeout = 30 * time.Second
 func (a *app) evalCommand() *cobra.Command {
 	var (
 		dataset, madialDir, model, hypotheses, ks, offTopic string
-		gateChance                                          float64
 		asJSON                                              bool
 	)
 	cmd := &cobra.Command{
@@ -73,17 +72,13 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 			if !mode.Valid() {
 				return usagef("--hypotheses %q: want identity or llm", hypotheses)
 			}
-			if gateChance < 0 || gateChance > 1 {
-				return usagef("--gate-chance %v: want 0.0001–1 (1 turns the relevance gate off), or 0 for the default", gateChance)
-			}
 			return a.runEval(cmd.Context(), evalRun{dataset: dataset, offTopic: offTopic, model: model, mode: mode,
-				ks: cutoffs, gateChance: gateChance, json: asJSON})
+				ks: cutoffs, json: asJSON})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&dataset, "dataset", "", `the dataset file ("-" reads stdin)`)
 	f.StringVar(&offTopic, "offtopic", "", "a file of off-topic queries (JSON Lines, {\"id\", \"text\"} each) added to every collection")
-	f.Float64Var(&gateChance, "gate-chance", 0, "the relevance gate's chance (memretrieve.Config.GateChance): lower is stricter, 1 turns it off; 0 is the default, 0.05")
 	f.StringVar(&madialDir, "madial", "", "convert MADial-Bench from this folder and write the dataset to stdout")
 	f.StringVar(&model, "model", "", "the embedding model (memory.embedding_model)")
 	f.StringVar(&hypotheses, "hypotheses", string(memretrieve.ModeIdentity), "what is searched with: identity (the conversation) or llm (the hypothesis model's sentences, memory.retrieval_model)")
@@ -97,6 +92,7 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 		{"retrieval-top-k", "memories taken from the vector index per query"},
 		{"retrieval-lexical-weight", "the lexical ranking's weight in the fusion; 0 turns it off"},
 		{"retrieval-fusion-k", "the constant k of reciprocal-rank fusion"},
+		{"retrieval-gate-chance", "the relevance gate's strictness: lower is stricter, 1 turns it off"},
 	} {
 		k, _ := settings.LookupKey(fl.name)
 		f.Var(&settingFlag{typ: k.Type}, k.Flag, fl.usage+" ("+k.Name+")")
@@ -118,7 +114,6 @@ type evalRun struct {
 	dataset, offTopic, model string
 	mode                     memretrieve.HypothesisMode
 	ks                       []int
-	gateChance               float64
 	json                     bool
 }
 
@@ -169,9 +164,6 @@ func (a *app) runEval(ctx context.Context, r evalRun) error {
 	cfg := s.RetrieveConfig()
 	cfg.Mode = r.mode
 	cfg.Timeout = max(cfg.Timeout, evalMinTimeout)
-	if r.gateChance != 0 {
-		cfg.GateChance = r.gateChance
-	}
 
 	opts := eval.Options{Embedder: emb, LLM: llm, Config: cfg, Ks: r.ks}
 	if a.env.IsTerminal(a.env.Stderr) {
@@ -187,7 +179,7 @@ func (a *app) runEval(ctx context.Context, r evalRun) error {
 		js, err := report.JSON(map[string]any{
 			"provider": s.Provider, "embedding_model": emb.Model(), "hypotheses": r.mode,
 			"lexical_weight": cfg.LexicalWeight, "fusion_k": cfg.FusionK, "top_k": cfg.TopK,
-			"gate_chance": gateChance(cfg), "max_memories": cfg.MaxMemories, "injection_token_budget": cfg.InjectionTokenBudget,
+			"gate_chance": cfg.GateChance, "max_memories": cfg.MaxMemories, "injection_token_budget": cfg.InjectionTokenBudget,
 		})
 		if err != nil {
 			return err
@@ -196,7 +188,7 @@ func (a *app) runEval(ctx context.Context, r evalRun) error {
 		return nil
 	}
 	a.out.printf("%s, embedding model %s, %s queries; lexical weight %g, fusion k %d, top %d per query; gate chance %g, at most %d memories, %d tokens\n\n",
-		s.Provider, emb.Model(), r.mode, cfg.LexicalWeight, cfg.FusionK, cfg.TopK, gateChance(cfg), cfg.MaxMemories, cfg.InjectionTokenBudget)
+		s.Provider, emb.Model(), r.mode, cfg.LexicalWeight, cfg.FusionK, cfg.TopK, cfg.GateChance, cfg.MaxMemories, cfg.InjectionTokenBudget)
 	return report.WriteText(a.env.Stdout)
 }
 
@@ -231,15 +223,6 @@ func (a *app) evalModels(s *settings.Settings, mode memretrieve.HypothesisMode) 
 		}
 	}
 	return emb, llm, nil
-}
-
-// gateChance is the relevance gate's chance in force with cfg: its own, or
-// the default for 0.
-func gateChance(cfg memretrieve.Config) float64 {
-	if cfg.GateChance == 0 {
-		return memretrieve.DefaultConfig().GateChance
-	}
-	return cfg.GateChance
 }
 
 // addOffTopic adds the off-topic queries of the file at path to every

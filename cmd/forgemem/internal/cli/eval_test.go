@@ -78,7 +78,7 @@ func TestEvalJSON(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
 		rate float64
-	}{{nil, 0}, {[]string{"--gate-chance", "1"}, 1}} {
+	}{{nil, 0}, {[]string{"--retrieval-gate-chance", "1"}, 1}} {
 		r := f.run(append([]string{"eval", "--dataset", path, "--offtopic", off, "--json"}, tt.args...)...)
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil || r.code != 0 {
@@ -124,7 +124,7 @@ func TestEvalUsage(t *testing.T) {
 		{"missing file", []string{"eval", "--dataset", filepath.Join(f.root, "none.jsonl")}, 2, "--dataset: open"},
 		{"invalid dataset", []string{"eval", "--dataset", bad}, 1, "line 1"},
 		{"madial not a folder", []string{"eval", "--madial", path}, 2, "not a folder"},
-		{"bad gate chance", []string{"eval", "--dataset", path, "--gate-chance", "2"}, 2, "--gate-chance 2"},
+		{"bad gate chance", []string{"eval", "--dataset", path, "--retrieval-gate-chance", "2"}, 2, "--retrieval-gate-chance is 2, want 0.0001–1"},
 		{"missing off-topic file", []string{"eval", "--dataset", path, "--offtopic", filepath.Join(f.root, "none.jsonl")}, 2, "--offtopic: open"},
 		{"off-topic with relevant", []string{"eval", "--dataset", path, "--offtopic", bad}, 1, "off-topic queries: line 1"},
 		{"openai without key", []string{"eval", "--dataset", path, "--provider", "openai", "--model", "m"}, 1, "OPENAI_API_KEY"},
