@@ -18,7 +18,7 @@ type fixture struct {
 	work string // repo/src/pkg, the working directory
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	root := t.TempDir()
 	f := fixture{
@@ -52,7 +52,7 @@ func (f fixture) options(env []string, flags map[string]string) settings.Options
 	return settings.Options{WorkDir: f.work, Home: f.home, Env: env, Flags: flags}
 }
 
-func mkdir(t *testing.T, dir string) {
+func mkdir(t testing.TB, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func mkdir(t *testing.T, dir string) {
 }
 
 // write creates path (and its folder) holding content.
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	mkdir(t, filepath.Dir(path))
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
