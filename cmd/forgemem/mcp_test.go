@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/mcpserver/mcptest"
 )
 
 // hangGuard turns a server that stopped answering into a failure rather
@@ -139,38 +141,6 @@ func (p *mcpProcess) ping() []mcpAnswer {
 	}
 }
 
-// frame is a malformed frame and the error that must answer it.
-type frame struct {
-	name  string
-	bytes []byte
-	code  int
-	id    string
-}
-
-// malformedFrames reads the malformed frames of the MCP server's tests.
-func malformedFrames(t *testing.T) []frame {
-	t.Helper()
-	data, err := os.ReadFile("internal/mcpserver/testdata/malformed_frames.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var frames []frame
-	for i, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		code, rest, _ := strings.Cut(line, " ")
-		id, lit, _ := strings.Cut(rest, " ")
-		c, err1 := strconv.Atoi(code)
-		b, err2 := strconv.Unquote(lit)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("malformed_frames.txt line %d: %q", i+1, line)
-		}
-		frames = append(frames, frame{fmt.Sprintf("line %d", i+1), []byte(b), c, id})
-	}
-	return frames
-}
-
 // The built binary answers every malformed frame with a JSON-RPC error and
 // serves the next — truncated JSON, a bare number, a batch, an id that is
 // an object, invalid UTF-8, an empty line, nesting 20,000 deep, and one
@@ -181,14 +151,14 @@ func TestMCPSurvivesMalformedFrames(t *testing.T) {
 		t.Skip("streams 400 MB through the binary")
 	}
 	p := startMCP(t)
-	frames := append(malformedFrames(t),
-		frame{"nesting 20,000 deep", []byte(strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), -32700, "null"},
-		frame{"a 5 MiB message", []byte(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"` + strings.Repeat("x", 5<<20) + `"}}`), -32600, "null"})
+	frames := append(mcptest.MalformedFrames(t, "internal/mcpserver/testdata/malformed_frames.txt"),
+		mcptest.Frame{Name: "nesting 20,000 deep", Bytes: []byte(strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), Code: -32700, ID: "null"},
+		mcptest.Frame{Name: "a 5 MiB message", Bytes: []byte(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"` + strings.Repeat("x", 5<<20) + `"}}`), Code: -32600, ID: "null"})
 	for _, f := range frames {
-		p.send(f.bytes)
+		p.send(f.Bytes)
 		got := p.ping()
-		if len(got) != 1 || got[0].Error == nil || got[0].Error.Code != f.code || string(got[0].ID) != f.id {
-			t.Errorf("%s: answered %+v; want one error %d with id %s", f.name, got, f.code, f.id)
+		if len(got) != 1 || got[0].Error == nil || got[0].Error.Code != f.Code || string(got[0].ID) != f.ID {
+			t.Errorf("%s: answered %+v; want one error %d with id %s", f.Name, got, f.Code, f.ID)
 		}
 	}
 

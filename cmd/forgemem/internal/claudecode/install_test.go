@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/golden"
 )
 
 const command = "forgemem hook claude-code"
@@ -45,7 +46,7 @@ func TestInstallMergesWithWhatIsThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "settings.merged.golden.json", data)
+	golden.Check(t, filepath.Join("testdata", "settings.merged.golden.json"), data)
 	if backup, err := os.ReadFile(path + ".bak"); err != nil || string(backup) != existing {
 		t.Errorf("backup = %q, %v; want the previous file", backup, err)
 	}
@@ -110,7 +111,7 @@ func TestInstallCreatesTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "settings.new.golden.json", data)
+	golden.Check(t, filepath.Join("testdata", "settings.new.golden.json"), data)
 }
 
 // A settings file linked from a dotfiles repository is written where it

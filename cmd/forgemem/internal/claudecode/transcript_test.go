@@ -3,7 +3,6 @@ package claudecode_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,28 +13,9 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/golden"
 	"github.com/forgemem/forgemem/memcore"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // markers are in the fixture transcript only where nothing may be kept:
 // before the last compaction, in the compaction's summary, meta lines,
@@ -64,7 +44,7 @@ func TestReadWindowOfTheFixture(t *testing.T) {
 			t.Errorf("the window holds %s", m)
 		}
 	}
-	golden(t, "window.golden.json", append(data, '\n'))
+	golden.Check(t, filepath.Join("testdata", "window.golden.json"), append(data, '\n'))
 }
 
 // transcript builds a transcript from lines, as JSON objects or raw text.

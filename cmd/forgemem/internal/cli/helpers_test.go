@@ -3,7 +3,6 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,10 +14,9 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/golden"
 	"github.com/forgemem/forgemem/memcore"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // now is the clock of every run: the memories remember and forget write
 // are dated with it.
@@ -188,29 +186,6 @@ func (f *fixture) normalize(s string) string {
 	})
 }
 
-// golden compares got with testdata/name.golden, or rewrites it with
-// -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 // check compares a run's exit code with want and its normalised stdout
 // with a golden file.
 func (f *fixture) check(name string, r result, wantCode int) {
@@ -218,7 +193,7 @@ func (f *fixture) check(name string, r result, wantCode int) {
 	if r.code != wantCode {
 		f.t.Errorf("exit code %d, want %d; stderr:\n%s", r.code, wantCode, r.stderr)
 	}
-	golden(f.t, name, f.normalize(r.stdout))
+	golden.Check(f.t, filepath.Join("testdata", name+".golden"), []byte(f.normalize(r.stdout)))
 }
 
 // conversation writes messages as JSON Lines.

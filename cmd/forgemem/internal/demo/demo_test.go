@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,11 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/golden"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/demo.golden")
 
 // idPattern matches a memory id.
 var idPattern = regexp.MustCompile(`mem_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
@@ -51,39 +49,7 @@ func play(t *testing.T, opts Options) (string, *record) {
 
 func TestOutputGolden(t *testing.T) {
 	out, rec := play(t, Options{})
-	got := normalize(out, rec.dir)
-	path := filepath.Join("testdata", "demo.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestOutputGolden -update to write it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("the output differs from %s (go test -run TestOutputGolden -update rewrites it):\n%s",
-			path, firstDifference(got, string(want)))
-	}
-}
-
-// firstDifference describes the first line where got and want differ.
-func firstDifference(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := range max(len(g), len(w)) {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d:\n got: %q\nwant: %q", i+1, gl, wl)
-		}
-	}
-	return "(no line differs)"
+	golden.Check(t, filepath.Join("testdata", "demo.golden"), []byte(normalize(out, rec.dir)))
 }
 
 // Capture runs in the background and a turn trigger may replace one still
@@ -94,7 +60,7 @@ func TestRunsPrintTheSame(t *testing.T) {
 	for range 2 {
 		out, rec := play(t, Options{})
 		if got := normalize(out, rec.dir); got != want {
-			t.Fatalf("two runs differ:\n%s", firstDifference(got, want))
+			t.Fatalf("two runs differ:\n%s", golden.FirstDifference(got, want))
 		}
 	}
 }

@@ -7,62 +7,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/mcpserver"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/mcpserver/mcptest"
 )
-
-// frameCase is a line a client sends and the JSON-RPC error it must be
-// answered with.
-type frameCase struct {
-	name  string
-	frame []byte
-	code  int
-	// id is the answer's id as JSON: "null" when the frame's id could not
-	// be read.
-	id string
-}
-
-// malformedFrames reads testdata/malformed_frames.txt.
-func malformedFrames(t *testing.T) []frameCase {
-	t.Helper()
-	data, err := os.ReadFile("testdata/malformed_frames.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []frameCase
-	for i, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		code, rest, _ := strings.Cut(line, " ")
-		id, lit, _ := strings.Cut(rest, " ")
-		c, err1 := strconv.Atoi(code)
-		frame, err2 := strconv.Unquote(lit)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("malformed_frames.txt line %d: %q", i+1, line)
-		}
-		cases = append(cases, frameCase{name: fmt.Sprintf("line %d %s", i+1, lit), frame: []byte(frame), code: c, id: id})
-	}
-	return cases
-}
 
 // generatedFrames are malformed frames too large or deep to write in a
 // file: nesting past what a JSON decoder takes, and lines over the
 // transport's limit of maxFrame bytes.
-func generatedFrames(maxFrame int) []frameCase {
+func generatedFrames(maxFrame int) []mcptest.Frame {
 	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
 	deepParams := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + strings.Repeat("[", 12000) + strings.Repeat("]", 12000) + "}}"
 	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("x", maxFrame) + `"}}`
-	return []frameCase{
-		{name: "an array nested 20,000 deep", frame: []byte(deep), code: -32700, id: "null"},
-		{name: "params nested 12,000 deep", frame: []byte(deepParams), code: -32700, id: "null"},
-		{name: "a message over the limit", frame: []byte(long), code: -32600, id: "null"},
-		{name: "garbage over the limit", frame: bytes.Repeat([]byte{0xff, '{', '"'}, maxFrame), code: -32600, id: "null"},
+	return []mcptest.Frame{
+		{Name: "an array nested 20,000 deep", Bytes: []byte(deep), Code: -32700, ID: "null"},
+		{Name: "params nested 12,000 deep", Bytes: []byte(deepParams), Code: -32700, ID: "null"},
+		{Name: "a message over the limit", Bytes: []byte(long), Code: -32600, ID: "null"},
+		{Name: "garbage over the limit", Bytes: bytes.Repeat([]byte{0xff, '{', '"'}, maxFrame), Code: -32600, ID: "null"},
 	}
 }
 
@@ -193,15 +158,15 @@ func (c *rawClient) ping() []answer {
 func TestTransportSurvivesMalformedFrames(t *testing.T) {
 	const maxFrame = 64 << 10
 	c := newRawClient(t, maxFrame)
-	for _, tc := range append(malformedFrames(t), generatedFrames(maxFrame)...) {
-		c.send(tc.frame)
+	for _, tc := range append(mcptest.MalformedFrames(t, "testdata/malformed_frames.txt"), generatedFrames(maxFrame)...) {
+		c.send(tc.Bytes)
 		got := c.ping()
-		if len(got) != 1 || got[0].Error == nil || got[0].Error.Code != tc.code || string(got[0].ID) != tc.id {
-			t.Errorf("%s: answered %+v; want one error %d with id %s", clipName(tc.name), got, tc.code, tc.id)
+		if len(got) != 1 || got[0].Error == nil || got[0].Error.Code != tc.Code || string(got[0].ID) != tc.ID {
+			t.Errorf("%s: answered %+v; want one error %d with id %s", clipName(tc.Name), got, tc.Code, tc.ID)
 			continue
 		}
 		if len(got[0].Error.Message) > 1000 {
-			t.Errorf("%s: an error message of %d bytes", clipName(tc.name), len(got[0].Error.Message))
+			t.Errorf("%s: an error message of %d bytes", clipName(tc.Name), len(got[0].Error.Message))
 		}
 	}
 }
