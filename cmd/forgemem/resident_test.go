@@ -224,7 +224,7 @@ func TestRecallServerAnswersAsTheHookItself(t *testing.T) {
 
 	prompts := strings.Fields("errors migrations locking zerolog gateway benchmarks changelog vite goroutines staging FindByEmail ListOrders Serve")
 	rng := rand.New(rand.NewPCG(5, 6))
-	asked := 0
+	asked, recalled := 0, 0
 	for i := range 60 {
 		text := fmt.Sprintf("how do we handle %s and %s with %s?", prompts[rng.IntN(len(prompts))], prompts[rng.IntN(len(prompts))], prompts[i%len(prompts)])
 		payload := prompt(repo, transcript, text)
@@ -234,11 +234,19 @@ func TestRecallServerAnswersAsTheHookItself(t *testing.T) {
 		if gotOut != wantOut || gotErr != wantErr {
 			t.Fatalf("prompt %d %q: the server answered\n%s\n%s\nthe hook itself\n%s\n%s", i, text, gotOut, gotErr, wantOut, wantErr)
 		}
-		if gotOut == "" {
-			t.Fatalf("prompt %d %q recalled nothing: not a comparison of recalls", i, text)
+		if gotOut != "" {
+			recalled++
 		}
 		w.change(repo, i)
 		w.code(repo, i)
+	}
+	// A prompt may rightly recall nothing once the changes forgot or
+	// rewrote the memories it names (which ones depends on their random
+	// ids), but most must recall something for the comparison to mean
+	// anything.
+	t.Logf("%d of %d prompts recalled something", recalled, asked)
+	if recalled < asked/2 {
+		t.Errorf("%d of %d prompts recalled something; want most: otherwise this compares empty answers", recalled, asked)
 	}
 	st := w.serverStatus(repo)
 	if st.PID != first.PID || st.Answered-first.Answered != uint64(asked) {
