@@ -24,11 +24,11 @@ const evalMinTimeout = 30 * time.Second
 
 func (a *app) evalCommand() *cobra.Command {
 	var (
-		dataset, madialDir, model, hypotheses, ks, offTopic string
-		asJSON                                              bool
+		dataset, madialDir, locomoFile, model, hypotheses, ks, offTopic string
+		asJSON                                                          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "eval (--dataset FILE | --madial DIR)",
+		Use:   "eval (--dataset FILE | --madial DIR | --locomo FILE)",
 		Short: "Measure how well retrieval recalls the right memories on a dataset",
 		Long: `Measure retrieval on a dataset: JSON Lines, one collection per line,
   {"collection": "name",
@@ -46,23 +46,36 @@ queries of FILE (JSON Lines, {"id", "text"} each) to every collection as off-top
 retrieval gets at least 30s (memory.retrieval_timeout if longer).
 
 --madial DIR converts the MADial-Bench benchmark (its memory-en.jsonl and dialogue-en.jsonl,
-or a clone of its repository) into such a dataset and writes it to stdout.
+or a clone of its repository) into such a dataset and writes it to stdout. --locomo FILE does
+the same for the LoCoMo benchmark's locomo10.json (github.com/snap-research/locomo, CC BY-NC
+4.0, not shipped with forgemem): one collection per conversation, its observations as the
+memories and its questions of categories 1–4 as the queries.
 
 Any OpenAI-compatible embedding server works through --provider openai --base-url URL; in a
 forgemem checkout, go run ./tools/cmd/embedserver -- forgemem eval … runs the evaluation with
 an offline neural embedder (the Universal Sentence Encoder lite). The repository's
 docs/EVALUATION.md has the published figures and the commands that reproduce them.`,
 		Example: `  forgemem eval --madial cmd/forgemem/internal/eval/testdata/madial > madial.jsonl   # in a checkout
+  forgemem eval --locomo locomo10.json > locomo.jsonl
   forgemem eval --dataset madial.jsonl                       # the offline default: fake provider
   forgemem eval --dataset madial.jsonl --provider openai --model text-embedding-3-small
   forgemem eval --dataset madial.jsonl --provider openai --base-url http://localhost:11434/v1 --model nomic-embed-text`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (dataset == "") == (madialDir == "") {
-				return usagef("give exactly one of --dataset FILE and --madial DIR")
+			given := 0
+			for _, v := range []string{dataset, madialDir, locomoFile} {
+				if v != "" {
+					given++
+				}
 			}
-			if madialDir != "" {
+			if given != 1 {
+				return usagef("give exactly one of --dataset FILE, --madial DIR and --locomo FILE")
+			}
+			switch {
+			case madialDir != "":
 				return a.convertMADial(madialDir)
+			case locomoFile != "":
+				return a.convertLoCoMo(cmd, locomoFile)
 			}
 			cutoffs, err := parseKs(ks)
 			if err != nil {
@@ -80,6 +93,7 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 	f.StringVar(&dataset, "dataset", "", `the dataset file ("-" reads stdin)`)
 	f.StringVar(&offTopic, "offtopic", "", "a file of off-topic queries (JSON Lines, {\"id\", \"text\"} each) added to every collection")
 	f.StringVar(&madialDir, "madial", "", "convert MADial-Bench from this folder and write the dataset to stdout")
+	f.StringVar(&locomoFile, "locomo", "", "convert LoCoMo's locomo10.json and write the dataset to stdout")
 	f.StringVar(&model, "model", "", "the embedding model (memory.embedding_model)")
 	f.StringVar(&hypotheses, "hypotheses", string(memretrieve.ModeIdentity), "what is searched with: identity (the conversation) or llm (the hypothesis model's sentences, memory.retrieval_model)")
 	f.StringVar(&ks, "k", "5,10,20", "the cut-offs of recall@k and hit@k, comma-separated")
@@ -140,6 +154,31 @@ func (a *app) convertMADial(dir string) error {
 		return err
 	}
 	return eval.WriteDataset(a.env.Stdout, cols)
+}
+
+// convertLoCoMo writes the dataset converted from the LoCoMo file at path,
+// and says on stderr which questions it left out.
+func (a *app) convertLoCoMo(cmd *cobra.Command, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usagef("--locomo: %v", err)
+	}
+	cols, skipped, err := eval.LoCoMo(data)
+	if err != nil {
+		return err
+	}
+	if err := eval.WriteDataset(a.env.Stdout, cols); err != nil {
+		return err
+	}
+	queries := 0
+	for _, c := range cols {
+		queries += len(c.Queries)
+	}
+	eprintf(a.env.Stderr, "%s: %s in %s; left out %s (category 5) and %s no observation cites\n",
+		cmd.CommandPath(), plural(queries, "query", "queries"), plural(len(cols), "collection", "collections"),
+		plural(skipped.Adversarial, "adversarial question", "adversarial questions"),
+		plural(skipped.Uncited, "question whose evidence", "questions whose evidence"))
+	return nil
 }
 
 // runEval reads the dataset, makes the models and runs the evaluation.

@@ -104,6 +104,21 @@ func TestEvalMADial(t *testing.T) {
 	f.check("eval_madial", f.run("eval", "--madial", "../eval/testdata/madial-sample"), 0)
 }
 
+func TestEvalLoCoMo(t *testing.T) {
+	f := newFixture(t)
+	r := f.run("eval", "--locomo", "../eval/testdata/locomo-sample/locomo.json")
+	f.check("eval_locomo", r, 0)
+	if want := "forgemem eval: 4 queries in 2 collections; left out 1 adversarial question (category 5) and 1 question whose evidence no observation cites\n"; r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+	// What it writes is a dataset eval reads.
+	path := filepath.Join(f.root, "locomo.jsonl")
+	f.writeFile(path, r.stdout)
+	if run := f.run("eval", "--dataset", path); run.code != 0 || !strings.Contains(run.stdout, "4 queries (4 on topic, 0 off topic) over 6 memories in 2 collections") {
+		t.Errorf("eval --dataset (converted) = %d\n%s\n%s", run.code, run.stdout, run.stderr)
+	}
+}
+
 func TestEvalUsage(t *testing.T) {
 	f := newFixture(t)
 	path := filepath.Join(f.root, "data.jsonl")
@@ -116,14 +131,17 @@ func TestEvalUsage(t *testing.T) {
 		code int
 		says string
 	}{
-		{"neither", []string{"eval"}, 2, "exactly one of --dataset FILE and --madial DIR"},
+		{"neither", []string{"eval"}, 2, "exactly one of --dataset FILE, --madial DIR and --locomo FILE"},
 		{"both", []string{"eval", "--dataset", path, "--madial", "."}, 2, "exactly one of"},
+		{"two converters", []string{"eval", "--madial", ".", "--locomo", path}, 2, "exactly one of"},
 		{"bad k", []string{"eval", "--dataset", path, "--k", "5,x"}, 2, `--k "5,x"`},
 		{"bad hypotheses", []string{"eval", "--dataset", path, "--hypotheses", "hyde"}, 2, `--hypotheses "hyde"`},
 		{"llm with fake", []string{"eval", "--dataset", path, "--hypotheses", "llm"}, 2, "the fake provider has none"},
 		{"missing file", []string{"eval", "--dataset", filepath.Join(f.root, "none.jsonl")}, 2, "--dataset: open"},
 		{"invalid dataset", []string{"eval", "--dataset", bad}, 1, "line 1"},
 		{"madial not a folder", []string{"eval", "--madial", path}, 2, "not a folder"},
+		{"missing locomo file", []string{"eval", "--locomo", filepath.Join(f.root, "none.json")}, 2, "--locomo: open"},
+		{"not a locomo file", []string{"eval", "--locomo", path}, 1, "invalid LoCoMo data"},
 		{"bad gate chance", []string{"eval", "--dataset", path, "--retrieval-gate-chance", "2"}, 2, "--retrieval-gate-chance is 2, want 0.0001–1"},
 		{"missing off-topic file", []string{"eval", "--dataset", path, "--offtopic", filepath.Join(f.root, "none.jsonl")}, 2, "--offtopic: open"},
 		{"off-topic with relevant", []string{"eval", "--dataset", path, "--offtopic", bad}, 1, "off-topic queries: line 1"},
