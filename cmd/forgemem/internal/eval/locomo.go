@@ -52,10 +52,17 @@ type LoCoMoSkipped struct {
 // observation cites are left out and counted in LoCoMoSkipped.
 func LoCoMo(data []byte) ([]Collection, LoCoMoSkipped, error) {
 	var skipped LoCoMoSkipped
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 {
+		return nil, skipped, fmt.Errorf("%w: the file is empty", ErrLoCoMo)
+	}
+	if t[0] != '[' {
+		return nil, skipped, fmt.Errorf("%w: want a JSON array of conversations, as in locomo10.json; this file starts with %q (a converted dataset goes to --dataset)", ErrLoCoMo, clipJSON(t[:min(len(t), 20)]))
+	}
 	var samples []locomoSample
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&samples); err != nil {
-		return nil, skipped, fmt.Errorf("%w: want a JSON array of conversations: %v", ErrLoCoMo, err)
+		return nil, skipped, fmt.Errorf("%w: %s", ErrLoCoMo, decodeProblem(err))
 	}
 	if dec.More() {
 		return nil, skipped, fmt.Errorf("%w: more than one JSON value in the file", ErrLoCoMo)
@@ -229,6 +236,19 @@ func evidenceTurns(raw json.RawMessage) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeProblem says what is wrong with a file that does not decode,
+// without the Go types a json.UnmarshalTypeError names.
+func decodeProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("a JSON %s where a list of conversations belongs", te.Value)
+		}
+		return fmt.Sprintf("%s is a JSON %s, which it cannot be (at byte %d)", te.Field, te.Value, te.Offset)
+	}
+	return "not JSON: " + err.Error()
 }
 
 // clipJSON is raw cut short for an error message.

@@ -59,10 +59,13 @@ func TestLoCoMoErrors(t *testing.T) {
 	tests := []struct {
 		name, data, says string
 	}{
-		{"not JSON", `{`, "want a JSON array"},
-		{"an object", `{"sample_id": "c"}`, "want a JSON array"},
+		{"not JSON", `[{`, "not JSON: unexpected EOF"},
+		{"an object", `{"sample_id": "c"}`, "want a JSON array of conversations"},
+		{"a list of numbers", `[1]`, "a JSON number where a list of conversations belongs"},
+		{"qa not a list", `[{"sample_id": "c", "qa": 3}]`, "qa is a JSON number, which it cannot be"},
 		{"two values", `[] []`, "more than one JSON value"},
-		{"empty", `[]`, "no conversation"},
+		{"no conversation", `[]`, "no conversation"},
+		{"empty", " \n", "the file is empty"},
 		{"no sample id", `[{"observation": {` + obs + `}, "qa": [` + qa + `]}]`, "no sample_id"},
 		{"repeated sample id", strings.Replace(conv(obs, qa), "]}]", "]}, "+conv(obs, qa)[1:], 1), `both "c"`},
 		{"bad session key", conv(`"session_x": {}`, qa), `observation key "session_x"`},
