@@ -95,6 +95,10 @@ var fastFields = map[string]func(m *MemoryMeta, value string) bool{
 		m.StatusReason, ok = plainText(v)
 		return ok
 	},
+	"rejection_reason": func(m *MemoryMeta, v string) (ok bool) {
+		m.RejectionReason, ok = plainText(v)
+		return ok
+	},
 }
 
 // plainEvidence decodes the evidence mapping that opens block — a
@@ -232,6 +236,8 @@ func fastProvenanceBit(key string) uint32 {
 		return 1 << 15
 	case "anchors":
 		return 1 << 16
+	case "rejection_reason":
+		return 1 << 17
 	}
 	return 0
 }

@@ -118,6 +118,7 @@ func FuzzParseFastAgrees(f *testing.F) {
 	f.Add("retired: false\n")
 	f.Add("source: user\nevidence:\n  quote: don't use tabs, ever (really)\n  at: 2025-01-15T10:30:00Z\n")
 	f.Add("status: pending\nstatus_reason: not stated by the user\n")
+	f.Add("rejection_reason: copied from a web page\n")
 	f.Add("anchors:\n  - path: a/b.go\n    symbol: F\n    blob: \"0123\"\n  - symbol: x.y\n")
 	f.Add("evidence:\n  quote: yes\n")
 	f.Add("evidence:\n  quote: 12 monkeys, 3 (a)\n")

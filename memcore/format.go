@@ -454,7 +454,7 @@ func frontMatterNode(meta *MemoryMeta) (*yaml.Node, error) {
 }
 
 // addProvenance adds the fields of v0.2 that meta sets, in their order:
-// source, evidence, status, status_reason, anchors.
+// source, evidence, status, status_reason, rejection_reason, anchors.
 func addProvenance(meta *MemoryMeta, add func(key string, v *yaml.Node)) {
 	if meta.Source != SourceUnknown {
 		add("source", strNode(string(meta.Source)))
@@ -467,6 +467,9 @@ func addProvenance(meta *MemoryMeta, add func(key string, v *yaml.Node)) {
 	}
 	if meta.StatusReason != "" {
 		add("status_reason", strNode(meta.StatusReason))
+	}
+	if meta.RejectionReason != "" {
+		add("rejection_reason", strNode(meta.RejectionReason))
 	}
 	if len(meta.Anchors) > 0 {
 		add("anchors", anchorsNode(meta.Anchors))

@@ -204,7 +204,7 @@ func isHex(s string) bool {
 }
 
 // checkProvenance checks the optional fields added in v0.2: source,
-// evidence, status, status_reason and anchors.
+// evidence, status, status_reason, rejection_reason and anchors.
 func (v *memoryProblems) checkProvenance(mt *MemoryMeta) {
 	if !mt.Source.Valid() {
 		v.bad("source %q is not one of %s", mt.Source, joinValues(Sources()))
@@ -224,6 +224,12 @@ func (v *memoryProblems) checkProvenance(mt *MemoryMeta) {
 		v.bad("status_reason is not valid UTF-8")
 	case mt.StatusReason != "" && mt.Status == StatusActive:
 		v.bad("status_reason is set but status is not pending")
+	}
+	switch {
+	case !utf8.ValidString(mt.RejectionReason):
+		v.bad("rejection_reason is not valid UTF-8")
+	case mt.RejectionReason != "" && (mt.Retired || mt.Status != StatusActive):
+		v.bad("rejection_reason is set on a retired or pending version")
 	}
 	for i, a := range mt.Anchors {
 		if err := a.Validate(); err != nil {

@@ -145,6 +145,12 @@ type MemoryMeta struct {
 	// StatusReason says why a pending memory waits (the quarantine rule
 	// that held it, or review of every memory); set only when pending.
 	StatusReason string `yaml:"status_reason,omitempty"`
+	// RejectionReason says why review rejected the pending change this
+	// version undoes: [Writer.Reject] writes it on the version that puts
+	// back the one in force before that change (added in v0.2). It is set
+	// only on such a version — neither retired (a rejection that retires a
+	// chain says why in RetiredReason) nor pending.
+	RejectionReason string `yaml:"rejection_reason,omitempty"`
 	// Anchors are the paths and symbols of the repository the memory is
 	// about, with their state when it was written (added in v0.2); nil
 	// when none were recorded.
@@ -170,7 +176,7 @@ var knownKeys = map[string]bool{
 	"id": true, "created_at": true, "updated_at": true, "version": true, "scope": true,
 	"category": true, "supersedes": true, "related": true, "session_id": true, "trigger": true,
 	"retired": true, "retired_reason": true, "source": true, "evidence": true, "status": true,
-	"status_reason": true, "anchors": true,
+	"status_reason": true, "rejection_reason": true, "anchors": true,
 }
 
 // Validate reports every way m breaks the memory schema, joined into one
@@ -182,7 +188,8 @@ var knownKeys = map[string]bool{
 // supersedes names another valid id, related edges name valid ids other than
 // m's own with refines, contradicts or relates-to, trigger is known,
 // retired_reason only on a retired version, source and status known,
-// status_reason only on a pending version, anchors valid ([Anchor.Validate]).
+// status_reason only on a pending version, rejection_reason only on a version
+// neither retired nor pending, anchors valid ([Anchor.Validate]).
 // All text must be valid UTF-8, and Extra may not reuse a known key.
 func (m *MemoryFile) Validate() error {
 	if m == nil {

@@ -237,8 +237,9 @@ func (w *Writer) Approve(ctx context.Context, pending *MemoryFile, content, sess
 // the review queue for good, without putting it in force: when a version
 // in force precedes the pending ones (a pending change of a memory), the
 // chain goes back to it — a new version with its text, category, edges,
-// source, evidence and anchors (WriteResult.Restored is it) — and
-// otherwise the chain is retired with reason, as a forgotten memory is.
+// source, evidence and anchors (WriteResult.Restored is it), and reason as
+// its RejectionReason — and otherwise the chain is retired with reason, as
+// a forgotten memory is.
 // Trigger manual and sessionID are recorded. Conflicts are returned as
 // [Writer.Approve] returns them; pending not pending is [ErrNotPending].
 func (w *Writer) Reject(ctx context.Context, pending *MemoryFile, reason, sessionID string) (*WriteResult, error) {
@@ -262,6 +263,7 @@ func (w *Writer) Reject(ctx context.Context, pending *MemoryFile, reason, sessio
 		m.Content, m.Meta.Category = prev.Content, prev.Meta.Category
 		m.Meta.Related = slices.Clone(prev.Meta.Related)
 		m.Meta.Source, m.Meta.Evidence, m.Meta.Anchors = prev.Meta.Source, cloneEvidence(prev.Meta.Evidence), slices.Clone(prev.Meta.Anchors)
+		m.Meta.RejectionReason = reason
 		res.Restored = prev
 	} else {
 		m.Content, m.Meta.Retired, m.Meta.RetiredReason = pending.Content, true, reason

@@ -641,6 +641,15 @@ func TestWriterReview(t *testing.T) {
 		if m := res.Memory; res.Restored.Meta.ID != base.Meta.ID || m.Content != base.Content || m.Meta.Retired || m.Meta.Status != StatusActive || m.Meta.Source != SourceUser {
 			t.Errorf("rejected: %+v", m.Meta)
 		}
+		// The reviewer's reason stays in the history, on the version that
+		// undoes the change.
+		back, err := s.Read(ctx, res.Memory.Meta.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Meta.RejectionReason != "planted" || back.Meta.RetiredReason != "" {
+			t.Errorf("read back: rejection_reason %q, retired_reason %q; want \"planted\" and none", back.Meta.RejectionReason, back.Meta.RetiredReason)
+		}
 		g := NewGraph(mustList(t, s))
 		if h, _ := g.Head(base.Meta.ID); h.Content != base.Content || g.IsPending(base.Meta.ID) {
 			t.Errorf("the chain's head is %q, want the text in force before", h.Content)

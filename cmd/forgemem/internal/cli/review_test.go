@@ -146,6 +146,15 @@ func TestReviewWithoutATerminal(t *testing.T) {
 	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "1 memory waits") {
 		t.Errorf("after: exit %d, %q", r.code, r.stderr)
 	}
+
+	// A rejected change goes back to the version in force; its history
+	// keeps the reviewer's reason.
+	if r := f.run("review", "--reject", id(2), "--reason", "too broad"); r.code != cli.ExitOK || !strings.Contains(r.stdout, "the version in force before") {
+		t.Errorf("review --reject (a change): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := f.run("show", id(2)); !strings.Contains(r.stdout, "(a change rejected: too broad)") {
+		t.Errorf("show after a rejected change: the history does not give the reason:\n%s", r.stdout)
+	}
 }
 
 // list, search and stats leave what waits out, say so, and show it when

@@ -278,7 +278,8 @@ func anchorRows(t *table, m workspace.Memory) {
 
 // historyText is what show's history says of version v of the chain of
 // the memory shown, this: its title, or that it forgot the memory (with
-// the reason) or brought it back.
+// the reason), brought it back or undid a change review rejected (with the
+// reason).
 func historyText(v workspace.Memory, this string) string {
 	text := clip(v.Title, titleWidth)
 	switch {
@@ -291,6 +292,9 @@ func historyText(v workspace.Memory, this string) string {
 	}
 	if v.Revives {
 		text += " (brought back)"
+	}
+	if v.RejectionReason != "" {
+		text += " (a change rejected: " + v.RejectionReason + ")"
 	}
 	return text
 }

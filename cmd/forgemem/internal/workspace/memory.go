@@ -43,6 +43,9 @@ type Memory struct {
 	// quarantine rule held it.
 	Status       string `json:"status,omitempty"`
 	StatusReason string `json:"status_reason,omitempty"`
+	// RejectionReason is why review rejected the change this version
+	// undoes: the reviewer's reason, on the version a rejection put back.
+	RejectionReason string `json:"rejection_reason,omitempty"`
 	// Title is the first non-blank line of the content.
 	Title   string `json:"title"`
 	Content string `json:"content"`
@@ -77,25 +80,26 @@ type Link struct {
 func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Memory {
 	mt := m.Meta
 	v := Memory{
-		ID:            mt.ID,
-		Scope:         mt.Scope,
-		Category:      mt.Category,
-		Version:       mt.Version,
-		CreatedAt:     mt.CreatedAt,
-		SessionID:     mt.SessionID,
-		Trigger:       string(mt.Trigger),
-		Retired:       mt.Retired,
-		RetiredReason: mt.RetiredReason,
-		Source:        mt.Source.String(),
-		Status:        string(mt.Status),
-		StatusReason:  mt.StatusReason,
-		Title:         m.Title(),
-		Content:       m.Content,
-		Path:          filePath(store, m),
-		Head:          !g.IsSuperseded(mt.ID),
-		Forgotten:     g.IsRetired(mt.ID),
-		Anchors:       mt.Anchors,
-		File:          m,
+		ID:              mt.ID,
+		Scope:           mt.Scope,
+		Category:        mt.Category,
+		Version:         mt.Version,
+		CreatedAt:       mt.CreatedAt,
+		SessionID:       mt.SessionID,
+		Trigger:         string(mt.Trigger),
+		Retired:         mt.Retired,
+		RetiredReason:   mt.RetiredReason,
+		Source:          mt.Source.String(),
+		Status:          string(mt.Status),
+		StatusReason:    mt.StatusReason,
+		RejectionReason: mt.RejectionReason,
+		Title:           m.Title(),
+		Content:         m.Content,
+		Path:            filePath(store, m),
+		Head:            !g.IsSuperseded(mt.ID),
+		Forgotten:       g.IsRetired(mt.ID),
+		Anchors:         mt.Anchors,
+		File:            m,
 	}
 	if !mt.UpdatedAt.IsZero() {
 		t := mt.UpdatedAt

@@ -113,8 +113,8 @@ func TestReviewQueueApproveAndReject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rej.Restored != base.ID || rej.Memory.Content != base.Content || rej.Memory.Status != "" {
-		t.Errorf("reject a change: %+v; want the chain back at %s", rej, base.ID)
+	if rej.Restored != base.ID || rej.Memory.Content != base.Content || rej.Memory.Status != "" || rej.Memory.RejectionReason != "too loose" {
+		t.Errorf("reject a change: %+v; want the chain back at %s, with the reason", rej, base.ID)
 	}
 	app, err := ws.Approve(ctx, fresh.ID, "")
 	if err != nil {
