@@ -507,3 +507,47 @@ func TestServerLeavesWhenTheFolderGoes(t *testing.T) {
 	}
 	waitUnlocked(t, filepath.Join(st.Folder, "lock"))
 }
+
+// A recall server starting removes the folders of other keys no server
+// used for a week — every new binary or setting is a new key — and leaves
+// the recent ones, saying so in its log.
+func TestServerRemovesUnusedFolders(t *testing.T) {
+	w := offlineWorld(t)
+	base := filepath.Join(w.tmp(), fmt.Sprintf("forgemem-%d", os.Getuid()))
+	if err := os.Mkdir(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	folder := func(key string, age time.Duration) string {
+		dir := filepath.Join(base, key)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(-age)
+		for _, f := range []string{"lock", "log"} {
+			writeFile(t, filepath.Join(dir, f), "")
+			if err := os.Chtimes(filepath.Join(dir, f), when, when); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(dir, when, when); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	unused := folder(strings.Repeat("ab", 16), 30*24*time.Hour)
+	recent := folder(strings.Repeat("cd", 16), time.Hour)
+
+	repo := w.repo("shop")
+	w.seed(repo, 5)
+	w.hookWith(repo, prompt(repo, "", "how are errors wrapped?"), false)
+	st := w.waitServer(repo)
+	if _, err := os.Stat(unused); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the folder unused for 30 days is still there (%v)", err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("the folder used an hour ago is gone: %v", err)
+	}
+	if log, _ := os.ReadFile(filepath.Join(st.Folder, "log")); !strings.Contains(string(log), "removed 1 folder no server used for 7 days") {
+		t.Errorf("the server's log does not say what it removed:\n%s", log)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -100,6 +101,7 @@ func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
 	if err := resident.CheckListen(dir); err != nil {
 		return fmt.Errorf("no socket can be made in %s, so no recall server can run there; set XDG_RUNTIME_DIR or TMPDIR to a folder of a local file system: %w", dir, err)
 	}
+	a.pruneServerFolders(dir, key)
 	a.liveDir = dir
 	ws, err := a.workspace()
 	if err != nil {
@@ -123,6 +125,25 @@ func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
 		}
 		return resp
 	})
+}
+
+// serverFolderTTL is how long a recall server's folder may stay unused
+// before a server starting for another key removes it.
+const serverFolderTTL = 7 * 24 * time.Hour
+
+// pruneServerFolders removes, beside this server's folder dir, the folders
+// of other keys no server used for serverFolderTTL: every new binary,
+// setting or memory folder makes a new key, and a key's folder outlives its
+// server. What it did, or why it could not, goes to the server's log.
+func (a *app) pruneServerFolders(dir, key string) {
+	n, err := resident.Prune(filepath.Dir(dir), key, serverFolderTTL)
+	if n > 0 {
+		eprintf(a.env.Stderr, "%s forgemem recall-server: removed %s no server used for %s\n",
+			time.Now().UTC().Format(time.RFC3339), plural(n, "folder", "folders"), plural(int(serverFolderTTL.Hours()/24), "day", "days"))
+	}
+	if err != nil {
+		eprintf(a.env.Stderr, "%s forgemem recall-server: unused folders not removed: %v\n", time.Now().UTC().Format(time.RFC3339), err)
+	}
 }
 
 // recallServer answers the requests of the hooks.

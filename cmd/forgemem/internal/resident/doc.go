@@ -11,7 +11,9 @@
 // forgemem-<uid> in the temporary folder; mode 0700, owned by the user,
 // never a link, never inside a repository). A change of settings, keys or
 // binary is another key, so a hook never asks a server configured
-// otherwise; the old server leaves when its idle timeout ends.
+// otherwise; the old server leaves when its idle timeout ends, and its
+// folder stays until a server of another key, starting, removes the
+// folders no server used for a while ([Prune]).
 //
 // One server runs per key: it holds an OS lock ([Lock]) for its life, and
 // listens only once its index is built. A hook that finds no server (no

@@ -57,6 +57,9 @@ func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) 
 // Running reports false: there is never a server here.
 func Running(dir string) bool { return false }
 
+// Prune removes nothing: there are no server folders here.
+func Prune(base, keep string, olderThan time.Duration) (int, error) { return 0, nil }
+
 // BarrierDir fails: there are no file events to keep a view exact here.
 func BarrierDir(environ []string) (string, error) { return "", errUnsupported }
 

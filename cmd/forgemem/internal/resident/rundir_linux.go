@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrUnsafeDir: a folder that must be private to the user is not: a
@@ -112,4 +114,95 @@ func BarrierDir(environ []string) (string, error) {
 	}
 	dir := filepath.Join(base, "barriers")
 	return dir, makePrivate(dir, os.Getuid())
+}
+
+// keyPattern matches the name of a server folder: a key (see Key).
+var keyPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// Prune removes the server folders in the private folder base that no
+// server has used for olderThan — a key's folder is left behind when its
+// server stops, and every new binary, setting or memory folder makes a new
+// key — and returns how many it removed. It leaves alone the folder of
+// keep (the caller's key), any folder a process holds the lock of, any
+// entry that is not a server folder of this user's (named by a key, a real
+// folder private to the user, holding nothing but a socket, a lock and a
+// log), and any folder whose folder or files changed within olderThan. It
+// takes each folder's lock before removing it, so that no server starts
+// there meanwhile. An error stops it; what it removed before stays
+// removed.
+func Prune(base, keep string, olderThan time.Duration) (int, error) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return 0, fmt.Errorf("resident: %w", err)
+	}
+	cutoff := time.Now().Add(-olderThan)
+	removed := 0
+	for _, e := range entries {
+		name := e.Name()
+		if name == keep || !keyPattern.MatchString(name) || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(base, name)
+		if checkPrivate(dir, os.Getuid()) != nil || !unusedSince(dir, cutoff) {
+			continue
+		}
+		ok, err := removeServerDir(dir)
+		if err != nil {
+			return removed, err
+		}
+		if ok {
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+// serverFiles are the files a server folder may hold.
+var serverFiles = map[string]bool{"sock": true, "lock": true, "log": true}
+
+// unusedSince reports whether dir holds nothing but a server's files and
+// neither it nor they changed after cutoff.
+func unusedSince(dir string, cutoff time.Time) bool {
+	info, err := os.Lstat(dir)
+	if err != nil || info.ModTime().After(cutoff) {
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !serverFiles[e.Name()] {
+			return false
+		}
+		fi, err := e.Info()
+		if err != nil || fi.ModTime().After(cutoff) {
+			return false
+		}
+	}
+	return true
+}
+
+// removeServerDir removes the server folder dir under its lock, and
+// reports whether it did: false when a process holds the lock.
+func removeServerDir(dir string) (bool, error) {
+	lock, err := TakeLock(dir)
+	if errors.Is(err, ErrRunning) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer lock.Release()
+	for _, name := range []string{"sock", "log", "lock"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("resident: %w", err)
+		}
+	}
+	if err := os.Remove(dir); errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return false, nil // a server is starting there after all
+	} else if err != nil {
+		return false, fmt.Errorf("resident: %w", err)
+	}
+	return true, nil
 }
