@@ -14,10 +14,6 @@ import (
 	"syscall"
 )
 
-// ErrNotRunning: no server answers at the folder (no socket, or nobody
-// listening on it): the caller recalls in its own process.
-var ErrNotRunning = errors.New("resident: no recall server is running")
-
 // Supported reports whether this system runs recall servers.
 func Supported() bool { return true }
 

@@ -8,12 +8,6 @@ import (
 	"time"
 )
 
-// ErrNotRunning: no server answers; on this system there is never one.
-var ErrNotRunning = errors.New("resident: no recall server is running")
-
-// ErrRunning: another process holds the lock of this server folder.
-var ErrRunning = errors.New("resident: a recall server of this key is running")
-
 // errUnsupported: recall servers need Linux's file events.
 var errUnsupported = errors.New("resident: recall servers run on Linux only")
 

@@ -14,10 +14,6 @@ import (
 	"time"
 )
 
-// ErrUnsafeDir: a folder that must be private to the user is not: a
-// symbolic link, not a folder, owned by another user, or open to others.
-var ErrUnsafeDir = errors.New("not a folder private to this user")
-
 // maxSocketPath bounds the path of a socket (sun_path holds 108 bytes,
 // its last a NUL).
 const maxSocketPath = 107

@@ -13,9 +13,6 @@ import (
 	"time"
 )
 
-// ErrRunning: another process holds the lock of this server folder.
-var ErrRunning = errors.New("resident: a recall server of this key is running")
-
 // readLimit bounds the time a connection may take to send its request,
 // and writeLimit the time the answer may take to be read.
 const (
