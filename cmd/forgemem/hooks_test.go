@@ -133,7 +133,22 @@ func spoolDir(repo string) string { return filepath.Join(repo, ".forge", "memory
 // the worker has finished and exited (or was killed).
 func waitWorkerGone(t *testing.T, repo string) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(spoolDir(repo), "worker.lock"), os.O_RDWR, 0)
+	path := filepath.Join(spoolDir(repo), "worker.lock")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	waitUnlocked(t, path)
+}
+
+// waitUnlocked blocks until no process holds the flock of the file path
+// (a recall server's lock, the capture worker's): it has exited. A file
+// that is not there is held by nobody.
+func waitUnlocked(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +161,7 @@ func waitWorkerGone(t *testing.T, repo string) {
 			t.Fatal(err)
 		}
 	case <-time.After(stuckAfter):
-		t.Fatalf("the capture worker still holds the queue after %s", stuckAfter)
+		t.Fatalf("a process still holds %s after %s", path, stuckAfter)
 	}
 }
 

@@ -71,29 +71,6 @@ func stopServers(t *testing.T, tmp string) {
 	}
 }
 
-// waitUnlocked blocks until no process holds the flock of the file path.
-func waitUnlocked(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	locked := make(chan error, 1)
-	go func() { locked <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
-	select {
-	case err := <-locked:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(stuckAfter):
-		t.Fatalf("a recall server still holds %s after %s", path, stuckAfter)
-	}
-}
-
 // serverStatus is `forgemem recall-server --status --json` in dir.
 type serverStatus struct {
 	Running  bool   `json:"running"`
