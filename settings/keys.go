@@ -47,7 +47,7 @@ var table = []key{
 		narrowsTo(string(memretrieve.ModeIdentity), "send your conversation to a model")),
 	stringKey("embedding_model", func(s *Settings) *string { return &s.EmbeddingModel }, "The embedding model; empty turns retrieval off for `openai` and `gemini` (`fake` needs none).", "the provider's embedding model",
 		needsTrust(reasonModels)),
-	intKey("embedding_dimensions", 0, 0, 65536, func(s *Settings) *int { return &s.EmbeddingDimensions }, "The length of the embedding vectors asked of the model (OpenAI's `dimensions`, Gemini's output dimensionality, the `fake` embedder's size); 0 means the model's default. Changing it embeds every memory again.", "the provider's embedding dimensions",
+	intKey("embedding_dimensions", 0, 0, 65536, func(s *Settings) *int { return &s.EmbeddingDimensions }, "The length of the embedding vectors asked of the model (OpenAI's `dimensions`, Gemini's output dimensionality, the `fake` embedder's size); 0 means the model's default (1024 for `fake`). Changing it embeds every memory again.", "the provider's embedding dimensions",
 		needsTrust(reasonModels)),
 	urlKey("base_url", func(s *Settings) *string { return &s.BaseURL }, "The API root of an OpenAI-compatible server, such as `http://localhost:11434/v1` for Ollama; empty means the provider's own.", "the provider's base URL",
 		needsTrust(reasonWhere)),

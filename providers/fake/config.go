@@ -14,7 +14,7 @@ import (
 // out of range, and so do [LLM.FailNext] and [Embedder.FailNext] for a
 // negative count or a nil error, for example
 //
-//	fake: invalid config: Dimension is -1, want 1–65536 (0 means 256)
+//	fake: invalid config: Dimension is -1, want 1–65536 (0 means 1024)
 //
 // The message names every bad field, the value given and the values
 // allowed. Nothing is clamped.

@@ -19,7 +19,7 @@
 // An [Embedder] turns a text into a vector without a model: it lower-cases
 // the text, splits it into words, and hashes each word, each pair of
 // adjacent words and each character trigram of a word (with word-boundary
-// markers) into a fixed number of dimensions (256 by default) with a random
+// markers) into a fixed number of dimensions (1024 by default) with a random
 // sign, then scales the vector to unit length. Texts that share words or
 // word parts therefore point in similar directions, so "the build cache is
 // stale" is closer to "stale build caches" than to "my cat likes fish", and

@@ -9,8 +9,12 @@ import (
 )
 
 // DefaultDimension is the length of an [Embedder]'s vectors unless
-// [EmbedderConfig].Dimension says otherwise.
-const DefaultDimension = 256
+// [EmbedderConfig].Dimension says otherwise. Words, word pairs and
+// trigrams share these dimensions; at 256 their collisions made unrelated
+// texts look alike and cost the forgemem command's offline retrieval
+// recall, while past 1024 the gain flattens (docs/EVALUATION.md in the
+// repository has the figures). A vector takes 4 KiB as float32.
+const DefaultDimension = 1024
 
 // Embedder is a deterministic hashing [memcore.Embedder]: see the package
 // documentation for how it turns text into vectors. Make one with

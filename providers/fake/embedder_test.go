@@ -154,9 +154,9 @@ func TestEmbedderModelAndDimension(t *testing.T) {
 		dim, max  int
 		wantCalls int // for 10 texts
 	}{
-		{fake.EmbedderConfig{}, "fake-hash-256", 256, 0, 1},
+		{fake.EmbedderConfig{}, "fake-hash-1024", 1024, 0, 1},
 		{fake.EmbedderConfig{Dimension: 64}, "fake-hash-64", 64, 0, 1},
-		{fake.EmbedderConfig{MaxBatch: 3}, "fake-hash-256", 256, 3, 4},
+		{fake.EmbedderConfig{MaxBatch: 3}, "fake-hash-1024", 1024, 3, 4},
 		{fake.EmbedderConfig{MaxBatch: 10, Dimension: 1536}, "fake-hash-1536", 1536, 10, 1},
 	}
 	for _, tt := range tests {

@@ -99,7 +99,7 @@ func ExampleEmbedder() {
 	fmt.Println(e.Model(), len(vecs[0]))
 	fmt.Println(similarity(vecs[0], vecs[1]) > similarity(vecs[0], vecs[2]))
 	// Output:
-	// fake-hash-256 256
+	// fake-hash-1024 1024
 	// true
 }
 
@@ -125,5 +125,5 @@ func ExampleEmbedderConfig_Validate() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// fake: invalid config: Dimension is -1, want 1–65536 (0 means 256); MaxBatch is -1, want at least 0 (0 means no limit)
+	// fake: invalid config: Dimension is -1, want 1–65536 (0 means 1024); MaxBatch is -1, want at least 0 (0 means no limit)
 }

@@ -391,18 +391,18 @@ func TestInvalidConfig(t *testing.T) {
 		{"nil failure", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.EmbedderConfig{FailNext: 2}); return err },
 			"fake: invalid config: FailWith is nil, want an error to fail the first 2 calls with (FailNext is 2)"},
 		{"negative dimension", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: -1}); return err },
-			"fake: invalid config: Dimension is -1, want 1–65536 (0 means 256)"},
+			"fake: invalid config: Dimension is -1, want 1–65536 (0 means 1024)"},
 		{"huge dimension", func(t testing.TB) error {
 			_, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: math.MaxInt})
 			return err
 		},
-			fmt.Sprintf("fake: invalid config: Dimension is %d, want 1–65536 (0 means 256)", math.MaxInt)},
+			fmt.Sprintf("fake: invalid config: Dimension is %d, want 1–65536 (0 means 1024)", math.MaxInt)},
 		{"negative max batch", func(t testing.TB) error { _, err := fake.NewEmbedder(fake.EmbedderConfig{MaxBatch: -1}); return err },
 			"fake: invalid config: MaxBatch is -1, want at least 0 (0 means no limit)"},
 		{"every bad field reported", func(t testing.TB) error {
 			_, err := fake.NewEmbedder(fake.EmbedderConfig{Dimension: -3, Latency: -time.Minute, MaxBatch: math.MinInt})
 			return err
-		}, fmt.Sprintf("fake: invalid config: Dimension is -3, want 1–65536 (0 means 256); MaxBatch is %d, want at least 0 (0 means no limit); "+
+		}, fmt.Sprintf("fake: invalid config: Dimension is -3, want 1–65536 (0 means 1024); MaxBatch is %d, want at least 0 (0 means no limit); "+
 			"Latency is -1m0s, want at least 0 (0 means no delay)", math.MinInt)},
 		{"LLM.FailNext nil", func(t testing.TB) error { return newLLM(t, fake.LLMConfig{}).FailNext(1, nil) },
 			"fake: invalid config: LLM.FailNext error is nil, want an error to fail with"},

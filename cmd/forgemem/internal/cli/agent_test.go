@@ -70,7 +70,7 @@ func TestRecallExplains(t *testing.T) {
 	// mem_00000003 contradicts mem_00000002, and shares a word of the
 	// prompt: it comes along on its own weaker evidence, within the turn
 	// that passed the gate.
-	for _, want := range []string{"3 memories recalled, 1 ranked memory left out", "[1] mem_00000002 relevance 1.00: vector", "passed on both",
+	for _, want := range []string{"3 memories recalled, 2 ranked memories left out", "[1] mem_00000002 relevance 1.00: vector", "passed on both",
 		"[3] mem_00000003 relevance", "passed on lexical", "left out mem_00000006, below the relevance gate: relevance 0.00"} {
 		if !strings.Contains(v.stderr, want) {
 			t.Errorf("recall -v stderr lacks %q:\n%s", want, v.stderr)
