@@ -615,12 +615,26 @@ func (c *vecCache) retain(live map[contentKey]struct{}) {
 		if 2*len(keep) >= f.st.records {
 			continue
 		}
+		if emptied(f) {
+			c.fileGone(f)
+			continue
+		}
 		if err := c.rewrite(f, keep); err != nil {
 			c.log.Warn().Err(err).Str("path", f.path).Msg("memretrieve: cannot compact the embedding cache")
 			continue
 		}
 		c.log.Debug().Str("path", f.path).Int("kept", len(keep)).Msg("memretrieve: compacted the embedding cache")
 	}
+}
+
+// emptied reports whether f's file is gone: someone emptied the cache
+// folder, or is removing it — rm -r of a memory folder, whose deletions a
+// long-running engine sees as changes and rebuilds on. A compaction or a
+// calibration written into such a folder would make its removal fail on a
+// folder no longer empty, so neither is; new vectors still are.
+func emptied(f *cacheFile) bool {
+	_, err := os.Lstat(f.path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // reset forgets every vector and sets the dimension to dim: the embedder's

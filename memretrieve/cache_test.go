@@ -419,6 +419,30 @@ func TestCacheCompaction(t *testing.T) {
 	}
 }
 
+// TestCacheNotCompactedIntoAnEmptiedFolder: most memories going at once is
+// what compacts the cache, and what rm -r of the memory folder looks like
+// to a running engine: once the cache folder was emptied, a rebuild writes
+// nothing into it (no compaction, no calibration), which would make the
+// folder's removal fail.
+func TestCacheNotCompactedIntoAnEmptiedFolder(t *testing.T) {
+	dir := t.TempDir()
+	all := genMemories(400, 11)
+	store := &listStore{}
+	store.set(all)
+	e := warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
+	entries, _ := os.ReadDir(dir)
+	for _, en := range entries {
+		if err := os.Remove(filepath.Join(dir, en.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.set(all[:50])
+	rebuild(t, e)
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the emptied cache folder holds %v (%v) after most memories went, want nothing", entries, err)
+	}
+}
+
 func TestCacheDimensionChangeUnderSameModel(t *testing.T) {
 	for _, trigger := range []string{"query", "new memory"} {
 		t.Run(trigger, func(t *testing.T) {

@@ -315,6 +315,49 @@ func TestCalibrationIsKeptInTheCache(t *testing.T) {
 	}
 }
 
+// TestCalibrationIsNotWrittenIntoAnEmptiedCache: when the cache folder was
+// emptied under a running engine — the first step of rm -r of the memory
+// folder, whose deletions the engine sees as changes — a rebuild measures
+// the calibration again but writes nothing into the folder, which would
+// make the folder's removal fail; the turn still gets its calibration.
+func TestCalibrationIsNotWrittenIntoAnEmptiedCache(t *testing.T) {
+	fs := newFileStore(t)
+	ms := gateMemories()
+	write(t, fs, ms...)
+	e := newEngine(t, fs, newEmbedder(t), nil, identityConfig())
+	rebuild(t, e)
+	cacheDir := filepath.Join(fs.Dir(memcore.ScopeRepo), cacheDirName)
+	entries, err := os.ReadDir(cacheDir)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("cache folder %s after a build: %v, %v; want files", cacheDir, entries, err)
+	}
+	for _, en := range entries {
+		if err := os.Remove(filepath.Join(cacheDir, en.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A memory goes: the collection changed, so the calibration is
+	// measured again.
+	var gone *memcore.MemoryFile
+	for _, m := range ms {
+		if m.Meta.Scope == memcore.ScopeRepo {
+			gone = m
+			break
+		}
+	}
+	if err := os.Remove(filepath.Join(fs.Dir(memcore.ScopeRepo), gone.Meta.ID+".md")); err != nil {
+		t.Fatal(err)
+	}
+	before := e.calibrations.Load()
+	rebuild(t, e)
+	if e.calibrations.Load() == before || e.snap.Load().cal == nil {
+		t.Fatalf("the rebuild after a memory went did not measure the calibration again (%d measurements)", e.calibrations.Load())
+	}
+	if entries, err := os.ReadDir(cacheDir); err != nil || len(entries) != 0 {
+		t.Errorf("the emptied cache folder holds %v (%v) after the rebuild, want nothing", entries, err)
+	}
+}
+
 // gateMemories are codingMemories as memories of both scopes.
 func gateMemories() []*memcore.MemoryFile {
 	out := make([]*memcore.MemoryFile, len(codingMemories))

@@ -87,6 +87,12 @@ func (c *vecCache) storeCalibration(key [32]byte, cal *calibration) {
 	if f == nil {
 		return
 	}
+	// The calibration is kept beside the probes' vectors (see probeScope),
+	// and not in a folder whose file of them is gone (see emptied).
+	if emptied(f) {
+		c.log.Debug().Str("dir", f.dir).Msg("memretrieve: the embedding cache file is gone; the relevance gate's calibration is not kept")
+		return
+	}
 	data, err := json.Marshal(calibrationFile{Version: calibrationFileVersion, Model: c.model,
 		Key: hex.EncodeToString(key[:]), Calibration: *cal})
 	if err == nil {

@@ -479,9 +479,10 @@ func TestServerLeavesWhenTheFolderGoes(t *testing.T) {
 	w.seed(repo, 20)
 	w.hookWith(repo, prompt(repo, "", "how are errors wrapped?"), false)
 	st := w.waitServer(repo)
-	// The server reads each deletion as a change and may write its cache
-	// into the folder while it goes, so a removal can race one of its
-	// writes (as rm -rf would): remove again until nothing is left.
+	// The server reads each deletion as a change and rebuilds. It writes
+	// nothing into a cache folder already emptied, but a write already
+	// under way when the folder empties can still race the removal (as
+	// rm -rf would): remove again until nothing is left.
 	for attempt := 1; ; attempt++ {
 		err := os.RemoveAll(filepath.Join(repo, ".forge"))
 		if err == nil {
