@@ -179,7 +179,8 @@ func sortedRecalled(best map[string]*Recalled) []Recalled {
 }
 
 // compareRecalled orders memories best first: higher score, then fewer hops
-// (so a neighbour follows the memory it was reached from), then id.
+// (so a neighbour follows the memory it was reached from), then stronger
+// evidence (see compareEvidence), then id.
 func compareRecalled(a, b *Recalled) int {
 	if c := cmp.Compare(b.Score, a.Score); c != 0 {
 		return c
@@ -187,7 +188,26 @@ func compareRecalled(a, b *Recalled) int {
 	if c := cmp.Compare(a.Via.Hops, b.Via.Hops); c != 0 {
 		return c
 	}
+	if c := compareEvidence(a.Evidence, b.Evidence); c != 0 {
+		return c
+	}
 	return cmp.Compare(a.Memory.Meta.ID, b.Memory.Meta.ID)
+}
+
+// compareEvidence orders the evidence of two memories the fusion scored
+// alike — common, since ranks 1 and 3 fuse to the same score as 3 and 1 —
+// stronger first: the more standard deviations above chance on its better
+// side, then the higher cosine similarity, then the more lexical evidence.
+// Memory ids, the last resort, are random, so that two stores holding the
+// same texts would otherwise order such a tie differently.
+func compareEvidence(a, b Evidence) int {
+	if c := cmp.Compare(max(b.zVector, b.zLexical), max(a.zVector, a.zLexical)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Vector, a.Vector); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Lexical, a.Lexical)
 }
 
 // history returns the versions of the chain headed by headID other than

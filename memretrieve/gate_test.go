@@ -515,3 +515,36 @@ func TestDropReasonsReadWell(t *testing.T) {
 		t.Error("DropNone or an unknown reason reads wrong")
 	}
 }
+
+// TestTiesGoToTheStrongerEvidence: memories the fusion scored alike are
+// ordered by their evidence — standard deviations above chance, then
+// cosine similarity, then lexical evidence — and by id only when all of it
+// is equal; the score and the hops come first.
+func TestTiesGoToTheStrongerEvidence(t *testing.T) {
+	rec := func(id string, score float64, hops int, ev Evidence) *Recalled {
+		return &Recalled{Memory: mem(id, memcore.ScopeRepo, memcore.CategoryPatterns, 1, 0, "x"), Score: score, Via: Via{Hops: hops}, Evidence: ev}
+	}
+	low, high := testID(1), testID(2) // by id, low comes first
+	tests := []struct {
+		name      string
+		low, high *Recalled
+		highFirst bool
+	}{
+		{"higher score", rec(low, 0.5, 0, Evidence{zVector: 9}), rec(high, 0.6, 0, Evidence{}), true},
+		{"fewer hops", rec(low, 0.5, 1, Evidence{zVector: 9}), rec(high, 0.5, 0, Evidence{}), true},
+		{"more deviations on the better side", rec(low, 0.5, 0, Evidence{zVector: 2, zLexical: 3, Vector: 0.9}), rec(high, 0.5, 0, Evidence{zVector: 4, zLexical: math.Inf(-1)}), true},
+		{"gate off: higher cosine", rec(low, 0.5, 0, Evidence{Vector: 0.3, Lexical: 9}), rec(high, 0.5, 0, Evidence{Vector: 0.4}), true},
+		{"more lexical evidence", rec(low, 0.5, 0, Evidence{Vector: 0.3, Lexical: 2}), rec(high, 0.5, 0, Evidence{Vector: 0.3, Lexical: 4}), true},
+		{"all equal: id", rec(low, 0.5, 0, Evidence{zVector: 1, Vector: 0.3, Lexical: 2}), rec(high, 0.5, 0, Evidence{zVector: 1, Vector: 0.3, Lexical: 2}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := compareRecalled(tt.high, tt.low) < 0; got != tt.highFirst {
+				t.Errorf("%s first: %v, want %v", tt.high.Memory.Meta.ID, got, tt.highFirst)
+			}
+			if got := compareRecalled(tt.low, tt.high) > 0; got != tt.highFirst {
+				t.Errorf("the order is not symmetric")
+			}
+		})
+	}
+}
