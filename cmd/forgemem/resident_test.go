@@ -479,10 +479,10 @@ func TestServerLeavesWhenTheFolderGoes(t *testing.T) {
 	w.seed(repo, 20)
 	w.hookWith(repo, prompt(repo, "", "how are errors wrapped?"), false)
 	st := w.waitServer(repo)
-	// The server reads each deletion as a change and rebuilds. It writes
-	// nothing into a cache folder already emptied, but a write already
-	// under way when the folder empties can still race the removal (as
-	// rm -rf would): remove again until nothing is left.
+	// The server waits for deletions to stop before it rebuilds, and writes
+	// nothing into a cache folder already emptied; a removal stalled longer
+	// than that wait on a loaded machine could still race a rebuild's write
+	// (as rm -rf would): remove again until nothing is left.
 	for attempt := 1; ; attempt++ {
 		err := os.RemoveAll(filepath.Join(repo, ".forge"))
 		if err == nil {

@@ -152,9 +152,18 @@ type recallServer struct {
 	answered atomic.Uint64
 }
 
+// settleAfterRemovals is how long memory files must stop going away
+// before the recall server rebuilds for their removal.
+const settleAfterRemovals = 250 * time.Millisecond
+
 // refreshOnChange brings the index up to date as soon as a memory file
-// changes, so that the next prompt finds the work done.
-// It stops the server (stop) when the folders can no longer be watched.
+// changes, so that the next prompt finds the work done. When the changes
+// are only files going away — rm -r of the memory folder, a purge — it
+// waits until they stop for settleAfterRemovals: a rebuild in the middle
+// of a folder's removal would write into the folder being removed (and
+// make rm fail on a folder no longer empty), and a prompt meanwhile
+// brings the index up to date by itself. It stops the server (stop) when
+// the folders can no longer be watched.
 func (a *app) refreshOnChange(ctx context.Context, ws *workspace.Workspace, stop func()) {
 	changed := ws.Changed()
 	for {
@@ -162,11 +171,31 @@ func (a *app) refreshOnChange(ctx context.Context, ws *workspace.Workspace, stop
 		case <-ctx.Done():
 			return
 		case <-changed:
+			if ws.Shrinking() && !settle(ctx, changed, settleAfterRemovals) {
+				return
+			}
 			_ = ws.PrepareRecall(ctx)
 			if ws.Live() != nil {
 				stop() // a watched folder went away: the hooks recall by themselves
 				return
 			}
+		}
+	}
+}
+
+// settle waits until changed has had no value for d, and reports whether
+// it did (false: ctx ended first).
+func settle(ctx context.Context, changed <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-changed:
+			t.Reset(d)
+		case <-t.C:
+			return true
 		}
 	}
 }

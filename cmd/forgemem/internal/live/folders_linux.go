@@ -44,8 +44,11 @@ type Folders struct {
 	// resync is set when events were lost: the next Sync reads the
 	// folders in full.
 	resync bool
-	lost   error  // set for good once a watched folder went away
-	gen    uint64 // counts the Syncs that changed what List serves
+	// grew is set when a file event other than a memory file going away
+	// came in since the last Sync took the dirty files (see Shrinking).
+	grew bool
+	lost error  // set for good once a watched folder went away
+	gen  uint64 // counts the Syncs that changed what List serves
 	// list is List's answer, kept sorted as files change; nil when it
 	// must be made again. dups counts the ids of both scopes.
 	list []*memcore.MemoryFile
@@ -115,6 +118,16 @@ func (f *Folders) Close() error {
 // from List) before it is asked, or learn that Sync now fails.
 func (f *Folders) Changed() <-chan struct{} { return f.changed }
 
+// Shrinking reports whether the changes waiting for the next Sync are all
+// memory files going away: as when the folder is being removed (rm -r) or
+// memories purged. A watcher that lost events says no: what changed is
+// unknown.
+func (f *Folders) Shrinking() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.grew && !f.resync && f.lost == nil && len(f.dirty[0])+len(f.dirty[1]) > 0
+}
+
 // Sync brings List up to date with every write that finished before Sync
 // was called: it waits for its barrier's event, then reads again the
 // files whose events came in (or both folders in full, when events were
@@ -181,7 +194,7 @@ func (f *Folders) apply(ctx context.Context) (uint64, error) {
 		return 0, f.lost
 	}
 	resync := f.resync
-	f.resync = false
+	f.resync, f.grew = false, false
 	var dirty [2]map[string]struct{}
 	for i := range f.dirty {
 		dirty[i], f.dirty[i] = f.dirty[i], map[string]struct{}{}
@@ -294,6 +307,7 @@ func (f *Folders) readDirty(ctx context.Context, dirty [2]map[string]struct{}) (
 func (f *Folders) requeue(dirty [2]map[string]struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.grew = true // what they were is not kept: not known to be shrinking
 	for si, ids := range dirty {
 		for id := range ids {
 			f.dirty[si][id] = struct{}{}
@@ -341,23 +355,26 @@ func (f *Folders) handle(ev fsnotify.Event) {
 		}
 		return
 	}
+	gone := !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename))
 	for si, d := range f.dirs {
 		if d != "" && dir == d {
-			f.markDirty(si, base)
+			f.markDirty(si, base, gone)
 			return
 		}
 	}
 }
 
-// markDirty marks the memory file named base of scope index si dirty;
-// other files are not memories List serves.
-func (f *Folders) markDirty(si int, base string) {
+// markDirty marks the memory file named base of scope index si dirty,
+// gone when the event was its removal (or its move away); other files are
+// not memories List serves.
+func (f *Folders) markDirty(si int, base string, gone bool) {
 	id, ok := strings.CutSuffix(base, ".md")
 	if !ok || memcore.ValidateID(id) != nil {
 		return
 	}
 	f.mu.Lock()
 	f.dirty[si][id] = struct{}{}
+	f.grew = f.grew || !gone
 	f.mu.Unlock()
 	select {
 	case f.changed <- struct{}{}:

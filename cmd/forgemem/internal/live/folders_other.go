@@ -24,6 +24,9 @@ func (f *Folders) Close() error { return nil }
 // Changed never gets a value.
 func (f *Folders) Changed() <-chan struct{} { return nil }
 
+// Shrinking reports false.
+func (f *Folders) Shrinking() bool { return false }
+
 // Sync fails with ErrUnsupported.
 func (f *Folders) Sync(ctx context.Context) (uint64, error) { return 0, ErrUnsupported }
 

@@ -286,6 +286,66 @@ func TestChangedSignalsAWrite(t *testing.T) {
 	}
 }
 
+// Shrinking says whether every change waiting is a memory file going away.
+func TestShrinking(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	waitChanged := func(step string) {
+		t.Helper()
+		select {
+		case <-w.f.Changed():
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: no signal on Changed within a minute", step)
+		}
+	}
+	sync := func() {
+		t.Helper()
+		if _, err := w.f.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select { // what the Sync read needs no other signal
+		case <-w.f.Changed():
+		default:
+		}
+	}
+	a, b := memory(memcore.ScopeRepo, 0, "tabs"), memory(memcore.ScopeUser, 1, "spaces")
+	for _, m := range []*memcore.MemoryFile{a, b} {
+		if err := w.store.Write(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitChanged("two writes")
+	if w.f.Shrinking() {
+		t.Error("Shrinking after two memories were written")
+	}
+	sync()
+	if w.f.Shrinking() {
+		t.Error("Shrinking with nothing waiting")
+	}
+	if err := os.Remove(w.path(a)); err != nil {
+		t.Fatal(err)
+	}
+	waitChanged("a removal")
+	if !w.f.Shrinking() {
+		t.Error("not Shrinking after a memory file was removed")
+	}
+	if err := w.store.Write(ctx, memory(memcore.ScopeRepo, 2, "a new one")); err != nil {
+		t.Fatal(err)
+	}
+	waitChanged("a write after the removal")
+	if w.f.Shrinking() {
+		t.Error("Shrinking after a removal and a write")
+	}
+	sync()
+	if err := os.Remove(w.path(b)); err != nil {
+		t.Fatal(err)
+	}
+	waitChanged("another removal")
+	if !w.f.Shrinking() {
+		t.Error("not Shrinking after the Sync and another removal")
+	}
+}
+
 // A Sync whose context ended returns its error; the next Sync still
 // serves what changed.
 func TestSyncCancelled(t *testing.T) {

@@ -52,6 +52,15 @@ func (w *Workspace) Changed() <-chan struct{} {
 	return w.live.Changed()
 }
 
+// Shrinking reports whether the memory file changes waiting (see Changed)
+// are all files going away, as when the folder is being removed; false
+// without Options.LiveDir.
+func (w *Workspace) Shrinking() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.live != nil && w.live.Shrinking()
+}
+
 // engineStore is the store a new retrieval engine lists: the live view of
 // the folders, or the FileStore.
 func (w *Workspace) engineStore() memcore.MemoryStore {
