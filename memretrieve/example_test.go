@@ -116,8 +116,8 @@ func ExampleEngine_Retrieve() {
 		fmt.Printf("%s, version %d: %s\n", r.Memory.Meta.Category, r.Memory.Meta.Version, r.Memory.Title())
 	}
 	// Output:
-	// coding-preferences, version 2: Prefers optimistic locking with retry for concurrent writes, after lock timeouts in production.
 	// project-conventions, version 1: Database migrations live in db/migrations and are numbered sequentially.
+	// coding-preferences, version 2: Prefers optimistic locking with retry for concurrent writes, after lock timeouts in production.
 }
 
 // A scripted LLM that stands in for several models recognises the

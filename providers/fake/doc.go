@@ -20,10 +20,12 @@
 // the text, splits it into words, and hashes each word, each pair of
 // adjacent words and each character trigram of a word (with word-boundary
 // markers) into a fixed number of dimensions (1024 by default) with a random
-// sign, then scales the vector to unit length. Texts that share words or
-// word parts therefore point in similar directions, so "the build cache is
-// stale" is closer to "stale build caches" than to "my cat likes fish", and
-// the same text always gives the same vector, on every machine.
+// sign, then scales the vector to unit length. Very common English words
+// ("the", "was", "with") are damped, with their trigrams and the pairs they
+// are in, so that a text is about its less common words. Texts that share
+// words or word parts therefore point in similar directions, so "the build
+// cache is stale" is closer to "stale build caches" than to "my cat likes
+// fish", and the same text always gives the same vector, on every machine.
 //
 // # Latency and failures
 //

@@ -89,9 +89,12 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	return out, nil
 }
 
-// Model implements [memcore.Embedder]: "fake-hash-" followed by the
+// Model implements [memcore.Embedder]: "fake-hash-v2-" followed by the
 // dimension, so that vectors of different dimensions are never mixed up.
-func (e *Embedder) Model() string { return "fake-hash-" + strconv.Itoa(e.dim) }
+// v2 damps a common word's trigrams as much as the word; the vectors of
+// the first version, "fake-hash-" and the dimension, are never mixed with
+// these either.
+func (e *Embedder) Model() string { return "fake-hash-v2-" + strconv.Itoa(e.dim) }
 
 // Dimension returns the length of the vectors.
 func (e *Embedder) Dimension() int { return e.dim }

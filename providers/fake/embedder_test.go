@@ -113,6 +113,10 @@ func TestEmbedderRelatedTextsScoreHigher(t *testing.T) {
 		{"never commit directly to main", "commits to main need review", "the oven is preheated to 200 degrees", 0},
 		// Word forms meet through trigrams alone: a weak signal.
 		{"caching", "cached", "elephant", 256},
+		// A sentence of common words is about its one uncommon word: the
+		// common words' trigrams are damped as much as the words.
+		{"they were at the station when it was there", "station", "they were at the when it was there", 0},
+		{"Which of these is theirs?", "theirs", "Which of these is", 0},
 	}
 	for _, dim := range []int{64, 256, 1024} {
 		e := newEmbedder(t, fake.EmbedderConfig{Dimension: dim})
@@ -139,6 +143,7 @@ func TestEmbedderGolden(t *testing.T) {
 	}{
 		{"", "[0.000 0.000 0.000 -1.000 0.000 0.000 0.000 0.000]"},
 		{"Hello, world!", "[0.000 -0.171 -0.343 0.000 0.514 -0.343 -0.686 0.000]"},
+		{"the cat", "[-0.036 0.483 0.036 0.073 -0.036 0.000 0.000 0.870]"},
 	}
 	for _, tt := range tests {
 		if got := fmt.Sprintf("%.3f", embed(t, e, tt.text)[0]); got != tt.want {
@@ -154,10 +159,10 @@ func TestEmbedderModelAndDimension(t *testing.T) {
 		dim, max  int
 		wantCalls int // for 10 texts
 	}{
-		{fake.EmbedderConfig{}, "fake-hash-1024", 1024, 0, 1},
-		{fake.EmbedderConfig{Dimension: 64}, "fake-hash-64", 64, 0, 1},
-		{fake.EmbedderConfig{MaxBatch: 3}, "fake-hash-1024", 1024, 3, 4},
-		{fake.EmbedderConfig{MaxBatch: 10, Dimension: 1536}, "fake-hash-1536", 1536, 10, 1},
+		{fake.EmbedderConfig{}, "fake-hash-v2-1024", 1024, 0, 1},
+		{fake.EmbedderConfig{Dimension: 64}, "fake-hash-v2-64", 64, 0, 1},
+		{fake.EmbedderConfig{MaxBatch: 3}, "fake-hash-v2-1024", 1024, 3, 4},
+		{fake.EmbedderConfig{MaxBatch: 10, Dimension: 1536}, "fake-hash-v2-1536", 1536, 10, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {

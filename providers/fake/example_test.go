@@ -99,7 +99,7 @@ func ExampleEmbedder() {
 	fmt.Println(e.Model(), len(vecs[0]))
 	fmt.Println(similarity(vecs[0], vecs[1]) > similarity(vecs[0], vecs[2]))
 	// Output:
-	// fake-hash-1024 1024
+	// fake-hash-v2-1024 1024
 	// true
 }
 
@@ -114,7 +114,7 @@ func ExampleEmbedderConfig() {
 		panic(err)
 	}
 	fmt.Println(len(vecs), e.Calls(), e.Inputs(), e.Model())
-	// Output: 5 3 5 fake-hash-64
+	// Output: 5 3 5 fake-hash-v2-64
 }
 
 // A field out of range is an error naming it and the values it accepts;

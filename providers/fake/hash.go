@@ -9,7 +9,8 @@ import (
 
 // Feature weights. Whole words carry most of the meaning; word pairs reward
 // shared phrases; trigrams let related word forms ("cache", "caching") meet.
-// Very common words say little about a text and are damped.
+// Very common words say little about a text and are damped, their trigrams
+// and pairs with them.
 const (
 	weightWord     = 1.0
 	weightStopWord = 0.15
@@ -108,6 +109,20 @@ func toLower(r rune) rune {
 	return unicode.ToLower(r)
 }
 
+// addTrigrams adds the character trigrams of word, lower-cased and marked
+// at both ends ("cat": "^ca", "cat", "at$"), each with weight w.
+func addTrigrams(f *featureVector, word string, w float32) {
+	t1, t2 := rune(0), rune(wordStart) // the last two runes, '^'-padded
+	for _, r := range word {
+		r = toLower(r)
+		if t1 != 0 { // the first rune of a word completes no trigram
+			f.add(trigramHash(t1, t2, r), w)
+		}
+		t1, t2 = t2, r
+	}
+	f.add(trigramHash(t1, t2, wordEnd), w)
+}
+
 // embedText writes the unit vector of text into v, which it overwrites.
 // It allocates nothing.
 func embedText(v []float32, text string) {
@@ -116,18 +131,18 @@ func embedText(v []float32, text string) {
 
 	var (
 		inWord   bool
+		start    int     // byte offset of the current word in text
 		word     uint64  // running hash of the current word
 		prev     uint64  // hash of the previous word
 		prevW    float32 // weight of the previous word
 		havePrev bool
-		t1, t2   rune // the last two runes of the current word, '^'-padded
 	)
-	endWord := func() {
-		f.add(trigramHash(t1, t2, wordEnd), weightTrigram)
+	endWord := func(end int) {
 		w := float32(weightWord)
 		if _, stop := stopWords[word]; stop {
 			w = weightStopWord
 		}
+		addTrigrams(&f, text[start:end], weightTrigram*w/weightWord)
 		f.add(word^seedWord, w)
 		if havePrev {
 			// A pair is worth as little as its weaker word.
@@ -136,27 +151,22 @@ func embedText(v []float32, text string) {
 		prev, prevW, havePrev = word, w, true
 		inWord = false
 	}
-	for _, r := range text {
+	for i, r := range text {
 		if !isWordRune(r) {
 			if inWord {
-				endWord()
+				endWord(i)
 			}
 			continue
 		}
-		r = toLower(r)
 		if !inWord {
 			inWord = true
+			start = i
 			word = fnvOffset
-			t1, t2 = 0, wordStart
 		}
-		if t1 != 0 { // the first rune of a word completes no trigram
-			f.add(trigramHash(t1, t2, r), weightTrigram)
-		}
-		word = (word ^ uint64(r)) * fnvPrime
-		t1, t2 = t2, r
+		word = (word ^ uint64(toLower(r))) * fnvPrime
 	}
 	if inWord {
-		endWord()
+		endWord(len(text))
 	}
 	if f.features == 0 || !normalize(v) {
 		// No words (or, in theory, features that cancelled out): give a

@@ -49,7 +49,7 @@ func TestEvalJSON(t *testing.T) {
 	want := map[string]any{
 		"recall@1": 0.75, "recall@5": 1.0, "hit@1": 1.0, "hit@5": 1.0, "mrr": 1.0,
 		"queries": 2.0, "collections": 1.0, "memories": 3.0, "provider": "fake",
-		"embedding_model": "fake-hash-1024", "hypotheses": "identity", "vector_skipped": 0.0,
+		"embedding_model": "fake-hash-v2-1024", "hypotheses": "identity", "vector_skipped": 0.0,
 		// One query text for q1, three focused queries (the latest message,
 		// the latest exchange, the window) for q2.
 		"query_texts_embedded": 4.0, "relevant_in_injection": 1.0, "offtopic_injected_rate": 0.0,

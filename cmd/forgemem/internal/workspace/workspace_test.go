@@ -240,8 +240,8 @@ func TestEmbeddingDimensions(t *testing.T) {
 		env       []string
 		wantModel string
 	}{
-		{"fake, default", nil, "fake-hash-1024"},
-		{"fake", []string{"FORGEMEM_EMBEDDING_DIMENSIONS=1536"}, "fake-hash-1536"},
+		{"fake, default", nil, "fake-hash-v2-1024"},
+		{"fake", []string{"FORGEMEM_EMBEDDING_DIMENSIONS=1536"}, "fake-hash-v2-1536"},
 		{"openai", []string{"FORGEMEM_PROVIDER=openai", "OPENAI_API_KEY=sk-x", "FORGEMEM_EMBEDDING_MODEL=text-embedding-3-small", "FORGEMEM_EMBEDDING_DIMENSIONS=512"}, "text-embedding-3-small@512"},
 		{"gemini", []string{"FORGEMEM_PROVIDER=gemini", "GEMINI_API_KEY=k", "FORGEMEM_EMBEDDING_MODEL=gemini-embedding-001", "FORGEMEM_EMBEDDING_DIMENSIONS=768"}, "gemini-embedding-001@768"},
 	}
