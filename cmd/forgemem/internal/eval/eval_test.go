@@ -184,6 +184,11 @@ func TestDatasetRoundTrip(t *testing.T) {
 	}
 }
 
+// userFact is a converted benchmark memory: a user fact of the user scope.
+func userFact(id, content string) Memory {
+	return Memory{ID: id, Content: content, Category: memcore.CategoryUserFacts, Scope: memcore.ScopeUser}
+}
+
 func TestMADialSample(t *testing.T) {
 	cols, err := MADial(os.DirFS("testdata/madial-sample"))
 	if err != nil {
@@ -191,14 +196,11 @@ func TestMADialSample(t *testing.T) {
 	}
 	user := func(s string) Message { return Message{Role: memcore.RoleUser, Content: s} }
 	assistant := func(s string) Message { return Message{Role: memcore.RoleAssistant, Content: s} }
-	mem := func(id, content string) Memory {
-		return Memory{ID: id, Content: content, Category: memcore.CategoryUserFacts, Scope: memcore.ScopeUser}
-	}
 	want := []Collection{
 		{Name: "user-1",
 			Memories: []Memory{
-				mem("1", "Bart danced at the Christmas party and felt very happy."),
-				mem("3", "Bart tried mango ice cream and loved it."),
+				userFact("1", "Bart danced at the Christmas party and felt very happy."),
+				userFact("3", "Bart tried mango ice cream and loved it."),
 			},
 			Queries: []Query{
 				{ID: "dialogue-1", Relevant: []string{"1"}, Messages: []Message{
@@ -210,8 +212,8 @@ func TestMADialSample(t *testing.T) {
 			}},
 		{Name: "user-2",
 			Memories: []Memory{
-				mem("2", "Lisa won a science fair with an ecosystem sphere."),
-				mem("4", "Lisa lost her pink Barbie doll at the park."),
+				userFact("2", "Lisa won a science fair with an ecosystem sphere."),
+				userFact("4", "Lisa lost her pink Barbie doll at the park."),
 			},
 			Queries: []Query{
 				// The first of the test turns; a turn without a speaker

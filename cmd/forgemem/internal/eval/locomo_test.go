@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/forgemem/forgemem/memcore"
 )
 
 func TestLoCoMoSample(t *testing.T) {
@@ -19,18 +17,15 @@ func TestLoCoMoSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := func(id, content string) Memory {
-		return Memory{ID: id, Content: content, Category: memcore.CategoryUserFacts, Scope: memcore.ScopeUser}
-	}
 	want := []Collection{
 		{Name: "conv-a",
 			// Sessions in order, speakers by name.
 			Memories: []Memory{
-				mem("S1:Ines:1", "Ines adopted a grey cat named Pixel."),
-				mem("S1:Ines:2", "Ines is allergic to peanuts."),
-				mem("S1:Tomas:1", "Tomas runs a small bakery."),
-				mem("S2:Ines:1", "Ines moved to Porto for a job at a shipyard."),
-				mem("S2:Tomas:1", "Tomas started learning the cello in March."),
+				userFact("S1:Ines:1", "Ines adopted a grey cat named Pixel."),
+				userFact("S1:Ines:2", "Ines is allergic to peanuts."),
+				userFact("S1:Tomas:1", "Tomas runs a small bakery."),
+				userFact("S2:Ines:1", "Ines moved to Porto for a job at a shipyard."),
+				userFact("S2:Tomas:1", "Tomas started learning the cello in March."),
 			},
 			Queries: []Query{
 				{ID: "qa-1", Text: "What is the name of Ines's cat?", Relevant: []string{"S1:Ines:1"}},
@@ -39,7 +34,7 @@ func TestLoCoMoSample(t *testing.T) {
 				{ID: "qa-3", Text: "Where did Ines move, and what does Tomas run?", Relevant: []string{"S1:Tomas:1", "S2:Ines:1"}},
 			}},
 		{Name: "conv-b",
-			Memories: []Memory{mem("S1:Noor:1", "Noor trains for a marathon every spring.")},
+			Memories: []Memory{userFact("S1:Noor:1", "Noor trains for a marathon every spring.")},
 			Queries:  []Query{{ID: "qa-1", Text: "Which race does Noor train for?", Relevant: []string{"S1:Noor:1"}}}},
 	}
 	if !reflect.DeepEqual(cols, want) {
