@@ -1,6 +1,6 @@
 module github.com/forgemem/forgemem/cmd/forgemem
 
-go 1.24
+go 1.25
 
 require (
 	github.com/creack/pty v1.1.24
