@@ -43,12 +43,12 @@ type HookConfig struct {
 
 // DefaultHookConfig is the configuration of the published figures.
 func DefaultHookConfig() HookConfig {
-	return HookConfig{Sizes: []int{1_000, 10_000, 100_000}, Dims: []int{256, 1536}, Prompts: 40, FirstRounds: 20, FirstSize: 10_000, MCPRecalls: 40}
+	return HookConfig{Sizes: []int{1_000, 10_000, 100_000}, Dims: []int{1024, 1536}, Prompts: 40, FirstRounds: 20, FirstSize: 10_000, MCPRecalls: 40}
 }
 
 // HookTargets are the goals of the hook figures.
 var HookTargets = struct {
-	P50Ms10000, P50Ms10000Wide, P50Ms100000Wide float64 // hook prompt p50: 10,000 at 256 and 1,536 dimensions; 100,000 at 1,536
+	P50Ms10000, P50Ms10000Wide, P50Ms100000Wide float64 // hook prompt p50: 10,000 at 1,024 (the offline default) and 1,536 dimensions; 100,000 at 1,536
 	FirstVsP50                                  float64 // the first prompt after a new memory, at most this × the p50
 }{50, 80, 300, 2}
 
@@ -104,8 +104,8 @@ type HookFigures struct {
 	HookP50Ms100000Wide *float64 `json:"hook_prompt_p50_ms_100000_1536"`
 	HookP95Ms100000Wide *float64 `json:"hook_prompt_p95_ms_100000_1536"`
 	// HookFirstPromptMs10000 is the median time of the first prompt after
-	// forgemem remember wrote a new memory, at 10,000 memories and 256
-	// dimensions; its ratio is to the p50 of the same.
+	// forgemem remember wrote a new memory, at 10,000 memories and the
+	// first of HookConfig.Dims; its ratio is to the p50 of the same.
 	HookFirstPromptMs10000    *float64 `json:"hook_first_prompt_ms_10000"`
 	HookFirstPromptVsP5010000 *float64 `json:"hook_first_prompt_ratio_vs_p50_10000"`
 	// MCPRecallP50Ms10000 is a memory_recall call's round trip on a
