@@ -112,3 +112,27 @@ func TestWithLastReply(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReadHookInput checks that any hook input is read without a panic
+// into an event with a name, or refused with an error wrapping
+// ErrHookInput.
+func FuzzReadHookInput(f *testing.F) {
+	for _, name := range []string{"user_prompt_submit.json", "stop.json", "pre_compact.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "hooks", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"hook_event_name": "Stop", "stop_hook_active": "yes"}`))
+	f.Add([]byte(`{"hook_event_name": "", "prompt": "x"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := claudecode.ReadHookInput(bytes.NewReader(data))
+		switch {
+		case err != nil && !errors.Is(err, claudecode.ErrHookInput):
+			t.Fatalf("error %v does not wrap ErrHookInput", err)
+		case err == nil && in.HookEventName == "":
+			t.Fatalf("read %+v, an event without a name", *in)
+		}
+	})
+}

@@ -1,0 +1,84 @@
+package eval
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// FuzzReadDataset checks that a dataset file, whatever it holds, is read
+// without a panic into collections that each validate and have distinct
+// names, or refused with an error wrapping ErrDataset; and that what is
+// read writes back as a file that reads as the same.
+func FuzzReadDataset(f *testing.F) {
+	f.Add([]byte(`{"collection": "c", "memories": [{"id": "m1", "content": "Prefers tabs."}], "queries": [{"id": "q1", "text": "tabs or spaces?", "relevant": ["m1"]}]}`))
+	f.Add([]byte(`{"collection": "c", "memories": [{"id": "m1", "content": "x", "category": "patterns", "scope": "repo"}], "queries": [{"id": "q1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], "relevant": []}]}` + "\n\n" +
+		`{"collection": "d", "memories": [{"id": "m1", "content": "y"}], "queries": [{"id": "q1", "text": "t", "messages": [], "relevant": null}]}`))
+	f.Add([]byte(`{"collection": "c", "memories": [], "queries": []} {}`))
+	f.Add([]byte("{\"collection\": \"\xff\", \"memories\": [{\"id\": \"m\", \"content\": \"\\u0000\"}], \"queries\": [{\"id\": \"q\", \"text\": \"\\ud800\"}]}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cols, err := ReadDataset(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrDataset) {
+				t.Fatalf("error %v does not wrap ErrDataset", err)
+			}
+			return
+		}
+		names := make(map[string]bool)
+		for i := range cols {
+			if err := cols[i].Validate(); err != nil {
+				t.Fatalf("collection %d does not validate: %v", i, err)
+			}
+			if names[cols[i].Name] {
+				t.Fatalf("collection %q read twice", cols[i].Name)
+			}
+			names[cols[i].Name] = true
+		}
+		var first bytes.Buffer
+		if err := WriteDataset(&first, cols); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadDataset(bytes.NewReader(first.Bytes()))
+		if err != nil {
+			t.Fatalf("the file written does not read back: %v\n%s", err, first.Bytes())
+		}
+		var second bytes.Buffer
+		if err := WriteDataset(&second, back); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first.Bytes(), second.Bytes()) {
+			t.Fatalf("read back as something else:\n%s\nthen\n%s", first.Bytes(), second.Bytes())
+		}
+	})
+}
+
+// FuzzReadOffTopic checks that an off-topic file, whatever it holds, is
+// read without a panic into queries with distinct ids, a text or a
+// conversation, and no relevant memory, or refused with an error wrapping
+// ErrDataset.
+func FuzzReadOffTopic(f *testing.F) {
+	f.Add([]byte(`{"id": "off-1", "text": "banana bread?"}` + "\n" + `{"id": "off-2", "messages": [{"role": "user", "content": "hi"}], "relevant": []}`))
+	f.Add([]byte(`{"id": "off-1", "text": "x", "relevant": ["m1"]}`))
+	f.Add([]byte(`{"id": "a", "text": "x"}` + "\n" + `{"id": "a", "text": "y"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		qs, err := ReadOffTopic(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrDataset) {
+				t.Fatalf("error %v does not wrap ErrDataset", err)
+			}
+			return
+		}
+		ids := make(map[string]bool)
+		for _, q := range qs {
+			switch {
+			case q.ID == "" || ids[q.ID]:
+				t.Fatalf("query id %q empty or repeated", q.ID)
+			case !q.OffTopic() || q.Relevant == nil:
+				t.Fatalf("query %q: relevant %v, want an empty list", q.ID, q.Relevant)
+			case q.check(nil) != "":
+				t.Fatalf("query %q: %s", q.ID, q.check(nil))
+			}
+			ids[q.ID] = true
+		}
+	})
+}
