@@ -285,7 +285,7 @@ func TestHookQueuedCaptureHoldsNoSecret(t *testing.T) {
 func TestHookFullQueueDropsAndCounts(t *testing.T) {
 	w := newWorld(t)
 	repo := w.repo("shop")
-	sp, err := spool.Open(filepath.Join(repo, ".forge", "memory"))
+	sp, err := spool.Open(filepath.Join(repo, ".forge", "memory"), w.captureKey())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memretrieve"
 )
@@ -155,6 +156,17 @@ type world struct {
 func newWorld(t *testing.T, rules ...remember) *world {
 	t.Helper()
 	return newWorldWith(t, (&model{t: t, rules: rules}).reply)
+}
+
+// captureKey is the world's user's capture key, which signs the entries
+// its hooks queue.
+func (w *world) captureKey() spool.Key {
+	w.t.Helper()
+	k, err := spool.LoadKey(filepath.Join(w.home, ".forge", "memory"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return k
 }
 
 // newWorldWith is newWorld with the models' replies given.

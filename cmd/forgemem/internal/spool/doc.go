@@ -36,4 +36,11 @@
 // Nothing in the spool is followed through a symbolic link or waited on:
 // every file is opened with memcore/atomicfile.Open, which refuses links,
 // FIFOs and devices.
+//
+// A repository's spool is a folder of the repository, so the repository
+// can commit files into it. Each entry is therefore signed, an HMAC-SHA256
+// under the user's capture key ([LoadKey]: kept in the spool folder of the
+// user's memory folder, never in a repository), and [Spool.Read] refuses
+// one whose signature does not match ([ErrForeignEntry]): no conversation
+// the user never had is captured as the user's words, with the user's key.
 package spool

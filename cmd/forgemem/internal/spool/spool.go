@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +28,9 @@ const DirName = ".spool"
 const gitignore = "# forgemem capture queue: never committed.\n*\n"
 
 // FormatVersion is the version of the entry format this package writes
-// and reads.
-const FormatVersion = 1
+// and reads. Version 2 signs each entry with the user's key (see
+// [LoadKey]); an entry of version 1 is not signed, and is set aside.
+const FormatVersion = 2
 
 // File permissions: entries hold conversation text.
 const (
@@ -171,58 +171,70 @@ func CheckMemoryDir(memoryDir string) error {
 // be read is renamed to <name>.bad and left for a person.
 type Spool struct {
 	dir string
+	key Key
 	now func() time.Time
 }
 
-// Open returns the spool of the memory folder memoryDir, making its
+// Open returns the spool of the memory folder memoryDir, whose entries
+// are signed and checked with key, the user's (see [LoadKey]), making its
 // .spool folder with a .gitignore ignoring everything in it. A .spool that
 // is a symbolic link or not a folder is refused with ErrUnsafe, and a
 // memory folder (or the .forge folder holding it) that is a symbolic link
 // as CheckMemoryDir refuses it, before anything is made.
-func Open(memoryDir string) (*Spool, error) {
+func Open(memoryDir string, key Key) (*Spool, error) {
+	dir, err := makeDir(memoryDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Spool{dir: dir, key: key, now: time.Now}, nil
+}
+
+// makeDir makes the spool folder of memoryDir, as Open says, and returns
+// its path.
+func makeDir(memoryDir string) (string, error) {
 	if memoryDir == "" {
-		return nil, errors.New("spool: no memory folder")
+		return "", errors.New("spool: no memory folder")
 	}
 	if err := CheckMemoryDir(memoryDir); err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
+		return "", fmt.Errorf("spool: %w", err)
 	}
 	dir := filepath.Join(memoryDir, DirName)
 	if err := os.MkdirAll(memoryDir, dirPerm); err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
+		return "", fmt.Errorf("spool: %w", err)
 	}
 	if err := os.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("spool: %w", err)
+		return "", fmt.Errorf("spool: %w", err)
 	}
 	info, err := os.Lstat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
+		return "", fmt.Errorf("spool: %w", err)
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("spool: %s: %w: not a folder (symbolic links are never followed); remove it", dir, ErrUnsafe)
+		return "", fmt.Errorf("spool: %s: %w: not a folder (symbolic links are never followed); remove it", dir, ErrUnsafe)
 	}
 	// O_EXCL never follows a symbolic link and leaves an existing file be.
 	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	switch {
 	case errors.Is(err, fs.ErrExist):
 	case err != nil:
-		return nil, fmt.Errorf("spool: %w", err)
+		return "", fmt.Errorf("spool: %w", err)
 	default:
 		_, err = f.WriteString(gitignore)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return nil, fmt.Errorf("spool: %w", err)
+			return "", fmt.Errorf("spool: %w", err)
 		}
 	}
-	return &Spool{dir: dir, now: time.Now}, nil
+	return dir, nil
 }
 
-// OpenExisting returns the spool of memoryDir if its folder exists, and
-// nil, nil otherwise; it creates nothing. A .spool that is a symbolic link
+// OpenExisting returns the spool of memoryDir, checked with key as Open
+// says, if its folder exists, and nil, nil otherwise; it creates nothing. A .spool that is a symbolic link
 // or not a folder is refused with ErrUnsafe, and a memory folder as
 // CheckMemoryDir refuses it.
-func OpenExisting(memoryDir string) (*Spool, error) {
+func OpenExisting(memoryDir string, key Key) (*Spool, error) {
 	if err := CheckMemoryDir(memoryDir); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
@@ -236,7 +248,7 @@ func OpenExisting(memoryDir string) (*Spool, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("spool: %s: %w: not a folder (symbolic links are never followed); remove it", dir, ErrUnsafe)
 	}
-	return &Spool{dir: dir, now: time.Now}, nil
+	return &Spool{dir: dir, key: key, now: time.Now}, nil
 }
 
 // Dir is the spool's folder.
@@ -284,11 +296,10 @@ func (s *Spool) Add(e Entry) (string, error) {
 		e.CreatedAt = s.now().UTC()
 	}
 	e.Messages = redactMessages(e.Messages)
-	data, err := json.MarshalIndent(e, "", " ")
+	data, err := sign(s.key, &e)
 	if err != nil {
-		return "", fmt.Errorf("spool: %w", err)
+		return "", err
 	}
-	data = append(data, '\n')
 	if len(data) > MaxEntryBytes {
 		return "", fmt.Errorf("spool: the entry is %d bytes, more than the %d an entry may hold", len(data), MaxEntryBytes)
 	}
@@ -427,8 +438,9 @@ func compareInt(a, b int64) int {
 
 // Read reads an entry. One that is not a regular file (never followed
 // through a link, never waited on), is larger than MaxEntryBytes, does not
-// parse or has another format version is an error wrapping ErrBadEntry (or
-// ErrUnsafe for a symbolic link or a special file); a missing one wraps
+// parse, is not signed with the spool's key (ErrForeignEntry too) or has
+// another format version is an error wrapping ErrBadEntry (or ErrUnsafe
+// for a symbolic link or a special file); a missing one wraps
 // fs.ErrNotExist.
 func (s *Spool) Read(name string) (*Entry, error) {
 	path := filepath.Join(s.dir, name)
@@ -439,9 +451,9 @@ func (s *Spool) Read(name string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var e Entry
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, fmt.Errorf("spool: %s: %w: %v", path, ErrBadEntry, err)
+	e, err := verify(s.key, data)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %s: %w", path, err)
 	}
 	switch {
 	case e.Version != FormatVersion:
@@ -449,7 +461,7 @@ func (s *Spool) Read(name string) (*Entry, error) {
 	case e.Kind != memcore.TriggerCadence && e.Kind != memcore.TriggerCompaction:
 		return nil, fmt.Errorf("spool: %s: %w: kind %q", path, ErrBadEntry, e.Kind)
 	}
-	return &e, nil
+	return e, nil
 }
 
 // errTooLarge: a file is larger than its reader's bound.
@@ -492,11 +504,11 @@ func openRegular(path string, flag int) (*os.File, error) {
 // Update rewrites an entry in one step (memcore/atomicfile.Replace), to
 // record a failed attempt.
 func (s *Spool) Update(name string, e *Entry) error {
-	data, err := json.MarshalIndent(e, "", " ")
+	data, err := sign(s.key, e)
 	if err != nil {
-		return fmt.Errorf("spool: %w", err)
+		return err
 	}
-	if err := atomicfile.Replace(filepath.Join(s.dir, name), append(data, '\n'), filePerm); err != nil {
+	if err := atomicfile.Replace(filepath.Join(s.dir, name), data, filePerm); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
 	return nil

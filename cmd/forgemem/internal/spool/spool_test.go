@@ -23,7 +23,7 @@ const holdEnv = "SPOOL_TEST_HOLD_LOCK"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(holdEnv); dir != "" {
-		s, err := spool.Open(dir)
+		s, err := spool.Open(dir, testKey)
 		if err == nil {
 			_, err = s.TryLock()
 		}
@@ -37,9 +37,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testKey signs the entries of the tests' spools.
+var testKey = spool.Key{0x5e, 0xc7, 0xe7}
+
 func open(t *testing.T) *spool.Spool {
 	t.Helper()
-	s, err := spool.Open(filepath.Join(t.TempDir(), "memory"))
+	s, err := spool.Open(filepath.Join(t.TempDir(), "memory"), testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func TestSymbolicLinksAreNotFollowed(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(memory, spool.DirName)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := spool.Open(memory); !errors.Is(err, spool.ErrUnsafe) {
+	if _, err := spool.Open(memory, testKey); !errors.Is(err, spool.ErrUnsafe) {
 		t.Errorf("Open with .spool a link = %v, want ErrUnsafe", err)
 	}
 	s := open(t)
@@ -192,11 +195,11 @@ func TestLinkedMemoryFolderIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			memory := filepath.Join(root, tt.memory)
-			_, err := spool.Open(memory)
+			_, err := spool.Open(memory, testKey)
 			if !errors.Is(err, memcore.ErrUnsafeFolder) || !strings.Contains(err.Error(), link) {
 				t.Errorf("Open = %v, want ErrUnsafeFolder naming %s", err, link)
 			}
-			if _, err := spool.OpenExisting(memory); !errors.Is(err, memcore.ErrUnsafeFolder) {
+			if _, err := spool.OpenExisting(memory, testKey); !errors.Is(err, memcore.ErrUnsafeFolder) {
 				t.Errorf("OpenExisting = %v, want ErrUnsafeFolder", err)
 			}
 			if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
@@ -212,7 +215,7 @@ func TestLinkedMemoryFolderIsRefused(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "real"), filepath.Join(root, "home")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := spool.Open(filepath.Join(root, "home", ".forge", "memory")); err != nil {
+	if _, err := spool.Open(filepath.Join(root, "home", ".forge", "memory"), testKey); err != nil {
 		t.Errorf("Open under a linked home folder: %v", err)
 	}
 }

@@ -26,9 +26,26 @@ func (w *Workspace) SpoolDir() string {
 	return w.store.Dir(memcore.ScopeUser)
 }
 
-// Spool opens this place's capture queue.
+// Spool opens this place's capture queue, whose entries are signed with
+// the user's capture key (see [Workspace.captureKey]).
 func (w *Workspace) Spool() (*spool.Spool, error) {
-	return spool.Open(w.SpoolDir())
+	key, err := w.captureKey()
+	if err != nil {
+		return nil, err
+	}
+	return spool.Open(w.SpoolDir(), key)
+}
+
+// captureKey returns the user's capture key, which signs the entries the
+// user's hooks queue so that a worker runs no entry a repository committed
+// into its queue (spool.LoadKey). It is kept in the user's memory folder,
+// whatever the queue, and made on first use.
+func (w *Workspace) captureKey() (spool.Key, error) {
+	dir := w.store.Dir(memcore.ScopeUser)
+	if dir == "" {
+		return spool.Key{}, errors.New("captures cannot be queued: there is no home folder to keep the user's capture key in; set HOME or pass --user-dir")
+	}
+	return spool.LoadKey(dir)
 }
 
 // QueueCapture queues a capture trigger for the worker and returns the
@@ -407,7 +424,10 @@ func (w *Workspace) Pending() (PendingCaptures, error) {
 	if dir == "" {
 		return pc, nil
 	}
-	sp, err := spool.OpenExisting(dir)
+	// Without the user's key (no home folder), no entry reads as the
+	// user's: the count stands, and no pass's failure is quoted.
+	key, _ := w.captureKey()
+	sp, err := spool.OpenExisting(dir, key)
 	if err != nil || sp == nil {
 		return pc, err
 	}
