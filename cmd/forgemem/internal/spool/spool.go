@@ -231,9 +231,9 @@ func makeDir(memoryDir string) (string, error) {
 }
 
 // OpenExisting returns the spool of memoryDir, checked with key as Open
-// says, if its folder exists, and nil, nil otherwise; it creates nothing. A .spool that is a symbolic link
-// or not a folder is refused with ErrUnsafe, and a memory folder as
-// CheckMemoryDir refuses it.
+// says, if its folder exists, and nil, nil otherwise; it creates nothing.
+// A .spool that is a symbolic link or not a folder is refused with
+// ErrUnsafe, and a memory folder as CheckMemoryDir refuses it.
 func OpenExisting(memoryDir string, key Key) (*Spool, error) {
 	if err := CheckMemoryDir(memoryDir); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)

@@ -43,7 +43,7 @@ func (w *Workspace) Spool() (*spool.Spool, error) {
 func (w *Workspace) captureKey() (spool.Key, error) {
 	dir := w.store.Dir(memcore.ScopeUser)
 	if dir == "" {
-		return spool.Key{}, errors.New("captures cannot be queued: there is no home folder to keep the user's capture key in; set HOME or pass --user-dir")
+		return spool.Key{}, errors.New("captures cannot be queued or run: there is no home folder to keep the user's capture key in; set HOME or pass --user-dir")
 	}
 	return spool.LoadKey(dir)
 }
