@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ReviewMode decides which new memories wait for a person's review
@@ -135,14 +136,30 @@ func Screen(m *MemoryFile, mode ReviewMode) string {
 type pattern struct {
 	// what completes the reason: "tells the agent to fetch a URL".
 	what string
-	re   *regexp.Regexp
+	re   *lazyRE
 	// negatable: a match right after a negation ("never", "don't", "do
 	// not") forbids the action rather than asks for it, and does not
 	// count.
 	negatable bool
 }
 
-func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+// lazyRE is a regular expression compiled on its first use. The trust
+// screen's are needed only where memories are screened, and compiling them
+// all when a program starts would cost every forgemem process — the hook
+// of each prompt among them — more than a millisecond.
+type lazyRE struct {
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func re(s string) *lazyRE { return &lazyRE{src: s} }
+
+// get returns the compiled expression.
+func (l *lazyRE) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
+	return l.re
+}
 
 // urlRE finds a URL: a scheme, or www.
 var urlRE = re(`(?i)\b(?:https?|ftp)://[^\s)>\]"']+|\bwww\.[a-z0-9-]+\.[a-z]{2,}`)
@@ -179,14 +196,14 @@ var negationRE = re(`(?i)(?:\bnever|\bnot|n't|\bno|\bnor|\bavoid|\bwithout|\bsto
 // tools, or returns "".
 func instructionIn(text string) string {
 	for _, p := range instructionPatterns {
-		for _, loc := range p.re.FindAllStringIndex(text, -1) {
+		for _, loc := range p.re.get().FindAllStringIndex(text, -1) {
 			if p.negatable && negated(text[:loc[0]]) {
 				continue
 			}
 			return p.what
 		}
 	}
-	if urlRE.MatchString(text) && urlVerbRE.MatchString(text) {
+	if urlRE.get().MatchString(text) && urlVerbRE.get().MatchString(text) {
 		return "tells the agent to fetch or use a URL"
 	}
 	return ""
@@ -201,7 +218,7 @@ func negated(before string) bool {
 	if len(before) > 40 {
 		before = before[len(before)-40:]
 	}
-	return negationRE.MatchString(before)
+	return negationRE.get().MatchString(before)
 }
 
 // toolOutputPatterns are what the tool-output rule looks for.
@@ -217,7 +234,7 @@ var toolOutputPatterns = []pattern{
 // toolOutputIn says how text quotes tool output, or returns "".
 func toolOutputIn(text string) string {
 	for _, p := range toolOutputPatterns {
-		if p.re.MatchString(text) {
+		if p.re.get().MatchString(text) {
 			return p.what
 		}
 	}
