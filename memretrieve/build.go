@@ -148,12 +148,12 @@ func (e *Engine) publish(g *memcore.Graph, items []item, rows []int, fp [32]byte
 		return
 	}
 	c := e.cache
-	live := make(map[contentKey]struct{}, len(items)+len(probes))
+	live := make(map[contentKey]struct{}, len(items)+len(theProbes().all))
 	for _, it := range items {
 		live[it.key] = struct{}{}
 	}
 	if e.gateOn() {
-		for _, p := range probes {
+		for _, p := range theProbes().all {
 			live[p.key] = struct{}{}
 		}
 	}
@@ -268,7 +268,7 @@ func (e *Engine) missingProbes() []pending {
 	}
 	var out []pending
 	scope := e.cache.probeScope()
-	for _, p := range probes {
+	for _, p := range theProbes().all {
 		if _, bad := e.unusable[p.key]; !bad && !e.cached(p.key) {
 			out = append(out, pending{key: p.key, text: p.text, scope: scope})
 		}
@@ -279,16 +279,16 @@ func (e *Engine) missingProbes() []pending {
 // probeVectors returns the cached vectors of the probes, in order, or nil
 // when one has none (yet).
 func (e *Engine) probeVectors() [][]float32 {
-	out := make([][]float32, len(probes))
-	keys := make(map[contentKey]struct{}, len(probes))
-	for _, p := range probes {
+	out := make([][]float32, len(theProbes().all))
+	keys := make(map[contentKey]struct{}, len(theProbes().all))
+	for _, p := range theProbes().all {
 		if !e.cached(p.key) {
 			return nil
 		}
 		keys[p.key] = struct{}{}
 	}
 	vecs := e.cache.vectorsOf(keys)
-	for i, p := range probes {
+	for i, p := range theProbes().all {
 		if out[i] = vecs[p.key]; out[i] == nil {
 			return nil
 		}
@@ -433,7 +433,7 @@ func (e *Engine) fingerprintOf(digests [][32]byte, items []item) ([32]byte, []in
 
 // probeVectorsCached reports whether every probe has a cached vector.
 func (e *Engine) probeVectorsCached() bool {
-	for _, p := range probes {
+	for _, p := range theProbes().all {
 		if !e.cached(p.key) {
 			return false
 		}

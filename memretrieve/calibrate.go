@@ -93,7 +93,7 @@ type probeScore struct {
 // and the pooled standard deviation of the residuals, at least minSpread.
 // It returns nil without scores.
 func fitNull(scores []probeScore, minSpread float64) *nullModel {
-	byDomain := make([][]probeScore, len(probeDomains))
+	byDomain := make([][]probeScore, len(theProbes().domains))
 	for _, s := range scores {
 		byDomain[s.domain] = append(byDomain[s.domain], s)
 	}
@@ -151,10 +151,10 @@ func fitLine(ss []probeScore) lineFit {
 func calibrateFrom(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int, prev *probeBest, newRows []int) (*calibration, *probeBest) {
 	c := &calibration{}
 	var best *probeBest
-	if idx.Len() > 0 && len(vecs) == len(probes) {
+	if idx.Len() > 0 && len(vecs) == len(theProbes().all) {
 		best = bestOfProbes(idx, vecs, par, prev, newRows)
-		scores := make([]probeScore, 0, len(probes))
-		for i, p := range probes {
+		scores := make([]probeScore, 0, len(theProbes().all))
+		for i, p := range theProbes().all {
 			if best.found[i] {
 				scores = append(scores, probeScore{domain: p.domain, tokens: p.tokens, score: float64(best.score[i])})
 			}
@@ -162,8 +162,8 @@ func calibrateFrom(idx *index.Flat, lex *index.Lex, vecs [][]float32, par int, p
 		c.Vector = fitNull(scores, minSD)
 	}
 	if lex.Len() > 0 {
-		scores := make([]probeScore, len(probes))
-		for i, p := range probes {
+		scores := make([]probeScore, len(theProbes().all))
+		for i, p := range theProbes().all {
 			scores[i] = probeScore{domain: p.domain, tokens: p.tokens, score: lex.BestInformation(lex.KnownTerms(probeTerms()[i]), lexicalMinRows)}
 		}
 		c.Lexical = fitNull(scores, minLexicalSD)
@@ -215,7 +215,7 @@ func bestOfProbes(idx *index.Flat, vecs [][]float32, par int, prev *probeBest, n
 // index's statistics (how many rows, how many hold a word) count it so.
 func calibrationKey(model string, dim int, lexKeys, vecKeys []contentKey) [32]byte {
 	f := fingerprinter{h: sha256.New()}
-	f.str(probesVersion)
+	f.str(theProbes().version)
 	f.str(model)
 	f.int(dim)
 	for _, keys := range [][]contentKey{lexKeys, vecKeys} {

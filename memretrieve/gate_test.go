@@ -295,8 +295,8 @@ func TestCalibrationIsKeptInTheCache(t *testing.T) {
 	other := renamedEmbedder{Embedder: newEmbedder(t), name: "other-model"}
 	e4 := newEngine(t, fs, other, nil, identityConfig())
 	rebuild(t, e4)
-	if n, in := e4.calibrations.Load(), other.Inputs(); n < 1 || in < len(probes) {
-		t.Errorf("another model: measured %d times, embedded %d texts; want it measured, and the %d probes among them", n, in, len(probes))
+	if n, in := e4.calibrations.Load(), other.Inputs(); n < 1 || in < len(theProbes().all) {
+		t.Errorf("another model: measured %d times, embedded %d texts; want it measured, and the %d probes among them", n, in, len(theProbes().all))
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(path), calibrationFileName("other-model"))); err != nil {
 		t.Errorf("no calibration file for the other model: %v", err)

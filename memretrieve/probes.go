@@ -37,16 +37,28 @@ var passageSentences = []int{3, 8, 24}
 
 const passageCount = 10
 
-// probeDomains are the names of the probe domains, in the order of their
-// first line; probes is the probe set; probesVersion identifies it in a
-// stored calibration.
-var probeDomains, probes, probesVersion = loadProbes(probesText)
+// theProbes returns the probe set (see probeSet).
+var theProbes = sync.OnceValue(func() probeSet {
+	domains, all, version := loadProbes(probesText)
+	return probeSet{domains: domains, all: all, version: version}
+})
+
+// probeSet is the probe set: the names of its domains, in the order of
+// their first line, every probe, and a hash identifying it in a stored
+// calibration. It is loaded on first use, not when a program starts: a
+// process that never calibrates a gate, such as a prompt's hook answered
+// by the recall server, does not pay for it.
+type probeSet struct {
+	domains []string
+	all     []probe
+	version string
+}
 
 // probeTerms are the terms of each probe's text (index.AppendTerms), in
 // the order of probes, computed on first use.
 var probeTerms = sync.OnceValue(func() [][]string {
-	out := make([][]string, len(probes))
-	for i, p := range probes {
+	out := make([][]string, len(theProbes().all))
+	for i, p := range theProbes().all {
 		out[i] = index.AppendTerms(nil, p.text)
 	}
 	return out
