@@ -21,7 +21,7 @@ var probesText string
 // probe is one probe text: a sentence of the probe set, or a passage of
 // several sentences of one domain, which stands for a longer query.
 type probe struct {
-	// domain is the index of the probe's domain in probeDomains.
+	// domain is the index of the probe's domain in probeSet.domains.
 	domain int
 	text   string
 	// tokens is memcore.EstimateTokens of text: the gate's null model is a
@@ -55,7 +55,7 @@ type probeSet struct {
 }
 
 // probeTerms are the terms of each probe's text (index.AppendTerms), in
-// the order of probes, computed on first use.
+// the order of probeSet.all, computed on first use.
 var probeTerms = sync.OnceValue(func() [][]string {
 	out := make([][]string, len(theProbes().all))
 	for i, p := range theProbes().all {
