@@ -52,6 +52,9 @@ func LoadKey(userMemoryDir string) (Key, error) {
 		return k, err
 	}
 	path := filepath.Join(dir, KeyFile)
+	if k, err := readKey(path); !errors.Is(err, fs.ErrNotExist) {
+		return k, err
+	}
 	if _, err := rand.Read(k[:]); err != nil {
 		return k, fmt.Errorf("spool: making the capture key: %w", err)
 	}
@@ -59,10 +62,10 @@ func LoadKey(userMemoryDir string) (Key, error) {
 	switch {
 	case err == nil:
 		return k, nil
-	case !errors.Is(err, fs.ErrExist):
-		return k, fmt.Errorf("spool: making the capture key: %w", err)
+	case errors.Is(err, fs.ErrExist): // another process made it meanwhile
+		return readKey(path)
 	}
-	return readKey(path)
+	return k, fmt.Errorf("spool: making the capture key: %w", err)
 }
 
 // readKey reads the key of the key file at path.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
@@ -105,5 +106,26 @@ func TestLoadKey(t *testing.T) {
 	}
 	if _, err := spool.LoadKey(memory); !errors.Is(err, spool.ErrUnsafe) {
 		t.Errorf("LoadKey of a linked key file = %v, want ErrUnsafe", err)
+	}
+}
+
+// Hooks starting at once all get the one key the first of them made.
+func TestLoadKeyAtOnce(t *testing.T) {
+	memory := filepath.Join(t.TempDir(), "memory")
+	keys := make([]spool.Key, 8)
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keys[i], errs[i] = spool.LoadKey(memory)
+		}()
+	}
+	wg.Wait()
+	for i := range keys {
+		if errs[i] != nil || keys[i] != keys[0] {
+			t.Errorf("LoadKey %d = %x, %v; want %x as the others", i, keys[i], errs[i], keys[0])
+		}
 	}
 }
