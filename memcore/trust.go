@@ -136,29 +136,19 @@ func Screen(m *MemoryFile, mode ReviewMode) string {
 type pattern struct {
 	// what completes the reason: "tells the agent to fetch a URL".
 	what string
-	re   *lazyRE
+	re   func() *regexp.Regexp
 	// negatable: a match right after a negation ("never", "don't", "do
 	// not") forbids the action rather than asks for it, and does not
 	// count.
 	negatable bool
 }
 
-// lazyRE is a regular expression compiled on its first use. The trust
-// screen's are needed only where memories are screened, and compiling them
-// all when a program starts would cost every forgemem process — the hook
-// of each prompt among them — more than a millisecond.
-type lazyRE struct {
-	src  string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func re(s string) *lazyRE { return &lazyRE{src: s} }
-
-// get returns the compiled expression.
-func (l *lazyRE) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
-	return l.re
+// re returns the regular expression s, compiled on its first use. The
+// trust screen's are needed only where memories are screened, and
+// compiling them all when a program starts would cost every forgemem
+// process — the hook of each prompt among them — more than a millisecond.
+func re(s string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })
 }
 
 // urlRE finds a URL: a scheme, or www.
@@ -196,14 +186,14 @@ var negationRE = re(`(?i)(?:\bnever|\bnot|n't|\bno|\bnor|\bavoid|\bwithout|\bsto
 // tools, or returns "".
 func instructionIn(text string) string {
 	for _, p := range instructionPatterns {
-		for _, loc := range p.re.get().FindAllStringIndex(text, -1) {
+		for _, loc := range p.re().FindAllStringIndex(text, -1) {
 			if p.negatable && negated(text[:loc[0]]) {
 				continue
 			}
 			return p.what
 		}
 	}
-	if urlRE.get().MatchString(text) && urlVerbRE.get().MatchString(text) {
+	if urlRE().MatchString(text) && urlVerbRE().MatchString(text) {
 		return "tells the agent to fetch or use a URL"
 	}
 	return ""
@@ -218,7 +208,7 @@ func negated(before string) bool {
 	if len(before) > 40 {
 		before = before[len(before)-40:]
 	}
-	return negationRE.get().MatchString(before)
+	return negationRE().MatchString(before)
 }
 
 // toolOutputPatterns are what the tool-output rule looks for.
@@ -234,7 +224,7 @@ var toolOutputPatterns = []pattern{
 // toolOutputIn says how text quotes tool output, or returns "".
 func toolOutputIn(text string) string {
 	for _, p := range toolOutputPatterns {
-		if p.re.get().MatchString(text) {
+		if p.re().MatchString(text) {
 			return p.what
 		}
 	}
