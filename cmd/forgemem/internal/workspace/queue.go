@@ -39,13 +39,18 @@ func (w *Workspace) Spool() (*spool.Spool, error) {
 // captureKey returns the user's capture key, which signs the entries the
 // user's hooks queue so that a worker runs no entry a repository committed
 // into its queue (spool.LoadKey). It is kept in the user's memory folder,
-// whatever the queue, and made on first use.
+// whatever the queue, made on first use, and read once per workspace (a
+// hook opens the queue to add its entry, then to look for a worker).
 func (w *Workspace) captureKey() (spool.Key, error) {
-	dir := w.store.Dir(memcore.ScopeUser)
-	if dir == "" {
-		return spool.Key{}, errors.New("captures cannot be queued or run: there is no home folder to keep the user's capture key in; set HOME or pass --user-dir")
-	}
-	return spool.LoadKey(dir)
+	w.keyOnce.Do(func() {
+		dir := w.store.Dir(memcore.ScopeUser)
+		if dir == "" {
+			w.keyErr = errors.New("captures cannot be queued or run: there is no home folder to keep the user's capture key in; set HOME or pass --user-dir")
+			return
+		}
+		w.key, w.keyErr = spool.LoadKey(dir)
+	})
+	return w.key, w.keyErr
 }
 
 // QueueCapture queues a capture trigger for the worker and returns the

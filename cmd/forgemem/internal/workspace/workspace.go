@@ -68,6 +68,12 @@ type Workspace struct {
 	live    *live.Folders
 	liveErr error
 
+	// captureKey signs and checks the capture queue's entries, loaded on
+	// first use (see Workspace.captureKey).
+	keyOnce sync.Once
+	key     spool.Key
+	keyErr  error
+
 	// anchors checks the repository's anchors (see Workspace.Anchors).
 	anchorsMu   sync.Mutex
 	anchorsMade bool
