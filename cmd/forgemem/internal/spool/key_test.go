@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -47,12 +48,12 @@ func TestForeignEntriesAreRefused(t *testing.T) {
 		{"an entry without a signature (format 1)", plain},
 		{"its text changed after it was signed", bytes.Replace(ownFile, []byte("tabs"), []byte("spaces"), 1)},
 		{"its signature removed", sigRE.ReplaceAll(ownFile, []byte(`"signature": ""`))},
-		{"another key's signature of the same entry", sigRE.ReplaceAll(ownFile, sigRE.Find(otherFile))},
+		{"its signature replaced by one made with another key", sigRE.ReplaceAll(ownFile, sigRE.Find(otherFile))},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			name := filepath.Base(filepath.Join(s.Dir(), own)) // a well-formed entry name
-			name = name[:len(name)-len(".json")] + string(rune('a'+i)) + ".json"
+			// A well-formed entry name, other than own's.
+			name := strings.TrimSuffix(own, ".json") + string(rune('a'+i)) + ".json"
 			if err := os.WriteFile(filepath.Join(s.Dir(), name), tt.file, 0o600); err != nil {
 				t.Fatal(err)
 			}
