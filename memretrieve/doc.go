@@ -84,14 +84,15 @@
 // [Evidence.Relevance] is that confidence, from 0 to 1.
 //
 // The gate decides for the turn: when none of the first Config.MaxMemories
-// memories of the ranking (8 by default) passes, the turn gets nothing.
-// When one does, the turn is about something the memories hold and the
-// ranking is to be trusted there: each of those first memories whose
-// evidence on a side stands above chance (more than unrelated text scores
-// on average) and near the best hit's on that side — no lower than a
-// quarter of it, or five spreads under it, whichever is lower; further
-// down the evidence has fallen away — comes along, in ranking order
-// ([Evidence.Passed] says on which side). Graph neighbours of those only
+// memories of the ranking (8 by default) clears it, the turn gets nothing
+// ([Evidence.Cleared] says on which side a memory cleared it). When one
+// does, the turn is about something the memories hold and the ranking is
+// to be trusted there: each of those first memories whose evidence on a
+// side stands above chance (more than unrelated text scores on average)
+// and near the best hit's on that side — no lower than a quarter of it, or
+// five spreads under it, whichever is lower; further down the evidence has
+// fallen away — comes along, in ranking order ([Evidence.Passed] says on
+// which side), whether or not it cleared the gate itself. Graph neighbours of those only
 // are added, attached to the hit they were reached from, within
 // Config.MaxMemories, neighbours included; the token budget stays a
 // ceiling. Every ranked memory left out is in [Result.Dropped], with why.

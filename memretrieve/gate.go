@@ -62,12 +62,19 @@ type Evidence struct {
 	// the turn's tests. The gate lets in memories of at least 1 −
 	// Config.GateChance. 0 with the gate off or not calibrated.
 	Relevance float64
+	// Cleared says on which side the memory's evidence cleared the gate's
+	// threshold by itself (Vector ≥ VectorNeeded, Lexical ≥
+	// LexicalNeeded): FoundVector, FoundLexical, FoundBoth, or 0. 0 with
+	// the gate off or not calibrated.
+	Cleared Found
 	// Passed says on which side the memory's evidence admitted it into
 	// the injection: FoundVector, FoundLexical, FoundBoth, or 0 when it was
 	// not admitted. A memory is admitted when one of the turn's first
-	// memories passed the gate's thresholds and its own evidence stands
-	// above chance, near the best hit's (see the package documentation).
-	// With the gate off it is what found the memory.
+	// memories cleared the gate's thresholds and its own evidence stands
+	// above chance, near the best hit's (see the package documentation),
+	// so a side may be in Passed and not in Cleared: its evidence
+	// supports a turn another memory's evidence let in. With the gate off
+	// it is what found the memory.
 	Passed Found
 	// zVector and zLexical are how far the evidence of each side stands
 	// above chance, in standard deviations above the null mean; the
@@ -217,8 +224,9 @@ func (g *turnGate) lexicalEvidence(snap *snapshot, c *Candidate, rows []int) flo
 	return best
 }
 
-// judge decides whether c passes the gate, from its best standard
-// deviations above the null means on each side, and sets its Relevance.
+// judge decides on which sides c clears the gate (Evidence.Cleared), from
+// its best standard deviations above the null means on each side, and sets
+// its Relevance.
 func (g *turnGate) judge(c *Candidate, zVector, zLexical float64) {
 	ev := &c.Evidence
 	if !g.on {
@@ -229,11 +237,12 @@ func (g *turnGate) judge(c *Candidate, zVector, zLexical float64) {
 		return
 	}
 	if c.VectorRank > 0 && !math.IsInf(zVector, -1) && zVector >= g.z {
-		ev.Passed |= FoundVector
+		ev.Cleared |= FoundVector
 	}
 	if ev.LexicalTerms > 0 && zLexical >= g.z {
-		ev.Passed |= FoundLexical
+		ev.Cleared |= FoundLexical
 	}
+	ev.Passed = ev.Cleared // until admit decides the turn's memories
 	ev.zVector, ev.zLexical = zVector, zLexical
 	// One less the chance of an unrelated text scoring as high on one of
 	// the tests (Bonferroni), in [0, 1].
@@ -287,20 +296,20 @@ const (
 
 // admit decides the turn's memories from the gate's verdict on each of the
 // first window candidates of the ranking (those the injection can hold,
-// Config.MaxMemories), which judge set: when none passed, the turn is
-// about nothing the memories hold, and none is admitted; when one did, the
-// ranking is to be trusted there, and each of them whose evidence stands
-// above chance on a side (z ≥ 0: more than unrelated text gets on average)
-// and near the best hit's on that side (supportFloor) comes along, that side marked
-// passed. A candidate past the window is never admitted. The one test of
-// the turn keeps the share of unrelated turns that get any memory at about
-// Config.GateChance, whatever the window.
+// Config.MaxMemories), which judge set: when none cleared the gate, the
+// turn is about nothing the memories hold, and none is admitted; when one
+// did, the ranking is to be trusted there, and each of them whose evidence
+// stands above chance on a side (z ≥ 0: more than unrelated text gets on
+// average) and near the best hit's on that side (supportFloor) comes
+// along, that side marked passed. A candidate past the window is never
+// admitted. The one test of the turn keeps the share of unrelated turns
+// that get any memory at about Config.GateChance, whatever the window.
 func admit(ranked []Candidate, window int) {
 	window = min(window, len(ranked))
 	passed := false
 	bestV, bestL := math.Inf(-1), math.Inf(-1)
 	for _, c := range ranked[:window] {
-		passed = passed || c.Evidence.Strong()
+		passed = passed || c.Evidence.Cleared != 0
 		bestV, bestL = max(bestV, c.Evidence.zVector), max(bestL, c.Evidence.zLexical)
 	}
 	floorV, floorL := supportFloor(bestV), supportFloor(bestL)

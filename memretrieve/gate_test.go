@@ -124,6 +124,28 @@ func TestOneMatchInjectsItAndFewOthers(t *testing.T) {
 			if r.Via.Search() && !r.Evidence.Strong() {
 				t.Errorf("%q: %s injected without passing the gate: %+v", tt.prompt, r.Memory.Meta.ID, r.Evidence)
 			}
+			checkCleared(t, r.Evidence)
+		}
+		if ev.Cleared == 0 {
+			t.Errorf("%q: the match's evidence %+v cleared the gate on no side", tt.prompt, ev)
+		}
+	}
+}
+
+// checkCleared checks that ev's Cleared holds the sides whose score reached
+// what the gate needed, and no other.
+func checkCleared(t *testing.T, ev Evidence) {
+	t.Helper()
+	sides := []struct {
+		side          Found
+		score, needed float64
+	}{
+		{FoundVector, ev.Vector, ev.VectorNeeded},
+		{FoundLexical, ev.Lexical, ev.LexicalNeeded},
+	}
+	for _, s := range sides {
+		if cleared, reached := ev.Cleared&s.side != 0, s.needed > 0 && s.score >= s.needed; cleared != reached {
+			t.Errorf("evidence %+v: %v cleared %t, but its score %.4f against %.4f needed", ev, s.side, cleared, s.score, s.needed)
 		}
 	}
 }
@@ -473,7 +495,7 @@ func TestCutOff(t *testing.T) {
 				c.VectorRank = i + 1
 			}
 			if z >= gateZ {
-				c.Evidence.Passed = FoundVector // as judge found it
+				c.Evidence.Cleared = FoundVector // as judge found it
 			}
 			ranked = append(ranked, c)
 		}
@@ -494,8 +516,8 @@ func TestCutOff(t *testing.T) {
 	// not push out a hit that passed on its vector alone.
 	e := &Engine{cfg: DefaultConfig()}
 	ranked := []Candidate{
-		{ID: ms[0].Meta.ID, Score: 1, LexicalRank: 1, Evidence: Evidence{Passed: FoundLexical, LexicalTerms: 2, zLexical: 40, zVector: inf}},
-		{ID: ms[1].Meta.ID, Score: 0.5, VectorRank: 1, Evidence: Evidence{Passed: FoundVector, zVector: 3, zLexical: inf}},
+		{ID: ms[0].Meta.ID, Score: 1, LexicalRank: 1, Evidence: Evidence{Cleared: FoundLexical, LexicalTerms: 2, zLexical: 40, zVector: inf}},
+		{ID: ms[1].Meta.ID, Score: 0.5, VectorRank: 1, Evidence: Evidence{Cleared: FoundVector, zVector: 3, zLexical: inf}},
 	}
 	admit(ranked, e.cfg.MaxMemories)
 	if kept, dropped := e.choose(snap, ranked); len(kept) != 2 || len(dropped) != 0 {

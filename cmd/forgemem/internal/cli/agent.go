@@ -125,26 +125,74 @@ func (a *app) printHit(n int, label string, h workspace.Hit) {
 	}
 }
 
-// evidenceLine says in words what a memory's relevance rests on and what
-// the relevance gate needed: "vector 0.52 (needed 0.33), words 3 shared,
-// weight 6.1 (needed 4.9); passed on both".
+// evidenceLine says in words what a memory's relevance rests on, what the
+// relevance gate needed, and what it made of it: "vector 0.52 (threshold
+// 0.33), words 3 shared, weight 6.1 (threshold 4.9); cleared the gate on
+// its words; admitted on both, each near the turn's best".
 func evidenceLine(ev workspace.Evidence) string {
 	var parts []string
-	if ev.Vector != 0 || ev.VectorNeeded != 0 {
-		parts = append(parts, fmt.Sprintf("vector %.2f (needed %.2f)", ev.Vector, ev.VectorNeeded))
-	} else {
+	switch {
+	case ev.Vector == 0 && ev.VectorNeeded == 0:
 		parts = append(parts, "not found by the vector search")
+	case ev.VectorNeeded == 0:
+		parts = append(parts, fmt.Sprintf("vector %.2f", ev.Vector))
+	default:
+		parts = append(parts, fmt.Sprintf("vector %.2f (threshold %.2f)", ev.Vector, ev.VectorNeeded))
 	}
-	if ev.LexicalTerms > 0 {
-		parts = append(parts, fmt.Sprintf("words %d shared, weight %.1f (needed %.1f)", ev.LexicalTerms, ev.Lexical, ev.LexicalNeeded))
-	} else {
+	switch {
+	case ev.LexicalTerms == 0:
 		parts = append(parts, "no word shared")
+	case ev.LexicalNeeded == 0:
+		parts = append(parts, fmt.Sprintf("words %d shared, weight %.1f", ev.LexicalTerms, ev.Lexical))
+	case ev.LexicalNeeded < 0:
+		// A short text against a few memories: every word a memory shares
+		// with it weighs more than the gate needs.
+		parts = append(parts, fmt.Sprintf("words %d shared, weight %.1f (any shared word clears)", ev.LexicalTerms, ev.Lexical))
+	default:
+		parts = append(parts, fmt.Sprintf("words %d shared, weight %.1f (threshold %.1f)", ev.LexicalTerms, ev.Lexical, ev.LexicalNeeded))
 	}
-	verdict := "below the gate"
-	if ev.Passed != "none" {
-		verdict = "passed on " + ev.Passed
+	return strings.Join(parts, ", ") + "; " + gateVerdict(ev)
+}
+
+// gateVerdict says what the relevance gate made of ev: on which side it
+// cleared the gate's threshold, and on which side it was admitted when
+// that differs (a memory comes along when its evidence stands near the
+// turn's best hit, once one of the turn's memories cleared the gate).
+func gateVerdict(ev workspace.Evidence) string {
+	if ev.VectorNeeded == 0 && ev.LexicalNeeded == 0 {
+		// No threshold: the gate is off, or could not be calibrated.
+		if ev.Passed == "none" {
+			return "not admitted"
+		}
+		return "no gate: found by " + sideWords(ev.Passed)
 	}
-	return strings.Join(parts, ", ") + "; " + verdict
+	cleared := "cleared the gate on " + sideWords(ev.Cleared)
+	switch {
+	case ev.Cleared == "none" && ev.Passed == "none":
+		return "below the gate"
+	case ev.Passed == "none":
+		return cleared + "; not admitted"
+	case ev.Cleared == ev.Passed || ev.Cleared == "both":
+		return cleared
+	case ev.Cleared == "none":
+		cleared = "under the gate's thresholds"
+	}
+	if ev.Passed == "both" {
+		return cleared + "; admitted on both, each near the turn's best"
+	}
+	return cleared + "; admitted on " + sideWords(ev.Passed) + ", near the turn's best"
+}
+
+// sideWords names a side of the evidence ("vector", "lexical", "both") in
+// words.
+func sideWords(side string) string {
+	switch side {
+	case "vector":
+		return "its vector"
+	case "lexical":
+		return "its words"
+	}
+	return side
 }
 
 // partialWarning prints on stderr the warning of a recall or search that

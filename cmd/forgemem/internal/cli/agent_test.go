@@ -68,10 +68,12 @@ func TestRecallExplains(t *testing.T) {
 		t.Fatalf("recall -v: exit %d, stdout differs from recall's:\n%s", v.code, v.stdout)
 	}
 	// mem_00000003 contradicts mem_00000002, and shares a word of the
-	// prompt: it comes along on its own weaker evidence, within the turn
-	// that passed the gate.
-	for _, want := range []string{"3 memories recalled, 2 ranked memories left out", "[1] mem_00000002 relevance 1.00: vector", "passed on both",
-		"[3] mem_00000003 relevance", "passed on lexical", "left out mem_00000006, below the relevance gate: relevance 0.00"} {
+	// prompt: it comes along on its own weaker evidence, under the gate's
+	// thresholds, within the turn that passed the gate.
+	for _, want := range []string{"3 memories recalled, 2 ranked memories left out", "[1] mem_00000002 relevance 1.00: vector",
+		"(threshold 4.2); cleared the gate on both\n", "[3] mem_00000003 relevance",
+		"; under the gate's thresholds; admitted on its words, near the turn's best\n",
+		"left out mem_00000006, below the relevance gate: relevance 0.00"} {
 		if !strings.Contains(v.stderr, want) {
 			t.Errorf("recall -v stderr lacks %q:\n%s", want, v.stderr)
 		}
@@ -85,6 +87,7 @@ func TestRecallExplains(t *testing.T) {
 			Evidence  *struct {
 				Vector       float64 `json:"vector"`
 				VectorNeeded float64 `json:"vector_needed"`
+				Cleared      string  `json:"cleared"`
 				Passed       string  `json:"passed"`
 			} `json:"evidence"`
 			Via string `json:"via"`
@@ -108,6 +111,13 @@ func TestRecallExplains(t *testing.T) {
 		if m.Evidence == nil || m.Evidence.Passed == "none" {
 			t.Errorf("recall --json: %s recalled without evidence that let it in: %+v", m.ID, m.Evidence)
 		}
+	}
+	// The first cleared the gate; the last came along under its thresholds.
+	if e := doc.Memories[0].Evidence; e == nil || e.Cleared != "both" {
+		t.Errorf("recall --json: the first memory's evidence %+v, want it cleared on both", e)
+	}
+	if e := doc.Memories[last].Evidence; e == nil || e.Cleared != "none" || e.Passed != "lexical" {
+		t.Errorf("recall --json: the last memory's evidence %+v, want it admitted on its words without clearing the gate", e)
 	}
 	if len(doc.Dropped) == 0 || doc.Dropped[0].Reason != "below the relevance gate" || doc.Dropped[0].Evidence == nil ||
 		doc.Dropped[0].Evidence.VectorNeeded == 0 {

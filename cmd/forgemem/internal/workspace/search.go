@@ -59,16 +59,19 @@ type Evidence struct {
 	Lexical       float64 `json:"lexical"`
 	LexicalNeeded float64 `json:"lexical_needed"`
 	LexicalTerms  int     `json:"lexical_terms"`
-	// Passed says which evidence passed the gate: "vector", "lexical",
-	// "both" or "none".
-	Passed string `json:"passed"`
+	// Cleared says on which side the evidence cleared the gate's threshold
+	// itself, Passed on which side it admitted the memory into the
+	// injection (near the turn's best hit, when a memory of the turn
+	// cleared the gate): each "vector", "lexical", "both" or "none".
+	Cleared string `json:"cleared"`
+	Passed  string `json:"passed"`
 }
 
 // EvidenceOf is the Evidence of memretrieve's, its figures rounded to four
 // decimals.
 func EvidenceOf(ev memretrieve.Evidence) Evidence {
 	return Evidence{Vector: round4(ev.Vector), VectorNeeded: round4(ev.VectorNeeded), Lexical: round4(ev.Lexical),
-		LexicalNeeded: round4(ev.LexicalNeeded), LexicalTerms: ev.LexicalTerms, Passed: ev.Passed.String()}
+		LexicalNeeded: round4(ev.LexicalNeeded), LexicalTerms: ev.LexicalTerms, Cleared: ev.Cleared.String(), Passed: ev.Passed.String()}
 }
 
 // round4 rounds v to four decimals: what a person reads, and what stays
