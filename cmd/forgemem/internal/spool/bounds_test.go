@@ -206,3 +206,42 @@ func TestNoticeOnce(t *testing.T) {
 		}
 	}
 }
+
+// The spool's records are the user's: a repository that commits a notice
+// or a record of drops into its .spool folder — under the names they had,
+// or as another user's forgemem wrote them — neither hides the user's
+// notice nor changes the count of drops.
+func TestRecordsARepositoryCommittedAreIgnored(t *testing.T) {
+	s := open(t)
+	const notice = "no model"
+	committed := map[string]string{
+		"notice.txt":  notice,
+		"dropped.log": strings.Repeat("2026-01-02T03:04:05Z t\n", 5),
+	}
+	for name, content := range committed {
+		if err := os.WriteFile(filepath.Join(s.Dir(), name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := spool.Open(filepath.Dir(s.Dir()), spool.Key{0x07})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !other.NoticeOnce(notice) {
+		t.Fatal("another key's first notice is not new")
+	}
+	if !s.NoticeOnce(notice) {
+		t.Error("a notice another key recorded, or a committed notice.txt, hid the user's")
+	}
+	if s.NoticeOnce(notice) {
+		t.Error("the user's own notice is new again")
+	}
+	if d, err := s.Dropped(); err != nil || d.Count != 0 {
+		t.Errorf("Dropped with a committed dropped.log = %+v, %v; want none", d, err)
+	}
+	for name, content := range committed {
+		if got, err := os.ReadFile(filepath.Join(s.Dir(), name)); err != nil || string(got) != content {
+			t.Errorf("%s: %q, %v; want it left as committed", name, got, err)
+		}
+	}
+}

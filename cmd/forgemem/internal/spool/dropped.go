@@ -1,6 +1,9 @@
 package spool
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,12 +15,28 @@ import (
 	"github.com/forgemem/forgemem/memcore/atomicfile"
 )
 
-// droppedName is the record of the entries a full spool dropped: one
-// fixed-width line per entry, "<time, RFC 3339 UTC> <c|t>\n", appended in
-// one write (appends of a few bytes do not interleave), so that hooks
-// dropping entries at the same moment are all counted and the count is
-// the file's size over the line's.
-const droppedName = "dropped.log"
+// The spool's records — what a full spool dropped, and the last notice —
+// are named after the user's capture key (see recordName): a repository
+// can commit files into its .spool folder, but not under names it cannot
+// know, so it can neither hide a notice nor make up a count of drops.
+
+// recordName is the name of the spool record base+ext: base, a dash and
+// 16 hexadecimal digits of the HMAC-SHA256 of base under the spool's key,
+// then ext ("dropped-3fa9c1d2e4b5a6f7.log").
+func (s *Spool) recordName(base, ext string) string {
+	m := hmac.New(sha256.New, s.key[:])
+	m.Write([]byte("forgemem spool record " + base))
+	return base + "-" + hex.EncodeToString(m.Sum(nil)[:8]) + ext
+}
+
+// droppedPath is the record of the entries a full spool dropped
+// (recordName "dropped", ".log"): one fixed-width line per entry, "<time, RFC 3339 UTC> <c|t>\n",
+// appended in one write (appends of a few bytes do not interleave), so
+// that hooks dropping entries at the same moment are all counted and the
+// count is the file's size over the line's.
+func (s *Spool) droppedPath() string {
+	return filepath.Join(s.dir, s.recordName("dropped", ".log"))
+}
 
 // droppedLine is the width of a line of the dropped record, and
 // maxDropped the number of lines it keeps: past it, drops are no longer
@@ -41,7 +60,7 @@ type Dropped struct {
 // record it is not reported: the caller's error says the entry was
 // dropped.
 func (s *Spool) countDrop(kind memcore.Trigger) {
-	f, err := openRegular(filepath.Join(s.dir, droppedName), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
+	f, err := openRegular(s.droppedPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return
 	}
@@ -62,7 +81,7 @@ func (s *Spool) countDrop(kind memcore.Trigger) {
 // ErrUnsafe.
 func (s *Spool) Dropped() (Dropped, error) {
 	var d Dropped
-	f, err := openRegular(filepath.Join(s.dir, droppedName), os.O_RDONLY)
+	f, err := openRegular(s.droppedPath(), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, nil
 	}
@@ -85,12 +104,15 @@ func (s *Spool) Dropped() (Dropped, error) {
 	return d, nil
 }
 
-// noticeName holds the last notice said about this spool (see
-// [Spool.NoticeOnce]); maxNotice bounds what is read of it.
-const (
-	noticeName = "notice.txt"
-	maxNotice  = 4 << 10
-)
+// maxNotice bounds what is read of the record of the last notice said
+// about this spool (see [Spool.NoticeOnce]).
+const maxNotice = 4 << 10
+
+// noticePath is the record of the last notice said about this spool
+// (recordName "notice", ".txt").
+func (s *Spool) noticePath() string {
+	return filepath.Join(s.dir, s.recordName("notice", ".txt"))
+}
 
 // NoticeOnce records notice, the reason a hook gives for not queueing
 // (no model to capture with), and reports whether it is new: a hook says
@@ -99,7 +121,7 @@ const (
 // it is said again if it comes back. When the notice cannot be recorded,
 // it is new (said again next time rather than never).
 func (s *Spool) NoticeOnce(notice string) (isNew bool) {
-	path := filepath.Join(s.dir, noticeName)
+	path := s.noticePath()
 	if old, err := readCapped(path, maxNotice); err == nil && string(old) == notice {
 		return false
 	}
@@ -109,5 +131,5 @@ func (s *Spool) NoticeOnce(notice string) (isNew bool) {
 
 // ClearNotice forgets the recorded notice.
 func (s *Spool) ClearNotice() {
-	_ = os.Remove(filepath.Join(s.dir, noticeName))
+	_ = os.Remove(s.noticePath())
 }
