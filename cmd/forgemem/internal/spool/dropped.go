@@ -30,10 +30,10 @@ func (s *Spool) recordName(base, ext string) string {
 }
 
 // droppedPath is the record of the entries a full spool dropped
-// (recordName "dropped", ".log"): one fixed-width line per entry, "<time, RFC 3339 UTC> <c|t>\n",
-// appended in one write (appends of a few bytes do not interleave), so
-// that hooks dropping entries at the same moment are all counted and the
-// count is the file's size over the line's.
+// (recordName "dropped", ".log"): one fixed-width line per entry,
+// "<time, RFC 3339 UTC> <c|t>\n", appended in one write (appends of a few
+// bytes do not interleave), so that hooks dropping entries at the same
+// moment are all counted and the count is the file's size over the line's.
 func (s *Spool) droppedPath() string {
 	return filepath.Join(s.dir, s.recordName("dropped", ".log"))
 }
