@@ -38,10 +38,14 @@ type calibration struct {
 
 // nullModel is the distribution of a best score of unrelated text against
 // a collection: per probe domain, its mean as A + B·ln(tokens), and one
-// standard deviation.
+// standard deviation. MinTokens is the length of the shortest probe it was
+// fitted on: a shorter text is judged as one of that length, since the
+// line, drawn out below what was measured, would fall to means no text
+// scores (a one-word search would find every memory "above chance").
 type nullModel struct {
-	Domains []lineFit `json:"domains"`
-	SD      float64   `json:"sd"`
+	Domains   []lineFit `json:"domains"`
+	SD        float64   `json:"sd"`
+	MinTokens int       `json:"min_tokens"`
 }
 
 // lineFit is a least-squares line y = A + B·x.
@@ -60,10 +64,10 @@ const (
 	minLexicalSD = 0.5
 )
 
-// mean is the model's mean score of unrelated text of tokens tokens: the
-// lowest of its domains'.
+// mean is the model's mean score of unrelated text of tokens tokens (at
+// least MinTokens): the lowest of its domains'.
 func (m *nullModel) mean(tokens int) float64 {
-	x := math.Log(float64(max(tokens, 1)))
+	x := math.Log(float64(max(tokens, m.MinTokens, 1)))
 	mean := math.Inf(1)
 	for _, d := range m.Domains {
 		mean = min(mean, d.A+d.B*x)
@@ -90,14 +94,14 @@ type probeScore struct {
 }
 
 // fitNull fits the null model to the probes' scores: a line per domain,
-// and the pooled standard deviation of the residuals, at least minSpread.
-// It returns nil without scores.
+// the pooled standard deviation of the residuals, at least minSpread, and
+// the shortest probe's length. It returns nil without scores.
 func fitNull(scores []probeScore, minSpread float64) *nullModel {
 	byDomain := make([][]probeScore, len(theProbes().domains))
 	for _, s := range scores {
 		byDomain[s.domain] = append(byDomain[s.domain], s)
 	}
-	m := &nullModel{}
+	m := &nullModel{MinTokens: math.MaxInt}
 	var sq float64
 	var n int
 	for _, ss := range byDomain {
@@ -107,6 +111,7 @@ func fitNull(scores []probeScore, minSpread float64) *nullModel {
 		f := fitLine(ss)
 		m.Domains = append(m.Domains, f)
 		for _, s := range ss {
+			m.MinTokens = min(m.MinTokens, max(s.tokens, 1))
 			r := s.score - (f.A + f.B*math.Log(float64(max(s.tokens, 1))))
 			sq += r * r
 		}

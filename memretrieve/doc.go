@@ -74,8 +74,9 @@
 // set of probe texts shipped with the package (sentences and passages
 // about coding, everyday life and the world) is scored against the
 // collection like a turn's queries, and a null model is fitted to their
-// best scores — per domain a line in the logarithm of the text's length,
-// the lowest domain's standing for unrelated text, and one spread. The
+// best scores — per domain a line in the logarithm of the text's length
+// (a text shorter than the shortest probe counts as that long), the lowest
+// domain's standing for unrelated text, and one spread. The
 // calibration is a few numbers, kept in the embedding cache folder, so a
 // new process does not compute it again; another embedding model gets its
 // own. A score passes when it is z spreads above the null mean, z chosen

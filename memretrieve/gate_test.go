@@ -132,6 +132,25 @@ func TestOneMatchInjectsItAndFewOthers(t *testing.T) {
 	}
 }
 
+// TestOneWordFindsItsMemoryAlone: a one-word text, as a search is, is
+// judged as a text of the shortest probe's length: the null model, drawn
+// out below the lengths it was fitted on, would put chance so low that
+// memories about something else come along with the match.
+func TestOneWordFindsItsMemoryAlone(t *testing.T) {
+	store, ms := gateStore(t)
+	e := newEngine(t, store, newEmbedder(t), nil, identityConfig())
+	rebuild(t, e)
+	for word, want := range map[string]*memcore.MemoryFile{"pnpm": ms[10], "webhooks": ms[17]} {
+		res, err := e.Retrieve(context.Background(), "", userWindow(word))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Memories) != 1 || res.Memories[0].Memory.Meta.ID != want.Meta.ID {
+			t.Errorf("%q: injected %v, want %s alone", word, ids(res), want.Meta.ID)
+		}
+	}
+}
+
 // checkCleared checks that ev's Cleared holds the sides whose score reached
 // what the gate needed, and no other.
 func checkCleared(t *testing.T, ev Evidence) {
@@ -144,7 +163,7 @@ func checkCleared(t *testing.T, ev Evidence) {
 		{FoundLexical, ev.Lexical, ev.LexicalNeeded},
 	}
 	for _, s := range sides {
-		if cleared, reached := ev.Cleared&s.side != 0, s.needed > 0 && s.score >= s.needed; cleared != reached {
+		if cleared, reached := ev.Cleared&s.side != 0, s.needed != 0 && s.score >= s.needed; cleared != reached {
 			t.Errorf("evidence %+v: %v cleared %t, but its score %.4f against %.4f needed", ev, s.side, cleared, s.score, s.needed)
 		}
 	}
@@ -396,7 +415,7 @@ func gateMemories() []*memcore.MemoryFile {
 // TestCalibrationFileIsValidated: a file whose numbers cannot be a
 // calibration is not used.
 func TestCalibrationFileIsValidated(t *testing.T) {
-	good := &nullModel{Domains: []lineFit{{A: 0.2, B: 0.01}}, SD: 0.05}
+	good := &nullModel{Domains: []lineFit{{A: 0.2, B: 0.01}}, SD: 0.05, MinTokens: 9}
 	tests := []struct {
 		name string
 		cal  calibration
@@ -408,6 +427,7 @@ func TestCalibrationFileIsValidated(t *testing.T) {
 		{"NaN", calibration{Vector: &nullModel{Domains: []lineFit{{A: math.NaN()}}, SD: 0.05}}, false},
 		{"zero spread", calibration{Vector: &nullModel{Domains: []lineFit{{A: 0.2}}, SD: 0}}, false},
 		{"infinite spread", calibration{Vector: &nullModel{Domains: []lineFit{{A: 0.2}}, SD: math.Inf(1)}}, false},
+		{"no shortest probe (an earlier format)", calibration{Vector: &nullModel{Domains: []lineFit{{A: 0.2}}, SD: 0.05}}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.cal.valid(); got != tt.ok {
@@ -447,6 +467,16 @@ func TestFitNull(t *testing.T) {
 	}
 	if z := m.z(m.threshold(10, 2.5), 10); math.Abs(z-2.5) > 1e-9 {
 		t.Errorf("z of the threshold %v, want 2.5", z)
+	}
+	// The shortest probe had 5 tokens: a shorter text is judged as one of
+	// 5, not by the line drawn out below what was measured.
+	if m.MinTokens != 5 {
+		t.Errorf("MinTokens %d, want 5, the shortest probe's", m.MinTokens)
+	}
+	for _, tokens := range []int{0, 1, 4} {
+		if got, want := m.mean(tokens), m.mean(5); got != want {
+			t.Errorf("mean at %d tokens %v, want the mean at 5, %v", tokens, got, want)
+		}
 	}
 	if fitNull(nil, minSD) != nil {
 		t.Error("fitNull without scores: not nil")

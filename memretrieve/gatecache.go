@@ -23,8 +23,9 @@ import (
 // or from a special file, and a file that is damaged, foreign or too large
 // is a miss, never an error.
 
-// calibrationFileVersion is the format of a calibration file.
-const calibrationFileVersion = 1
+// calibrationFileVersion is the format of a calibration file: 2 since the
+// null models record their shortest probe (nullModel.MinTokens).
+const calibrationFileVersion = 2
 
 // maxCalibrationFile bounds what is read of a calibration file: a real one
 // is well under a kilobyte.
@@ -125,7 +126,7 @@ func (c *calibration) valid() bool {
 		if m == nil {
 			continue
 		}
-		if len(m.Domains) == 0 || !finite(m.SD) || m.SD < minSD {
+		if len(m.Domains) == 0 || !finite(m.SD) || m.SD < minSD || m.MinTokens < 1 {
 			return false
 		}
 		for _, d := range m.Domains {
