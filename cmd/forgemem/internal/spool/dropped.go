@@ -1,8 +1,6 @@
 package spool
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,9 +22,7 @@ import (
 // 16 hexadecimal digits of the HMAC-SHA256 of base under the spool's key,
 // then ext ("dropped-3fa9c1d2e4b5a6f7.log").
 func (s *Spool) recordName(base, ext string) string {
-	m := hmac.New(sha256.New, s.key[:])
-	m.Write([]byte("forgemem spool record " + base))
-	return base + "-" + hex.EncodeToString(m.Sum(nil)[:8]) + ext
+	return base + "-" + hex.EncodeToString(mac(s.key, []byte("forgemem spool record "+base))[:8]) + ext
 }
 
 // droppedPath is the record of the entries a full spool dropped
