@@ -99,7 +99,7 @@ func benchQuantIndex(b *testing.B, n int, onDisk bool) *index.Flat {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
-	c := newVecCache("bench", map[memcore.Scope]string{memcore.ScopeRepo: dir}, true, zerolog.Nop())
+	c := newVecCache("bench", nil, map[memcore.Scope]string{memcore.ScopeRepo: dir}, true, zerolog.Nop())
 	c.setDim(benchDim)
 	keys := make([]contentKey, n)
 	for lo := 0; lo < n; lo += 1000 {

@@ -92,7 +92,7 @@ func (e *Engine) prepareCache() {
 		if e.cache != nil {
 			e.log.Info().Str("old", e.cache.model).Str("new", model).Msg("memretrieve: the embedding model changed; memories are embedded again")
 		}
-		e.cache = newVecCache(model, e.cacheDirs, e.cfg.Quantized, e.log)
+		e.cache = newVecCache(model, e.cfg.CacheSecret, e.cacheDirs, e.cfg.Quantized, e.log)
 		clear(e.unusable)
 		e.cache.refresh()
 	}

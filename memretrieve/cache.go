@@ -1,6 +1,7 @@
 package memretrieve
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -44,13 +45,17 @@ const (
 
 // cacheFileName is the file of model's vectors: a readable slug of the model
 // and a hash of its exact name, so two models never share a file (and the
-// header inside checks it anyway).
-func cacheFileName(model string) string { return modelFileName("vectors", model, "fmv") }
+// header inside checks it anyway); with a secret, the hash is keyed, so
+// only a holder of the secret knows the name (see Config.CacheSecret).
+func cacheFileName(model string, secret []byte) string {
+	return modelFileName("vectors", model, secret, "fmv")
+}
 
 // modelFileName is the name of a file of model in a cache folder:
-// prefix-<slug>-<8 hex>.ext, with a readable slug of the model and a hash of
-// its exact name.
-func modelFileName(prefix, model, ext string) string {
+// prefix-<slug>-<hex>.ext, with a readable slug of the model and a hash of
+// its exact name: the first 8 hexadecimal digits of its SHA-256 with no
+// secret, the first 16 of its HMAC-SHA256 under secret otherwise.
+func modelFileName(prefix, model string, secret []byte, ext string) string {
 	var slug strings.Builder
 	for _, r := range strings.ToLower(model) {
 		if slug.Len() >= 48 {
@@ -63,8 +68,16 @@ func modelFileName(prefix, model, ext string) string {
 			slug.WriteByte('-')
 		}
 	}
-	sum := sha256.Sum256([]byte(model))
-	return fmt.Sprintf("%s-%s-%s.%s", prefix, slug.String(), hex.EncodeToString(sum[:4]), ext)
+	var hash string
+	if len(secret) == 0 {
+		sum := sha256.Sum256([]byte(model))
+		hash = hex.EncodeToString(sum[:4])
+	} else {
+		h := hmac.New(sha256.New, secret)
+		h.Write([]byte(model))
+		hash = hex.EncodeToString(h.Sum(nil)[:8])
+	}
+	return fmt.Sprintf("%s-%s-%s.%s", prefix, slug.String(), hash, ext)
 }
 
 // cacheFile is one cache file and what has been read from it.
@@ -107,7 +120,9 @@ func (f *cacheFile) usable(dim int) bool {
 // re-rank candidates' vectors from the files.
 type vecCache struct {
 	model string
-	log   zerolog.Logger
+	// secret keys the names of the cache's files (Config.CacheSecret).
+	secret []byte
+	log    zerolog.Logger
 	// files maps each scope to the file its memories' vectors go to; two
 	// scopes may share one. Empty for a memory-only cache.
 	files map[memcore.Scope]*cacheFile
@@ -129,10 +144,11 @@ type codeEntry struct {
 	loc   diskLoc
 }
 
-// newVecCache returns the cache of model, quantised or not. dirs gives the
-// cache folder of each scope ("" or absent: memory only for that scope).
-func newVecCache(model string, dirs map[memcore.Scope]string, quantized bool, log zerolog.Logger) *vecCache {
-	c := &vecCache{model: model, log: log, files: make(map[memcore.Scope]*cacheFile), vecs: make(map[contentKey][]float32),
+// newVecCache returns the cache of model, quantised or not, its files named
+// under secret (none: nil). dirs gives the cache folder of each scope (""
+// or absent: memory only for that scope).
+func newVecCache(model string, secret []byte, dirs map[memcore.Scope]string, quantized bool, log zerolog.Logger) *vecCache {
+	c := &vecCache{model: model, secret: secret, log: log, files: make(map[memcore.Scope]*cacheFile), vecs: make(map[contentKey][]float32),
 		quantized: quantized, codes: make(map[contentKey]codeEntry)}
 	byDir := make(map[string]*cacheFile)
 	for scope, dir := range dirs {
@@ -141,7 +157,7 @@ func newVecCache(model string, dirs map[memcore.Scope]string, quantized bool, lo
 		}
 		f := byDir[dir]
 		if f == nil {
-			f = &cacheFile{dir: dir, path: filepath.Join(dir, cacheFileName(model)), keys: make(map[contentKey]struct{})}
+			f = &cacheFile{dir: dir, path: filepath.Join(dir, cacheFileName(model, secret)), keys: make(map[contentKey]struct{})}
 			byDir[dir] = f
 		}
 		c.files[scope] = f

@@ -132,7 +132,7 @@ func TestCacheInScopeFolders(t *testing.T) {
 		if err != nil || !slices.Contains(strings.Split(string(ign), "\n"), "*") {
 			t.Errorf("%s: .gitignore = %q, %v; want a line '*'", s, ign, err)
 		}
-		info, err := os.Stat(filepath.Join(dir, cacheFileName(emb.Model())))
+		info, err := os.Stat(filepath.Join(dir, cacheFileName(emb.Model(), nil)))
 		if err != nil {
 			t.Fatalf("%s: no vector file: %v", s, err)
 		}
@@ -144,7 +144,7 @@ func TestCacheInScopeFolders(t *testing.T) {
 		}
 		// Each scope's file holds that scope's ten memories.
 		var st decodeState
-		data, _ := os.ReadFile(filepath.Join(dir, cacheFileName(emb.Model())))
+		data, _ := os.ReadFile(filepath.Join(dir, cacheFileName(emb.Model(), nil)))
 		decodeRecords(data, emb.Model(), 0, &st, func(contentKey, []float32) {})
 		if st.records != 10 {
 			t.Errorf("%s: %d vectors in its cache, want its 10 memories", s, st.records)
@@ -166,7 +166,7 @@ func TestCacheModelChange(t *testing.T) {
 	store := memcore.NewMemStore()
 	write(t, store, genMemories(30, 6)...)
 	warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
-	oldFile := filepath.Join(dir, cacheFileName(newEmbedder(t).Model()))
+	oldFile := filepath.Join(dir, cacheFileName(newEmbedder(t).Model(), nil))
 	before, err := os.ReadFile(oldFile)
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestCacheDamageIsAMiss(t *testing.T) {
 			ms := genMemories(n, 9)
 			write(t, store, ms...)
 			warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
-			path := filepath.Join(dir, cacheFileName(model))
+			path := filepath.Join(dir, cacheFileName(model, nil))
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -388,7 +388,7 @@ func TestCacheCompaction(t *testing.T) {
 	store.set(all)
 	emb := newEmbedder(t)
 	e := warmEngine(t, store, emb, withCacheDir(dir))
-	path := filepath.Join(dir, cacheFileName(emb.Model()))
+	path := filepath.Join(dir, cacheFileName(emb.Model(), nil))
 	full, _ := os.Stat(path)
 
 	store.set(all[:50]) // a person deleted 350 memory files

@@ -29,7 +29,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 		store := memcore.NewMemStore()
 		write(t, store, memories...)
 		warmEngine(t, store, newEmbedder(t), withCacheDir(dir))
-		data, err := os.ReadFile(filepath.Join(dir, cacheFileName(newEmbedder(t).Model())))
+		data, err := os.ReadFile(filepath.Join(dir, cacheFileName(newEmbedder(t).Model(), nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 	}{
 		{"cache folder is a link", func(t *testing.T, repo string) (string, string) {
 			outside := t.TempDir()
-			if err := os.WriteFile(filepath.Join(outside, cacheFileName(newEmbedder(t).Model())), validCache(t), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(outside, cacheFileName(newEmbedder(t).Model(), nil)), validCache(t), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			link := filepath.Join(repo, cacheDirName)
@@ -70,7 +70,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				t.Fatal(err)
 			}
-			link := filepath.Join(dir, cacheFileName(newEmbedder(t).Model()))
+			link := filepath.Join(dir, cacheFileName(newEmbedder(t).Model(), nil))
 			if err := os.Symlink(outside, link); err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				t.Fatal(err)
 			}
-			link := filepath.Join(dir, cacheFileName(newEmbedder(t).Model()))
+			link := filepath.Join(dir, cacheFileName(newEmbedder(t).Model(), nil))
 			if err := os.Symlink(outside, link); err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestCacheNeverLeavesTheMemoryFolder(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				t.Fatal(err)
 			}
-			fifo := filepath.Join(dir, cacheFileName(newEmbedder(t).Model()))
+			fifo := filepath.Join(dir, cacheFileName(newEmbedder(t).Model(), nil))
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Skipf("mkfifo: %v", err)
 			}

@@ -13,7 +13,7 @@ import (
 // the folder was listed is skipped at once, never opened in a way that
 // waits for a writer.
 func TestRemoveVectorsFromSpecialFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), cacheFileName("m"))
+	path := filepath.Join(t.TempDir(), cacheFileName("m", nil))
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}

@@ -2,6 +2,7 @@ package memretrieve
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"time"
@@ -163,6 +164,17 @@ type Config struct {
 	// folders (a memcore.FileStore does, see [ScopeDirs]), and in memory
 	// only otherwise.
 	CacheDir string
+	// CacheSecret, when set, names the embedding cache's files (the
+	// vectors and the gate's calibration) after an HMAC-SHA256 of the model
+	// under it, so the engine reads only files written under the same
+	// secret. Anyone who writes a memory folder can otherwise put files
+	// there — a cloned repository can commit its .cache folder — holding
+	// vectors or a calibration made so that its memories enter every turn.
+	// Give a secret only the user has, of at least 16 bytes (the forgemem
+	// command derives one from a key in the user's memory folder). Nil (the
+	// default, as is empty): the names depend on the model alone. Changing it leaves the
+	// earlier files unread: the memories are embedded again.
+	CacheSecret []byte
 	// EmbedBatch is how many memory texts an index build sends in one
 	// Embed call: default 256, range 1–100,000.
 	EmbedBatch int
@@ -217,6 +229,9 @@ const (
 	defaultTurnCacheSize        = 64
 	defaultRetryDelay           = 30 * time.Second
 )
+
+// minCacheSecret is the shortest Config.CacheSecret, in bytes.
+const minCacheSecret = 16
 
 // DefaultConfig returns the default settings: ModeLLM, 5 hypotheses, the
 // top 10 memories per query, 1 hop of graph expansion, at most 8 memories
@@ -277,6 +292,8 @@ func (c Config) check() memcore.FieldErrors {
 	bad.Check(!math.IsNaN(c.LexicalWeight) && c.LexicalWeight >= 0 && c.LexicalWeight <= 10, "LexicalWeight", c.LexicalWeight, "0–10")
 	bad.Check(orIn(c.FusionK, 1, 1000), "FusionK", c.FusionK, "1–1000")
 	bad.Check(c.GateChance == 0 || c.GateChance >= 0.0001 && c.GateChance <= 1, "GateChance", c.GateChance, "0.0001–1 (1: the gate off)")
+	bad.Check(len(c.CacheSecret) == 0 || len(c.CacheSecret) >= minCacheSecret, "CacheSecret",
+		memcore.Description(fmt.Sprintf("a secret of %d bytes", len(c.CacheSecret))), fmt.Sprintf("none or at least %d bytes", minCacheSecret))
 	bad.Check(orIn(c.EmbedBatch, 1, 100_000), "EmbedBatch", c.EmbedBatch, "1–100000")
 	bad.Check(c.TurnCacheSize >= -1 && c.TurnCacheSize <= 100_000, "TurnCacheSize", c.TurnCacheSize, "-1–100000 (-1: no per-turn cache)")
 	bad.Check(orIn(c.Parallelism, 1, 4096), "Parallelism", c.Parallelism, "1–4096")

@@ -30,6 +30,7 @@ func TestConfigValidate(t *testing.T) {
 			c.InjectionTokenBudget, c.WindowTokenBudget, c.Timeout = 1, 1, time.Nanosecond
 			c.QueryTokenLimit, c.LexicalWeight, c.FusionK, c.GateChance = 1, 0, 1, 0.0001
 			c.EmbedBatch, c.TurnCacheSize, c.Parallelism, c.RetryDelay = 1, -1, 1, time.Nanosecond
+			c.CacheSecret = []byte("sixteen bytes!!!")
 		}, nil},
 		{"bounds high", func(c *Config) {
 			c.HypothesisCount, c.TopK, c.HopDepth, c.MaxMemories, c.MinScore = 10, 100, 3, 1000, 1
@@ -194,6 +195,8 @@ func badSettings() []badSetting {
 		field("GateChance -0.1", func(c *Config) { c.GateChance = -0.1 }, "GateChance", -0.1, "0.0001–1 (1: the gate off)", "GateChance is -0.1, want 0.0001–1 (1: the gate off)"),
 		field("GateChance 0.00001", func(c *Config) { c.GateChance = 0.00001 }, "GateChance", 0.00001, "0.0001–1 (1: the gate off)", "GateChance is 1e-05, want 0.0001–1"),
 		field("GateChance 1.5", func(c *Config) { c.GateChance = 1.5 }, "GateChance", 1.5, "0.0001–1 (1: the gate off)", "GateChance is 1.5, want 0.0001–1"),
+		field("CacheSecret of 15 bytes", func(c *Config) { c.CacheSecret = []byte("fifteen bytes!!") }, "CacheSecret",
+			memcore.Description("a secret of 15 bytes"), "none or at least 16 bytes", "CacheSecret is a secret of 15 bytes, want none or at least 16 bytes"),
 		field("EmbedBatch -1", func(c *Config) { c.EmbedBatch = -1 }, "EmbedBatch", -1, "1–100000", "EmbedBatch is -1, want 1–100000"),
 		field("EmbedBatch MinInt", func(c *Config) { c.EmbedBatch = math.MinInt }, "EmbedBatch", math.MinInt, "1–100000", fmt.Sprintf("EmbedBatch is %d, want 1–100000", math.MinInt)),
 		field("TurnCacheSize -2", func(c *Config) { c.TurnCacheSize = -2 }, "TurnCacheSize", -2, turnCache, "TurnCacheSize is -2, want -1–100000 (-1: no per-turn cache)"),
@@ -249,8 +252,8 @@ func TestBadSettingsReportedTogether(t *testing.T) {
 		s.change(&cfg) // a later change of the same field wins
 	}
 	cfgWant := []memcore.FieldError(cfg.check())
-	if len(cfgWant) != 17 {
-		t.Fatalf("the table leaves %d Config fields bad, want all 17 that have a range", len(cfgWant))
+	if len(cfgWant) != 18 {
+		t.Fatalf("the table leaves %d Config fields bad, want all 18 that have a range", len(cfgWant))
 	}
 	// The mode is not ModeLLM ("hyde"): no hypothesis provider is asked for.
 	_, err := NewEngine(memcore.NewMemStore(), nil, nil, cfg)

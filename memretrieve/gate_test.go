@@ -303,7 +303,7 @@ func TestCalibrationIsKeptInTheCache(t *testing.T) {
 	if cal1 == nil || cal1.Vector == nil || cal1.Lexical == nil {
 		t.Fatalf("calibration %+v, want a vector and a lexical model", cal1)
 	}
-	path := filepath.Join(fs.Dir(memcore.ScopeRepo), cacheDirName, calibrationFileName(newEmbedder(t).Model()))
+	path := filepath.Join(fs.Dir(memcore.ScopeRepo), cacheDirName, calibrationFileName(newEmbedder(t).Model(), nil))
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no calibration file: %v", err)
 	}
@@ -339,7 +339,7 @@ func TestCalibrationIsKeptInTheCache(t *testing.T) {
 	if n, in := e4.calibrations.Load(), other.Inputs(); n < 1 || in < len(theProbes().all) {
 		t.Errorf("another model: measured %d times, embedded %d texts; want it measured, and the %d probes among them", n, in, len(theProbes().all))
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(path), calibrationFileName("other-model"))); err != nil {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), calibrationFileName("other-model", nil))); err != nil {
 		t.Errorf("no calibration file for the other model: %v", err)
 	}
 

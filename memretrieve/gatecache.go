@@ -15,8 +15,9 @@ import (
 
 // The relevance gate's calibration is kept in the embedding cache folder,
 // beside the vectors, in one small JSON file per embedding model,
-// gate-<model slug>-<8 hex>.json: the null models and what they were
-// measured on (calibrationKey). A build whose memories, model and probe set
+// gate-<model slug>-<hex>.json (named as the vectors' file is, see
+// cacheFileName): the null models and what they were measured on
+// (calibrationKey). A build whose memories, model and probe set
 // match the file's uses it; any other computes the calibration again and
 // replaces the file (written under a temporary name and renamed into
 // place). Like the vectors' files, it is never read through a symbolic link
@@ -39,8 +40,11 @@ type calibrationFile struct {
 	Calibration calibration `json:"calibration"`
 }
 
-// calibrationFileName is the name of model's calibration file.
-func calibrationFileName(model string) string { return modelFileName("gate", model, "json") }
+// calibrationFileName is the name of model's calibration file, keyed by
+// secret as the vectors' file is (see cacheFileName).
+func calibrationFileName(model string, secret []byte) string {
+	return modelFileName("gate", model, secret, "json")
+}
 
 // calibrationDir returns the cache folder the calibration is kept in: the
 // first of the cache's folders that is usable, or "" when the cache is kept
@@ -59,7 +63,7 @@ func (c *vecCache) loadCalibration(key [32]byte) *calibration {
 	if f == nil || checkCacheDir(f.dir) != nil {
 		return nil
 	}
-	path := filepath.Join(f.dir, calibrationFileName(c.model))
+	path := filepath.Join(f.dir, calibrationFileName(c.model, c.secret))
 	fh, err := atomicfile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -100,7 +104,7 @@ func (c *vecCache) storeCalibration(key [32]byte, cal *calibration) {
 		err = c.prepareDir(f)
 	}
 	if err == nil {
-		err = writeReplacing(f.dir, calibrationFileName(c.model), data)
+		err = writeReplacing(f.dir, calibrationFileName(c.model, c.secret), data)
 	}
 	if err != nil {
 		c.log.Warn().Err(err).Str("dir", f.dir).Msg("memretrieve: cannot keep the relevance gate's calibration; it is computed again in each process")

@@ -199,6 +199,7 @@ var quantizedTests bool
 type cfgOpt func(*Config)
 
 func withCacheDir(dir string) cfgOpt            { return func(c *Config) { c.CacheDir = dir } }
+func withCacheSecret(s []byte) cfgOpt           { return func(c *Config) { c.CacheSecret = s } }
 func withLogger(l zerolog.Logger) cfgOpt        { return func(c *Config) { c.Logger = l } }
 func withEmbedBatch(n int) cfgOpt               { return func(c *Config) { c.EmbedBatch = n } }
 func withTurnCacheSize(n int) cfgOpt            { return func(c *Config) { c.TurnCacheSize = n } }

@@ -85,7 +85,7 @@ func TestQuantizedEngineAfterTheFileIsReplaced(t *testing.T) {
 	rebuild(t, quant)
 
 	// The records in reverse order, under a new file renamed into place.
-	path := filepath.Join(dir, cacheFileName(emb.Model()))
+	path := filepath.Join(dir, cacheFileName(emb.Model(), nil))
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestQuantizedEngineAfterTheCacheIsDeleted(t *testing.T) {
 			if how == "folder deleted" {
 				err = os.RemoveAll(dir)
 			} else {
-				path := filepath.Join(dir, cacheFileName(emb.Model()))
+				path := filepath.Join(dir, cacheFileName(emb.Model(), nil))
 				if err = os.WriteFile(path+".new", nil, 0o600); err == nil {
 					err = os.Rename(path+".new", path)
 				}

@@ -55,7 +55,7 @@ func TestQuantizedSearchNeverFollowsTheCache(t *testing.T) {
 			cfg.Timeout = 2 * time.Second
 			e := newEngine(t, fs, emb, nil, cfg, withRetryDelay(time.Hour))
 			rebuild(t, e)
-			tt.trap(t, filepath.Join(fs.Dir(memcore.ScopeRepo), cacheDirName, cacheFileName(emb.Model())))
+			tt.trap(t, filepath.Join(fs.Dir(memcore.ScopeRepo), cacheDirName, cacheFileName(emb.Model(), nil)))
 
 			done := make(chan *Result, 1)
 			go func() {
