@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,12 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
+	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memretrieve"
+	"github.com/forgemem/forgemem/providers/fake"
 )
 
 // network is the fixture's only way out: requests to allowed hosts go
@@ -238,4 +244,108 @@ func mkSymlink(target, link string) error {
 		return err
 	}
 	return os.Symlink(target, link)
+}
+
+// plantingEmbedder embeds the text target as if it were the text as: what
+// a repository's author would use to make the cache they commit.
+type plantingEmbedder struct {
+	*fake.Embedder
+	target, as string
+}
+
+func (p plantingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	texts = slices.Clone(texts)
+	for i, t := range texts {
+		if strings.TrimSpace(t) == p.target {
+			texts[i] = p.as
+		}
+	}
+	return p.Embedder.Embed(ctx, texts)
+}
+
+// TestRepositoryCannotPlantTheCache: a repository commits its .cache
+// folder, made so that one of its memories matches a turn about something
+// else. A library engine without a cache secret would inject it; recall
+// and search, whose engines name the cache's files after the user's key,
+// neither read nor change the planted files, and the memory stays out.
+func TestRepositoryCannotPlantTheCache(t *testing.T) {
+	const prompt = "Which colour palette should the dashboard charts use in dark mode?"
+	const target = "Migrations live in db/migrations, one file per change."
+	f := newFixture(t)
+	f.seed()
+	repoOnly, err := memcore.NewFileStore(f.repoDir(), "", memcore.FileStoreConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newEmb := func() *fake.Embedder {
+		e, err := fake.NewEmbedder(fake.EmbedderConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	cfg := memretrieve.DefaultConfig()
+	cfg.Mode = memretrieve.ModeIdentity
+	engine := func(emb memcore.Embedder) *memretrieve.Engine {
+		e, err := memretrieve.NewEngine(repoOnly, emb, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Rebuild(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	// The author's build leaves the planted files in the repository's
+	// .cache folder.
+	engine(plantingEmbedder{Embedder: newEmb(), target: target, as: prompt})
+	cacheDir := filepath.Join(f.repoDir(), memretrieve.CacheDirName)
+	planted := make(map[string][]byte)
+	entries, err := os.ReadDir(cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if data, err := os.ReadFile(filepath.Join(cacheDir, e.Name())); err == nil && e.Name() != ".gitignore" {
+			planted[e.Name()] = data
+		}
+	}
+	if len(planted) < 2 {
+		t.Fatalf("the author's build left %d files, want the vectors and the calibration", len(planted))
+	}
+	// They work on an engine without a secret.
+	res, err := engine(newEmb()).Retrieve(t.Context(), "", []memcore.Message{{Role: memcore.RoleUser, Content: prompt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Memories, func(r memretrieve.Recalled) bool { return r.Memory.Content == target }) {
+		t.Fatalf("an engine without a secret injected %d memories, not the planted one: the plant does not work", len(res.Memories))
+	}
+
+	// recall injects only what passes the gate; search lists every memory,
+	// and must not call the planted one strong.
+	r := f.runIn(t.Context(), f.repo, conversation(prompt), "recall")
+	if r.code != cli.ExitOK || strings.Contains(r.stdout, target) {
+		t.Errorf("recall: exit %d, printed\n%s\nwant exit 0 without the planted memory (stderr %q)", r.code, r.stdout, r.stderr)
+	}
+	r = f.run("search", prompt, "--json")
+	var found struct {
+		Hits []struct {
+			Memory struct{ Content string }
+			Strong bool
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &found); err != nil || r.code != cli.ExitOK {
+		t.Fatalf("search --json: exit %d, %v, stderr %q", r.code, err, r.stderr)
+	}
+	for _, h := range found.Hits {
+		if h.Memory.Content == target && h.Strong {
+			t.Errorf("search called the planted memory strong:\n%s", r.stdout)
+		}
+	}
+	for name, data := range planted {
+		if got, err := os.ReadFile(filepath.Join(cacheDir, name)); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("the planted %s was changed or removed (%v)", name, err)
+		}
+	}
 }

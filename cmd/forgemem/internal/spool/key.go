@@ -134,6 +134,14 @@ func verify(k Key, data []byte) (*Entry, error) {
 	return &e, nil
 }
 
+// Derive returns a secret for purpose made from k: the HMAC-SHA256 of
+// purpose under k, so that the user's key serves another use (naming the
+// embedding cache's files, for one) without that use learning the key or
+// being able to sign an entry.
+func (k Key) Derive(purpose string) []byte {
+	return mac(k, []byte("forgemem derived secret: "+purpose))
+}
+
 // mac is the HMAC-SHA256 of data under k.
 func mac(k Key, data []byte) []byte {
 	h := hmac.New(sha256.New, k[:])

@@ -130,3 +130,26 @@ func TestLoadKeyAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyDerive: a derived secret is the same for one key and purpose, and
+// differs with either; it is not the key itself.
+func TestKeyDerive(t *testing.T) {
+	var a, b spool.Key
+	a[0], b[0] = 1, 2
+	s := a.Derive("embedding cache file names")
+	if len(s) != 32 {
+		t.Fatalf("derived %d bytes, want 32", len(s))
+	}
+	if !bytes.Equal(s, a.Derive("embedding cache file names")) {
+		t.Error("one key and purpose derived two secrets")
+	}
+	for name, other := range map[string][]byte{
+		"another purpose": a.Derive("something else"),
+		"another key":     b.Derive("embedding cache file names"),
+		"the key":         a[:],
+	} {
+		if bytes.Equal(s, other) {
+			t.Errorf("the derived secret equals that of %s", name)
+		}
+	}
+}

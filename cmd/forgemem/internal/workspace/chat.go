@@ -80,8 +80,7 @@ func (w *Workspace) StartChat(ctx context.Context, opts ChatOptions) (*Chat, err
 		if cfg.Mode == memretrieve.ModeLLM {
 			hyp = llm
 		}
-		cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
-		if c.engine, err = memretrieve.NewEngine(w.store, models.Embedder, hyp, cfg); err != nil {
+		if c.engine, err = memretrieve.NewEngine(w.store, models.Embedder, hyp, w.engineConfig(cfg)); err != nil {
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)
 		}
 		c.engine.Start(ctx)

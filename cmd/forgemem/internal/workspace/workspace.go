@@ -205,6 +205,28 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 	return w.engineOver(ctx, purpose, nil, cfg, llm, emb)
 }
 
+// engineConfig is cfg with what this workspace gives every engine: its
+// logger and progress bar, and the secret that names the embedding cache's
+// files. The secret comes from the user's capture key, so a repository that
+// commits its .cache folder cannot have its vectors or gate calibration
+// read (memretrieve.Config.CacheSecret). Without a user's memory folder to
+// keep the key in, the files are named as the library names them, with a
+// warning in the log.
+func (w *Workspace) engineConfig(cfg memretrieve.Config) memretrieve.Config {
+	cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
+	key, err := w.captureKey()
+	if err != nil {
+		w.opts.Logger.Warn().Err(err).Msg("forgemem: the embedding cache's files are named without the user's key; a repository's committed cache would be read")
+		return cfg
+	}
+	cfg.CacheSecret = key.Derive(cacheSecretPurpose)
+	return cfg
+}
+
+// cacheSecretPurpose is what the capture key is derived for to name the
+// embedding cache's files (see Workspace.engineConfig).
+const cacheSecretPurpose = "embedding cache file names"
+
 // engineOver is engine over store, a view of the workspace's folders; nil
 // means the store of the workspace's engines (see engineStore), chosen
 // once the folders were looked at.
@@ -227,9 +249,8 @@ func (w *Workspace) engineOver(ctx context.Context, purpose string, store memcor
 	}
 	e := w.engines[purpose]
 	if e == nil {
-		cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
 		var err error
-		e, err = memretrieve.NewEngine(store, emb, llm, cfg)
+		e, err = memretrieve.NewEngine(store, emb, llm, w.engineConfig(cfg))
 		if err != nil {
 			w.mu.Unlock()
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)
