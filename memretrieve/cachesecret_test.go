@@ -36,7 +36,8 @@ func (p plantingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 // engine uses them (which is why the command sets one); with a secret it
 // reads only files written under that secret: it embeds the memories and
 // measures the calibration itself, and the planted memory stays out. A
-// restart with the same secret reads the files it wrote.
+// restart with the same secret reads the files it wrote. The engine keeps
+// its own copy of the secret.
 func TestCacheSecretKeepsPlantedFilesOut(t *testing.T) {
 	const prompt = "Install the chart library in the frontend with pnpm."
 	// The repository's memories, all of them: its author can plant the
@@ -83,7 +84,9 @@ func TestCacheSecretKeepsPlantedFilesOut(t *testing.T) {
 
 	secret := []byte("the user's own secret, 32 bytes")
 	emb := newEmbedder(t)
-	keyed := newEngine(t, fs, emb, nil, identityConfig(), withCacheSecret(secret))
+	given := slices.Clone(secret)
+	keyed := newEngine(t, fs, emb, nil, identityConfig(), withCacheSecret(given))
+	clear(given) // the engine keeps its own copy
 	rebuild(t, keyed)
 	if n := keyed.calibrations.Load(); n < 1 {
 		t.Error("with a secret the planted calibration was used: measured 0 times")

@@ -171,9 +171,10 @@ type Config struct {
 	// there — a cloned repository can commit its .cache folder — holding
 	// vectors or a calibration made so that its memories enter every turn.
 	// Give a secret only the user has, of at least 16 bytes (the forgemem
-	// command derives one from a key in the user's memory folder). Nil (the
-	// default, as is empty): the names depend on the model alone. Changing it leaves the
-	// earlier files unread: the memories are embedded again.
+	// command derives one from a key in the user's memory folder); the
+	// engine keeps a copy. Nil or empty (the default): the names depend on
+	// the model alone. Changing it leaves the earlier files unread: the
+	// memories are embedded again.
 	CacheSecret []byte
 	// EmbedBatch is how many memory texts an index build sends in one
 	// Embed call: default 256, range 1–100,000.

@@ -179,10 +179,10 @@
 // place). A memory folder that others write (a cloned repository can commit
 // its .cache folder) could hold planted vectors; with Config.CacheSecret the
 // files are named after an HMAC under a secret only the user has, so the
-// engine reads only the files it wrote. See README.md for the byte layout. Config.BuildProgress reports
-// how far a build that embeds many memories has got. [RemoveCachedVectors]
-// deletes the vectors of given contents from a cache folder, for memories
-// that must leave no trace.
+// engine reads only the files it wrote. See README.md for the byte layout.
+// Config.BuildProgress reports how far a build that embeds many memories
+// has got. [RemoveCachedVectors] deletes the vectors of given contents from
+// a cache folder, for memories that must leave no trace.
 //
 // # The injection block
 //

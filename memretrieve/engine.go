@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -164,6 +165,7 @@ func NewEngine(store memcore.MemoryStore, embedder memcore.Embedder, hypothesis 
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	cfg.CacheSecret = slices.Clone(cfg.CacheSecret) // the caller may reuse its slice
 	e := &Engine{
 		store:     store,
 		embedder:  embedder,
