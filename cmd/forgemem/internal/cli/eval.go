@@ -42,8 +42,9 @@ collection and scored: recall@k, hit@k, MRR, the latency of a retrieval (p50, p9
 texts embedded. A query with "relevant": [] is off topic. What the injection — the block an
 agent gets — holds is measured too: on topic, the share holding a relevant memory; off topic,
 the share that is not empty; the memories and tokens of each. --offtopic FILE adds the
-queries of FILE (JSON Lines, {"id", "text"} each) to every collection as off-topic ones. Each
-retrieval gets at least 30s (memory.retrieval_timeout if longer).
+queries of FILE (JSON Lines, {"id", "text"} each) to every collection as off-topic ones, and
+their figures are given apart too (off_topic_added in --json). Each retrieval gets at least
+30s (memory.retrieval_timeout if longer).
 
 --madial DIR converts the MADial-Bench benchmark (its memory-en.jsonl and dialogue-en.jsonl,
 or a clone of its repository) into such a dataset and writes it to stdout. --locomo FILE does

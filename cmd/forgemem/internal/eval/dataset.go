@@ -58,6 +58,10 @@ type Query struct {
 	// makes the query off topic: nothing in the collection answers it, and
 	// the right injection for it is none.
 	Relevant []string `json:"relevant"`
+	// Added is set on the queries [AddOffTopic] adds, never read from a
+	// dataset, so that their figures can be told from the collection's own
+	// (Report.AddedOffTopic).
+	Added bool `json:"-"`
 }
 
 // Message is one message of a query conversation.
@@ -278,8 +282,8 @@ func decodeOffTopic(line []byte, ids map[string]int) (Query, error) {
 }
 
 // AddOffTopic returns the collections with the off-topic queries added to
-// each, after its own queries, so that one set of off-topic queries serves
-// every collection of a dataset. A query id that a collection already
+// each, after its own queries and marked Added, so that one set of
+// off-topic queries serves every collection of a dataset. A query id that a collection already
 // uses is an error wrapping [ErrDataset].
 func AddOffTopic(collections []Collection, offTopic []Query) ([]Collection, error) {
 	out := make([]Collection, len(collections))
@@ -293,7 +297,11 @@ func AddOffTopic(collections []Collection, offTopic []Query) ([]Collection, erro
 				return nil, fmt.Errorf("%w: collection %q already has a query %q (rename the off-topic one)", ErrDataset, c.Name, q.ID)
 			}
 		}
-		c.Queries = append(slices.Clip(c.Queries), offTopic...)
+		c.Queries = slices.Clip(c.Queries)
+		for _, q := range offTopic {
+			q.Added = true
+			c.Queries = append(c.Queries, q)
+		}
 		out[i] = c
 	}
 	return out, nil

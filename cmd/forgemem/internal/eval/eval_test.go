@@ -409,6 +409,10 @@ func TestRunAbstention(t *testing.T) {
 	cols := []Collection{{Name: "c", Memories: mems, Queries: []Query{
 		{ID: "on-1", Text: "Should user updates use optimistic locking with a version column and retries?", Relevant: []string{"locking"}},
 		{ID: "on-2", Text: "Put the new migration in db/migrations, numbered, one file per change.", Relevant: []string{"migrations"}},
+		// The collection's own off-topic query, which the gate lets
+		// through (it is about a memory): its figures are not those of the
+		// queries --offtopic adds.
+		{ID: "own-off", Text: "Library code logs with zerolog through a logger passed in, never fmt.Println.", Relevant: []string{}},
 	}}}
 	off, err := ReadOffTopic(strings.NewReader(`{"id": "off-1", "text": "What is a good recipe for banana bread with walnuts?"}` + "\n" +
 		`{"id": "off-2", "messages": [{"role": "user", "content": "Suggest a few names for a grey kitten."}]}` + "\n"))
@@ -428,19 +432,23 @@ func TestRunAbstention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Queries != 4 || r.OnTopic.Queries != 2 || r.OffTopic.Queries != 2 {
-		t.Fatalf("queries %d (%d on topic, %d off), want 4 (2 and 2)", r.Queries, r.OnTopic.Queries, r.OffTopic.Queries)
+	if r.Queries != 5 || r.OnTopic.Queries != 2 || r.OffTopic.Queries != 3 || r.AddedOffTopic.Queries != 2 {
+		t.Fatalf("queries %d (%d on topic, %d off, %d of them added), want 5 (2 and 3, 2)", r.Queries, r.OnTopic.Queries, r.OffTopic.Queries, r.AddedOffTopic.Queries)
 	}
-	if r.OffTopic.InjectedRate != 0 || r.OffTopic.MemoriesMean != 0 || r.OffTopic.TokensMean != 0 {
-		t.Errorf("off topic %+v, want nothing injected", r.OffTopic)
+	if math.Abs(r.OffTopic.InjectedRate-1.0/3) > 1e-12 || r.OffTopic.MemoriesMean == 0 {
+		t.Errorf("off topic %+v, want the collection's own query injected and the added ones not", r.OffTopic)
+	}
+	if r.AddedOffTopic.InjectedRate != 0 || r.AddedOffTopic.MemoriesMean != 0 || r.AddedOffTopic.TokensMean != 0 {
+		t.Errorf("the added off-topic queries %+v, want nothing injected", r.AddedOffTopic)
 	}
 	if r.OnTopic.RelevantInInjection != 1 || r.OnTopic.InjectedRate != 1 {
 		t.Errorf("on topic %+v, want every injection to hold its memory", r.OnTopic)
 	}
 	var mems2, tokens float64
 	for _, q := range r.PerQuery {
-		if q.OffTopic != (q.ID == "off-1" || q.ID == "off-2") {
-			t.Errorf("%s: off topic %v", q.ID, q.OffTopic)
+		added := q.ID == "off-1" || q.ID == "off-2"
+		if q.OffTopic != (added || q.ID == "own-off") || q.Added != added {
+			t.Errorf("%s: off topic %v, added %v", q.ID, q.OffTopic, q.Added)
 		}
 		if !q.OffTopic {
 			if len(q.Injected) == 0 || q.Injected[0] != cols[0].Queries[slices.IndexFunc(cols[0].Queries, func(x Query) bool { return x.ID == q.ID })].Relevant[0] || q.InjectedTokens == 0 {
@@ -465,18 +473,22 @@ func TestRunAbstention(t *testing.T) {
 	if err := json.Unmarshal(js, &obj); err != nil {
 		t.Fatal(err)
 	}
-	if obj["offtopic_injected_rate"] != 0.0 || obj["relevant_in_injection"] != 1.0 {
-		t.Errorf("JSON %s: want offtopic_injected_rate 0 and relevant_in_injection 1", js)
+	if obj["offtopic_injected_rate"] != 0.3333 || obj["relevant_in_injection"] != 1.0 {
+		t.Errorf("JSON %s: want offtopic_injected_rate 0.3333 and relevant_in_injection 1", js)
 	}
-	for _, side := range []string{"on_topic", "off_topic"} {
+	for side, n := range map[string]float64{"on_topic": 2, "off_topic": 3, "off_topic_added": 2} {
 		m, ok := obj[side].(map[string]any)
-		if !ok || m["queries"] != 2.0 || m["injected_memories_mean"] == nil || m["injected_tokens_mean"] == nil {
-			t.Errorf("JSON %s = %v", side, obj[side])
+		if !ok || m["queries"] != n || m["injected_memories_mean"] == nil || m["injected_tokens_mean"] == nil {
+			t.Errorf("JSON %s = %v, want %v queries", side, obj[side], n)
 		}
+	}
+	if m, _ := obj["off_topic_added"].(map[string]any); m["injected_rate"] != 0.0 {
+		t.Errorf("JSON off_topic_added = %v, want injected_rate 0", m)
 	}
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "relevant injected") ||
-		!strings.Contains(b.String(), "4 queries (2 on topic, 2 off topic)") {
+		!strings.Contains(b.String(), "5 queries (2 on topic, 3 off topic)") ||
+		!strings.Contains(b.String(), "off topic, the 2 queries --offtopic added alone: injected 0.000, 0.0 memories, 0 tokens") {
 		t.Errorf("WriteText = %q, %v", b.String(), err)
 	}
 }
@@ -514,8 +526,8 @@ func TestReadOffTopic(t *testing.T) {
 		t.Errorf("AddOffTopic with a clashing id = %v, want ErrDataset", err)
 	}
 	added, err := AddOffTopic(cols, []Query{{ID: "b", Text: "x"}})
-	if err != nil || len(added[0].Queries) != 2 || len(cols[0].Queries) != 1 {
-		t.Errorf("AddOffTopic = %+v, %v; want the query added to a copy", added, err)
+	if err != nil || len(added[0].Queries) != 2 || len(cols[0].Queries) != 1 || added[0].Queries[0].Added || !added[0].Queries[1].Added {
+		t.Errorf("AddOffTopic = %+v, %v; want the query added to a copy, marked Added", added, err)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // "offtopic_injected_rate" (the share of off-topic queries whose injection
 // is not empty), "on_topic" and "off_topic" (each with "queries",
 // "injected_rate", "relevant_in_injection", "injected_memories_mean" and
-// "injected_tokens_mean"), "queries", "collections", "memories", "p50_ms",
+// "injected_tokens_mean"), "off_topic_added" (the same for the off-topic
+// queries --offtopic added alone, when it added any), "queries", "collections", "memories", "p50_ms",
 // "p95_ms", "texts_embedded", "query_texts_embedded", "vector_skipped",
 // "candidates", and "per_collection" (each with "collection", "memories",
 // "queries", the scores and the injection figures). Scores and rates are
@@ -29,6 +30,9 @@ func (r *Report) JSON(extra map[string]any) ([]byte, error) {
 	}
 	addScores(obj, r.Scores, r.Ks)
 	addInjections(obj, r.OnTopic, r.OffTopic)
+	if r.AddedOffTopic.Queries > 0 {
+		obj["off_topic_added"] = injectionJSON(r.AddedOffTopic)
+	}
 	obj["queries"] = r.Queries
 	obj["collections"] = r.Collections
 	obj["memories"] = r.Memories
@@ -103,7 +107,7 @@ func (r *Report) WriteText(w io.Writer) error {
 // writeInjections writes a table of what the injections held, per
 // collection and for all: on topic, the share holding a relevant memory;
 // off topic, the share that is not empty; the mean memories and tokens of
-// each.
+// each. A line after it gives the off-topic queries --offtopic added alone.
 func (r *Report) writeInjections(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "collection\ton topic\trelevant injected\tmemories\ttokens\toff topic\tinjected\tmemories\ttokens")
@@ -117,7 +121,15 @@ func (r *Report) writeInjections(w io.Writer) error {
 		}
 	}
 	line("all", r.OnTopic, r.OffTopic)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if a := r.AddedOffTopic; a.Queries > 0 {
+		_, err := fmt.Fprintf(w, "off topic, the %d queries --offtopic added alone: injected %.3f, %.1f memories, %.0f tokens\n",
+			a.Queries, a.InjectedRate, a.MemoriesMean, a.TokensMean)
+		return err
+	}
+	return nil
 }
 
 // writeScores writes a table of the rankings' scores over the on-topic

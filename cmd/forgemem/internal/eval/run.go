@@ -56,6 +56,10 @@ type Report struct {
 	// OnTopic and OffTopic describe the injections, the block an agent
 	// gets, of the on-topic and the off-topic queries.
 	OnTopic, OffTopic Injection
+	// AddedOffTopic describes those of the off-topic queries AddOffTopic
+	// added (--offtopic) alone, without the collections' own; its Queries
+	// is 0 when none was added.
+	AddedOffTopic Injection
 	// P50Ms and P95Ms are percentiles of one Retrieve call's latency, in
 	// milliseconds.
 	P50Ms, P95Ms float64
@@ -99,7 +103,9 @@ type QueryReport struct {
 	// OffTopic is set for a query without relevant memories; its Scores
 	// are zero.
 	OffTopic bool
-	Scores   Scores
+	// Added is set for a query AddOffTopic added (Query.Added).
+	Added  bool
+	Scores Scores
 	// Ranking lists the dataset ids of the memories ranked, best first.
 	Ranking []string
 	// Injected lists the dataset ids of the memories of the injection, in
@@ -178,6 +184,7 @@ func Run(ctx context.Context, collections []Collection, o Options) (*Report, err
 	}
 	r.Queries = len(r.PerQuery)
 	r.Scores, r.OnTopic, r.OffTopic = summarise(r.PerQuery, ks)
+	r.AddedOffTopic = tally(r.PerQuery, func(q QueryReport) bool { return q.Added })
 	r.P50Ms, r.P95Ms = latencyPercentiles(latencies)
 	r.TextsEmbedded = int(emb.texts.Load())
 	if r.Queries > 0 {
@@ -190,13 +197,23 @@ func Run(ctx context.Context, collections []Collection, o Options) (*Report, err
 // the injections of the on-topic and the off-topic ones held.
 func summarise(qs []QueryReport, ks []int) (Scores, Injection, Injection) {
 	var scores []Scores
-	var on, off Injection
 	for _, q := range qs {
-		inj := &on
-		if q.OffTopic {
-			inj = &off
-		} else {
+		if !q.OffTopic {
 			scores = append(scores, q.Scores)
+		}
+	}
+	on := tally(qs, func(q QueryReport) bool { return !q.OffTopic })
+	off := tally(qs, func(q QueryReport) bool { return q.OffTopic })
+	return meanScores(scores, ks), on, off
+}
+
+// tally returns what the injections of the queries of qs that keep
+// accepts held.
+func tally(qs []QueryReport, keep func(QueryReport) bool) Injection {
+	var inj Injection
+	for _, q := range qs {
+		if !keep(q) {
+			continue
 		}
 		inj.Queries++
 		if len(q.Injected) > 0 {
@@ -208,15 +225,13 @@ func summarise(qs []QueryReport, ks []int) (Scores, Injection, Injection) {
 		inj.MemoriesMean += float64(len(q.Injected))
 		inj.TokensMean += float64(q.InjectedTokens)
 	}
-	for _, inj := range []*Injection{&on, &off} {
-		if n := float64(inj.Queries); n > 0 {
-			inj.InjectedRate /= n
-			inj.RelevantInInjection /= n
-			inj.MemoriesMean /= n
-			inj.TokensMean /= n
-		}
+	if n := float64(inj.Queries); n > 0 {
+		inj.InjectedRate /= n
+		inj.RelevantInInjection /= n
+		inj.MemoriesMean /= n
+		inj.TokensMean /= n
 	}
-	return meanScores(scores, ks), on, off
+	return inj
 }
 
 // runCollection evaluates one collection: it adds the report of each of
@@ -296,7 +311,7 @@ func indexCollection(ctx context.Context, dir string, c Collection, o Options, e
 // queryReport scores the result of query q of the collection named
 // collection: its ranking, and what its injection holds.
 func queryReport(collection string, q Query, res *memretrieve.Result, toDataset map[string]string, ks []int) QueryReport {
-	qr := QueryReport{Collection: collection, ID: q.ID, OffTopic: q.OffTopic(), Ranking: make([]string, len(res.Ranked)),
+	qr := QueryReport{Collection: collection, ID: q.ID, OffTopic: q.OffTopic(), Added: q.Added, Ranking: make([]string, len(res.Ranked)),
 		Injected: make([]string, len(res.Memories))}
 	for i, cand := range res.Ranked {
 		qr.Ranking[i] = toDataset[cand.ID]
