@@ -26,11 +26,18 @@ func derivedScore(s float64, hops int) float64 {
 }
 
 // inject turns the turn's ranking (see fuse) into its Result: the memories
-// chosen (see choose) and not dropped as outdated (see checkStale), the
+// chosen (see choose), not held for review (see checkHold) and not dropped
+// as outdated (see checkStale), the
 // block that presents them within the budget, the ranking, and every ranked
 // memory left out with why.
 func (e *Engine) inject(ctx context.Context, snap *snapshot, ranked []Candidate) *Result {
 	recs, dropped := e.choose(snap, ranked)
+	recs, held := e.checkHold(recs)
+	for _, r := range held {
+		if r.Via.Search() {
+			dropped = append(dropped, Dropped{ID: r.Memory.Meta.ID, Score: r.Score, Evidence: r.Evidence, Reason: DropHeld})
+		}
+	}
 	recs, stale := e.checkStale(ctx, recs)
 	for _, r := range stale {
 		if r.Via.Search() {
@@ -38,7 +45,7 @@ func (e *Engine) inject(ctx context.Context, snap *snapshot, ranked []Candidate)
 		}
 	}
 	res := e.render(snap.graph, recs)
-	res.StaleDropped = len(stale)
+	res.StaleDropped, res.HeldDropped = len(stale), len(held)
 	for _, r := range recs[len(res.Memories):] {
 		if r.Via.Search() {
 			dropped = append(dropped, Dropped{ID: r.Memory.Meta.ID, Score: r.Score, Evidence: r.Evidence, Reason: DropBudget})

@@ -60,6 +60,16 @@ type StaleChecker interface {
 	Stale(ctx context.Context, m *memcore.MemoryFile) string
 }
 
+// HoldChecker says why a memory must wait for a person's review before it
+// is injected — text from someone else that reads like an instruction to
+// the agent's tools, say — or "" when it may be injected.
+type HoldChecker interface {
+	// Hold returns why m waits, or "". It is called for each memory a
+	// turn is about to inject, so it must be cheap, and safe for
+	// concurrent use.
+	Hold(m *memcore.MemoryFile) string
+}
+
 // Config holds everything an [Engine] is configured with: the retrieval
 // settings, and what the host gives it (a logger, a cache folder, a
 // progress callback). Each field's comment names the settings key it is
@@ -209,6 +219,13 @@ type Config struct {
 	// memcore/anchor's *Checker for a repository — so the engine needs no
 	// file system or git of its own.
 	StaleCheck StaleChecker
+	// HoldCheck, when set, is asked about each memory a turn is about to
+	// inject (when StaleCheck is); a memory it holds is left out
+	// (DropHeld), however relevant. Nil holds nothing. The forgemem command
+	// holds a repository's memory that reads like an instruction until the
+	// user approves it, since a file a repository commits can claim any
+	// source and status.
+	HoldCheck HoldChecker
 	// Stale is what a turn does with a memory StaleCheck finds outdated
 	// (memory.stale): StaleLabel (the default; "" means it too) injects it
 	// with a note, StaleDrop leaves it out, StaleIgnore does not check.

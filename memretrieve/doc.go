@@ -38,8 +38,10 @@
 //  8. adds related memories within Config.HopDepth edges of those, in both
 //     directions, scored below the memory they were reached from, and caps
 //     the total at Config.MaxMemories;
-//  9. asks the host's Config.StaleCheck, when set, whether each of them
-//     may be outdated (the code it names moved or went away), labels or
+//  9. leaves out those the host's Config.HoldCheck, when set, holds for a
+//     person's review ([DropHeld]; their text is not shown in the other
+//     memories' links or histories either), asks the host's
+//     Config.StaleCheck, when set, whether each of the rest may be outdated (the code it names moved or went away), labels or
 //     drops those it says are (Config.Stale: [StaleLabel], [StaleDrop],
 //     [StaleIgnore]), and renders the injection block (below) of the rest,
 //     cut to Config.InjectionTokenBudget by dropping whole memories, lowest

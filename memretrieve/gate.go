@@ -108,6 +108,9 @@ const (
 	// DropStale: it passed, but Config.StaleCheck found it outdated and
 	// Config.Stale is StaleDrop (counted in Result.StaleDropped).
 	DropStale
+	// DropHeld: it passed, but Config.HoldCheck holds it for a person's
+	// review.
+	DropHeld
 )
 
 // String says why, in words.
@@ -123,6 +126,8 @@ func (r DropReason) String() string {
 		return "over MaxMemories"
 	case DropBudget:
 		return "over the token budget"
+	case DropHeld:
+		return "held for review"
 	case DropStale:
 		return "outdated"
 	}

@@ -27,7 +27,9 @@ func (e *Engine) render(g *memcore.Graph, recs []Recalled) *Result {
 	if len(recs) == 0 {
 		return &Result{}
 	}
-	text, kept := newRenderer(g, recs).inject(e.cfg.InjectionTokenBudget)
+	r := newRenderer(g, recs)
+	r.hold = e.cfg.HoldCheck
+	text, kept := r.inject(e.cfg.InjectionTokenBudget)
 	res := &Result{Injection: text, Omitted: len(recs) - kept}
 	if kept > 0 {
 		res.Memories = recs[:kept:kept]
@@ -41,6 +43,9 @@ type renderer struct {
 	recs  []Recalled
 	// note maps a head id to its 1-based position in recs.
 	note map[string]int
+	// hold is Config.HoldCheck: a link to a memory it holds is not shown
+	// (nil: every link is).
+	hold HoldChecker
 }
 
 func newRenderer(g *memcore.Graph, recs []Recalled) *renderer {
@@ -270,6 +275,19 @@ func (r *renderer) lostVersions(head *memcore.MemoryFile) map[string]bool {
 	return lost
 }
 
+// held reports whether Config.HoldCheck holds the memory id names, or
+// the head of its chain: a link line would show its title.
+func (r *renderer) held(id string) bool {
+	if r.hold == nil {
+		return false
+	}
+	if m, ok := r.graph.Memory(id); ok && r.hold.Hold(m) != "" {
+		return true
+	}
+	h, ok := r.graph.Head(id)
+	return ok && r.hold.Hold(h) != ""
+}
+
 // isHead reports whether m is the head of its chain in the graph.
 func (r *renderer) isHead(m *memcore.MemoryFile) bool {
 	h, ok := r.graph.Head(m.Meta.ID)
@@ -300,6 +318,9 @@ func (r *renderer) viaLine(i int, rc Recalled) string {
 func (r *renderer) links(rc Recalled, shown int) []string {
 	var out []string
 	add := func(rel memcore.Relationship, passive bool, other string) {
+		if r.held(other) {
+			return
+		}
 		if line, ok := r.linkLine(rc, shown, rel, passive, other); ok {
 			out = append(out, line)
 		}

@@ -24,6 +24,9 @@ type Result struct {
 	// StaleDropped counts the memories left out because Config.StaleCheck
 	// found them outdated, with Config.Stale StaleDrop.
 	StaleDropped int
+	// HeldDropped counts the memories left out because Config.HoldCheck
+	// held them for review.
+	HeldDropped int
 	// Redactions counts the secrets replaced by "[REDACTED]" in what the
 	// turn sent to its providers: the conversation window (see
 	// memcore.RedactWindow), which the hypothesis model reads and the

@@ -357,6 +357,30 @@ func callWithin[T any](ctx context.Context, f func(context.Context) (T, error)) 
 	}
 }
 
+// checkHold asks Config.HoldCheck about each memory of recs: those it
+// holds are left out and returned in held, and the versions it holds are
+// left out of the others' histories. With no HoldCheck, recs are returned
+// as they are. (The block's links leave out held memories too: see
+// renderer.links.)
+func (e *Engine) checkHold(recs []Recalled) (kept, held []Recalled) {
+	check := e.cfg.HoldCheck
+	if check == nil {
+		return recs, nil
+	}
+	kept = recs[:0:0]
+	for _, rc := range recs {
+		if check.Hold(rc.Memory) != "" {
+			held = append(held, rc)
+			continue
+		}
+		if slices.ContainsFunc(rc.History, func(v *memcore.MemoryFile) bool { return check.Hold(v) != "" }) {
+			rc.History = slices.DeleteFunc(slices.Clone(rc.History), func(v *memcore.MemoryFile) bool { return check.Hold(v) != "" })
+		}
+		kept = append(kept, rc)
+	}
+	return kept, held
+}
+
 // checkStale asks Config.StaleCheck about each memory of recs: with
 // StaleLabel the memory keeps its reason in Recalled.Stale, with StaleDrop
 // it is left out and returned in gone. With StaleIgnore, or no StaleCheck,
