@@ -109,6 +109,11 @@ func TestControlCharactersAreEscaped(t *testing.T) {
 		{"verbose logs", []string{"-v", "list"}, "", `notes\\x1b]0;x\\x07.md`},
 	}
 	f := hostileFixture(t)
+	// The hostile memory names a URL to see, so recall holds it until the
+	// user approves it; approved, it is recalled, escaped.
+	if r := f.run("review", "--approve", id(2)); r.code != cli.ExitOK {
+		t.Fatalf("review --approve: exit %d, %s", r.code, r.stderr)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := f.runIn(context.Background(), f.repo, tt.stdin, tt.args...)

@@ -28,6 +28,9 @@ like an instruction to the agent's tools (run a command, fetch a URL, turn off a
 send data somewhere, use a credential), it quotes tool output, or you did not state it in
 your own words (the assistant said it, you pasted it, an agent wrote it). Until you
 approve it, it is never recalled, searched by default or shown to the capture classifier.
+A repository's memory in force in its file that reads like an instruction waits too (a
+file a repository commits can claim any status): approving it records your approval of its
+text and writes nothing in the repository; editing it is refused.
 
 For each memory: y approves it, e opens it in $EDITOR and approves what you save, n
 rejects it (a change of a memory goes back to the version in force; a new memory is

@@ -24,7 +24,16 @@ type ReviewItem struct {
 	// Rule is the quarantine rule that held it ("instruction", "source",
 	// …), the first word of Memory.StatusReason.
 	Rule string `json:"rule"`
+	// Held is set for a repository memory that is in force in its file
+	// but reads like an instruction, which recall holds until you approve
+	// it (a file a repository commits can claim any status): approving it
+	// records your approval and writes nothing; rejecting it forgets it.
+	// Memory.StatusReason then says so.
+	Held bool `json:"held,omitempty"`
 }
+
+// heldNote ends the status_reason shown for a held memory (ReviewItem.Held).
+const heldNote = " (a repository's memory in force in its file; recall holds it until you approve it)"
 
 // ReviewQueue lists the memories that wait for review, one per chain
 // (its head), oldest first.
@@ -36,6 +45,12 @@ func (w *Workspace) ReviewQueue(ctx context.Context) ([]ReviewItem, error) {
 	settled := memcore.NewGraph(snap.g.Settled())
 	items := []ReviewItem{}
 	for _, h := range snap.g.Heads() {
+		if held := w.heldBy(h); held != "" && !h.Meta.Retired {
+			it := ReviewItem{Memory: view(w.store, snap.g, h), Rule: ruleOf(held), Held: true}
+			it.Memory.StatusReason = held + heldNote
+			items = append(items, it)
+			continue
+		}
 		if h.Meta.Status != memcore.StatusPending {
 			continue
 		}
@@ -95,11 +110,25 @@ type ReviewResult struct {
 // another session is an error wrapping memcore.ErrConflict, saying to
 // review it again.
 func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewResult, error) {
-	head, err := w.waiting(ctx, ref, "approve")
+	head, held, err := w.waiting(ctx, ref, "approve")
 	if err != nil {
 		return nil, err
 	}
 	res := &ReviewResult{Reviewed: head.Meta.ID}
+	if held {
+		if strings.TrimSpace(content) != "" && !memcore.SameContent(content, head.Content) {
+			return nil, invalidf("%s is in force in its file, held at recall: approve it as it is, or change it with forgemem remember --supersedes %s", head.Meta.ID, head.Meta.ID)
+		}
+		if err := w.approved().add(head.Content); err != nil {
+			return nil, err
+		}
+		snap, err := w.load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Memory = view(w.store, snap.g, head)
+		return res, nil
+	}
 	var clean string
 	if strings.TrimSpace(content) != "" {
 		if clean, res.Redactions, err = rememberText(content); err != nil {
@@ -110,6 +139,9 @@ func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewRe
 	wr, err := w.writer.Approve(ctx, head, clean, "")
 	if err != nil {
 		return nil, reviewError(head, err)
+	}
+	if err := w.recordApproval(wr.Memory); err != nil {
+		return nil, fmt.Errorf("%s is approved, but recall will hold it: %w", wr.Memory.Meta.ID, err)
 	}
 	return w.reviewed(ctx, res, wr)
 }
@@ -125,9 +157,16 @@ func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResu
 		return nil, invalidf("the reason is %d bytes, over the limit of %d bytes (%d KiB); say why in a sentence", len(reason), MaxContentBytes, MaxContentBytes>>10)
 	}
 	reason, _ = redact.Text(reason)
-	head, err := w.waiting(ctx, ref, "reject")
+	head, held, err := w.waiting(ctx, ref, "reject")
 	if err != nil {
 		return nil, err
+	}
+	if held {
+		fr, err := w.Forget(ctx, head.Meta.ID, reason)
+		if err != nil {
+			return nil, err
+		}
+		return &ReviewResult{Memory: fr.Memory, Reviewed: head.Meta.ID}, nil
 	}
 	wr, err := w.writer.Reject(ctx, head, reason, "")
 	if err != nil {
@@ -141,24 +180,26 @@ func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResu
 }
 
 // waiting resolves ref (as forget does: at least MinPrefixDigits digits)
-// to the head of its chain, which must wait for review.
-func (w *Workspace) waiting(ctx context.Context, ref, verb string) (*memcore.MemoryFile, error) {
+// to the head of its chain, which must wait for review: pending, or held
+// at recall (held; see ReviewItem.Held).
+func (w *Workspace) waiting(ctx context.Context, ref, verb string) (head *memcore.MemoryFile, held bool, err error) {
 	snap, err := w.load(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	m, err := w.resolveToChange(ctx, snap, ref, verb)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	head, _ := snap.g.Head(m.Meta.ID)
-	if head.Meta.Status != memcore.StatusPending {
-		return nil, invalidf("%s does not wait for review (forgemem review lists those that do)", head.Meta.ID)
+	head, _ = snap.g.Head(m.Meta.ID)
+	held = !head.Meta.Retired && w.heldBy(head) != ""
+	if head.Meta.Status != memcore.StatusPending && !held {
+		return nil, false, invalidf("%s does not wait for review (forgemem review lists those that do)", head.Meta.ID)
 	}
 	if err := w.requireScope(head.Meta.Scope); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return head, nil
+	return head, held, nil
 }
 
 // reviewError explains a failed approval or rejection of head: another

@@ -164,17 +164,25 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
 		return nil, err
 	}
-	out.Hits = w.hits(ctx, snap, res.Ranked, limit)
+	out.Hits = w.hits(ctx, snap, res.Ranked, limit, !pending)
 	return out, failed
 }
 
 // hits describes the best limit chains of a search's ranking as they are
 // in snap (with their status: the engine of a search with pending
 // memories reads them as in force): those that passed the relevance gate
-// first, then the weak ones, each with why it may be outdated.
-func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretrieve.Candidate, limit int) []Hit {
+// first, then the weak ones, each with why it may be outdated. With
+// skipHeld, the chains recall holds (see heldBy) are left out, as pending
+// ones are.
+func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretrieve.Candidate, limit int, skipHeld bool) []Hit {
 	out := []Hit{}
 	ranked := slices.Clone(found)
+	if skipHeld {
+		ranked = slices.DeleteFunc(ranked, func(c memretrieve.Candidate) bool {
+			h, ok := snap.g.Memory(c.ID)
+			return ok && w.heldBy(h) != ""
+		})
+	}
 	slices.SortStableFunc(ranked, func(a, b memretrieve.Candidate) int {
 		return cmp.Compare(b2i(b.Evidence.Strong()), b2i(a.Evidence.Strong()))
 	})

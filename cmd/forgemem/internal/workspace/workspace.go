@@ -70,6 +70,11 @@ type Workspace struct {
 
 	// captureKey signs and checks the capture queue's entries, loaded on
 	// first use (see Workspace.captureKey).
+	// approvals is the user's record of approved texts, made on first use
+	// (see Workspace.approved).
+	approvalsOnce sync.Once
+	approvals     *approvals
+
 	keyOnce sync.Once
 	key     spool.Key
 	keyErr  error
@@ -206,14 +211,16 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 }
 
 // engineConfig is cfg with what this workspace gives every engine: its
-// logger and progress bar, and the secret that names the embedding cache's
-// files. The secret comes from the user's capture key, so a repository that
+// logger and progress bar, the hold on a repository's memories that read
+// like instructions (see heldBy), and the secret that names the embedding
+// cache's files. The secret comes from the user's capture key, so a repository that
 // commits its .cache folder cannot have its vectors or gate calibration
 // read (memretrieve.Config.CacheSecret). Without a user's memory folder to
 // keep the key in, the files are named as the library names them, with a
 // warning in the log.
 func (w *Workspace) engineConfig(cfg memretrieve.Config) memretrieve.Config {
 	cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
+	cfg.HoldCheck = repoHold{w}
 	key, err := w.captureKey()
 	if err != nil {
 		w.opts.Logger.Warn().Err(err).Msg("forgemem: the embedding cache's files are named without the user's key; a repository's committed cache would be read")
