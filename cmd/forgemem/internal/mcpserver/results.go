@@ -324,7 +324,7 @@ func (h *handlers) forget(ctx context.Context, in forgetArgs) (string, forgetOut
 }
 
 func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, error) {
-	res, err := h.ws.List(ctx, workspace.ListOptions{Scope: in.Scope, Category: in.Category})
+	res, err := h.ws.List(ctx, workspace.ListOptions{Scope: in.Scope, Category: in.Category, WithoutHeld: true})
 	if err != nil {
 		return "", listOut{}, err
 	}

@@ -128,13 +128,40 @@ func (w *Workspace) approved() *approvals {
 // file whose text reads like an instruction and that the user has not
 // approved — or "".
 func (w *Workspace) heldBy(m *memcore.MemoryFile) string {
-	if m == nil || m.Meta.Scope != memcore.ScopeRepo || m.Meta.Status == memcore.StatusPending {
+	if m == nil || m.Meta.Scope != memcore.ScopeRepo || m.Meta.Status == memcore.StatusPending || m.Meta.Retired {
 		return ""
 	}
-	reason := memcore.Screen(m, memcore.ReviewOff) // the instruction rule alone
+	reason := w.instruction(m)
 	if reason == "" || w.approved().has(m.Content) {
 		return ""
 	}
+	return reason
+}
+
+// maxScreened bounds the memo of Workspace.instruction; past it, the memo
+// starts again.
+const maxScreened = 1 << 17
+
+// instruction returns what memcore's instruction rule finds in m's text
+// (memcore.Screen under review off, which applies that rule alone), or "",
+// remembered by text: a listing screens each memory, and the screen's
+// expressions cost about 0.1 ms a text.
+func (w *Workspace) instruction(m *memcore.MemoryFile) string {
+	sum := textSum(m.Content)
+	w.screenMu.Lock()
+	reason, ok := w.screened[sum]
+	w.screenMu.Unlock()
+	if ok {
+		return reason
+	}
+	probe := &memcore.MemoryFile{Content: m.Content}
+	reason = memcore.Screen(probe, memcore.ReviewOff)
+	w.screenMu.Lock()
+	if w.screened == nil || len(w.screened) >= maxScreened {
+		w.screened = make(map[[32]byte]string)
+	}
+	w.screened[sum] = reason
+	w.screenMu.Unlock()
 	return reason
 }
 
@@ -147,7 +174,7 @@ func (h repoHold) Hold(m *memcore.MemoryFile) string { return h.w.heldBy(m) }
 // recordApproval records the approval of m's text when recall would hold
 // it otherwise.
 func (w *Workspace) recordApproval(m *memcore.MemoryFile) error {
-	if m.Meta.Scope != memcore.ScopeRepo || memcore.Screen(m, memcore.ReviewOff) == "" {
+	if m.Meta.Scope != memcore.ScopeRepo || w.instruction(m) == "" {
 		return nil
 	}
 	return w.approved().add(m.Content)

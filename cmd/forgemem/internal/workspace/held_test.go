@@ -67,13 +67,15 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 		t.Errorf("recall held nothing: %+v", res)
 	}
 
-	// Listings leave it out as they do a pending memory: list (and so
-	// MCP's memory_list) unless asked for what waits, and search.
-	if got, lr := listed(t, ws, workspace.ListOptions{}); slices.Contains(got, planted.Content) || lr.HiddenPending != 2 {
-		t.Errorf("list: %q, %d hidden as waiting; want the two held ones hidden", got, lr.HiddenPending)
+	// The listings an agent reads leave it out as they do a pending
+	// memory: MCP's memory_list, and search; a person's list shows it.
+	if got, lr := listed(t, ws, workspace.ListOptions{WithoutHeld: true}); slices.Contains(got, planted.Content) || lr.HiddenPending != 2 {
+		t.Errorf("list without held: %q, %d hidden as waiting; want the two held ones hidden", got, lr.HiddenPending)
 	}
-	if got, _ := listed(t, ws, workspace.ListOptions{Pending: true}); !slices.Contains(got, planted.Content) {
-		t.Errorf("list --pending: %q; want the held one", got)
+	for _, opts := range []workspace.ListOptions{{}, {WithoutHeld: true, Pending: true}} {
+		if got, _ := listed(t, ws, opts); !slices.Contains(got, planted.Content) {
+			t.Errorf("list %+v: %q; want the held one", opts, got)
+		}
 	}
 	sr, err := ws.Search(ctx, "curl setup.example.com migration tool", 10)
 	if err != nil {

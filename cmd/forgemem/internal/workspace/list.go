@@ -24,6 +24,12 @@ type ListOptions struct {
 	// by default: a memory whose change waits is listed as it is in force,
 	// and, with Pending, its change after it.
 	Pending bool
+	// WithoutHeld leaves out, as it does a pending memory, a repository
+	// memory recall holds until the user approves it (see
+	// ReviewItem.Held), counting it in HiddenPending: for a listing an
+	// agent reads (MCP's memory_list). It screens each memory listed, so a
+	// person's listing of many memories goes without it.
+	WithoutHeld bool
 	// Stale keeps the current repo memories whose anchors say they may be
 	// outdated, each with the reason (Memory.Stale). It needs the repo
 	// scope.
@@ -70,7 +76,7 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 		all, g, res.HiddenPending = withoutWaiting(snap, opts)
 	}
 	res.Memories, res.Hidden = w.listed(all, g, opts)
-	if !opts.Pending {
+	if opts.WithoutHeld && !opts.Pending {
 		var held int
 		res.Memories, held = w.withoutHeld(snap, res.Memories)
 		res.HiddenPending += held
