@@ -324,7 +324,7 @@ func (h *handlers) forget(ctx context.Context, in forgetArgs) (string, forgetOut
 }
 
 func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, error) {
-	res, err := h.ws.List(ctx, workspace.ListOptions{Scope: in.Scope, Category: in.Category, WithoutHeld: true})
+	res, err := h.ws.List(ctx, workspace.ListOptions{Scope: in.Scope, Category: in.Category})
 	if err != nil {
 		return "", listOut{}, err
 	}
@@ -337,7 +337,7 @@ func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, erro
 		out.Note = fmt.Sprintf("Offset %d is past the end: there are %d memories%s.", out.Offset, out.Total, filters(in))
 		b.WriteString(out.Note + "\n")
 	default:
-		writeList(&b, &out, res.Memories, in)
+		writeList(&b, &out, res.Memories, in, h.ws.Held)
 	}
 	if res.Hidden > 0 {
 		fmt.Fprintf(&b, "(%s left out.)\n", count(res.Hidden, "forgotten memory", "forgotten memories"))
@@ -347,11 +347,15 @@ func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, erro
 
 // writeList writes the page of memories from out.Offset that fits
 // maxResultBytes, one line each, with a note saying how to get the next
-// page.
-func writeList(b *strings.Builder, out *listOut, all []workspace.Memory, in listArgs) {
+// page. A memory held on the title shown says so instead of its title
+// (held returns the reason: see workspace.Workspace.Held).
+func writeList(b *strings.Builder, out *listOut, all []workspace.Memory, in listArgs, held func(workspace.Memory, string) string) {
 	var body strings.Builder
 	for _, m := range all[out.Offset:] {
 		item := listItem{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, Title: clip(m.Title, 200)}
+		if held(m, item.Title) != "" {
+			item.Title = heldTitle
+		}
 		line := fmt.Sprintf("- %s (%s/%s, version %d): %s\n", item.ID, item.Scope, item.Category, item.Version, item.Title)
 		if len(out.Memories) > 0 && body.Len()+len(line) > maxResultBytes {
 			break
@@ -374,6 +378,10 @@ func writeList(b *strings.Builder, out *listOut, all []workspace.Memory, in list
 		b.WriteString(out.Note + "\n")
 	}
 }
+
+// heldTitle stands for the title of a memory recall holds: a repository's
+// memory that reads like an instruction, which only the user can approve.
+const heldTitle = "(held for the user's review in forgemem review: a repository's memory that reads like an instruction)"
 
 // filters describes memory_list's filters: " in scope repo, category …".
 func filters(in listArgs) string {

@@ -128,10 +128,19 @@ func (w *Workspace) approved() *approvals {
 // file whose text reads like an instruction and that the user has not
 // approved — or "".
 func (w *Workspace) heldBy(m *memcore.MemoryFile) string {
-	if m == nil || m.Meta.Scope != memcore.ScopeRepo || m.Meta.Status == memcore.StatusPending || m.Meta.Retired {
+	if m == nil {
 		return ""
 	}
-	reason := w.instruction(m)
+	return w.heldFor(m, m.Content)
+}
+
+// heldFor is heldBy judged on shown, the part of m's text a listing shows:
+// a text in which the instruction rule finds nothing shows nothing held.
+func (w *Workspace) heldFor(m *memcore.MemoryFile, shown string) string {
+	if m.Meta.Scope != memcore.ScopeRepo || m.Meta.Status == memcore.StatusPending || m.Meta.Retired {
+		return ""
+	}
+	reason := w.instruction(shown)
 	if reason == "" || w.approved().has(m.Content) {
 		return ""
 	}
@@ -142,19 +151,19 @@ func (w *Workspace) heldBy(m *memcore.MemoryFile) string {
 // starts again.
 const maxScreened = 1 << 17
 
-// instruction returns what memcore's instruction rule finds in m's text
+// instruction returns what memcore's instruction rule finds in text
 // (memcore.Screen under review off, which applies that rule alone), or "",
 // remembered by text: a listing screens each memory, and the screen's
 // expressions cost about 0.1 ms a text.
-func (w *Workspace) instruction(m *memcore.MemoryFile) string {
-	sum := textSum(m.Content)
+func (w *Workspace) instruction(text string) string {
+	sum := textSum(text)
 	w.screenMu.Lock()
 	reason, ok := w.screened[sum]
 	w.screenMu.Unlock()
 	if ok {
 		return reason
 	}
-	probe := &memcore.MemoryFile{Content: m.Content}
+	probe := &memcore.MemoryFile{Content: text}
 	reason = memcore.Screen(probe, memcore.ReviewOff)
 	w.screenMu.Lock()
 	if w.screened == nil || len(w.screened) >= maxScreened {
@@ -163,6 +172,19 @@ func (w *Workspace) instruction(m *memcore.MemoryFile) string {
 	w.screened[sum] = reason
 	w.screenMu.Unlock()
 	return reason
+}
+
+// Held returns why recall holds m (see ReviewItem.Held), judged on shown,
+// the part of its text a listing shows, or "": a listing an agent reads
+// (MCP's memory_list) shows no held text. Only shown is screened, so a
+// listing of many memories costs little.
+func (w *Workspace) Held(m Memory, shown string) string {
+	mf := &memcore.MemoryFile{Content: m.Content}
+	mf.Meta.Scope, mf.Meta.Retired = m.Scope, m.Forgotten
+	if m.Status == string(memcore.StatusPending) {
+		mf.Meta.Status = memcore.StatusPending
+	}
+	return w.heldFor(mf, shown)
 }
 
 // repoHold is the memretrieve.HoldChecker of the workspace's engines.
@@ -174,7 +196,7 @@ func (h repoHold) Hold(m *memcore.MemoryFile) string { return h.w.heldBy(m) }
 // recordApproval records the approval of m's text when recall would hold
 // it otherwise.
 func (w *Workspace) recordApproval(m *memcore.MemoryFile) error {
-	if m.Meta.Scope != memcore.ScopeRepo || w.instruction(m) == "" {
+	if m.Meta.Scope != memcore.ScopeRepo || w.instruction(m.Content) == "" {
 		return nil
 	}
 	return w.approved().add(m.Content)

@@ -24,12 +24,6 @@ type ListOptions struct {
 	// by default: a memory whose change waits is listed as it is in force,
 	// and, with Pending, its change after it.
 	Pending bool
-	// WithoutHeld leaves out, as it does a pending memory, a repository
-	// memory recall holds until the user approves it (see
-	// ReviewItem.Held), counting it in HiddenPending: for a listing an
-	// agent reads (MCP's memory_list). It screens each memory listed, so a
-	// person's listing of many memories goes without it.
-	WithoutHeld bool
 	// Stale keeps the current repo memories whose anchors say they may be
 	// outdated, each with the reason (Memory.Stale). It needs the repo
 	// scope.
@@ -76,11 +70,6 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 		all, g, res.HiddenPending = withoutWaiting(snap, opts)
 	}
 	res.Memories, res.Hidden = w.listed(all, g, opts)
-	if opts.WithoutHeld && !opts.Pending {
-		var held int
-		res.Memories, held = w.withoutHeld(snap, res.Memories)
-		res.HiddenPending += held
-	}
 	if opts.Pending && !opts.AllVersions {
 		res.Memories = w.withWaitingHeads(snap, opts, res.Memories)
 		res.HiddenPending = 0
@@ -133,22 +122,6 @@ func (w *Workspace) listed(all []*memcore.MemoryFile, g *memcore.Graph, opts Lis
 		out = append(out, view(w.store, g, m))
 	}
 	return out, len(hidden)
-}
-
-// withoutHeld returns ms without the versions of the chains whose head
-// recall holds (see heldBy), which wait for review as pending ones do, and
-// how many chains it left out.
-func (w *Workspace) withoutHeld(snap *snapshot, ms []Memory) ([]Memory, int) {
-	chains := map[string]bool{}
-	out := slices.DeleteFunc(ms, func(v Memory) bool {
-		h, ok := snap.g.Head(v.ID)
-		if !ok || h.Meta.Retired || w.heldBy(h) == "" {
-			return false
-		}
-		chains[h.Meta.ID] = true
-		return true
-	})
-	return out, len(chains)
 }
 
 // withWaitingHeads adds to listed, the memories in force, the heads of

@@ -177,17 +177,19 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretrieve.Candidate, limit int, skipHeld bool) []Hit {
 	out := []Hit{}
 	ranked := slices.Clone(found)
-	if skipHeld {
-		ranked = slices.DeleteFunc(ranked, func(c memretrieve.Candidate) bool {
-			h, ok := snap.g.Memory(c.ID)
-			return ok && w.heldBy(h) != ""
-		})
-	}
 	slices.SortStableFunc(ranked, func(a, b memretrieve.Candidate) int {
 		return cmp.Compare(b2i(b.Evidence.Strong()), b2i(a.Evidence.Strong()))
 	})
-	for _, c := range ranked[:min(limit, len(ranked))] {
+	taken := 0
+	for _, c := range ranked {
+		if taken == limit {
+			break
+		}
 		head, ok := snap.g.Memory(c.ID)
+		if skipHeld && ok && w.heldBy(head) != "" {
+			continue
+		}
+		taken++
 		if !ok { // written since the index was built
 			continue
 		}
