@@ -373,8 +373,14 @@ func (e *Engine) checkHold(recs []Recalled) (kept, held []Recalled) {
 			held = append(held, rc)
 			continue
 		}
-		if slices.ContainsFunc(rc.History, func(v *memcore.MemoryFile) bool { return check.Hold(v) != "" }) {
-			rc.History = slices.DeleteFunc(slices.Clone(rc.History), func(v *memcore.MemoryFile) bool { return check.Hold(v) != "" })
+		var history []*memcore.MemoryFile
+		for _, v := range rc.History {
+			if check.Hold(v) == "" {
+				history = append(history, v)
+			}
+		}
+		if len(history) < len(rc.History) {
+			rc.History = history
 		}
 		kept = append(kept, rc)
 	}

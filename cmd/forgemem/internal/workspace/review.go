@@ -45,7 +45,7 @@ func (w *Workspace) ReviewQueue(ctx context.Context) ([]ReviewItem, error) {
 	settled := memcore.NewGraph(snap.g.Settled())
 	items := []ReviewItem{}
 	for _, h := range snap.g.Heads() {
-		if held := w.heldBy(h); held != "" && !h.Meta.Retired {
+		if held := w.heldBy(h); held != "" {
 			it := ReviewItem{Memory: view(w.store, snap.g, h), Rule: ruleOf(held), Held: true}
 			it.Memory.StatusReason = held + heldNote
 			items = append(items, it)
@@ -110,20 +110,16 @@ type ReviewResult struct {
 // another session is an error wrapping memcore.ErrConflict, saying to
 // review it again.
 func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewResult, error) {
-	head, held, err := w.waiting(ctx, ref, "approve")
+	snap, head, held, err := w.waiting(ctx, ref, "approve")
 	if err != nil {
 		return nil, err
 	}
 	res := &ReviewResult{Reviewed: head.Meta.ID}
-	if held {
+	if held { // nothing is written: the memory is as it was read
 		if strings.TrimSpace(content) != "" && !memcore.SameContent(content, head.Content) {
 			return nil, invalidf("%s is in force in its file, held at recall: approve it as it is, or change it with forgemem remember --supersedes %s", head.Meta.ID, head.Meta.ID)
 		}
 		if err := w.approved().add(head.Content); err != nil {
-			return nil, err
-		}
-		snap, err := w.load(ctx)
-		if err != nil {
 			return nil, err
 		}
 		res.Memory = view(w.store, snap.g, head)
@@ -157,7 +153,7 @@ func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResu
 		return nil, invalidf("the reason is %d bytes, over the limit of %d bytes (%d KiB); say why in a sentence", len(reason), MaxContentBytes, MaxContentBytes>>10)
 	}
 	reason, _ = redact.Text(reason)
-	head, held, err := w.waiting(ctx, ref, "reject")
+	_, head, held, err := w.waiting(ctx, ref, "reject")
 	if err != nil {
 		return nil, err
 	}
@@ -180,26 +176,26 @@ func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResu
 }
 
 // waiting resolves ref (as forget does: at least MinPrefixDigits digits)
-// to the head of its chain, which must wait for review: pending, or held
-// at recall (held; see ReviewItem.Held).
-func (w *Workspace) waiting(ctx context.Context, ref, verb string) (head *memcore.MemoryFile, held bool, err error) {
-	snap, err := w.load(ctx)
-	if err != nil {
-		return nil, false, err
+// in the folders as they are now (snap) to the head of its chain, which
+// must wait for review: pending, or held at recall (held; see
+// ReviewItem.Held).
+func (w *Workspace) waiting(ctx context.Context, ref, verb string) (snap *snapshot, head *memcore.MemoryFile, held bool, err error) {
+	if snap, err = w.load(ctx); err != nil {
+		return nil, nil, false, err
 	}
 	m, err := w.resolveToChange(ctx, snap, ref, verb)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	head, _ = snap.g.Head(m.Meta.ID)
-	held = !head.Meta.Retired && w.heldBy(head) != ""
+	held = w.heldBy(head) != ""
 	if head.Meta.Status != memcore.StatusPending && !held {
-		return nil, false, invalidf("%s does not wait for review (forgemem review lists those that do)", head.Meta.ID)
+		return nil, nil, false, invalidf("%s does not wait for review (forgemem review lists those that do)", head.Meta.ID)
 	}
 	if err := w.requireScope(head.Meta.Scope); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	return head, held, nil
+	return snap, head, held, nil
 }
 
 // reviewError explains a failed approval or rejection of head: another
