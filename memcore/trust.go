@@ -2,9 +2,7 @@ package memcore
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 )
 
 // ReviewMode decides which new memories wait for a person's review
@@ -114,13 +112,14 @@ func Screen(m *MemoryFile, mode ReviewMode) string {
 	if !mode.Valid() {
 		mode = ReviewUntrusted
 	}
-	if what := instructionIn(m.Content); what != "" {
+	text := newScreened(m.Content)
+	if what := text.instruction(); what != "" {
 		return RuleInstruction + ": " + what
 	}
 	if mode == ReviewOff {
 		return ""
 	}
-	if what := toolOutputIn(m.Content); what != "" {
+	if what := text.toolOutput(); what != "" {
 		return RuleToolOutput + ": " + what
 	}
 	if m.Meta.Source != SourceUser {
@@ -136,19 +135,11 @@ func Screen(m *MemoryFile, mode ReviewMode) string {
 type pattern struct {
 	// what completes the reason: "tells the agent to fetch a URL".
 	what string
-	re   func() *regexp.Regexp
+	re   func() *expr
 	// negatable: a match right after a negation ("never", "don't", "do
 	// not") forbids the action rather than asks for it, and does not
 	// count.
 	negatable bool
-}
-
-// re returns the regular expression s, compiled on its first use. The
-// trust screen's are needed only where memories are screened, and
-// compiling them all when a program starts would cost every forgemem
-// process — the hook of each prompt among them — more than a millisecond.
-func re(s string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })
 }
 
 // urlRE finds a URL: a scheme, or www.
@@ -182,18 +173,36 @@ var instructionPatterns = []pattern{
 // negationRE is a negation that, right before an action, forbids it.
 var negationRE = re(`(?i)(?:\bnever|\bnot|n't|\bno|\bnor|\bavoid|\bwithout|\bstop|\bforbid\w*|\bban\w*|\bmust\s+not)(?:\s+(?:ever|again|to|be|use|using|run|running|do|doing|call|merge|push|commit|deploy|ship|release|pipe|install))*\s*$`)
 
-// instructionIn says how text reads like an instruction to the agent's
+// screened is a text being screened: its expressions are tried only where
+// their prefilters hold.
+type screened struct {
+	text   string
+	folded string // text folded with foldString
+	all    bool   // try every expression, whatever its prefilter says
+}
+
+// newScreened folds text for the prefilters.
+func newScreened(text string) screened { return screened{text: text, folded: foldString(text)} }
+
+// may reports whether x may match the text.
+func (s screened) may(x *expr) bool { return s.all || x.need.holds(s.folded) }
+
+// instruction says how the text reads like an instruction to the agent's
 // tools, or returns "".
-func instructionIn(text string) string {
+func (s screened) instruction() string {
 	for _, p := range instructionPatterns {
-		for _, loc := range p.re().FindAllStringIndex(text, -1) {
-			if p.negatable && negated(text[:loc[0]]) {
+		x := p.re()
+		if !s.may(x) {
+			continue
+		}
+		for _, loc := range x.FindAllStringIndex(s.text, -1) {
+			if p.negatable && negated(s.text[:loc[0]]) {
 				continue
 			}
 			return p.what
 		}
 	}
-	if urlRE().MatchString(text) && urlVerbRE().MatchString(text) {
+	if url, verb := urlRE(), urlVerbRE(); s.may(url) && s.may(verb) && url.MatchString(s.text) && verb.MatchString(s.text) {
 		return "tells the agent to fetch or use a URL"
 	}
 	return ""
@@ -221,10 +230,10 @@ var toolOutputPatterns = []pattern{
 	{what: "quotes tool output", re: re(`(?i)\b(?:tool|command|terminal|console)\s+output\b|\bthe\s+output\s+(?:of|from)\b|<\s*/?\s*tool(?:_result|_call|_use)?\b`)},
 }
 
-// toolOutputIn says how text quotes tool output, or returns "".
-func toolOutputIn(text string) string {
+// toolOutput says how the text quotes tool output, or returns "".
+func (s screened) toolOutput() string {
 	for _, p := range toolOutputPatterns {
-		if p.re().MatchString(text) {
+		if x := p.re(); s.may(x) && x.MatchString(s.text) {
 			return p.what
 		}
 	}
