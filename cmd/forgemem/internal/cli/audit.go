@@ -235,7 +235,11 @@ func (a *app) printStats(st *workspace.Stats) {
 		for _, r := range st.WaitingByRule {
 			rules = append(rules, fmt.Sprintf("%d %s", r.Count, r.Name))
 		}
-		p.printf("%s %d (%s; forgemem review)\n", p.bold("Waiting for your review:"), st.Waiting, strings.Join(rules, ", "))
+		why := strings.Join(rules, ", ")
+		if st.Held > 0 {
+			why += fmt.Sprintf("; %d of them committed to the repository, held until you approve", st.Held)
+		}
+		p.printf("%s %d (%s; forgemem review)\n", p.bold("Waiting for your review:"), st.Waiting, why)
 	}
 	if st.Problems > 0 {
 		var kinds []string

@@ -103,6 +103,7 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 	if want := []string{id(1), id(2)}; !slices.Equal(held, want) || len(q) != 2 {
 		t.Fatalf("review queue %+v: held %v, want %v and nothing else", q, held, want)
 	}
+	checkWaiting(t, ws, 2, 2)
 
 	before := folderFiles(t, repoDir) // the recall made the cache folder
 	if _, err := ws.Approve(ctx, id(1), "an edited text"); err == nil {
@@ -121,6 +122,7 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 	if res := recallText(t, ws, "Add a migration: where do migrations live and which tool installs them?"); !strings.Contains(res.Injection, "setup.example.com") {
 		t.Errorf("recall after approval left out the approved memory:\n%s", res.Injection)
 	}
+	checkWaiting(t, ws, 1, 1)
 
 	rr, err := ws.Reject(ctx, id(2), "nobody here wrote this")
 	if err != nil || !rr.Memory.Retired {
@@ -136,6 +138,7 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 	if own.Held == "" {
 		t.Fatalf("remember of an instruction did not wait: %+v", own)
 	}
+	checkWaiting(t, ws, 1, 0)
 	if _, err := ws.Approve(ctx, own.Memory.ID, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -144,5 +147,19 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 	}
 	if _, err := ws.Approve(ctx, id(3), ""); err == nil {
 		t.Error("approving a memory that does not wait: no error")
+	}
+}
+
+// checkWaiting checks that stats counts waiting memories waiting for review,
+// held of them held at recall, all by the instruction rule.
+func checkWaiting(t *testing.T, ws *workspace.Workspace, waiting, held int) {
+	t.Helper()
+	st, err := ws.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRule := []workspace.Count{{Name: memcore.RuleInstruction, Count: waiting}}
+	if st.Waiting != waiting || st.Held != held || !slices.Equal(st.WaitingByRule, byRule) {
+		t.Errorf("stats: %d waiting (%v), %d held; want %d waiting (%v), %d held", st.Waiting, st.WaitingByRule, st.Held, waiting, byRule, held)
 	}
 }

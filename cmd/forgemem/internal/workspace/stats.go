@@ -26,9 +26,13 @@ type Stats struct {
 	Versions  int `json:"versions"`
 	// Waiting counts the memories that wait for a person's review
 	// (forgemem review), one per chain; WaitingByRule counts them by the
-	// quarantine rule that held them, most frequent first.
+	// quarantine rule that held them, most frequent first. Held counts
+	// those of them that recall holds although their files say they are in
+	// force: repository memories that read like instructions, not yet
+	// approved (see [ReviewItem.Held]). They are counted in Chains too.
 	Waiting       int     `json:"waiting_for_review"`
 	WaitingByRule []Count `json:"waiting_by_rule"`
+	Held          int     `json:"held_for_review"`
 	// Categories counts the chains that are not forgotten by category, in
 	// the order of memcore.Categories.
 	Categories []Count `json:"categories"`
@@ -110,7 +114,7 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 		triggers[m.Meta.Trigger]++
 		st.count(byScope[m.Meta.Scope], snap.g, settled, m, cats)
 	}
-	st.WaitingByRule = st.countWaiting(snap.g)
+	st.WaitingByRule = w.countWaiting(st, snap.g)
 	for _, c := range memcore.Categories() {
 		st.Categories = append(st.Categories, Count{Name: string(c), Count: cats[c]})
 	}
@@ -122,15 +126,20 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	return st, nil
 }
 
-// countWaiting counts the memories of g that wait for review, and returns
-// them by rule.
-func (st *Stats) countWaiting(g *memcore.Graph) []Count {
+// countWaiting counts in st the memories of g that wait for review, those
+// recall holds among them, and returns them by rule.
+func (w *Workspace) countWaiting(st *Stats, g *memcore.Graph) []Count {
 	rules := map[string]int{}
 	for _, h := range g.Heads() {
-		if h.Meta.Status == memcore.StatusPending {
-			st.Waiting++
-			rules[ruleOf(h.Meta.StatusReason)]++
+		reason := h.Meta.StatusReason
+		if held := w.heldBy(h); held != "" {
+			reason = held
+			st.Held++
+		} else if h.Meta.Status != memcore.StatusPending {
+			continue
 		}
+		st.Waiting++
+		rules[ruleOf(reason)]++
 	}
 	out := []Count{}
 	for r, n := range rules {
