@@ -24,7 +24,9 @@ be skipped without a word) or are read repaired, ids that differ from their file
 are not stored, supersedes cycles and forks, repo memories pointing at user-scope ones
 (they break for teammates), secrets in files on disk, and repo memories whose anchors
 moved or went away (kind stale: which anchor, what happened to it, the new name of a
-renamed path). Exit status 1 when anything is found. With --json: an array of
+renamed path), and repo memories whose files say they are in force but whose text reads
+like an instruction to the agent's tools, which recall holds until you approve them in
+forgemem review (kind held). Exit status 1 when anything is found. With --json: an array of
 {path, scope, id, kind, message} objects; a stale one also has anchor, status and
 renamed_to.
 

@@ -158,7 +158,7 @@ func TestReviewWithoutATerminal(t *testing.T) {
 }
 
 // list, search and stats leave what waits out, say so, and show it when
-// asked.
+// asked; stats and validate count a committed memory recall holds.
 func TestPendingInListSearchAndStats(t *testing.T) {
 	f := reviewFixture(t)
 	f.check("list_pending_hidden", f.run("list"), cli.ExitOK)
@@ -182,5 +182,9 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 	const held = "Waiting for your review: 4 (2 instruction, 2 source; 1 of them committed to the repository, held until you approve; forgemem review)"
 	if r := f.run("stats"); !strings.Contains(r.stdout, held) {
 		t.Errorf("stats with a held memory, want %q:\n%s", held, r.stdout)
+	}
+	if r := f.run("validate"); r.code != cli.ExitFailure || !strings.Contains(r.stdout, "held: reads like an instruction") ||
+		!strings.Contains(r.stdout, "forgemem review --approve "+id(5)[:12]) {
+		t.Errorf("validate with a held memory: exit %d\n%s", r.code, r.stdout)
 	}
 }

@@ -188,6 +188,25 @@ func (w *Workspace) Held(m Memory, shown string) string {
 	return w.heldFor(mf, shown)
 }
 
+// ProblemHeld: a repository memory in force in its file whose text reads
+// like an instruction to the agent's tools, and whose text the user has
+// not approved: recall holds it (see [ReviewItem.Held]).
+const ProblemHeld ProblemKind = "held"
+
+// heldProblems reports each memory of snap that recall holds.
+func (w *Workspace) heldProblems(snap *snapshot) []Problem {
+	var out []Problem
+	for _, h := range snap.g.Heads() {
+		if held := w.heldBy(h); held != "" {
+			short := shortRef(h.Meta.ID)
+			out = append(out, Problem{Path: filePath(w.store, h), Scope: h.Meta.Scope, ID: h.Meta.ID, Kind: ProblemHeld,
+				Message: fmt.Sprintf("reads like an instruction to the agent's tools (%s); its file says it is in force, but recall holds it until you approve it with forgemem review --approve %s, or forget it with forgemem review --reject %s",
+					held, short, short)})
+		}
+	}
+	return out
+}
+
 // repoHold is the memretrieve.HoldChecker of the workspace's engines.
 type repoHold struct{ w *Workspace }
 

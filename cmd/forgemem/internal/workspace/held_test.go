@@ -107,6 +107,7 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 		t.Fatalf("review queue %+v: held %v, want %v and nothing else", q, held, want)
 	}
 	checkWaiting(t, ws, 2, 2)
+	checkHeldProblems(t, ws, id(1), id(2))
 
 	before := folderFiles(t, repoDir) // the recall made the cache folder
 	if _, err := ws.Approve(ctx, id(1), "an edited text"); err == nil {
@@ -126,6 +127,7 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 		t.Errorf("recall after approval left out the approved memory:\n%s", res.Injection)
 	}
 	checkWaiting(t, ws, 1, 1)
+	checkHeldProblems(t, ws, id(2))
 
 	rr, err := ws.Reject(ctx, id(2), "nobody here wrote this")
 	if err != nil || !rr.Memory.Retired {
@@ -150,6 +152,30 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 	}
 	if _, err := ws.Approve(ctx, id(3), ""); err == nil {
 		t.Error("approving a memory that does not wait: no error")
+	}
+}
+
+// checkHeldProblems checks that validate reports the memories of ids as
+// held, each with what to do, and nothing else.
+func checkHeldProblems(t *testing.T, ws *workspace.Workspace, ids ...string) {
+	t.Helper()
+	probs, err := ws.Validate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, p := range probs {
+		if p.Kind != workspace.ProblemHeld {
+			t.Errorf("validate: %+v, want only held memories", p)
+			continue
+		}
+		if !strings.Contains(p.Message, "forgemem review --approve "+p.ID[:12]) || !strings.Contains(p.Message, memcore.RuleInstruction+": ") {
+			t.Errorf("validate: %q does not say why and what to do", p.Message)
+		}
+		held = append(held, p.ID)
+	}
+	if !slices.Equal(held, ids) {
+		t.Errorf("validate: held %v, want %v", held, ids)
 	}
 }
 

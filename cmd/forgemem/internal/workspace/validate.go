@@ -60,7 +60,8 @@ const (
 	// ProblemSecret: a secret (API key, token, password, e-mail address…)
 	// in a file on disk.
 	ProblemSecret ProblemKind = "secret"
-	// ProblemStale is declared with the anchors (anchors.go).
+	// ProblemStale is declared with the anchors (anchors.go), ProblemHeld
+	// with the memories recall holds (held.go).
 )
 
 // Problem is one thing [Workspace.Validate] found. It encodes as the JSON
@@ -88,8 +89,9 @@ type Problem struct {
 // ids that differ from their
 // file names, dangling supersedes and related links, supersedes cycles and
 // forks, repo memories pointing at user-scope ids, secrets in files on
-// disk, and current repo memories whose anchors say they may be outdated
-// (kind stale). No problem is an empty list.
+// disk, current repo memories whose anchors say they may be outdated
+// (kind stale), and repo memories recall holds until the user approves
+// them (kind held). No problem is an empty list.
 func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	probs, err := w.store.Problems(ctx)
 	if err != nil {
@@ -114,6 +116,7 @@ func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	out = append(out, w.cycleProblems(snap)...)
 	out = append(out, w.forkProblems(snap)...)
 	out = append(out, w.staleProblems(ctx, snap)...)
+	out = append(out, w.heldProblems(snap)...)
 	slices.SortStableFunc(out, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Message, b.Message))
 	})
