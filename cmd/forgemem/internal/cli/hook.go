@@ -276,27 +276,35 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 	}
 	if !ans.asked {
 		run.at("loading the memories and recalling")
-		ans.injection, ans.err = a.recallHere(ctx, window)
+		ans.recalled, ans.err = a.recallHere(ctx, window)
 	}
-	a.promptOutput(run, ans.injection, ans.err, transcriptErr)
+	a.promptOutput(run, ans.recalled, ans.err, transcriptErr)
+}
+
+// recalled is what of a prompt's recall the hook prints.
+type recalled struct {
+	injection string
+	// held counts the memories left out because they wait for the user's
+	// approval (memretrieve.Result.HeldDropped).
+	held int
 }
 
 // recallHere recalls the memories of window in this process.
-func (a *app) recallHere(ctx context.Context, window []memcore.Message) (string, error) {
+func (a *app) recallHere(ctx context.Context, window []memcore.Message) (recalled, error) {
 	ws, err := a.workspace()
 	if err != nil {
-		return "", err
+		return recalled{}, err
 	}
 	res, err := ws.Recall(ctx, window)
 	if res == nil {
-		return "", err
+		return recalled{}, err
 	}
-	return res.Injection, err
+	return recalled{injection: res.Injection, held: res.HeldDropped}, err
 }
 
 // promptOutput records what a prompt's recall gave: the injection as the
-// prompt's context, and a note for what went wrong.
-func (a *app) promptOutput(run *hookRun, injection string, err, transcriptErr error) {
+// prompt's context, and a note for what went wrong or was held back.
+func (a *app) promptOutput(run *hookRun, rec recalled, err, transcriptErr error) {
 	switch {
 	case errors.Is(err, workspace.ErrDisabled):
 		return // the user turned memory off here
@@ -311,11 +319,17 @@ func (a *app) promptOutput(run *hookRun, injection string, err, transcriptErr er
 	if transcriptErr != nil {
 		run.note("recalled for the prompt alone: %v", transcriptErr)
 	}
-	if injection == "" {
+	switch {
+	case rec.held == 1:
+		run.note("1 memory left out of this prompt's context: committed to the repository, it reads like an instruction to the agent's tools and waits for your approval (forgemem review)")
+	case rec.held > 1:
+		run.note("%d memories left out of this prompt's context: committed to the repository, they read like instructions to the agent's tools and wait for your approval (forgemem review)", rec.held)
+	}
+	if rec.injection == "" {
 		return
 	}
 	var out strings.Builder
-	if err := claudecode.WritePromptContext(&out, injection); err != nil {
+	if err := claudecode.WritePromptContext(&out, rec.injection); err != nil {
 		run.note("%v", err)
 		return
 	}

@@ -234,7 +234,7 @@ func responseOf(res *memretrieve.Result, err error) *resident.Response {
 	if res == nil {
 		return resp
 	}
-	resp.Injection, resp.Omitted = res.Injection, res.Omitted
+	resp.Injection, resp.Omitted, resp.Held = res.Injection, res.Omitted, res.HeldDropped
 	resp.Skipped, resp.VectorSkipped = res.Skipped.String(), res.VectorSkipped.String()
 	for _, m := range res.Memories {
 		resp.Memories = append(resp.Memories, resident.Recalled{ID: m.Memory.Meta.ID, Score: m.Score})
@@ -267,11 +267,11 @@ func errorOf(resp *resident.Response) error {
 
 // residentAnswer is what asking the recall server gave a prompt.
 type residentAnswer struct {
-	// asked is true when a server answered; injection and err are then
-	// its recall's (err as Workspace.Recall's).
-	asked     bool
-	injection string
-	err       error
+	// asked is true when a server answered; recalled and err are then its
+	// recall's (err as Workspace.Recall's).
+	asked    bool
+	recalled recalled
+	err      error
 	// start is true when no server runs: the caller recalls by itself and
 	// starts one.
 	start bool
@@ -302,7 +302,7 @@ func (a *app) askResident(ctx context.Context, window []memcore.Message) residen
 	case err != nil || resp.Status == resident.StatusRefused:
 		return residentAnswer{}
 	}
-	return residentAnswer{asked: true, injection: resp.Injection, err: errorOf(resp)}
+	return residentAnswer{asked: true, recalled: recalled{injection: resp.Injection, held: resp.Held}, err: errorOf(resp)}
 }
 
 // startResident starts this place's recall server, which answers the

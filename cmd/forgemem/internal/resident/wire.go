@@ -78,6 +78,9 @@ type Response struct {
 	Memories []Recalled `json:"memories,omitempty"`
 	// Omitted counts the memories left out to fit the budget.
 	Omitted int `json:"omitted,omitempty"`
+	// Held counts the memories left out because they wait for the user's
+	// approval (memretrieve's Result.HeldDropped).
+	Held int `json:"held,omitempty"`
 	// Skipped and VectorSkipped are the turn's reasons (memretrieve's
 	// SkipReason names), "" when none.
 	Skipped       string `json:"skipped,omitempty"`
