@@ -239,9 +239,11 @@ recalled memories an agent would add to its context for the next turn, as retrie
 builds it with the settings. A memory is recalled only when the relevance gate finds
 evidence that it is relevant: nothing relevant prints nothing. -v says on stderr what
 each recalled memory's relevance rests on, and why each other memory the search ranked
-was left out; --json prints all of it with the block. When the embedder fails, what the
-words find is recalled, with a warning on stderr. Where memory is turned off
-(memory.enabled: false) nothing is recalled, and stderr says so.`,
+was left out; --json prints all of it with the block. A memory the repository committed
+that reads like an instruction to the agent's tools is left out until you approve it in
+forgemem review, and stderr says so. When the embedder fails, what the words find is
+recalled, with a warning on stderr. Where memory is turned off (memory.enabled: false)
+nothing is recalled, and stderr says so.`,
 		Example: `  echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
   forgemem recall session.jsonl`,
 		Args: cobra.MaximumNArgs(1),
@@ -265,6 +267,9 @@ words find is recalled, with a warning on stderr. Where memory is turned off
 			if asJSON {
 				return a.out.json(recallJSON(res))
 			}
+			if res.HeldDropped > 0 {
+				eprintf(a.env.Stderr, "forgemem recall: %s\n", heldNote(res.HeldDropped, ""))
+			}
 			if res.Injection != "" {
 				a.out.println(res.Injection)
 			}
@@ -276,6 +281,18 @@ words find is recalled, with a warning on stderr. Where memory is turned off
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document: the block, each memory recalled and each left out, with its evidence")
 	return cmd
+}
+
+// heldNote says that n memories were left out (of where, when not "")
+// because recall holds them, and what to do.
+func heldNote(n int, where string) string {
+	if where != "" {
+		where = " " + where
+	}
+	if n == 1 {
+		return "1 memory left out" + where + ": committed to the repository, it reads like an instruction to the agent's tools and waits for your approval (forgemem review)"
+	}
+	return fmt.Sprintf("%d memories left out%s: committed to the repository, they read like instructions to the agent's tools and wait for your approval (forgemem review)", n, where)
 }
 
 // recalledJSON is one memory of recall's JSON document.

@@ -319,11 +319,8 @@ func (a *app) promptOutput(run *hookRun, rec recalled, err, transcriptErr error)
 	if transcriptErr != nil {
 		run.note("recalled for the prompt alone: %v", transcriptErr)
 	}
-	switch {
-	case rec.held == 1:
-		run.note("1 memory left out of this prompt's context: committed to the repository, it reads like an instruction to the agent's tools and waits for your approval (forgemem review)")
-	case rec.held > 1:
-		run.note("%d memories left out of this prompt's context: committed to the repository, they read like instructions to the agent's tools and wait for your approval (forgemem review)", rec.held)
+	if rec.held > 0 {
+		run.note("%s", heldNote(rec.held, "of this prompt's context"))
 	}
 	if rec.injection == "" {
 		return

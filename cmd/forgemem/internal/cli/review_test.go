@@ -183,6 +183,10 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 	if r := f.run("stats"); !strings.Contains(r.stdout, held) {
 		t.Errorf("stats with a held memory, want %q:\n%s", held, r.stdout)
 	}
+	if r := f.runIn(t.Context(), f.repo, `{"role":"user","content":"How do we install the linters?"}`, "recall"); r.code != cli.ExitOK ||
+		strings.Contains(r.stdout, "lint.example.com") || !strings.Contains(r.stderr, "1 memory left out: committed to the repository") {
+		t.Errorf("recall with a held memory: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
 	if r := f.run("validate"); r.code != cli.ExitFailure || !strings.Contains(r.stdout, "held: reads like an instruction") ||
 		!strings.Contains(r.stdout, "forgemem review --approve "+id(5)[:12]) {
 		t.Errorf("validate with a held memory: exit %d\n%s", r.code, r.stdout)
