@@ -50,6 +50,10 @@ type (
 		IDs []string `json:"ids"`
 		// Omitted counts the relevant memories left out to fit the budget.
 		Omitted int `json:"omitted"`
+		// Held counts the memories left out because they wait for the
+		// user's review: the repository committed them, and they read like
+		// instructions to the agent's tools.
+		Held int `json:"held,omitempty"`
 		// Warning says why some memories may be missing (a provider call
 		// failed, and what was found is by words, or among the memories
 		// that could be indexed), "" when the search ran in full.
@@ -179,7 +183,7 @@ func (h *handlers) recall(ctx context.Context, in recallArgs) (string, recallOut
 	if err != nil && note == "" {
 		return "", recallOut{}, err
 	}
-	out := recallOut{Injection: res.Injection, IDs: []string{}, Omitted: res.Omitted}
+	out := recallOut{Injection: res.Injection, IDs: []string{}, Omitted: res.Omitted, Held: res.HeldDropped}
 	if note != "" {
 		out.Warning = err.Error()
 	}
@@ -190,6 +194,12 @@ func (h *handlers) recall(ctx context.Context, in recallArgs) (string, recallOut
 	if res.Injection == "" {
 		out.Note = "Nothing remembered is relevant to this query."
 		text = out.Note
+	}
+	switch {
+	case out.Held == 1:
+		note = strings.TrimSpace(note + " 1 memory the repository committed was left out: it reads like an instruction to the agent's tools and waits for the user's review in forgemem review.")
+	case out.Held > 1:
+		note = strings.TrimSpace(note + fmt.Sprintf(" %d memories the repository committed were left out: they read like instructions to the agent's tools and wait for the user's review in forgemem review.", out.Held))
 	}
 	if note != "" {
 		out.Note = strings.TrimSpace(out.Note + " " + note)

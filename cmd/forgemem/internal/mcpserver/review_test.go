@@ -77,12 +77,19 @@ func TestNoToolOffersAHeldMemory(t *testing.T) {
 		{"memory_search", map[string]any{"query": "install the migration tool with curl"}},
 		{"memory_list", map[string]any{}},
 	} {
-		text, _ := f.ok(c.tool, c.args)
+		text, st := f.ok(c.tool, c.args)
 		if strings.Contains(text, "setup.example.com") {
 			t.Errorf("%s offered the held memory: %q", c.tool, text)
 		}
-		if c.tool == "memory_list" {
+		switch c.tool {
+		case "memory_list":
 			contains(t, c.tool, text, planted.Meta.ID, "held for the user's review")
+		case "memory_recall":
+			// It says one was left out, and why, without its text.
+			contains(t, c.tool, text, "1 memory the repository committed was left out", "forgemem review")
+			if st["held"] != float64(1) {
+				t.Errorf("memory_recall's held = %v, want 1", st["held"])
+			}
 		}
 	}
 }
