@@ -140,39 +140,17 @@ func (w *Workspace) heldFor(m *memcore.MemoryFile, shown string) string {
 	if m.Meta.Scope != memcore.ScopeRepo || m.Meta.Status == memcore.StatusPending || m.Meta.Retired {
 		return ""
 	}
-	reason := w.instruction(shown)
+	reason := instruction(shown)
 	if reason == "" || w.approved().has(m.Content) {
 		return ""
 	}
 	return reason
 }
 
-// maxScreened bounds the memo of Workspace.instruction; past it, the memo
-// starts again.
-const maxScreened = 1 << 17
-
 // instruction returns what memcore's instruction rule finds in text
-// (memcore.Screen under review off, which applies that rule alone), or "",
-// remembered by text: recall, search and review ask about the same texts
-// again and again, and a text the rule may find something in is scanned
-// by its regular expressions, tens of nanoseconds a byte each.
-func (w *Workspace) instruction(text string) string {
-	sum := textSum(text)
-	w.screenMu.Lock()
-	reason, ok := w.screened[sum]
-	w.screenMu.Unlock()
-	if ok {
-		return reason
-	}
-	probe := &memcore.MemoryFile{Content: text}
-	reason = memcore.Screen(probe, memcore.ReviewOff)
-	w.screenMu.Lock()
-	if w.screened == nil || len(w.screened) >= maxScreened {
-		w.screened = make(map[[32]byte]string)
-	}
-	w.screened[sum] = reason
-	w.screenMu.Unlock()
-	return reason
+// (memcore.Screen under review off, which applies that rule alone), or "".
+func instruction(text string) string {
+	return memcore.Screen(&memcore.MemoryFile{Content: text}, memcore.ReviewOff)
 }
 
 // Held returns why recall holds m (see ReviewItem.Held), judged on shown,
@@ -216,7 +194,7 @@ func (h repoHold) Hold(m *memcore.MemoryFile) string { return h.w.heldBy(m) }
 // recordApproval records the approval of m's text when recall would hold
 // it otherwise.
 func (w *Workspace) recordApproval(m *memcore.MemoryFile) error {
-	if m.Meta.Scope != memcore.ScopeRepo || w.instruction(m.Content) == "" {
+	if m.Meta.Scope != memcore.ScopeRepo || instruction(m.Content) == "" {
 		return nil
 	}
 	return w.approved().add(m.Content)

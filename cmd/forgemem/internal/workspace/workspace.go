@@ -74,10 +74,6 @@ type Workspace struct {
 	// (see Workspace.approved).
 	approvalsOnce sync.Once
 	approvals     *approvals
-	// screened remembers the instruction rule's finding by text (see
-	// Workspace.instruction).
-	screenMu sync.Mutex
-	screened map[[32]byte]string
 
 	keyOnce sync.Once
 	key     spool.Key
