@@ -123,13 +123,29 @@ type Config struct {
 	// memcore.ReviewAll holds every memory; memcore.ReviewOff holds only
 	// the instruction-like ones.
 	Review memcore.ReviewMode
+	// HoldCheck, when set, is asked about each memory in force before the
+	// classifier is shown it among the existing memories: one it holds (a
+	// reason is returned) is left out, as a memory waiting for review is.
+	// A host sets it to keep out what it does not trust although its file
+	// says it is in force; the forgemem command holds a memory a
+	// repository committed that reads like an instruction to the agent's
+	// tools, until the user approves it. Nil (the default): every memory
+	// in force is shown.
+	HoldCheck HoldChecker
+}
+
+// HoldChecker decides which memories in force capture does not show the
+// classifier (see [Config].HoldCheck). Hold returns why it holds m, or ""
+// when it does not; it must be safe for concurrent use.
+type HoldChecker interface {
+	Hold(m *memcore.MemoryFile) string
 }
 
 // DefaultConfig returns the default capture settings, every field filled
 // in: the provider's default model, a pass every turn, no rebuild callback
 // and no embedder, no logging, time.Now, the Default… budgets and limits of
 // this package, and review of the quarantined memories
-// (memcore.ReviewUntrusted).
+// (memcore.ReviewUntrusted); no HoldCheck.
 func DefaultConfig() Config {
 	return Config{
 		Review:                memcore.ReviewUntrusted,
@@ -190,6 +206,7 @@ type config struct {
 	replyTokens           int
 	clock                 func() time.Time
 	review                memcore.ReviewMode
+	holdCheck             HoldChecker
 }
 
 // resolve returns c, validated, with every zero field replaced by its
@@ -219,5 +236,6 @@ func (c Config) resolve() config {
 		replyTokens:           cmp.Or(c.ReplyTokens, DefaultReplyTokens),
 		clock:                 clock,
 		review:                cmp.Or(c.Review, memcore.ReviewUntrusted),
+		holdCheck:             c.HoldCheck,
 	}
 }

@@ -101,7 +101,8 @@
 // through memcore.Writer under [Config].Review, a memory that reads like an
 // instruction to the agent's tools, quotes tool output or is not the
 // user's waits for a person's review (status pending); memories that wait
-// are never offered to the classifier as settled facts.
+// are never offered to the classifier as settled facts, nor are those the
+// host holds ([Config].HoldCheck).
 //
 // Everything that goes wrong is logged through [Config].Logger (silent by
 // default), counted in [Stats], and the latest

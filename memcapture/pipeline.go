@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -412,10 +413,10 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 	// for review are not offered to it either, as the settled facts they
 	// are not; they still count as duplicates (the classifier keeps
 	// finding a poisoned text: it is not queued again) and are superseded
-	// rather than forked.
+	// rather than forked. Nor are those Config.HoldCheck holds.
 	all := memcore.NewGraph(existing)
 	g := memcore.NewGraph(all.Live())
-	heads := memcore.NewGraph(all.Settled()).Heads()
+	heads := p.unheld(memcore.NewGraph(all.Settled()).Heads())
 	pinned, since := p.lists(passCtx, ev.SessionID, window, existing, heads, log)
 	req := p.request(pinned, window, since)
 
@@ -542,3 +543,11 @@ func windowHash(msgs []memcore.Message) [sha256.Size]byte {
 
 // now is the clock's time as stored: UTC, whole seconds.
 func (p *Pipeline) now() time.Time { return p.cfg.clock().UTC().Truncate(time.Second) }
+
+// unheld returns heads without those Config.HoldCheck holds.
+func (p *Pipeline) unheld(heads []*memcore.MemoryFile) []*memcore.MemoryFile {
+	if p.cfg.holdCheck == nil {
+		return heads
+	}
+	return slices.DeleteFunc(heads, func(h *memcore.MemoryFile) bool { return p.cfg.holdCheck.Hold(h) != "" })
+}
