@@ -541,6 +541,9 @@ func (a *app) printReply(reply *workspace.ChatReply) {
 		m := r.Memory.Meta
 		p.println(p.dim(fmt.Sprintf("  recalled [%d] %s/%s: %s", i+1, m.Scope, m.Category, clip(r.Memory.Title(), titleWidth))))
 	}
+	if n := reply.Recalled.HeldDropped; n > 0 {
+		p.println(p.dim("  " + heldNote(n, "")))
+	}
 	p.printf("%s %s\n", p.bold("assistant>"), reply.Text)
 }
 

@@ -46,8 +46,9 @@ type Chat struct {
 // ChatReply is the model's answer to one user message.
 type ChatReply struct {
 	Text string
-	// Recalled is what retrieval added to the request; empty when nothing
-	// was relevant or retrieval is off.
+	// Recalled is the turn's retrieval: what it added to the request (its
+	// Injection, "" when nothing was relevant) and what it left out; an
+	// empty Result when retrieval is off.
 	Recalled *memretrieve.Result
 }
 
@@ -86,11 +87,8 @@ func (w *Workspace) StartChat(ctx context.Context, opts ChatOptions) (*Chat, err
 		c.engine.Start(ctx)
 		rebuild = c.engine.TriggerRebuild
 	}
-	capture := s.CaptureConfig()
-	capture.ClassifierModel = classifier
+	capture := w.captureConfig(classifier, models.Embedder)
 	capture.Rebuild = rebuild
-	capture.Embedder = models.Embedder
-	capture.Logger = w.opts.Logger
 	if c.pipeline, err = memcapture.NewPipeline(llm, w.store, capture); err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}
@@ -118,8 +116,8 @@ func (c *Chat) Send(ctx context.Context, text string) (*ChatReply, error) {
 		if err != nil {
 			return nil, err
 		}
+		reply.Recalled = res
 		if res.Injection != "" {
-			reply.Recalled = res
 			msgs = append(append([]memcore.Message(nil), c.window...), memcore.Message{Role: memcore.RoleUser, Content: res.Injection})
 		}
 	}

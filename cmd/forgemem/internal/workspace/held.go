@@ -25,10 +25,10 @@ import (
 // force that reads like an instruction to the agent's tools (memcore's
 // instruction rule, the one no review mode turns off) is held at recall —
 // never injected, its text never shown in another memory's links or
-// history — until the user approves its text in review. Approvals are the
-// user's: the SHA-256 of each approved text, one per line in hexadecimal,
-// in ApprovedFile in the spool folder of the user's memory folder, which no
-// repository can write.
+// history, nor to capture's classifier — until the user approves its text
+// in review. Approvals are the user's: the SHA-256 of each approved text,
+// one per line in hexadecimal, in ApprovedFile in the spool folder of the
+// user's memory folder, which no repository can write.
 
 // ApprovedFile is the name of the user's record of approved texts, in the
 // spool folder of the user's memory folder (~/.forge/memory/.spool/).
@@ -185,7 +185,8 @@ func (w *Workspace) heldProblems(snap *snapshot) []Problem {
 	return out
 }
 
-// repoHold is the memretrieve.HoldChecker of the workspace's engines.
+// repoHold is the memretrieve.HoldChecker of the workspace's engines, and
+// the memcapture.HoldChecker of its capture pipelines.
 type repoHold struct{ w *Workspace }
 
 // Hold implements memretrieve.HoldChecker.

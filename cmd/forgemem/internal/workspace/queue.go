@@ -380,6 +380,18 @@ func passFailure(before, after memcapture.Stats) string {
 	return ""
 }
 
+// captureConfig is the settings' capture configuration with what every
+// capture pipeline of the workspace adds: the classifier model, the
+// embedder that ranks the existing memories for it, the logger, the clock,
+// and the memories it must not be shown (see held.go).
+func (w *Workspace) captureConfig(model string, emb memcore.Embedder) memcapture.Config {
+	c := w.settings.CaptureConfig()
+	c.ClassifierModel, c.Embedder = model, emb
+	c.Logger, c.Clock = w.opts.Logger, w.opts.Now // a nil clock: time.Now
+	c.HoldCheck = repoHold{w}
+	return c
+}
+
 // newPipeline makes a capture pipeline with the settings' classifier,
 // started on ctx.
 func (w *Workspace) newPipeline(ctx context.Context) (*memcapture.Pipeline, error) {
@@ -391,12 +403,7 @@ func (w *Workspace) newPipeline(ctx context.Context) (*memcapture.Pipeline, erro
 	if err != nil {
 		return nil, err
 	}
-	capture := w.settings.CaptureConfig()
-	capture.ClassifierModel = model
-	capture.Embedder = models.Embedder
-	capture.Logger = w.opts.Logger
-	capture.Clock = w.opts.Now // nil: time.Now
-	p, err := memcapture.NewPipeline(llm, w.captureStore(), capture)
+	p, err := memcapture.NewPipeline(llm, w.captureStore(), w.captureConfig(model, models.Embedder))
 	if err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}
