@@ -187,6 +187,9 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 		strings.Contains(r.stdout, "lint.example.com") || !strings.Contains(r.stderr, "1 memory left out: committed to the repository") {
 		t.Errorf("recall with a held memory: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+	if r := f.run("show", id(5)); !strings.Contains(r.stdout, "held for your review (instruction: ") {
+		t.Errorf("show of a held memory:\n%s", r.stdout)
+	}
 	if r := f.run("validate"); r.code != cli.ExitFailure || !strings.Contains(r.stdout, "held: reads like an instruction") ||
 		!strings.Contains(r.stdout, "forgemem review --approve "+id(5)[:12]) {
 		t.Errorf("validate with a held memory: exit %d\n%s", r.code, r.stdout)

@@ -223,6 +223,9 @@ func (a *app) printDetail(d *workspace.Detail) {
 	if m.Status == string(memcore.StatusPending) && m.Head {
 		t.row("status\twaits for your review (%s): forgemem review\n", m.StatusReason)
 	}
+	if d.Held != "" {
+		t.row("status\theld for your review (%s): committed to the repository, it is left out of recall and search until you approve it: forgemem review\n", d.Held)
+	}
 	if m.Forgotten {
 		head := d.Chain[len(d.Chain)-1]
 		why := ""

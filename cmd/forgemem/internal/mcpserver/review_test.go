@@ -76,8 +76,18 @@ func TestNoToolOffersAHeldMemory(t *testing.T) {
 		{"memory_recall", map[string]any{"query": "How do I add a migration and install the migration tool?"}},
 		{"memory_search", map[string]any{"query": "install the migration tool with curl"}},
 		{"memory_list", map[string]any{}},
+		{"memory_show", map[string]any{"id": planted.Meta.ID}},
 	} {
 		text, st := f.ok(c.tool, c.args)
+		if c.tool == "memory_show" {
+			// Asked for by its id, it is shown as a memory that waits is,
+			// saying so.
+			contains(t, c.tool, text, "Status: held for the user's review (instruction: ", "setup.example.com")
+			if st["status"] != "waits for review" {
+				t.Errorf("memory_show's status = %v, want waits for review", st["status"])
+			}
+			continue
+		}
 		if strings.Contains(text, "setup.example.com") {
 			t.Errorf("%s offered the held memory: %q", c.tool, text)
 		}

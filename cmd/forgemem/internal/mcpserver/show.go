@@ -33,6 +33,9 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 	case m.Head && m.Status == string(memcore.StatusPending):
 		out.Status = "waits for review"
 		fmt.Fprintf(&b, "Status: waits for the user's review (%s); it is not recalled or searched until approved.\n", m.StatusReason)
+	case d.Held != "":
+		out.Status = "waits for review"
+		fmt.Fprintf(&b, "Status: held for the user's review (%s): the repository committed it, and it is not recalled or searched until the user approves it.\n", d.Held)
 	case m.Head && m.Stale != "":
 		out.Status = "current"
 		fmt.Fprintf(&b, "Status: current, but may be outdated: %s.\n", m.Stale)

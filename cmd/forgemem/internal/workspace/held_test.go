@@ -108,6 +108,9 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 	}
 	checkWaiting(t, ws, 2, 2)
 	checkHeldProblems(t, ws, id(1), id(2))
+	if d, err := ws.Show(ctx, id(1)); err != nil || !strings.HasPrefix(d.Held, memcore.RuleInstruction+": ") {
+		t.Errorf("Show of a held memory: held %q, %v", d.Held, err)
+	}
 
 	before := folderFiles(t, repoDir) // the recall made the cache folder
 	if _, err := ws.Approve(ctx, id(1), "an edited text"); err == nil {
@@ -128,6 +131,9 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 	}
 	checkWaiting(t, ws, 1, 1)
 	checkHeldProblems(t, ws, id(2))
+	if d, err := ws.Show(ctx, id(1)); err != nil || d.Held != "" {
+		t.Errorf("Show of an approved memory: held %q, %v", d.Held, err)
+	}
 
 	rr, err := ws.Reject(ctx, id(2), "nobody here wrote this")
 	if err != nil || !rr.Memory.Retired {

@@ -18,6 +18,10 @@ type Detail struct {
 	// In are the links of other chains' current versions that point at a
 	// version of this chain, oldest linking memory first.
 	In []Edge `json:"links_in"`
+	// Held says why recall holds the memory, the current version of a
+	// repository memory that reads like an instruction, until the user
+	// approves it (see [ReviewItem.Held]); "" when it does not.
+	Held string `json:"held,omitempty"`
 }
 
 // Edge is a related link seen from one memory: the relationship and the
@@ -50,6 +54,7 @@ func (w *Workspace) Show(ctx context.Context, ref string) (*Detail, error) {
 	d := &Detail{Memory: view(w.store, g, m), Chain: views(w.store, g, g.Chain(m.Meta.ID)), Out: []Edge{}, In: []Edge{}}
 	if d.Memory.Head {
 		d.Memory.Stale = w.staleOf(ctx, m)
+		d.Held = w.heldBy(m)
 	}
 	for _, r := range m.Meta.Related {
 		e := Edge{Relationship: r.Relationship, ID: r.ID}
