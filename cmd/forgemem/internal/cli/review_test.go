@@ -187,6 +187,10 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 		strings.Contains(r.stdout, "lint.example.com") || !strings.Contains(r.stderr, "1 memory left out: committed to the repository") {
 		t.Errorf("recall with a held memory: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+	if r := f.run("list"); !strings.Contains(r.stdout, "[held for review] Install the linters") ||
+		!strings.Contains(r.stdout, "held for review, left out of recall until you approve: 1 memory committed to the repository") {
+		t.Errorf("list with a held memory:\n%s", r.stdout)
+	}
 	if r := f.run("show", id(5)); !strings.Contains(r.stdout, "held for your review (instruction: ") {
 		t.Errorf("show of a held memory:\n%s", r.stdout)
 	}

@@ -88,6 +88,7 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		return
 	}
 	state := opts.AllVersions || opts.Retired || opts.Pending
+	held := 0
 	if len(res.Memories) == 0 {
 		p.println("No memories here.")
 	} else {
@@ -98,11 +99,15 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		}
 		t.row("%s\n", p.bold(header+"TITLE"))
 		for _, m := range res.Memories {
-			st := ""
+			st, title := "", m.Title
 			if state {
 				st = stateOf(m) + "\t"
 			}
-			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(m.Title, titleWidth))
+			if m.Head && a.ws.Held(m, m.Content) != "" {
+				title = heldMark + title
+				held++
+			}
+			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(title, titleWidth))
 		}
 		t.flush()
 	}
@@ -121,11 +126,18 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 	if res.HiddenPending > 0 {
 		summary += fmt.Sprintf("; %s for your review, not shown (--pending shows them; forgemem review)", plural(res.HiddenPending, "memory waits", "memories wait"))
 	}
+	if held > 0 {
+		summary += fmt.Sprintf("; held for review, left out of recall until you approve: %s committed to the repository (forgemem review)",
+			plural(held, "memory", "memories"))
+	}
 	if a.ws.Store().Dir(memcore.ScopeRepo) == "" {
 		summary += "; not in a repository, so only the user scope"
 	}
 	p.println(p.dim(summary + "."))
 }
+
+// heldMark starts the title of a memory recall holds in a person's list.
+const heldMark = "[held for review] "
 
 // printStale lists the memories that may be outdated, each with why.
 func (a *app) printStale(res *workspace.ListResult) {
