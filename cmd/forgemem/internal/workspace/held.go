@@ -189,7 +189,7 @@ func (w *Workspace) heldProblems(snap *snapshot) []Problem {
 // the memcapture.HoldChecker of its capture pipelines.
 type repoHold struct{ w *Workspace }
 
-// Hold implements memretrieve.HoldChecker.
+// Hold implements memretrieve.HoldChecker and memcapture.HoldChecker.
 func (h repoHold) Hold(m *memcore.MemoryFile) string { return h.w.heldBy(m) }
 
 // recordApproval records the approval of m's text when recall would hold
