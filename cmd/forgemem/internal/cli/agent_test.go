@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -398,6 +399,41 @@ func TestChat(t *testing.T) {
 		if strings.Contains(req.Text(), "t.example.com") {
 			t.Errorf("the held memory reached a request: %s", req.Text())
 		}
+	}
+}
+
+// A repository memory captured in chat records the anchors the classifier
+// names that are in the working tree, with the blob of the file, and drops
+// those that are not, as a worker's capture does.
+func TestChatRecordsAnchors(t *testing.T) {
+	srv := startServer(t, classifierReply(map[string]map[string]any{
+		"GetOrder": {"content": "Orders are read through GetOrder in internal/db/queries.go.", "scope": "repo", "category": "patterns",
+			"supersedes": "", "related": []any{}, "anchors": []any{
+				map[string]any{"path": "internal/db/queries.go", "symbol": "GetOrder"},
+				map[string]any{"path": "internal/db/gone.go", "symbol": ""},
+			}},
+	}))
+	f := newFixture(t)
+	f.useOpenAI(srv)
+	f.writeFile(filepath.Join(f.repo, "internal", "db", "queries.go"), "package db\n\nfunc GetOrder() {}\n")
+	r := f.runIn(context.Background(), f.repo, "Always read orders through GetOrder in internal/db/queries.go.\n/exit\n", "chat")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "Capture wrote 1 memory this session") {
+		t.Fatalf("chat: exit %d, stderr %q\n%s", r.code, r.stderr, r.stdout)
+	}
+	ms, err := f.store().List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 {
+		t.Fatalf("%d memories, want 1", len(ms))
+	}
+	anchors := ms[0].Meta.Anchors
+	recorded := slices.ContainsFunc(anchors, func(a memcore.Anchor) bool {
+		return a.Path == "internal/db/queries.go" && a.Symbol == "GetOrder" && a.Blob != ""
+	})
+	gone := slices.ContainsFunc(anchors, func(a memcore.Anchor) bool { return a.Path == "internal/db/gone.go" })
+	if !recorded || gone {
+		t.Errorf("anchors %+v; want internal/db/queries.go#GetOrder with its blob, and not internal/db/gone.go", anchors)
 	}
 }
 

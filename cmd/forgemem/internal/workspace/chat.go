@@ -89,7 +89,7 @@ func (w *Workspace) StartChat(ctx context.Context, opts ChatOptions) (*Chat, err
 	}
 	capture := w.captureConfig(classifier, models.Embedder)
 	capture.Rebuild = rebuild
-	if c.pipeline, err = memcapture.NewPipeline(llm, w.store, capture); err != nil {
+	if c.pipeline, err = memcapture.NewPipeline(llm, w.captureStore(), capture); err != nil {
 		return nil, fmt.Errorf("making the capture pipeline: %w", err)
 	}
 	if c.observer, err = memcapture.NewObserver(c.pipeline); err != nil {
