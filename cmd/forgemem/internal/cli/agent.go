@@ -115,6 +115,9 @@ func (a *app) printHit(n int, label string, h workspace.Hit) {
 	if m.Status == string(memcore.StatusPending) {
 		line += p.sprintf(" (waits for review: %s)", m.StatusReason)
 	}
+	if h.Held != "" {
+		line += p.sprintf(" (held for review: %s; committed to the repository)", h.Held)
+	}
 	p.println(line)
 	if m.Stale != "" {
 		p.printf("   may be outdated: %s\n", m.Stale)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,15 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 	if r := f.run("list"); !strings.Contains(r.stdout, "[held for review] Install the linters") ||
 		!strings.Contains(r.stdout, "held for review, left out of recall until you approve: 1 memory committed to the repository") {
 		t.Errorf("list with a held memory:\n%s", r.stdout)
+	}
+	if r := f.run("list", "--pending"); !regexp.MustCompile(`mem_00000005 .* held for review +Install the linters`).MatchString(r.stdout) {
+		t.Errorf("list --pending with a held memory:\n%s", r.stdout)
+	}
+	if r := f.run("search", "install the linters"); strings.Contains(r.stdout, "lint.example.com") {
+		t.Errorf("search found the held memory:\n%s", r.stdout)
+	}
+	if r := f.run("search", "install the linters", "--pending"); !strings.Contains(r.stdout, "(held for review: instruction: ") {
+		t.Errorf("search --pending with a held memory:\n%s", r.stdout)
 	}
 	if r := f.run("show", id(5)); !strings.Contains(r.stdout, "held for your review (instruction: ") {
 		t.Errorf("show of a held memory:\n%s", r.stdout)

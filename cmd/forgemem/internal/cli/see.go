@@ -100,11 +100,16 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		t.row("%s\n", p.bold(header+"TITLE"))
 		for _, m := range res.Memories {
 			st, title := "", m.Title
-			if state {
+			isHeld := m.Head && a.ws.Held(m, m.Content) != ""
+			switch {
+			case state && isHeld:
+				st = "held for review\t"
+			case state:
 				st = stateOf(m) + "\t"
-			}
-			if m.Head && a.ws.Held(m, m.Content) != "" {
+			case isHeld:
 				title = heldMark + title
+			}
+			if isHeld {
 				held++
 			}
 			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(title, titleWidth))

@@ -44,6 +44,10 @@ type Hit struct {
 	Matched string `json:"matched,omitempty"`
 	// Evidence is what the relevance rests on.
 	Evidence Evidence `json:"evidence"`
+	// Held says why recall holds the memory (see [ReviewItem.Held]), in a
+	// search with pending memories, which lists such memories as well;
+	// "" when it does not.
+	Held string `json:"held,omitempty"`
 }
 
 // Evidence is what a memory's relevance to a text or a conversation rests
@@ -186,7 +190,11 @@ func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretriev
 			break
 		}
 		head, ok := snap.g.Memory(c.ID)
-		if skipHeld && ok && w.heldBy(head) != "" {
+		held := ""
+		if ok {
+			held = w.heldBy(head)
+		}
+		if skipHeld && held != "" {
 			continue
 		}
 		taken++
@@ -194,7 +202,7 @@ func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretriev
 			continue
 		}
 		h := Hit{Memory: view(w.store, snap.g, head), Relevance: round4(c.Evidence.Relevance), Strong: c.Evidence.Strong(),
-			Score: c.Score, Evidence: EvidenceOf(c.Evidence)}
+			Score: c.Score, Evidence: EvidenceOf(c.Evidence), Held: held}
 		h.Memory.Stale = w.staleOf(ctx, head)
 		if c.Matched != c.ID {
 			h.Matched = c.Matched
