@@ -80,6 +80,12 @@ func (a *app) printExportChain(c workspace.Chain) {
 	if h.Retired {
 		meta += ", **forgotten**" + forgottenReason(h, ": ")
 	}
+	switch {
+	case h.Status == string(memcore.StatusPending):
+		meta += ", **waits for review** (" + mdEscape(h.StatusReason) + ")"
+	case c.Held != "":
+		meta += ", **held for review** (" + mdEscape(c.Held) + "; committed to the repository)"
+	}
 	p.printf("  <br>*%s*\n", meta)
 	for _, r := range h.Related {
 		p.printf("  - %s `%s`\n", r.Relationship, r.ID)

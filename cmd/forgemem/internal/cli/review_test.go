@@ -201,6 +201,9 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 	if r := f.run("search", "install the linters", "--pending"); !strings.Contains(r.stdout, "(held for review: instruction: ") {
 		t.Errorf("search --pending with a held memory:\n%s", r.stdout)
 	}
+	if r := f.run("export"); !strings.Contains(r.stdout, "**held for review** (instruction: ") || strings.Count(r.stdout, "**waits for review**") != 3 {
+		t.Errorf("export with held and pending memories:\n%s", r.stdout)
+	}
 	if r := f.run("show", id(5)); !strings.Contains(r.stdout, "held for your review (instruction: ") {
 		t.Errorf("show of a held memory:\n%s", r.stdout)
 	}

@@ -27,6 +27,9 @@ type Chain struct {
 	Head Memory `json:"head"`
 	// History holds the earlier versions, oldest first.
 	History []Memory `json:"history"`
+	// Held says why recall holds the head (see [ReviewItem.Held]); "" when
+	// it does not.
+	Held string `json:"held,omitempty"`
 }
 
 // Export returns every chain that is not forgotten (and the forgotten ones
@@ -47,7 +50,7 @@ func (w *Workspace) Export(ctx context.Context, retired bool) (*Export, error) {
 					continue
 				}
 				chain := snap.g.Chain(h.Meta.ID)
-				sec.Chains = append(sec.Chains, Chain{Head: view(w.store, snap.g, h), History: views(w.store, snap.g, chain[:len(chain)-1])})
+				sec.Chains = append(sec.Chains, Chain{Head: view(w.store, snap.g, h), History: views(w.store, snap.g, chain[:len(chain)-1]), Held: w.heldBy(h)})
 			}
 			if len(sec.Chains) > 0 {
 				out.Sections = append(out.Sections, sec)
