@@ -192,6 +192,12 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 		!strings.Contains(r.stdout, "held for review, left out of recall until you approve: 1 memory committed to the repository") {
 		t.Errorf("list with a held memory:\n%s", r.stdout)
 	}
+	var listed struct {
+		Held []string `json:"held"`
+	}
+	if err := json.Unmarshal([]byte(f.run("list", "--json").stdout), &listed); err != nil || len(listed.Held) != 1 || listed.Held[0] != id(5) {
+		t.Errorf("list --json: held %v, %v; want [%s]", listed.Held, err, id(5))
+	}
 	if r := f.run("list", "--pending"); !regexp.MustCompile(`mem_00000005 .* held for review +Install the linters`).MatchString(r.stdout) {
 		t.Errorf("list --pending with a held memory:\n%s", r.stdout)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
@@ -57,6 +58,7 @@ memories whose anchors moved or went away, each with what happened.`,
 			if err != nil {
 				return err
 			}
+			opts.Held = true
 			res, err := ws.List(cmd.Context(), opts)
 			if err != nil {
 				return err
@@ -88,7 +90,6 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		return
 	}
 	state := opts.AllVersions || opts.Retired || opts.Pending
-	held := 0
 	if len(res.Memories) == 0 {
 		p.println("No memories here.")
 	} else {
@@ -100,7 +101,7 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		t.row("%s\n", p.bold(header+"TITLE"))
 		for _, m := range res.Memories {
 			st, title := "", m.Title
-			isHeld := m.Head && a.ws.Held(m, m.Content) != ""
+			isHeld := slices.Contains(res.Held, m.ID)
 			switch {
 			case state && isHeld:
 				st = "held for review\t"
@@ -108,9 +109,6 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 				st = stateOf(m) + "\t"
 			case isHeld:
 				title = heldMark + title
-			}
-			if isHeld {
-				held++
 			}
 			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(title, titleWidth))
 		}
@@ -131,9 +129,9 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 	if res.HiddenPending > 0 {
 		summary += fmt.Sprintf("; %s for your review, not shown (--pending shows them; forgemem review)", plural(res.HiddenPending, "memory waits", "memories wait"))
 	}
-	if held > 0 {
+	if len(res.Held) > 0 {
 		summary += fmt.Sprintf("; held for review, left out of recall until you approve: %s committed to the repository (forgemem review)",
-			plural(held, "memory", "memories"))
+			plural(len(res.Held), "memory", "memories"))
 	}
 	if a.ws.Store().Dir(memcore.ScopeRepo) == "" {
 		summary += "; not in a repository, so only the user scope"

@@ -28,6 +28,9 @@ type ListOptions struct {
 	// outdated, each with the reason (Memory.Stale). It needs the repo
 	// scope.
 	Stale bool
+	// Held fills ListResult.Held: which memories listed recall holds.
+	// Each current repo memory's text is screened for it.
+	Held bool
 }
 
 // ListResult is what [Workspace.List] found.
@@ -37,6 +40,9 @@ type ListResult struct {
 	// Hidden counts the forgotten chains left out (when Retired is false)
 	// that the filters would otherwise have kept.
 	Hidden int `json:"hidden_forgotten"`
+	// Held are the ids of the current versions listed that recall holds
+	// (see [ReviewItem.Held]), with ListOptions.Held.
+	Held []string `json:"held,omitempty"`
 	// HiddenPending counts the memories that wait for review left out
 	// (when Pending is false) that the filters would otherwise have kept:
 	// forgemem review goes through them.
@@ -76,6 +82,13 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 	}
 	if opts.Stale {
 		res.Memories = w.onlyStale(ctx, res.Memories)
+	}
+	if opts.Held {
+		for _, m := range res.Memories {
+			if m.Head && w.Held(m, m.Content) != "" {
+				res.Held = append(res.Held, m.ID)
+			}
+		}
 	}
 	if res.Unreadable, err = w.unreadableCount(ctx); err != nil {
 		return nil, err
