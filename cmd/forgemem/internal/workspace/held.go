@@ -34,7 +34,9 @@ import (
 // spool folder of the user's memory folder (~/.forge/memory/.spool/).
 const ApprovedFile = "approved-texts"
 
-// maxApprovedBytes bounds what is read of the record: 16,000 approvals.
+// maxApprovedBytes bounds what is read of the record: its last 16,000
+// approvals or so. Past it, the oldest approvals are no longer read, and
+// their memories are held again until approved again.
 const maxApprovedBytes = 1 << 20
 
 // approvals is the user's record of approved texts, read again when the
@@ -76,8 +78,19 @@ func (a *approvals) reload() {
 		return
 	}
 	defer f.Close()
+	// The newest approvals are at the end: a record past the bound is read
+	// from the first whole line of its last maxApprovedBytes.
+	cut := info.Size() > maxApprovedBytes
+	if cut {
+		if _, err := f.Seek(info.Size()-maxApprovedBytes, io.SeekStart); err != nil {
+			return
+		}
+	}
 	a.set = make(map[[32]byte]bool)
 	sc := bufio.NewScanner(io.LimitReader(f, maxApprovedBytes))
+	if cut {
+		sc.Scan() // the rest of a line cut in two
+	}
 	for sc.Scan() {
 		var sum [32]byte
 		line := bytes.TrimSpace(sc.Bytes())

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,5 +55,37 @@ func TestApprovals(t *testing.T) {
 	none := &approvals{}
 	if none.has(text) || none.add(text) == nil {
 		t.Error("without a user's folder, a text is approved or an approval recorded")
+	}
+}
+
+// A record past its bound is read from its end: the newest approvals hold,
+// the oldest are no longer read.
+func TestApprovalsPastTheBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ApprovedFile)
+	a := &approvals{path: path}
+	if err := a.add("the oldest approval"); err != nil {
+		t.Fatal(err)
+	}
+	var filler []byte
+	for i := 0; len(filler) < maxApprovedBytes; i++ {
+		sum := textSum(fmt.Sprint("approval ", i))
+		filler = append(filler, hex.EncodeToString(sum[:])+"\n"...)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.add("the newest approval"); err != nil {
+		t.Fatal(err)
+	}
+	if !a.has("the newest approval") || !a.has("approval 1000") || a.has("the oldest approval") {
+		t.Errorf("past the bound: newest %v, one in the middle %v, oldest %v; want true, true, false",
+			a.has("the newest approval"), a.has("approval 1000"), a.has("the oldest approval"))
 	}
 }
