@@ -415,6 +415,10 @@ func TestHookInARepositoryThatRedirectsTheKey(t *testing.T) {
 		}
 	}
 	// The worker the Stop hook started runs with the user's settings too.
+	// It is waited for once it has run the queue, holding the lock: until
+	// it takes the lock, the lock is free, and it would still write in the
+	// folders after the test removed them.
+	waitQueueRun(t, redirecting)
 	waitWorkerGone(t, redirecting)
 	// The user's own server, the one their settings name, did the work.
 	if len(w.srv.Embedded()) == embedded {

@@ -141,6 +141,19 @@ func waitWorkerGone(t *testing.T, repo string) {
 	waitUnlocked(t, path)
 }
 
+// waitQueueRun blocks until the queue of repo holds no entry: a worker has
+// run them.
+func waitQueueRun(t *testing.T, repo string) {
+	t.Helper()
+	deadline := time.Now().Add(stuckAfter)
+	for len(entries(t, repo)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue of %s still holds entries after %s", repo, stuckAfter)
+		}
+		time.Sleep(20 * time.Millisecond) // polls a process of its own: there is nothing to wait on
+	}
+}
+
 // waitUnlocked blocks until no process holds the flock of the file path
 // (a recall server's lock, the capture worker's): it has exited. A file
 // that is not there is held by nobody.
