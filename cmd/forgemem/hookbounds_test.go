@@ -413,12 +413,14 @@ func TestHookInARepositoryThatRedirectsTheKey(t *testing.T) {
 		if code != 0 {
 			t.Errorf("%s: exit %d: %s", event, code, errOut)
 		}
+		// The worker a capture hook starts runs with the user's settings
+		// too. Until it takes the queue's lock, the lock is free: the next
+		// hook would start another, and waitWorkerGone would not wait for
+		// it. So each capture is waited for until a worker has run it.
+		if event != "user_prompt_submit" {
+			waitQueueRun(t, redirecting)
+		}
 	}
-	// The worker the Stop hook started runs with the user's settings too.
-	// It is waited for once it has run the queue, holding the lock: until
-	// it takes the lock, the lock is free, and it would still write in the
-	// folders after the test removed them.
-	waitQueueRun(t, redirecting)
 	waitWorkerGone(t, redirecting)
 	// The user's own server, the one their settings name, did the work.
 	if len(w.srv.Embedded()) == embedded {
