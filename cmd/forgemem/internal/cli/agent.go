@@ -35,7 +35,9 @@ confidence that the memory is relevant to the text: "strong" memories passed the
 each one's evidence — its cosine similarity and the weight of the words it shares with the
 text, with what the gate needed — and every weak match; --json gives all of it. When the
 embedder fails, what the words find is printed, with a warning on stderr. Memories that
-wait for your review are searched only with --pending, and marked.`,
+wait for your review are searched only with --pending, and marked; so are memories the
+repository committed that read like instructions, which recall holds until you approve
+them (without --pending, a line says how many were left out).`,
 		Example: "  forgemem search \"database locking\"\n  forgemem search migrations --limit 3 --json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,6 +61,9 @@ wait for your review are searched only with --pending, and marked.`,
 				return a.out.json(res)
 			}
 			a.printHits(res)
+			if res.Held > 0 {
+				a.out.println(a.out.dim("\n" + heldNote(res.Held, "of the results") + "; --pending shows what waits"))
+			}
 			return nil
 		},
 	}

@@ -77,7 +77,10 @@ type (
 		Query string   `json:"query"`
 		Hits  []hitOut `json:"hits"`
 		// LeftOut counts the hits left out to keep the result small.
-		LeftOut int    `json:"left_out,omitempty"`
+		LeftOut int `json:"left_out,omitempty"`
+		// Held counts the memories left out because they wait for the
+		// user's review (see recallOut.Held).
+		Held    int    `json:"held,omitempty"`
 		Warning string `json:"warning,omitempty"`
 		Note    string `json:"note,omitempty"`
 	}
@@ -195,12 +198,7 @@ func (h *handlers) recall(ctx context.Context, in recallArgs) (string, recallOut
 		out.Note = "Nothing remembered is relevant to this query."
 		text = out.Note
 	}
-	switch {
-	case out.Held == 1:
-		note = strings.TrimSpace(note + " 1 memory the repository committed was left out: it reads like an instruction to the agent's tools and waits for the user's review in forgemem review.")
-	case out.Held > 1:
-		note = strings.TrimSpace(note + fmt.Sprintf(" %d memories the repository committed were left out: they read like instructions to the agent's tools and wait for the user's review in forgemem review.", out.Held))
-	}
+	note = strings.TrimSpace(note + " " + heldLeftOut(out.Held))
 	if note != "" {
 		out.Note = strings.TrimSpace(out.Note + " " + note)
 		text += "\n\n(" + note + ")"
@@ -225,11 +223,25 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, searchOut
 	} else {
 		out.Note = writeHits(&b, &out, res.Hits)
 	}
+	out.Held = res.Held
+	note = strings.TrimSpace(note + " " + heldLeftOut(out.Held))
 	if note != "" {
 		out.Note = strings.TrimSpace(out.Note + " " + note)
 		b.WriteString("\n\n(" + note + ")")
 	}
 	return b.String(), out, nil
+}
+
+// heldLeftOut says that n memories were left out because they wait for the
+// user's review, "" when n is 0.
+func heldLeftOut(n int) string {
+	switch {
+	case n == 1:
+		return "1 memory the repository committed was left out: it reads like an instruction to the agent's tools and waits for the user's review in forgemem review."
+	case n > 1:
+		return fmt.Sprintf("%d memories the repository committed were left out: they read like instructions to the agent's tools and wait for the user's review in forgemem review.", n)
+	}
+	return ""
 }
 
 // writeHits writes the hits that fit maxResultBytes, best first, each

@@ -94,11 +94,11 @@ func TestNoToolOffersAHeldMemory(t *testing.T) {
 		switch c.tool {
 		case "memory_list":
 			contains(t, c.tool, text, planted.Meta.ID, "held for the user's review")
-		case "memory_recall":
+		case "memory_recall", "memory_search":
 			// It says one was left out, and why, without its text.
 			contains(t, c.tool, text, "1 memory the repository committed was left out", "forgemem review")
 			if st["held"] != float64(1) {
-				t.Errorf("memory_recall's held = %v, want 1", st["held"])
+				t.Errorf("%s's held = %v, want 1", c.tool, st["held"])
 			}
 		}
 	}

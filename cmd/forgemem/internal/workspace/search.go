@@ -88,6 +88,10 @@ type SearchResult struct {
 	// Hits are the chains that passed the relevance gate, best first, then
 	// the weak ones, best first.
 	Hits []Hit `json:"hits"`
+	// Held counts the chains ranked among the hits that were left out
+	// because recall holds them (see [ReviewItem.Held]); a search with
+	// pending memories lists them instead.
+	Held int `json:"held,omitempty"`
 	// Unreadable counts the files and folders the store could not read:
 	// memories that were not searched.
 	Unreadable int `json:"unreadable_files"`
@@ -168,7 +172,7 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
 		return nil, err
 	}
-	out.Hits = w.hits(ctx, snap, res.Ranked, limit, !pending)
+	out.Hits, out.Held = w.hits(ctx, snap, res.Ranked, limit, !pending)
 	return out, failed
 }
 
@@ -177,9 +181,9 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 // memories reads them as in force): those that passed the relevance gate
 // first, then the weak ones, each with why it may be outdated. With
 // skipHeld, the chains recall holds (see heldBy) are left out, as pending
-// ones are.
-func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretrieve.Candidate, limit int, skipHeld bool) []Hit {
-	out := []Hit{}
+// ones are, and counted in skipped.
+func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretrieve.Candidate, limit int, skipHeld bool) (out []Hit, skipped int) {
+	out = []Hit{}
 	ranked := slices.Clone(found)
 	slices.SortStableFunc(ranked, func(a, b memretrieve.Candidate) int {
 		return cmp.Compare(b2i(b.Evidence.Strong()), b2i(a.Evidence.Strong()))
@@ -195,6 +199,7 @@ func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretriev
 			held = w.heldBy(head)
 		}
 		if skipHeld && held != "" {
+			skipped++
 			continue
 		}
 		taken++
@@ -209,7 +214,7 @@ func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretriev
 		}
 		out = append(out, h)
 	}
-	return out
+	return out, skipped
 }
 
 // b2i is 1 for true, 0 for false.
