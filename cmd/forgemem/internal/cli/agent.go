@@ -217,15 +217,17 @@ func (a *app) partialWarning(command string, err error) error {
 }
 
 // readConversation reads a JSON Lines conversation from the file named by
-// args, or from stdin for none or "-".
-func (a *app) readConversation(args []string) ([]memcore.Message, error) {
+// args, or from stdin for none or "-". oneMessage says how to give the
+// command a single message instead, for the error of a file that does not
+// exist.
+func (a *app) readConversation(args []string, oneMessage string) ([]memcore.Message, error) {
 	var r io.Reader = a.env.Stdin
 	if len(args) == 1 && args[0] != "-" {
 		f, err := os.Open(args[0])
 		if errors.Is(err, fs.ErrNotExist) {
 			// Most likely the text itself was given (forgemem recall "how do
 			// we lock rows?"): say what the argument is.
-			return nil, fmt.Errorf("%w (the argument names a conversation file, JSON Lines; for a single message, pipe {\"role\": \"user\", \"content\": \"…\"} to standard input, or try forgemem search TEXT)", err)
+			return nil, fmt.Errorf("%w (the argument names a conversation file, JSON Lines; for a single message, %s)", err, oneMessage)
 		}
 		if err != nil {
 			return nil, err
@@ -236,13 +238,31 @@ func (a *app) readConversation(args []string) ([]memcore.Message, error) {
 	return workspace.ReadConversation(r)
 }
 
+// recallWindow is the conversation recall reads: the one user message of
+// --message when it is given, or else the JSON Lines conversation of the
+// file args names, or of stdin.
+func (a *app) recallWindow(cmd *cobra.Command, args []string, message string) ([]memcore.Message, error) {
+	if !cmd.Flags().Changed("message") {
+		return a.readConversation(args, "use --message TEXT, or try forgemem search TEXT")
+	}
+	if len(args) > 0 {
+		return nil, usagef("give a conversation file or --message, not both")
+	}
+	if strings.TrimSpace(message) == "" {
+		return nil, usagef("--message is empty: give the user's message, such as --message \"how do we lock rows?\"")
+	}
+	return []memcore.Message{{Role: memcore.RoleUser, Content: message}}, nil
+}
+
 func (a *app) recallCommand() *cobra.Command {
 	var asJSON bool
+	var message string
 	cmd := &cobra.Command{
-		Use:   "recall [conversation.jsonl | -]",
+		Use:   "recall [conversation.jsonl | - | --message TEXT]",
 		Short: "Print the memories an agent would recall for a conversation",
 		Long: `Read a conversation as JSON Lines, one {"role": "user", "content": "…"} object per line
-(roles user, assistant, system, tool), from a file or stdin, and print the block of
+(roles user, assistant, system, tool), from a file or stdin — or take one user message
+with --message — and print the block of
 recalled memories an agent would add to its context for the next turn, as retrieval
 builds it with the settings. A memory is recalled only when the relevance gate finds
 evidence that it is relevant: nothing relevant prints nothing. -v says on stderr what
@@ -252,11 +272,12 @@ that reads like an instruction to the agent's tools is left out until you approv
 forgemem review, and stderr says so. When the embedder fails, what the words find is
 recalled, with a warning on stderr. Where memory is turned off (memory.enabled: false)
 nothing is recalled, and stderr says so.`,
-		Example: `  echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
+		Example: `  forgemem recall --message "how do we lock user rows?"
+  echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
   forgemem recall session.jsonl`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			window, err := a.readConversation(args)
+			window, err := a.recallWindow(cmd, args, message)
 			if err != nil {
 				return err
 			}
@@ -288,6 +309,7 @@ nothing is recalled, and stderr says so.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document: the block, each memory recalled and each left out, with its evidence")
+	cmd.Flags().StringVarP(&message, "message", "m", "", "recall for this one user message instead of a conversation")
 	return cmd
 }
 
@@ -386,7 +408,7 @@ provider); the fake provider has none.`,
 		Example: "  forgemem capture session.jsonl --provider openai\n  cat session.jsonl | forgemem capture -",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			window, err := a.readConversation(args)
+			window, err := a.readConversation(args, "pipe {\"role\": \"user\", \"content\": \"…\"} to standard input")
 			if err != nil {
 				return err
 			}

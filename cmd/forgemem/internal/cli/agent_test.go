@@ -49,9 +49,32 @@ func TestRecall(t *testing.T) {
 	// The text given where a file is expected: the error says what the
 	// argument is and how to recall for one message.
 	text := f.runIn(ctx, f.repo, "", "recall", "how do we lock rows?")
-	if text.code != cli.ExitFailure || text.stdout != "" ||
-		!strings.Contains(text.stderr, "how do we lock rows?") || !strings.Contains(text.stderr, "the argument names a conversation file") {
+	if text.code != cli.ExitFailure || text.stdout != "" || !strings.Contains(text.stderr, "how do we lock rows?") ||
+		!strings.Contains(text.stderr, "the argument names a conversation file") || !strings.Contains(text.stderr, "use --message TEXT") {
 		t.Errorf("recall of a text: exit %d, stdout %q, stderr %q", text.code, text.stdout, text.stderr)
+	}
+
+	// --message recalls for one user message, as a conversation of that
+	// message alone does.
+	piped := f.runIn(ctx, f.repo, ask, "recall")
+	for _, flag := range []string{"--message", "-m"} {
+		r := f.runIn(ctx, f.repo, "", "recall", flag, "We need to change how user updates lock rows.")
+		if r.code != cli.ExitOK || r.stdout == "" || f.normalize(r.stdout) != f.normalize(piped.stdout) {
+			t.Errorf("recall %s: exit %d, stdout differs from the piped message's:\n%s\nstderr %q", flag, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a file and a message", []string{"recall", file, "--message", "lock rows"}, "give a conversation file or --message, not both"},
+		{"an empty message", []string{"recall", "--message", " "}, "--message is empty"},
+	} {
+		r := f.runIn(ctx, f.repo, "", tt.args...)
+		if r.code != cli.ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("recall with %s: exit %d, stdout %q, stderr %q; want exit %d and %q", tt.name, r.code, r.stdout, r.stderr, cli.ExitUsage, tt.want)
+		}
 	}
 }
 
