@@ -67,22 +67,29 @@ func TestPendingIsNeverInjected(t *testing.T) {
 	})
 }
 
-// The block says of each memory whether the user stated it or it was
-// inferred, and says so of older files that recorded no source.
+// The block says of each memory who stated it — the user, a repository
+// contributor (a repository memory whose file says the user stated it:
+// anyone who commits can write that), or no one (inferred) — and says so
+// of older files that recorded no source.
 func TestInjectionLabelsTrust(t *testing.T) {
 	tests := []struct {
+		scope  memcore.Scope
 		source memcore.Source
 		label  string
 	}{
-		{memcore.SourceUser, "stated by the user"},
-		{memcore.SourceAssistant, "inferred, not stated by the user"},
-		{memcore.SourceMixed, "inferred, not stated by the user"},
-		{memcore.SourceAgent, "inferred, not stated by the user"},
-		{memcore.SourceUnknown, "source unknown"},
+		{memcore.ScopeUser, memcore.SourceUser, "stated by the user"},
+		{memcore.ScopeUser, memcore.SourceAssistant, "inferred, not stated by the user"},
+		{memcore.ScopeUser, memcore.SourceMixed, "inferred, not stated by the user"},
+		{memcore.ScopeUser, memcore.SourceAgent, "inferred, not stated by the user"},
+		{memcore.ScopeUser, memcore.SourceUnknown, "source unknown"},
+		{memcore.ScopeRepo, memcore.SourceUser, "stated by a repository contributor"},
+		{memcore.ScopeRepo, memcore.SourceAssistant, "inferred, not stated by the user"},
+		{memcore.ScopeRepo, memcore.SourceAgent, "inferred, not stated by the user"},
+		{memcore.ScopeRepo, memcore.SourceUnknown, "source unknown"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.source.String(), func(t *testing.T) {
-			m := mem(testID(51), memcore.ScopeUser, memcore.CategoryCodingPreferences, 1, 0, "Prefers tabs for indentation.")
+		t.Run(string(tt.scope)+"/"+tt.source.String(), func(t *testing.T) {
+			m := mem(testID(51), tt.scope, memcore.CategoryCodingPreferences, 1, 0, "Prefers tabs for indentation.")
 			m.Meta.Source = tt.source
 			store := memcore.NewMemStore()
 			write(t, store, m)
@@ -92,7 +99,7 @@ func TestInjectionLabelsTrust(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := "[1] coding-preferences, user scope, " + tt.label + ", version 1"; !strings.Contains(res.Injection, want) {
+			if want := "[1] coding-preferences, " + string(tt.scope) + " scope, " + tt.label + ", version 1"; !strings.Contains(res.Injection, want) {
 				t.Errorf("the block lacks %q:\n%s", want, res.Injection)
 			}
 		})

@@ -245,10 +245,15 @@ func (a *app) printReviewItem(n, total int, it workspace.ReviewItem) {
 	p.printf("\n%s\n\n", indent(m.Content, "    "))
 }
 
-// sourceWords says who stated a memory, for a person reviewing it.
-func sourceWords(source string) string {
+// sourceWords says who stated a memory of scope, for a person reviewing
+// it. A repository's file that says the user stated it is the word of
+// whoever committed it: anyone who commits to the repository can write it.
+func sourceWords(source string, scope memcore.Scope) string {
 	switch memcore.Source(source) {
 	case memcore.SourceUser:
+		if scope != memcore.ScopeUser {
+			return "user: in a contributor's own words, says its file in the repository"
+		}
 		return "user: in your own words"
 	case memcore.SourceAssistant:
 		return "assistant: only in the assistant's words"

@@ -354,7 +354,7 @@ func triggerWords(t string) string {
 // trustRows adds to t, each row starting with indent, who stated m and,
 // when recorded, the evidence quoted from the conversation with its time.
 func trustRows(t *table, m workspace.Memory, indent string) {
-	t.row("%ssource\t%s\n", indent, sourceWords(m.Source))
+	t.row("%ssource\t%s\n", indent, sourceWords(m.Source, m.Scope))
 	if m.EvidenceQuote != "" {
 		at := ""
 		if m.EvidenceAt != nil {

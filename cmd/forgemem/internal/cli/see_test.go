@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
+	"github.com/forgemem/forgemem/memcore"
 )
 
 func TestList(t *testing.T) {
@@ -63,6 +65,35 @@ func TestShow(t *testing.T) {
 			f.check(tt.name, r, tt.code)
 			if !strings.Contains(r.stderr, tt.stderr) {
 				t.Errorf("stderr %q, want it to contain %q", r.stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// show says who stated a memory: a memory of the user's folder that says
+// the user stated it is in the user's own words; a repository's that says
+// so is in a contributor's (anyone who commits can write it).
+func TestShowSaysWhoStatedIt(t *testing.T) {
+	tests := []struct {
+		scope  memcore.Scope
+		source memcore.Source
+		want   string
+	}{
+		{memcore.ScopeUser, memcore.SourceUser, "user: in your own words"},
+		{memcore.ScopeRepo, memcore.SourceUser, "user: in a contributor's own words, says its file in the repository"},
+		{memcore.ScopeRepo, memcore.SourceAssistant, "assistant: only in the assistant's words"},
+		{memcore.ScopeRepo, memcore.SourceUnknown, "unknown"},
+	}
+	for i, tt := range tests {
+		t.Run(string(tt.scope)+"/"+tt.source.String(), func(t *testing.T) {
+			f := newFixture(t)
+			m := memory(i+1, tt.scope, memcore.CategoryProjectConventions, 1, "Migrations live in db/migrations.")
+			m.Meta.Source = tt.source
+			f.write(m)
+			r := f.run("show", m.Meta.ID)
+			row := regexp.MustCompile(`(?m)^source +` + regexp.QuoteMeta(tt.want) + `$`)
+			if r.code != cli.ExitOK || !row.MatchString(r.stdout) {
+				t.Errorf("show: exit %d, want the row source %q in:\n%s%s", r.code, tt.want, r.stdout, r.stderr)
 			}
 		})
 	}
