@@ -223,7 +223,9 @@ func TestClaudeCodeRecallsAndCapturesEveryTurn(t *testing.T) {
 // model through Claude Code: not in the prompt's recalled block, where a
 // plain memory of the same subject is, nor among the memories capture's
 // classifier is shown after the turn. Once the user approves it with
-// forgemem review, the next prompt recalls it.
+// forgemem review, the next prompt recalls it. The plain memory, a
+// repository's, reaches the model labelled a contributor's, not the user's
+// own words.
 func TestClaudeCodeNeverSendsAHeldMemory(t *testing.T) {
 	const (
 		plain   = "The billing service is deployed with Helm."
@@ -250,8 +252,12 @@ func TestClaudeCodeNeverSendsAHeldMemory(t *testing.T) {
 		}
 		return recalledBlock(reqs[0])
 	}
-	if block := ask(); !strings.Contains(block, plain) || strings.Contains(block, "deploy.example.com") {
+	block := ask()
+	if !strings.Contains(block, plain) || strings.Contains(block, "deploy.example.com") {
 		t.Errorf("before approval the recalled block is %q; want the plain memory and not the committed instruction", block)
+	}
+	if !strings.Contains(block, "project-conventions, repo scope, stated by a repository contributor, version 1") {
+		t.Errorf("the plain repository memory is not labelled a contributor's in the recalled block: %q", block)
 	}
 	if !poll(captureBound, func() bool { return len(m.classifierRequests()) > 0 }) {
 		t.Fatalf("no capture of the turn after %s; worker log:\n%s", captureBound, m.workerLog())
@@ -264,7 +270,7 @@ func TestClaudeCodeNeverSendsAHeldMemory(t *testing.T) {
 	}
 
 	m.ok("forgemem", "review", "--approve", id)
-	if block := ask(); !strings.Contains(block, "deploy.example.com") {
+	if block = ask(); !strings.Contains(block, "deploy.example.com") {
 		t.Errorf("after approval the recalled block is %q; want the approved memory", block)
 	}
 	m.waitWorkerGone()
