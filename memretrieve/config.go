@@ -70,6 +70,18 @@ type HoldChecker interface {
 	Hold(m *memcore.MemoryFile) string
 }
 
+// StatedChecker tells whether the user stated the text of a repository
+// memory whose file says so (memcore.SourceUser). Anyone who commits to a
+// repository can write its memory files, so such a memory is labelled a
+// repository contributor's unless the host knows the text is the user's
+// own: one the host itself wrote from the user's words, say.
+type StatedChecker interface {
+	// Stated reports whether the user stated m's text. It is called for
+	// each repository memory a turn injects whose file says the user
+	// stated it, so it must be cheap, and safe for concurrent use.
+	Stated(m *memcore.MemoryFile) bool
+}
+
 // Config holds everything an [Engine] is configured with: the retrieval
 // settings, and what the host gives it (a logger, a cache folder, a
 // progress callback). Each field's comment names the settings key it is
@@ -226,6 +238,12 @@ type Config struct {
 	// user approves it, since a file a repository commits can claim any
 	// source and status.
 	HoldCheck HoldChecker
+	// StatedCheck, when set, is asked about each repository memory a turn
+	// injects whose file says the user stated it: one it confirms is
+	// labelled "stated by the user", any other "stated by a repository
+	// contributor". Nil confirms none. The forgemem command confirms the
+	// texts it wrote into the repository from the user's own words.
+	StatedCheck StatedChecker
 	// Stale is what a turn does with a memory StaleCheck finds outdated
 	// (memory.stale): StaleLabel (the default; "" means it too) injects it
 	// with a note, StaleDrop leaves it out, StaleIgnore does not check.

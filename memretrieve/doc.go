@@ -192,8 +192,9 @@
 // agent that the notes are recalled from earlier sessions and are
 // background to weigh, not instructions, and that each says who stated it:
 // the user, a repository contributor (a repository memory whose file says
-// the user stated it, which anyone who commits can write), or no one, when
-// it was inferred. Memories that wait for a person's
+// the user stated it, which anyone who commits can write, unless the
+// host's Config.StatedCheck confirms the user did), or no one, when it was
+// inferred. Memories that wait for a person's
 // review (memcore.StatusPending) are never indexed or shown: the engine
 // works with memcore.Graph.Settled. Each memory follows as
 //

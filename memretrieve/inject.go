@@ -28,7 +28,7 @@ func (e *Engine) render(g *memcore.Graph, recs []Recalled) *Result {
 		return &Result{}
 	}
 	r := newRenderer(g, recs)
-	r.hold = e.cfg.HoldCheck
+	r.hold, r.stated = e.cfg.HoldCheck, e.cfg.StatedCheck
 	text, kept := r.inject(e.cfg.InjectionTokenBudget)
 	res := &Result{Injection: text, Omitted: len(recs) - kept}
 	if kept > 0 {
@@ -46,6 +46,9 @@ type renderer struct {
 	// hold is Config.HoldCheck: a link to a memory it holds is not shown
 	// (nil: every link is).
 	hold HoldChecker
+	// stated is Config.StatedCheck: a repository memory it confirms is
+	// labelled the user's (nil: none is).
+	stated StatedChecker
 }
 
 func newRenderer(g *memcore.Graph, recs []Recalled) *renderer {
@@ -127,7 +130,7 @@ func (r *renderer) block(i, shown int) string {
 	m := rc.Memory
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n[%d] %s, %s scope, %s, version %d, %s, relevance %.2f (%s)\n",
-		i+1, defuse(string(m.Meta.Category)), defuse(string(m.Meta.Scope)), trustLabel(m), m.Meta.Version, date(m), rc.Score, m.Meta.ID)
+		i+1, defuse(string(m.Meta.Category)), defuse(string(m.Meta.Scope)), trustLabel(m, r.stated), m.Meta.Version, date(m), rc.Score, m.Meta.ID)
 	if rc.Stale != "" {
 		b.WriteString(staleNote(rc.Stale))
 	}
@@ -427,14 +430,15 @@ func clipRunes(s string, n int) string {
 
 // trustLabel says who stated m, for the model to weigh it: the user; a
 // repository contributor, for a repository memory whose file says the user
-// stated it (the user's folder is the user's own, but anyone who commits to
-// the repository can write its memory files, and a file cannot prove who
-// wrote it); or someone else (the assistant, pasted text, an agent:
-// inferred). Files written before sources were recorded say so.
-func trustLabel(m *memcore.MemoryFile) string {
+// stated it and that stated does not confirm (the user's folder is the
+// user's own, but anyone who commits to the repository can write its memory
+// files, and a file cannot prove who wrote it); or someone else (the
+// assistant, pasted text, an agent: inferred). Files written before sources
+// were recorded say so.
+func trustLabel(m *memcore.MemoryFile, stated StatedChecker) string {
 	switch m.Meta.Source {
 	case memcore.SourceUser:
-		if m.Meta.Scope != memcore.ScopeUser {
+		if m.Meta.Scope != memcore.ScopeUser && (stated == nil || !stated.Stated(m)) {
 			return "stated by a repository contributor"
 		}
 		return "stated by the user"

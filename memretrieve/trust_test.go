@@ -2,6 +2,7 @@ package memretrieve
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -69,31 +70,49 @@ func TestPendingIsNeverInjected(t *testing.T) {
 
 // The block says of each memory who stated it — the user, a repository
 // contributor (a repository memory whose file says the user stated it:
-// anyone who commits can write that), or no one (inferred) — and says so
-// of older files that recorded no source.
+// anyone who commits can write that, so only Config.StatedCheck can make
+// it the user's), or no one (inferred) — and says so of older files that
+// recorded no source. StatedCheck is asked about those repository memories
+// alone.
 func TestInjectionLabelsTrust(t *testing.T) {
 	tests := []struct {
 		scope  memcore.Scope
 		source memcore.Source
+		// stated is what Config.StatedCheck answers; nil: none is set.
+		stated *bool
 		label  string
+		asked  bool
 	}{
-		{memcore.ScopeUser, memcore.SourceUser, "stated by the user"},
-		{memcore.ScopeUser, memcore.SourceAssistant, "inferred, not stated by the user"},
-		{memcore.ScopeUser, memcore.SourceMixed, "inferred, not stated by the user"},
-		{memcore.ScopeUser, memcore.SourceAgent, "inferred, not stated by the user"},
-		{memcore.ScopeUser, memcore.SourceUnknown, "source unknown"},
-		{memcore.ScopeRepo, memcore.SourceUser, "stated by a repository contributor"},
-		{memcore.ScopeRepo, memcore.SourceAssistant, "inferred, not stated by the user"},
-		{memcore.ScopeRepo, memcore.SourceAgent, "inferred, not stated by the user"},
-		{memcore.ScopeRepo, memcore.SourceUnknown, "source unknown"},
+		{memcore.ScopeUser, memcore.SourceUser, nil, "stated by the user", false},
+		{memcore.ScopeUser, memcore.SourceUser, ptr(false), "stated by the user", false},
+		{memcore.ScopeUser, memcore.SourceAssistant, nil, "inferred, not stated by the user", false},
+		{memcore.ScopeUser, memcore.SourceMixed, nil, "inferred, not stated by the user", false},
+		{memcore.ScopeUser, memcore.SourceAgent, nil, "inferred, not stated by the user", false},
+		{memcore.ScopeUser, memcore.SourceUnknown, nil, "source unknown", false},
+		{memcore.ScopeRepo, memcore.SourceUser, nil, "stated by a repository contributor", false},
+		{memcore.ScopeRepo, memcore.SourceUser, ptr(false), "stated by a repository contributor", true},
+		{memcore.ScopeRepo, memcore.SourceUser, ptr(true), "stated by the user", true},
+		{memcore.ScopeRepo, memcore.SourceAssistant, ptr(true), "inferred, not stated by the user", false},
+		{memcore.ScopeRepo, memcore.SourceAgent, nil, "inferred, not stated by the user", false},
+		{memcore.ScopeRepo, memcore.SourceUnknown, ptr(true), "source unknown", false},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.scope)+"/"+tt.source.String(), func(t *testing.T) {
+		name := string(tt.scope) + "/" + tt.source.String()
+		if tt.stated != nil {
+			name += fmt.Sprintf("/stated %v", *tt.stated)
+		}
+		t.Run(name, func(t *testing.T) {
 			m := mem(testID(51), tt.scope, memcore.CategoryCodingPreferences, 1, 0, "Prefers tabs for indentation.")
 			m.Meta.Source = tt.source
 			store := memcore.NewMemStore()
 			write(t, store, m)
-			e := newEngine(t, store, newEmbedder(t), nil, identityConfig())
+			cfg := identityConfig()
+			var check *statedAs
+			if tt.stated != nil {
+				check = &statedAs{stated: *tt.stated}
+				cfg.StatedCheck = check
+			}
+			e := newEngine(t, store, newEmbedder(t), nil, cfg)
 			rebuild(t, e)
 			res, err := e.Retrieve(context.Background(), "", userWindow(m.Content))
 			if err != nil {
@@ -102,9 +121,25 @@ func TestInjectionLabelsTrust(t *testing.T) {
 			if want := "[1] coding-preferences, " + string(tt.scope) + " scope, " + tt.label + ", version 1"; !strings.Contains(res.Injection, want) {
 				t.Errorf("the block lacks %q:\n%s", want, res.Injection)
 			}
+			if check != nil && (check.calls.Load() > 0) != tt.asked {
+				t.Errorf("StatedCheck asked %d times; want it asked: %v", check.calls.Load(), tt.asked)
+			}
 		})
 	}
 }
+
+// statedAs is a StatedChecker that answers stated, counting its calls.
+type statedAs struct {
+	stated bool
+	calls  atomic.Int64
+}
+
+func (s *statedAs) Stated(*memcore.MemoryFile) bool {
+	s.calls.Add(1)
+	return s.stated
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // holdIfNamed holds a memory whose text holds name.
 type holdIfNamed struct {

@@ -110,7 +110,7 @@ func TestUC3DecisionPreservedWithRationale(t *testing.T) {
 
 	block := w.recall(repo, "Two admins edit the same user at once; how should user updates handle locking?")
 	contains(t, "session 8's recalled block", block,
-		"architectural-decisions, repo scope, stated by a repository contributor, version 2",
+		"architectural-decisions, repo scope, stated by the user, version 2",
 		"at most three retries",
 		"History, oldest first (changed 1 time):",
 		"version 1, ", "because row locks caused timeouts under load.",

@@ -234,7 +234,7 @@ func (a *app) printReviewItem(n, total int, it workspace.ReviewItem) {
 	p.printf("\n%s %s  %s, version %d, %s\n", p.bold(fmt.Sprintf("(%d/%d)", n, total)), p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt))
 	t := p.table()
 	t.row("  waits\t%s\n", m.StatusReason)
-	trustRows(t, m, "  ")
+	trustRows(t, m, a.stated(m), "  ")
 	if m.SessionID != "" {
 		t.row("  session\t%s\n", m.SessionID)
 	}
@@ -245,13 +245,15 @@ func (a *app) printReviewItem(n, total int, it workspace.ReviewItem) {
 	p.printf("\n%s\n\n", indent(m.Content, "    "))
 }
 
-// sourceWords says who stated a memory of scope, for a person reviewing
-// it. A repository's file that says the user stated it is the word of
-// whoever committed it: anyone who commits to the repository can write it.
-func sourceWords(source string, scope memcore.Scope) string {
+// sourceWords says who stated a memory, for a person reviewing it; stated
+// is whether the user did (workspace.Workspace.Stated). A repository's file
+// that says the user stated it, of a text this user's forgemem did not
+// write, is the word of whoever committed it: anyone who commits to the
+// repository can write it.
+func sourceWords(source string, stated bool) string {
 	switch memcore.Source(source) {
 	case memcore.SourceUser:
-		if scope != memcore.ScopeUser {
+		if !stated {
 			return "user: in a contributor's own words, says its file in the repository"
 		}
 		return "user: in your own words"

@@ -234,7 +234,7 @@ func (a *app) printDetail(d *workspace.Detail) {
 	if m.SessionID != "" {
 		t.row("session\t%s\n", m.SessionID)
 	}
-	trustRows(t, m, "")
+	trustRows(t, m, a.stated(m), "")
 	if m.Status == string(memcore.StatusPending) && m.Head {
 		t.row("status\twaits for your review (%s): forgemem review\n", m.StatusReason)
 	}
@@ -351,10 +351,15 @@ func triggerWords(t string) string {
 	return t
 }
 
-// trustRows adds to t, each row starting with indent, who stated m and,
-// when recorded, the evidence quoted from the conversation with its time.
-func trustRows(t *table, m workspace.Memory, indent string) {
-	t.row("%ssource\t%s\n", indent, sourceWords(m.Source, m.Scope))
+// stated reports whether the user stated m (workspace.Workspace.Stated),
+// for a command that opened the workspace.
+func (a *app) stated(m workspace.Memory) bool { return a.ws != nil && a.ws.Stated(m) }
+
+// trustRows adds to t, each row starting with indent, who stated m (stated:
+// the user did) and, when recorded, the evidence quoted from the
+// conversation with its time.
+func trustRows(t *table, m workspace.Memory, stated bool, indent string) {
+	t.row("%ssource\t%s\n", indent, sourceWords(m.Source, stated))
 	if m.EvidenceQuote != "" {
 		at := ""
 		if m.EvidenceAt != nil {

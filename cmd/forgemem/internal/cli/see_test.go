@@ -72,7 +72,8 @@ func TestShow(t *testing.T) {
 
 // show says who stated a memory: a memory of the user's folder that says
 // the user stated it is in the user's own words; a repository's that says
-// so is in a contributor's (anyone who commits can write it).
+// so is in a contributor's (anyone who commits can write it), unless this
+// user's forgemem wrote it (the last case: remember).
 func TestShowSaysWhoStatedIt(t *testing.T) {
 	tests := []struct {
 		scope  memcore.Scope
@@ -90,12 +91,27 @@ func TestShowSaysWhoStatedIt(t *testing.T) {
 			m := memory(i+1, tt.scope, memcore.CategoryProjectConventions, 1, "Migrations live in db/migrations.")
 			m.Meta.Source = tt.source
 			f.write(m)
-			r := f.run("show", m.Meta.ID)
-			row := regexp.MustCompile(`(?m)^source +` + regexp.QuoteMeta(tt.want) + `$`)
-			if r.code != cli.ExitOK || !row.MatchString(r.stdout) {
-				t.Errorf("show: exit %d, want the row source %q in:\n%s%s", r.code, tt.want, r.stdout, r.stderr)
-			}
+			checkSourceRow(t, f, m.Meta.ID, tt.want)
 		})
+	}
+	t.Run("remembered in the repository", func(t *testing.T) {
+		f := newFixture(t)
+		r := f.run("remember", "Migrations live in db/migrations.", "--scope", "repo", "--category", "project-conventions", "--json")
+		var doc struct{ Memory struct{ ID string } }
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != cli.ExitOK {
+			t.Fatalf("remember: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		checkSourceRow(t, f, doc.Memory.ID, "user: in your own words")
+	})
+}
+
+// checkSourceRow checks that show of id has the row source want.
+func checkSourceRow(t *testing.T, f *fixture, id, want string) {
+	t.Helper()
+	r := f.run("show", id)
+	row := regexp.MustCompile(`(?m)^source +` + regexp.QuoteMeta(want) + `$`)
+	if r.code != cli.ExitOK || !row.MatchString(r.stdout) {
+		t.Errorf("show: exit %d, want the row source %q in:\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
 }
 

@@ -98,12 +98,15 @@ func (w *Workspace) staleOf(ctx context.Context, m *memcore.MemoryFile) string {
 }
 
 // captureStore is the store a capture pipeline writes through: one that
-// records each repo memory's anchors, when there is a repository.
+// records each repo memory's anchors, when there is a repository, and the
+// texts it writes there from the user's own words (see statingStore).
 func (w *Workspace) captureStore() memcore.MemoryStore {
+	store := statingStore{w.store, w}
 	if c := w.Anchors(); c != nil {
-		return anchor.NewStore(w.store, c)
+		// Outermost: the pipeline asks it why a memory may be outdated.
+		return anchor.NewStore(store, c)
 	}
-	return w.store
+	return store
 }
 
 // anchorMemory records the anchors of m, written by hand: those the person

@@ -1,22 +1,9 @@
 package workspace
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcore"
-	"github.com/forgemem/forgemem/memcore/atomicfile"
 )
 
 // A repository can commit memory files that claim anything in their front
@@ -34,106 +21,11 @@ import (
 // spool folder of the user's memory folder (~/.forge/memory/.spool/).
 const ApprovedFile = "approved-texts"
 
-// maxApprovedBytes bounds what is read of the record: its last 16,000
-// approvals or so. Past it, the oldest approvals are no longer read, and
-// their memories are held again until approved again.
-const maxApprovedBytes = 1 << 20
-
-// approvals is the user's record of approved texts, read again when the
-// file's size or modification time changes (another process approved one).
-type approvals struct {
-	path string // "" without a user's memory folder: nothing is approved
-	mu   sync.Mutex
-	size int64
-	mod  time.Time
-	read bool
-	set  map[[32]byte]bool
-}
-
-// has reports whether the user approved text. A record that cannot be read
-// approves nothing.
-func (a *approvals) has(text string) bool {
-	if a.path == "" {
-		return false
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reload()
-	return a.set[textSum(text)]
-}
-
-// reload reads the record when it changed since it was last read.
-func (a *approvals) reload() {
-	info, err := os.Lstat(a.path)
-	if err != nil || !info.Mode().IsRegular() {
-		a.set, a.read = nil, false
-		return
-	}
-	if a.read && info.Size() == a.size && info.ModTime().Equal(a.mod) {
-		return
-	}
-	a.set, a.read, a.size, a.mod = nil, true, info.Size(), info.ModTime()
-	f, err := atomicfile.Open(a.path, os.O_RDONLY, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	// The newest approvals are at the end: a record past the bound is read
-	// from the first whole line of its last maxApprovedBytes.
-	cut := info.Size() > maxApprovedBytes
-	if cut {
-		if _, err := f.Seek(info.Size()-maxApprovedBytes, io.SeekStart); err != nil {
-			return
-		}
-	}
-	a.set = make(map[[32]byte]bool)
-	sc := bufio.NewScanner(io.LimitReader(f, maxApprovedBytes))
-	if cut {
-		sc.Scan() // the rest of a line cut in two
-	}
-	for sc.Scan() {
-		var sum [32]byte
-		line := bytes.TrimSpace(sc.Bytes())
-		if n, err := hex.Decode(sum[:], line); err == nil && n == len(sum) && len(line) == 2*len(sum) {
-			a.set[sum] = true
-		}
-	}
-}
-
-// add records text as approved: one line appended in one write, so that
-// concurrent approvals are all kept.
-func (a *approvals) add(text string) error {
-	if a.path == "" {
-		return errors.New("there is no user's memory folder to record the approval in; set HOME or pass --user-dir")
-	}
-	sum := textSum(text)
-	f, err := atomicfile.Open(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("recording the approval: %w", err)
-	}
-	_, err = f.WriteString(hex.EncodeToString(sum[:]) + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("recording the approval in %s: %w", a.path, err)
-	}
-	return nil
-}
-
-// textSum is the SHA-256 of text with surrounding white space trimmed.
-func textSum(text string) [32]byte { return sha256.Sum256([]byte(strings.TrimSpace(text))) }
-
 // approved returns the user's record of approved texts, made on first use
 // (its folder, the spool folder of the user's memory folder, is made with
 // the capture key).
-func (w *Workspace) approved() *approvals {
-	w.approvalsOnce.Do(func() {
-		w.approvals = &approvals{}
-		if _, err := w.captureKey(); err == nil {
-			w.approvals.path = filepath.Join(w.store.Dir(memcore.ScopeUser), spool.DirName, ApprovedFile)
-		}
-	})
+func (w *Workspace) approved() *textRecord {
+	w.approvalsOnce.Do(func() { w.approvals = w.userRecord(ApprovedFile, "the approval") })
 	return w.approvals
 }
 

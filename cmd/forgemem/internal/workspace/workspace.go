@@ -68,13 +68,16 @@ type Workspace struct {
 	live    *live.Folders
 	liveErr error
 
+	// approvals is the user's record of approved texts, made on first use
+	// (see Workspace.approved); stated the record of the texts written into
+	// the repository from the user's own words (see Workspace.statedTexts).
+	approvalsOnce sync.Once
+	approvals     *textRecord
+	statedOnce    sync.Once
+	stated        *textRecord
+
 	// captureKey signs and checks the capture queue's entries, loaded on
 	// first use (see Workspace.captureKey).
-	// approvals is the user's record of approved texts, made on first use
-	// (see Workspace.approved).
-	approvalsOnce sync.Once
-	approvals     *approvals
-
 	keyOnce sync.Once
 	key     spool.Key
 	keyErr  error
@@ -106,11 +109,10 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
-	writer, err := memcore.NewWriter(hookedStore{store}, memcore.WriterConfig{Review: s.Review, Logger: opts.Logger})
-	if err != nil {
+	w := &Workspace{settings: s, store: store, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}
+	if w.writer, err = memcore.NewWriter(hookedStore{statingStore{store, w}}, memcore.WriterConfig{Review: s.Review, Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
-	w := &Workspace{settings: s, store: store, writer: writer, opts: opts, engines: map[string]*memretrieve.Engine{}, built: map[string]folderState{}}
 	w.openLive()
 	return w, nil
 }
@@ -220,7 +222,7 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 // warning in the log.
 func (w *Workspace) engineConfig(cfg memretrieve.Config) memretrieve.Config {
 	cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
-	cfg.HoldCheck = repoHold{w}
+	cfg.HoldCheck, cfg.StatedCheck = repoHold{w}, repoStated{w}
 	key, err := w.captureKey()
 	if err != nil {
 		w.opts.Logger.Warn().Err(err).Msg("forgemem: the embedding cache's files are named without the user's key; a repository's committed cache would be read")
