@@ -7,14 +7,14 @@ import (
 )
 
 // A repository memory whose file says the user stated it may be anyone's:
-// whoever commits to the repository can write that. So recall labels it "stated by
-// a repository contributor" (memretrieve.Config.StatedCheck), unless the
-// user's own forgemem wrote its text into the repository from the user's
-// words — captured with source user, remembered by hand, or approved in
-// review — which it records in StatedFile, in the spool folder of the
-// user's memory folder, which no repository can write: the SHA-256 of each
-// text, one per line in hexadecimal. A text written before the record
-// existed, or on another machine, reads as a contributor's.
+// whoever commits to the repository can write that. So recall labels it
+// "stated by a repository contributor" (memretrieve.Config.StatedCheck),
+// unless the user's own forgemem wrote its text into the repository from
+// the user's words — captured with source user, remembered by hand, or
+// approved in review — which it records in StatedFile, in the spool folder
+// of the user's memory folder, which no repository can write: the SHA-256
+// of each text, one per line in hexadecimal. A text written before the
+// record existed, or on another machine, reads as a contributor's.
 
 // StatedFile is the name of the user's record of the texts forgemem wrote
 // into a repository from the user's own words, in the spool folder of the
