@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/forgemem/forgemem/memcapture"
@@ -79,6 +80,9 @@ type runner struct {
 	llm  *fake.LLM
 	emb  *fake.Embedder
 	rec  *record
+	// stated holds the texts capture wrote into the repository from the
+	// user's words, over the sessions.
+	stated statedTexts
 }
 
 func run(ctx context.Context, w io.Writer, opts Options) (rec *record, err error) {
@@ -152,11 +156,52 @@ func (r *runner) store() (*memcore.FileStore, error) {
 }
 
 // retrievalConfig is the engine's configuration: the defaults, searching
-// with the conversation itself, as no hypothesis model is used offline.
-func retrievalConfig() memretrieve.Config {
+// with the conversation itself, as no hypothesis model is used offline,
+// and the user's repository memories labelled the user's (see
+// statedTexts).
+func (r *runner) retrievalConfig() memretrieve.Config {
 	cfg := memretrieve.DefaultConfig()
 	cfg.Mode = memretrieve.ModeIdentity
+	cfg.StatedCheck = &r.stated
 	return cfg
+}
+
+// statedTexts holds the texts of the repository memories in force that
+// capture wrote from the user's words, as the forgemem command records
+// them: the block labels those "stated by the user", any other repository
+// memory that says so a contributor's (memretrieve.Config.StatedCheck).
+type statedTexts struct {
+	mu    sync.Mutex
+	texts map[string]bool
+}
+
+// Stated implements memretrieve.StatedChecker.
+func (s *statedTexts) Stated(m *memcore.MemoryFile) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.texts[strings.TrimSpace(m.Content)]
+}
+
+// statingStore records in stated, after each write, the text of a
+// repository memory in force that the user stated.
+type statingStore struct {
+	memcore.MemoryStore
+	stated *statedTexts
+}
+
+func (s statingStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
+	if err := s.MemoryStore.Write(ctx, m); err != nil {
+		return err
+	}
+	if mt := m.Meta; mt.Scope == memcore.ScopeRepo && mt.Source == memcore.SourceUser && mt.Status != memcore.StatusPending && !mt.Retired {
+		s.stated.mu.Lock()
+		if s.stated.texts == nil {
+			s.stated.texts = map[string]bool{}
+		}
+		s.stated.texts[strings.TrimSpace(m.Content)] = true
+		s.stated.mu.Unlock()
+	}
+	return nil
 }
 
 func (r *runner) intro() {
@@ -193,7 +238,7 @@ func (r *runner) session(ctx context.Context, n int, s session) error {
 	// every turn of a session recalls from the same index whatever capture
 	// is doing, and each run prints the same; capture is therefore given
 	// no rebuild callback.
-	engine, err := memretrieve.NewEngine(store, r.emb, nil, retrievalConfig())
+	engine, err := memretrieve.NewEngine(store, r.emb, nil, r.retrievalConfig())
 	if err != nil {
 		return fmt.Errorf("making the retrieval engine: %w", err)
 	}
@@ -202,7 +247,7 @@ func (r *runner) session(ctx context.Context, n int, s session) error {
 		return fmt.Errorf("building the retrieval index: %w", err)
 	}
 	// Memories written during a session carry the session's date.
-	p, err := memcapture.NewPipeline(r.llm, store, memcapture.Config{
+	p, err := memcapture.NewPipeline(r.llm, statingStore{store, &r.stated}, memcapture.Config{
 		ClassifierModel: classifierModel,
 		Embedder:        r.emb,
 		Clock:           func() time.Time { return at },
