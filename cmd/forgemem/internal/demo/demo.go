@@ -182,6 +182,16 @@ func (s *statedTexts) Stated(m *memcore.MemoryFile) bool {
 	return s.texts[strings.TrimSpace(m.Content)]
 }
 
+// add records text as the user's.
+func (s *statedTexts) add(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.texts == nil {
+		s.texts = map[string]bool{}
+	}
+	s.texts[strings.TrimSpace(text)] = true
+}
+
 // statingStore records in stated, after each write, the text of a
 // repository memory in force that the user stated.
 type statingStore struct {
@@ -194,12 +204,7 @@ func (s statingStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 		return err
 	}
 	if mt := m.Meta; mt.Scope == memcore.ScopeRepo && mt.Source == memcore.SourceUser && mt.Status != memcore.StatusPending && !mt.Retired {
-		s.stated.mu.Lock()
-		if s.stated.texts == nil {
-			s.stated.texts = map[string]bool{}
-		}
-		s.stated.texts[strings.TrimSpace(m.Content)] = true
-		s.stated.mu.Unlock()
+		s.stated.add(m.Content)
 	}
 	return nil
 }
