@@ -20,10 +20,11 @@ const (
 	// sentences written the way a stored memory would be (HyDE), and
 	// searches with each of them. It is the default.
 	ModeLLM HypothesisMode = "llm"
-	// ModeIdentity embeds the conversation window itself (as capped) as
-	// the single query, with no LLM call. It serves offline use, demos and
-	// evaluation (HyDE against direct search); it is chosen explicitly and
-	// is never a fallback for a failing hypothesis model.
+	// ModeIdentity searches with the conversation's own text, with no LLM
+	// call: up to three queries, each capped — the latest user message,
+	// the latest exchange and the whole window. It serves offline use,
+	// demos and evaluation (HyDE against direct search); it is chosen
+	// explicitly and is never a fallback for a failing hypothesis model.
 	ModeIdentity HypothesisMode = "identity"
 )
 

@@ -36,7 +36,8 @@ type Result struct {
 	// Dropped lists every memory of Ranked that is not in the injection,
 	// in ranking order, with its evidence, the relevance gate's thresholds
 	// and why it was left out: below the gate, below the score cliff, over
-	// MaxMemories or over the token budget.
+	// MaxMemories, over the token budget, outdated (StaleDrop) or held for
+	// review (Config.HoldCheck).
 	Dropped []Dropped
 	// Ranked is the turn's search ranking, best first: every chain head the
 	// vector or the lexical search found, with its place in each and its

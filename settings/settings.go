@@ -343,9 +343,9 @@ func (s *Settings) retrievalMode() memretrieve.HypothesisMode {
 }
 
 // CaptureConfig returns the capture settings: memcapture.DefaultConfig
-// with memory.classifier_model and memory.cadence_turns applied, for
-// memcapture.NewPipeline (and so its observers). The host adds its wiring
-// (Rebuild, Embedder, Logger). For settings from [Load] or [Default], the
+// with memory.classifier_model, memory.cadence_turns and memory.review
+// applied, for memcapture.NewPipeline (and so its observers). The host
+// adds its wiring (Rebuild, Embedder, Logger). For settings from [Load] or [Default], the
 // result passes memcapture's Config.Validate.
 func (s *Settings) CaptureConfig() memcapture.Config {
 	c := memcapture.DefaultConfig()

@@ -52,7 +52,7 @@ func Loop(ctx context.Context, s *settings.Settings, llm memcore.LLMProvider, em
 		}
 		engine.Start(ctx) // builds the index in the background
 		defer engine.Close(context.WithoutCancel(ctx))
-		capture := s.CaptureConfig() // memory.classifier_model and memory.cadence_turns
+		capture := s.CaptureConfig() // memory.classifier_model, cadence_turns and review
 		capture.Rebuild = engine.TriggerRebuild
 		pipeline, err := memcapture.NewPipeline(llm, store, capture)
 		if err != nil {

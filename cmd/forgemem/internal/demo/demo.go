@@ -495,7 +495,7 @@ func (r *runner) summary(ctx context.Context) error {
 		noneOr(toolFiles, "memory file", "memory files"),
 		noneOr(secretFiles, "memory file", "memory files"),
 		plural(int(redacted), "secret", "secrets"), redact.Placeholder))
-	r.out.para("With real models, choose a provider and its models in .forge/config.yaml — " +
+	r.out.para("With real models, choose a provider and its models in ~/.forge/config.yaml — " +
 		"memory.provider (openai or gemini), memory.classifier_model, memory.retrieval_model, " +
 		"memory.embedding_model — and put the API key in OPENAI_API_KEY or GEMINI_API_KEY.")
 	if r.temp {

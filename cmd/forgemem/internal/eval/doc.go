@@ -32,7 +32,7 @@
 // and tokens; the latency of Retrieve (p50, p95) and the number of texts
 // embedded.
 //
-// [MADial] converts the MADial-Bench benchmark (package madialbench holds
-// it, MIT licence) into a dataset, one collection per user, each dialogue
-// up to its test turn a query.
+// [MADial] converts the MADial-Bench benchmark (a copy is in
+// testdata/madial, with its MIT licence) into a dataset, one collection
+// per user, each dialogue up to its test turn a query.
 package eval
