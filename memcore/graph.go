@@ -61,6 +61,7 @@ type inEdge struct {
 // change them while the graph is in use.
 func NewGraph(memories []*MemoryFile) *Graph {
 	g := &Graph{
+		all:  make([]*MemoryFile, 0, len(memories)),
 		byID: make(map[string]*MemoryFile, len(memories)),
 		succ: make(map[string][]*MemoryFile),
 		in:   make(map[string][]inEdge),
@@ -95,12 +96,16 @@ func NewGraph(memories []*MemoryFile) *Graph {
 // resolveChains groups the memories into chains and finds each chain's
 // head and the line from its first version to the head.
 func (g *Graph) resolveChains() {
-	roots, groups := g.chainGroups()
+	groups := g.chainGroups()
 	g.head = make(map[string]*MemoryFile, len(g.all))
-	g.members = make(map[string][]*MemoryFile, len(roots))
+	g.members = make(map[string][]*MemoryFile, len(groups))
 	g.line = make(map[string]bool, len(g.all))
-	for _, r := range roots {
-		ms := groups[r]
+	for _, ms := range groups {
+		if len(ms) == 1 { // most memories: a chain of one version
+			m := ms[0]
+			g.head[m.Meta.ID], g.members[m.Meta.ID], g.line[m.Meta.ID] = m, ms, true
+			continue
+		}
 		head := g.chainHead(ms)
 		for _, m := range ms {
 			g.head[m.Meta.ID] = head
@@ -112,12 +117,14 @@ func (g *Graph) resolveChains() {
 	}
 }
 
-// chainGroups groups the memories into chains by union-find over their
-// ids, a predecessor that is not in the graph included, so that versions
-// superseding one missing id form one chain. It returns each chain's root
-// id, in the order given to NewGraph, and the members of each.
-func (g *Graph) chainGroups() (roots []string, groups map[string][]*MemoryFile) {
-	parent := make(map[string]string, len(g.all))
+// chainGroups groups the memories into chains by union-find over the ids
+// that supersedes links join, a predecessor that is not in the graph
+// included, so that versions superseding one missing id form one chain. It
+// returns the members of each chain, in the order given to NewGraph, the
+// chains in the order of their first member. The groups share one backing
+// array, each clipped to its length.
+func (g *Graph) chainGroups() [][]*MemoryFile {
+	parent := make(map[string]string)
 	find := func(id string) string {
 		root := id
 		for {
@@ -139,18 +146,45 @@ func (g *Graph) chainGroups() (roots []string, groups map[string][]*MemoryFile) 
 			a, b := find(m.Meta.ID), find(*p)
 			if a != b {
 				parent[a] = b
+			} else if _, ok := parent[a]; !ok {
+				parent[a] = a // a cycle's root: still linked
 			}
 		}
 	}
-	groups = make(map[string][]*MemoryFile)
-	for _, m := range g.all {
-		r := find(m.Meta.ID)
-		if groups[r] == nil {
-			roots = append(roots, r)
+	// A memory no supersedes link joins is a chain of its own; the others
+	// are numbered by their root.
+	group := make([]int, len(g.all))
+	var sizes []int
+	numbered := make(map[string]int)
+	for i, m := range g.all {
+		id := m.Meta.ID
+		_, linked := parent[id]
+		if !linked && len(g.succ[id]) == 0 {
+			group[i] = len(sizes)
+			sizes = append(sizes, 1)
+			continue
 		}
-		groups[r] = append(groups[r], m)
+		r := find(id)
+		k, ok := numbered[r]
+		if !ok {
+			k = len(sizes)
+			numbered[r] = k
+			sizes = append(sizes, 0)
+		}
+		group[i] = k
+		sizes[k]++
 	}
-	return roots, groups
+	backing := make([]*MemoryFile, len(g.all))
+	groups := make([][]*MemoryFile, len(sizes))
+	off := 0
+	for k, n := range sizes {
+		groups[k] = backing[off : off : off+n]
+		off += n
+	}
+	for i, m := range g.all {
+		groups[group[i]] = append(groups[group[i]], m)
+	}
+	return groups
 }
 
 // chainHead returns the head of the chain ms: its best tip (a version
