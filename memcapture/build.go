@@ -49,7 +49,10 @@ type replyItem struct {
 //   - a new version is predecessor + 1 and carries the predecessor's edges
 //     forward (memcore.NewVersion);
 //   - related edges with an unknown relationship, to ids that do not exist,
-//     or into the memory's own chain are dropped, and duplicates merged;
+//     into the memory's own chain, or to a memory of the other scope (a
+//     repository's teammates do not have the user's memories, the user's
+//     other repositories do not have this one's) are dropped, and
+//     duplicates merged;
 //   - who stated it (the source) and its evidence are checked against the
 //     window (provenanceOf);
 //   - anchors that are not valid (memcore.Anchor.Validate), and every
@@ -244,16 +247,19 @@ func (b *passBuilder) ownChain(m, pred *memcore.MemoryFile) map[string]bool {
 
 // edges returns m's related edges: those carried forward from pred, then
 // the item's, without duplicates. An edge is kept if its relationship is
-// an edge's, it points at a stored memory or one made in this pass, and not
-// into m's own chain; each item edge dropped is counted and logged (carried
-// edges that no longer hold are dropped silently).
+// an edge's, it points at a stored memory or one made in this pass, of m's
+// scope, and not into m's own chain; each item edge dropped is counted and
+// logged (carried edges that no longer hold are dropped silently).
 func (b *passBuilder) edges(m, pred *memcore.MemoryFile, it replyItem) []memcore.RelatedMemory {
 	own := b.ownChain(m, pred)
 	kept := map[memcore.RelatedMemory]bool{}
 	var related []memcore.RelatedMemory
 	add := func(e memcore.RelatedMemory, carried bool) {
-		_, stored := b.g.Memory(e.ID)
-		if e.Relationship.IsEdge() && (stored || b.created[e.ID] != nil) && !own[e.ID] {
+		t, stored := b.g.Memory(e.ID)
+		if !stored {
+			t = b.created[e.ID]
+		}
+		if e.Relationship.IsEdge() && t != nil && t.Meta.Scope == m.Meta.Scope && !own[e.ID] {
 			if !kept[e] {
 				kept[e] = true
 				related = append(related, e)

@@ -15,19 +15,21 @@ import (
 // v1 ("Uses spaces.", relates-to x) superseded by v2 ("Uses tabs.", carrying
 // that edge and refining y); x and y are unrelated heads.
 type seeds struct {
-	v1, v2, x, y *memcore.MemoryFile
+	v1, v2, x, y *memcore.MemoryFile // the repository's
+	u            *memcore.MemoryFile // the user's
 }
 
-func (s seeds) all() []*memcore.MemoryFile { return []*memcore.MemoryFile{s.v1, s.v2, s.x, s.y} }
+func (s seeds) all() []*memcore.MemoryFile { return []*memcore.MemoryFile{s.v1, s.v2, s.x, s.y, s.u} }
 
 func seedChain(t *testing.T, store memcore.MemoryStore) seeds {
 	var s seeds
 	s.x = seed(t, store, "Deploys happen on Tuesdays.", memcore.ScopeRepo, memcore.CategoryArchitecturalDecisions, t0, nil)
-	s.y = seed(t, store, "Works in the morning.", memcore.ScopeUser, memcore.CategoryUserFacts, t0.Add(time.Minute), nil)
+	s.y = seed(t, store, "Releases are tagged by CI.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0.Add(time.Minute), nil)
 	s.v1 = seed(t, store, "Uses spaces.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0.Add(2*time.Minute), nil,
 		memcore.RelatedMemory{ID: s.x.Meta.ID, Relationship: memcore.RelationshipRelatesTo})
 	s.v2 = seed(t, store, "Uses tabs.", memcore.ScopeRepo, memcore.CategoryProjectConventions, t0.Add(3*time.Minute), s.v1,
 		memcore.RelatedMemory{ID: s.y.Meta.ID, Relationship: memcore.RelationshipRefines})
+	s.u = seed(t, store, "Works in the morning.", memcore.ScopeUser, memcore.CategoryUserFacts, t0.Add(4*time.Minute), nil)
 	return s
 }
 
@@ -95,6 +97,23 @@ func TestValidation(t *testing.T) {
 			},
 			want:  want{written: 1, edgesDropped: 3},
 			check: func(t *testing.T, _ seeds, got []*memcore.MemoryFile) { wantRelated(t, got[0]) }},
+		{name: "links across scopes dropped",
+			reply: func(s seeds) string {
+				return reply(
+					item("A.", "related", []any{rel(s.u.Meta.ID, "relates-to"), rel(s.x.Meta.ID, "refines")}),
+					item("Starts with the hardest task.", "scope", "user", "category", "user-facts",
+						"related", []any{rel(s.x.Meta.ID, "relates-to"), rel(s.u.Meta.ID, "refines")}))
+			},
+			want: want{written: 2, edgesDropped: 2},
+			check: func(t *testing.T, s seeds, got []*memcore.MemoryFile) {
+				for _, m := range got {
+					if m.Meta.Scope == memcore.ScopeRepo {
+						wantRelated(t, m, edge(s.x.Meta.ID, memcore.RelationshipRefines))
+					} else {
+						wantRelated(t, m, edge(s.u.Meta.ID, memcore.RelationshipRefines))
+					}
+				}
+			}},
 		{name: "self links into the own chain dropped",
 			reply: func(s seeds) string {
 				return reply(item("Uses tabs, width 8.", "supersedes", s.v2.Meta.ID,

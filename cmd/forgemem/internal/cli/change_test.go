@@ -25,6 +25,7 @@ func TestRemember(t *testing.T) {
 		{"remember_not_head", []string{"remember", "Use optimistic locking, retried three times.", "--supersedes", "00000001"}, cli.ExitOK, ""},
 		{"remember_links", []string{"remember", "Retry optimistic updates at most three times.", "--scope", "repo", "--category", "patterns", "--refines", "00000002", "--relates-to", "00000004"}, cli.ExitOK, ""},
 		{"remember_cross_scope", []string{"remember", "Follow the user's test style.", "--scope", "repo", "--category", "patterns", "--relates-to", "00000005"}, cli.ExitUsage, "a repo memory cannot link to it"},
+		{"remember_cross_scope_user", []string{"remember", "Writes one migration per change.", "--scope", "user", "--category", "coding-preferences", "--relates-to", "00000004"}, cli.ExitUsage, "a user-scope memory cannot link to it, as your other repositories do not have it"},
 		{"remember_duplicate", []string{"remember", "prefers   TABLE-DRIVEN tests.", "--scope", "user", "--category", "coding-preferences"}, cli.ExitFailure, "already remembered: mem_00000005"},
 		{"remember_blank", []string{"remember", "  ", "--scope", "user", "--category", "patterns"}, cli.ExitUsage, "the text to remember is empty"},
 		{"remember_no_scope", []string{"remember", "Something."}, cli.ExitUsage, "a new memory needs --scope and --category"},

@@ -107,9 +107,10 @@ func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 // and screened for review as every memory is (RememberResult.Held): a new memory, or with Supersedes a new version of an
 // existing one. Text over MaxContentBytes is refused. Links are checked
 // before anything is written: their targets must exist, may not be in the
-// memory's own chain, and a repo memory may not link to a user-scope one
-// (teammates do not have it); each names its target chain's current
-// version.
+// memory's own chain, and may not cross scopes — a repo memory may not link
+// to a user-scope one (teammates do not have it), nor a user-scope memory
+// to a repo one (the user's other repositories do not have it); each names
+// its target chain's current version.
 // Text equal, ignoring case and white space, to the current text of a
 // memory of the same scope (memcore's Graph.Duplicate) is [ErrDuplicate];
 // an unusable argument is [ErrInvalidInput]. The memory is written through
@@ -293,6 +294,8 @@ func (w *Workspace) link(ctx context.Context, snap *snapshot, m *memcore.MemoryF
 				return invalidf("%s is a version of the memory itself; a memory cannot be linked to its own chain", t.Meta.ID)
 			case m.Meta.Scope == memcore.ScopeRepo && head.Meta.Scope == memcore.ScopeUser:
 				return invalidf("%s is a user-scope memory: a repo memory cannot link to it, as teammates do not have it", t.Meta.ID)
+			case m.Meta.Scope == memcore.ScopeUser && head.Meta.Scope == memcore.ScopeRepo:
+				return invalidf("%s is this repository's memory: a user-scope memory cannot link to it, as your other repositories do not have it", t.Meta.ID)
 			}
 			if head.Meta.ID != t.Meta.ID && !slices.Contains(res.LinkedToHead, t.Meta.ID) {
 				res.LinkedToHead = append(res.LinkedToHead, t.Meta.ID)

@@ -54,8 +54,10 @@ const (
 	ProblemCycle ProblemKind = "cycle"
 	// ProblemFork: a version that more than one memory supersedes.
 	ProblemFork ProblemKind = "fork"
-	// ProblemCrossScope: a repo memory that points at a user-scope one,
-	// which teammates do not have.
+	// ProblemCrossScope: a repo memory that supersedes or links to a
+	// user-scope one, which teammates do not have, or a user-scope memory
+	// that links to a repo one, which the user's other repositories do not
+	// have.
 	ProblemCrossScope ProblemKind = "cross-scope-link"
 	// ProblemSecret: a secret (API key, token, password, e-mail address…)
 	// in a file on disk.
@@ -213,31 +215,43 @@ func idOfFile(path string) string {
 }
 
 // linkProblems reports m's supersedes and related links that dangle or
-// cross from the repo scope to the user scope.
+// cross scopes.
 func (w *Workspace) linkProblems(snap *snapshot, m *memcore.MemoryFile) []Problem {
 	var out []Problem
 	add := func(kind ProblemKind, format string, args ...any) {
 		out = append(out, Problem{Path: filePath(w.store, m), Scope: m.Meta.Scope, ID: m.Meta.ID, Kind: kind, Message: fmt.Sprintf(format, args...)})
 	}
-	crosses := func(target string) bool {
-		t, ok := snap.g.Memory(target)
-		return ok && m.Meta.Scope == memcore.ScopeRepo && t.Meta.Scope == memcore.ScopeUser
+	scopeOf := func(target string) memcore.Scope {
+		if t, ok := snap.g.Memory(target); ok {
+			return t.Meta.Scope
+		}
+		return ""
 	}
 	if p := m.Meta.Supersedes; p != nil {
 		if _, ok := snap.g.Memory(*p); !ok {
 			add(ProblemDanglingSupersedes, "supersedes %s, which is not stored: its history is lost; remove the supersedes line if the memory is now a first version", *p)
-		} else if crosses(*p) {
+		} else if m.Meta.Scope == memcore.ScopeRepo && scopeOf(*p) == memcore.ScopeUser {
+			// A user-scope version of a repository's memory is a move
+			// capture may make ("in every project"); the reverse is not.
 			add(ProblemCrossScope, "supersedes %s, a user-scope memory that teammates do not have; a repo memory's chain must stay in the repo scope", *p)
 		}
 	}
 	for _, r := range m.Meta.Related {
 		if _, ok := snap.g.Memory(r.ID); !ok {
 			add(ProblemDanglingLink, "%s %s, which is not stored; remove the link", r.Relationship, r.ID)
-		} else if crosses(r.ID) {
-			add(ProblemCrossScope, "%s %s, a user-scope memory that teammates do not have; remove the link", r.Relationship, r.ID)
+		} else if s := scopeOf(r.ID); s != m.Meta.Scope {
+			add(ProblemCrossScope, "%s %s, %s; remove the link", r.Relationship, r.ID, otherScope(m.Meta.Scope))
 		}
 	}
 	return out
+}
+
+// otherScope says what a memory of scope from links to across scopes.
+func otherScope(from memcore.Scope) string {
+	if from == memcore.ScopeRepo {
+		return "a user-scope memory that teammates do not have"
+	}
+	return "a memory of this repository that your other repositories do not have"
 }
 
 // cycleProblems reports each supersedes cycle once, at its member with the
