@@ -270,7 +270,7 @@ other memory the search ranked was left out; --json prints all of it with the bl
 memory the repository committed that reads like an instruction to the agent's tools is
 left out until you approve it in forgemem review, and stderr says so. When the embedder
 fails, what the words find is recalled, with a warning on stderr. Where memory is turned
-off (memory.enabled: false) nothing is recalled, and stderr says so.`,
+off (memory.enabled: false) nothing is recalled, and stderr says so (--json: "skipped").`,
 		Example: `  forgemem recall --message "how do we lock user rows?"
   echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
   forgemem recall session.jsonl`,
@@ -287,6 +287,11 @@ off (memory.enabled: false) nothing is recalled, and stderr says so.`,
 			res, err := ws.Recall(cmd.Context(), window)
 			if errors.Is(err, workspace.ErrDisabled) {
 				eprintf(a.env.Stderr, "forgemem recall: %v; nothing recalled\n", err)
+				if asJSON {
+					doc := recallJSON(&memretrieve.Result{})
+					doc.Skipped = err.Error()
+					return a.out.json(doc)
+				}
 				return nil
 			}
 			if err = a.partialWarning("recall", err); err != nil {
@@ -345,11 +350,15 @@ type recallDocument struct {
 	Memories  []recalledJSON `json:"memories"`
 	Dropped   []recalledJSON `json:"dropped"`
 	Omitted   int            `json:"omitted"`
+	// Skipped says why nothing was recalled, when retrieval did not run:
+	// memory turned off here, an empty conversation, no index yet, …
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // recallJSON is the JSON document of a recall's result.
 func recallJSON(res *memretrieve.Result) recallDocument {
-	doc := recallDocument{Injection: res.Injection, Memories: []recalledJSON{}, Dropped: []recalledJSON{}, Omitted: res.Omitted}
+	doc := recallDocument{Injection: res.Injection, Memories: []recalledJSON{}, Dropped: []recalledJSON{}, Omitted: res.Omitted,
+		Skipped: res.Skipped.String()}
 	for _, r := range res.Memories {
 		m := recalledJSON{ID: r.Memory.Meta.ID, Score: r.Score, Relevance: r.Evidence.Relevance}
 		if r.Via.Search() {

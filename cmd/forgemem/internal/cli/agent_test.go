@@ -78,6 +78,36 @@ func TestRecall(t *testing.T) {
 	}
 }
 
+// TestRecallJSONSaysWhyNothing: --json prints one document even when
+// retrieval does not run, and says why.
+func TestRecallJSONSaysWhyNothing(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ctx := t.Context()
+	doc := func(r result) map[string]any {
+		t.Helper()
+		var d map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || r.code != cli.ExitOK {
+			t.Fatalf("recall --json: exit %d, stdout %q (%v), stderr %q; want exit 0 and one JSON document", r.code, r.stdout, err, r.stderr)
+		}
+		return d
+	}
+	if d := doc(f.runIn(ctx, f.repo, "", "recall", "--json")); d["skipped"] != "empty window" || d["injection"] != "" {
+		t.Errorf("an empty conversation: %v; want skipped \"empty window\"", d)
+	}
+	if d := doc(f.runIn(ctx, f.repo, "", "recall", "--json", "-m", "How do we lock user rows?")); d["skipped"] != nil {
+		t.Errorf("a turn that ran: skipped = %v, want none", d["skipped"])
+	}
+	f.writeFile(filepath.Join(f.home, ".forge", "config.yaml"), "memory:\n  enabled: false\n")
+	r := f.runIn(ctx, f.repo, "", "recall", "--json", "-m", "How do we lock user rows?")
+	if d := doc(r); !strings.HasPrefix(fmt.Sprint(d["skipped"]), "memory is turned off here") || d["injection"] != "" {
+		t.Errorf("memory turned off: %v; want skipped saying so", d)
+	}
+	if !strings.Contains(r.stderr, "memory is turned off here") {
+		t.Errorf("memory turned off: stderr %q, want it to say so", r.stderr)
+	}
+}
+
 // TestRecallExplains: -v says on stderr why each memory is recalled and
 // each other one left out, the block alone on stdout; --json gives all of
 // it.
