@@ -76,7 +76,13 @@ func build(ws *workspace.Workspace, opts Options) (*mcp.Server, *server) {
 		logger = discardLogger()
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "forgemem memory", Version: opts.Version},
-		&mcp.ServerOptions{Instructions: strings.ReplaceAll(instructions, "\n", " "), Logger: logger})
+		&mcp.ServerOptions{Instructions: strings.ReplaceAll(instructions, "\n", " "), Logger: logger,
+			// The tools never change, so the server announces no tool list
+			// changes: the SDK would otherwise send one for the tools added
+			// here, a few milliseconds later, to a client that connected
+			// meanwhile — before it even initialized. Logging is the SDK's
+			// default capability.
+			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}}})
 	srv := &server{tools: map[string]*toolInfo{}, limit: newCallLimit(maxRunning, maxWaiting), logger: logger}
 	h := &handlers{ws: ws, session: opts.SessionID}
 	h.register(s, srv)

@@ -168,6 +168,22 @@ func TestToolList(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "tools.golden.json"), append(data, '\n'))
 }
 
+// The server offers tools and logging, and announces no tool list
+// changes: its tools never change, and a client must get nothing before
+// its initialize is answered (the SDK sends a list change for tools added
+// before a client connected, a few milliseconds later, whenever the
+// capability is on).
+func TestCapabilities(t *testing.T) {
+	f := newFixture(t)
+	caps := f.session.InitializeResult().Capabilities
+	if caps == nil || caps.Tools == nil || caps.Logging == nil {
+		t.Fatalf("capabilities %+v, want tools and logging", caps)
+	}
+	if caps.Tools.ListChanged {
+		t.Error("the server announces tool list changes; its tools never change")
+	}
+}
+
 // A model's session: it remembers, searches, recalls, changes a memory,
 // reads its history, and forgets it.
 func TestRememberSearchRecallSupersedeShowForget(t *testing.T) {
