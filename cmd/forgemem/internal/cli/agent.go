@@ -37,7 +37,8 @@ text, with what the gate needed — and every weak match; --json gives all of it
 embedder fails, what the words find is printed, with a warning on stderr. Memories that
 wait for your review are searched only with --pending, and marked; so are memories the
 repository committed that read like instructions, which recall holds until you approve
-them (without --pending, a line says how many were left out).`,
+them (without --pending, a line says how many were left out, and another how many
+memories wait for review, unsearched).`,
 		Example: "  forgemem search \"database locking\"\n  forgemem search migrations --limit 3 --json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +64,9 @@ them (without --pending, a line says how many were left out).`,
 			a.printHits(res)
 			if res.Held > 0 {
 				a.out.println(a.out.dim("\n" + heldNote(res.Held, "of the results") + "; --pending shows what waits"))
+			}
+			if res.Pending > 0 {
+				a.out.println(a.out.dim("\n" + pendingNote(res.Pending)))
 			}
 			return nil
 		},
@@ -315,6 +319,15 @@ off (memory.enabled: false) nothing is recalled, and stderr says so (--json: "sk
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document: the block, each memory recalled and each left out, with its evidence")
 	cmd.Flags().StringVarP(&message, "message", "m", "", "recall for this one user message instead of a conversation")
 	return cmd
+}
+
+// pendingNote says that n memories wait for review and were not searched,
+// and what to do.
+func pendingNote(n int) string {
+	if n == 1 {
+		return "1 memory waits for your review and was not searched (--pending searches it too; forgemem review)"
+	}
+	return fmt.Sprintf("%d memories wait for your review and were not searched (--pending searches them too; forgemem review)", n)
 }
 
 // heldNote says that n memories were left out (of where, when not "")

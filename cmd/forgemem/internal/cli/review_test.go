@@ -164,10 +164,18 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 	f := reviewFixture(t)
 	f.check("list_pending_hidden", f.run("list"), cli.ExitOK)
 	f.check("list_pending", f.run("list", "--pending"), cli.ExitOK)
-	if r := f.run("search", "rebase merges"); strings.Contains(r.stdout, "Prefers rebase merges.") {
-		t.Errorf("search found a memory that waits:\n%s", r.stdout)
+	if r := f.run("search", "rebase merges"); strings.Contains(r.stdout, "Prefers rebase merges.") ||
+		!strings.Contains(r.stdout, "3 memories wait for your review and were not searched (--pending searches them too; forgemem review)") {
+		t.Errorf("search found a memory that waits, or did not say how many it left unsearched:\n%s", r.stdout)
 	}
-	if r := f.run("search", "rebase merges", "--pending"); !strings.Contains(r.stdout, "Prefers rebase merges.") || !strings.Contains(r.stdout, "waits for review") {
+	var searched struct {
+		Pending int `json:"pending"`
+	}
+	if err := json.Unmarshal([]byte(f.run("search", "rebase merges", "--json").stdout), &searched); err != nil || searched.Pending != 3 {
+		t.Errorf("search --json: pending %d (%v), want 3", searched.Pending, err)
+	}
+	if r := f.run("search", "rebase merges", "--pending"); !strings.Contains(r.stdout, "Prefers rebase merges.") || !strings.Contains(r.stdout, "waits for review") ||
+		strings.Contains(r.stdout, "not searched") {
 		t.Errorf("search --pending:\n%s", r.stdout)
 	}
 	if r := f.run("stats"); !strings.Contains(r.stdout, "Waiting for your review: 3 (2 source, 1 instruction; forgemem review)") {

@@ -92,6 +92,10 @@ type SearchResult struct {
 	// because recall holds them (see [ReviewItem.Held]); a search with
 	// pending memories lists them instead.
 	Held int `json:"held,omitempty"`
+	// Pending counts the memories that wait for review, which a search
+	// without them does not search, whatever the text; a search with
+	// pending memories searches them, and it is 0.
+	Pending int `json:"pending,omitempty"`
 	// Unreadable counts the files and folders the store could not read:
 	// memories that were not searched.
 	Unreadable int `json:"unreadable_files"`
@@ -173,6 +177,9 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 		return nil, err
 	}
 	out.Hits, out.Held = w.hits(ctx, snap, res.Ranked, limit, !pending)
+	if !pending {
+		_, _, out.Pending = withoutWaiting(snap, ListOptions{})
+	}
 	return out, failed
 }
 
