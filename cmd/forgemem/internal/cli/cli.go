@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/signal"
@@ -204,21 +205,23 @@ func (a *app) exitCode(err error) int {
 	switch {
 	case !a.started, errors.As(err, &ue), errors.Is(err, workspace.ErrInvalidInput):
 		return ExitUsage
-	case isFlagSettingsError(err):
+	case isFlagSettingsError(err, a.configFile != ""):
 		return ExitUsage
 	}
 	return ExitFailure
 }
 
 // isFlagSettingsError reports whether err is a settings error caused by
-// flags only: a bad value on the command line.
-func isFlagSettingsError(err error) bool {
+// flags only: a bad value on the command line, or, when configFlag says
+// --config was given, the file it names not existing.
+func isFlagSettingsError(err error, configFlag bool) bool {
 	var errs settings.Errors
 	if !errors.As(err, &errs) || len(errs) == 0 {
 		return false
 	}
 	for _, e := range errs {
-		if e.Source.Origin != settings.OriginFlag {
+		missingConfig := configFlag && e.Source.Origin == settings.OriginConfigFile && errors.Is(e, fs.ErrNotExist)
+		if e.Source.Origin != settings.OriginFlag && !missingConfig {
 			return false
 		}
 	}
