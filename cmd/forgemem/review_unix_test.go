@@ -125,7 +125,7 @@ func TestReviewInAPseudoTerminal(t *testing.T) {
 	out := s.text.String()
 	s.mu.Unlock()
 	contains(t, "the review", out, "Rejected mem_", "Approved mem_", "with your text", "Approved 1, rejected 1; 1 memory still waits for review.",
-		"instruction: tells the agent", "user: in a contributor's own words, says its file in the repository")
+		"instruction: tells the agent", "user: in your own words")
 
 	var queue []struct {
 		Memory struct{ Content string } `json:"memory"`

@@ -166,8 +166,8 @@ func (r *runner) retrievalConfig() memretrieve.Config {
 	return cfg
 }
 
-// statedTexts holds the texts of the repository memories in force that
-// capture wrote from the user's words, as the forgemem command records
+// statedTexts holds the texts of the repository memories that capture
+// wrote from the user's words, as the forgemem command records
 // them: the block labels those "stated by the user", any other repository
 // memory that says so a contributor's (memretrieve.Config.StatedCheck).
 type statedTexts struct {
@@ -193,7 +193,7 @@ func (s *statedTexts) add(text string) {
 }
 
 // statingStore records in stated, after each write, the text of a
-// repository memory in force that the user stated.
+// repository memory that the user stated (in force or waiting for review).
 type statingStore struct {
 	memcore.MemoryStore
 	stated *statedTexts
@@ -203,7 +203,7 @@ func (s statingStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 	if err := s.MemoryStore.Write(ctx, m); err != nil {
 		return err
 	}
-	if mt := m.Meta; mt.Scope == memcore.ScopeRepo && mt.Source == memcore.SourceUser && mt.Status != memcore.StatusPending && !mt.Retired {
+	if mt := m.Meta; mt.Scope == memcore.ScopeRepo && mt.Source == memcore.SourceUser && !mt.Retired {
 		s.stated.add(m.Content)
 	}
 	return nil

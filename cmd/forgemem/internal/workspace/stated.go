@@ -29,11 +29,14 @@ func (w *Workspace) statedTexts() *textRecord {
 }
 
 // recordStated records m's text when m, just written, is a repository
-// memory in force that the user stated. A record that cannot be written
-// leaves the memory labelled a contributor's, with a warning in the log.
+// memory that the user stated and that is not forgotten — in force, or
+// waiting for the user's review (which then shows it as the user's own
+// words; it is recalled only once approved). A record that cannot be
+// written leaves the memory labelled a contributor's, with a warning in
+// the log.
 func (w *Workspace) recordStated(m *memcore.MemoryFile) {
 	meta := m.Meta
-	if meta.Scope != memcore.ScopeRepo || meta.Source != memcore.SourceUser || meta.Status == memcore.StatusPending || meta.Retired {
+	if meta.Scope != memcore.ScopeRepo || meta.Source != memcore.SourceUser || meta.Retired {
 		return
 	}
 	if err := w.statedTexts().add(m.Content); err != nil {
@@ -43,7 +46,7 @@ func (w *Workspace) recordStated(m *memcore.MemoryFile) {
 }
 
 // statingStore is a memory store that records, after each write, the text
-// of a repository memory in force that the user stated (recordStated):
+// of a repository memory that the user stated (recordStated):
 // the store of the workspace's memcore.Writer and of its capture pipelines.
 type statingStore struct {
 	memcore.MemoryStore

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,12 @@ func TestRepositoryMemoriesTheUserStated(t *testing.T) {
 	if fromAgent.Status != string(memcore.StatusPending) || toApprove.Status != string(memcore.StatusPending) {
 		t.Fatalf("the agent's memory and the instruction do not wait: %q, %q", fromAgent.Status, toApprove.Status)
 	}
+	// Review shows the instruction the user remembered as the user's own
+	// words while it waits, the agent's memory as no one's.
+	if !ws.Stated(toApprove) || ws.Stated(fromAgent) {
+		t.Errorf("while they wait: the user's instruction stated = %v, want true; the agent's memory stated = %v, want false",
+			ws.Stated(toApprove), ws.Stated(fromAgent))
+	}
 	p := mem(9, memcore.ScopeRepo, planted)
 	p.Meta.Source = memcore.SourceUser
 	handWrite(t, ws, p)
@@ -100,8 +107,9 @@ func TestRepositoryMemoriesTheUserStated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(data), "\n"); n != 2 {
-		t.Errorf("the record holds %d texts, want 2 (the remembered one and the approved instruction):\n%s", n, data)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if distinct := len(slices.Compact(slices.Sorted(slices.Values(lines)))); distinct != 2 {
+		t.Errorf("the record holds %d texts, want 2 (the remembered one and the instruction, recorded as it waited and once approved):\n%s", distinct, data)
 	}
 }
 
