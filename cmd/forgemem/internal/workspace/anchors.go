@@ -238,7 +238,7 @@ func (w *Workspace) FixStale(ctx context.Context, dryRun bool) (*FixResult, erro
 		return nil, err
 	}
 	for _, h := range snap.all {
-		if snap.g.IsSuperseded(h.Meta.ID) || h.Meta.Scope != memcore.ScopeRepo || len(h.Meta.Anchors) == 0 || snap.g.IsRetired(h.Meta.ID) {
+		if !isHead(snap.g, h) || h.Meta.Scope != memcore.ScopeRepo || len(h.Meta.Anchors) == 0 || snap.g.IsRetired(h.Meta.ID) {
 			continue
 		}
 		fix, ok := c.Fix(ctx, h.Content, c.Check(ctx, h.Meta.Anchors))

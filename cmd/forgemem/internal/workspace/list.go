@@ -170,7 +170,16 @@ func (o ListOptions) keeps(g *memcore.Graph, m *memcore.MemoryFile) bool {
 	case o.Scope != "" && m.Meta.Scope != o.Scope, o.Category != "" && m.Meta.Category != o.Category:
 		return false
 	}
-	return o.AllVersions || !g.IsSuperseded(m.Meta.ID)
+	return o.AllVersions || isHead(g, m)
+}
+
+// isHead reports whether m is the head of its chain in g: the version a
+// reader takes as current. A version nothing supersedes may not be (the
+// tip of a branch that lost a fork), and a superseded one may (the member
+// that heads a supersedes cycle).
+func isHead(g *memcore.Graph, m *memcore.MemoryFile) bool {
+	h, ok := g.Head(m.Meta.ID)
+	return ok && h == m
 }
 
 // checkScope refuses a scope other than "", repo and user.

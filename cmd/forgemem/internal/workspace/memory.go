@@ -96,7 +96,7 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 		Title:           m.Title(),
 		Content:         m.Content,
 		Path:            filePath(store, m),
-		Head:            !g.IsSuperseded(mt.ID),
+		Head:            isHead(g, m),
 		Forgotten:       g.IsRetired(mt.ID),
 		Anchors:         mt.Anchors,
 		File:            m,

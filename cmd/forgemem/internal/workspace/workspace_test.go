@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,44 @@ func TestEmbeddingDimensions(t *testing.T) {
 				t.Errorf("Model() = %q, want %q", got, tt.wantModel)
 			}
 		})
+	}
+}
+
+// A chain of a hand-made shape lists its head, the one version search and
+// recall take as current: the member heading a supersedes cycle (which a
+// check of "superseded" would hide), and of a fork only the winning tip
+// (the losing tip is superseded by nothing, yet is not current).
+func TestListShowsEachChainsHead(t *testing.T) {
+	ctx := context.Background()
+	ws := open(t)
+	a, b := mem(1, memcore.ScopeRepo, "Cycle, first.", 2), mem(2, memcore.ScopeRepo, "Cycle, second.", 1)
+	root := mem(3, memcore.ScopeRepo, "Fork root.")
+	left, right := mem(4, memcore.ScopeRepo, "Fork, one branch.", 3), mem(5, memcore.ScopeRepo, "Fork, the other branch.", 3)
+	handWrite(t, ws, a, b, root, left, right)
+
+	res, err := ws.List(ctx, workspace.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, m := range res.Memories {
+		listed = append(listed, m.ID)
+		if !m.Head {
+			t.Errorf("%s is listed as current but not marked the head", m.ID)
+		}
+	}
+	// The cycle is headed by its best member (the same version, the later
+	// created_at: id(2)); the fork by its best tip (id(5), the later one).
+	if want := []string{id(2), id(5)}; !slices.Equal(listed, want) {
+		t.Errorf("list = %v, want %v", listed, want)
+	}
+	for _, ref := range []string{id(1), id(4)} {
+		d, err := ws.Show(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Memory.Head {
+			t.Errorf("show %s: marked the head, want a past version", ref)
+		}
 	}
 }
