@@ -37,6 +37,10 @@ func (f *fixture) damage() {
 	f.handWrite(user, id(30), memory(30, user, memcore.CategoryUserFacts, 12, "Deploys with the token ghp_abcdefghijklmnopqrstuvwxyz0123456789."))
 	// A repo memory pointing at a user-scope one.
 	f.handWrite(repo, id(31), link(memory(31, repo, memcore.CategoryPatterns, 12, "Follows the user's style."), memcore.RelationshipRelatesTo, id(5)))
+	// A memory file that is a symbolic link, never followed.
+	if err := mkSymlink("/etc/hostname", filepath.Join(f.repoDir(), id(35)+".md")); err != nil {
+		f.t.Fatal(err)
+	}
 	// A user memory pointing at a repo one.
 	f.handWrite(user, id(34), link(memory(34, user, memcore.CategoryCodingPreferences, 12, "Keeps to this repository's migrations."), memcore.RelationshipRelatesTo, id(4)))
 	// A user memory in the repository's folder, and a note that is not a memory.

@@ -168,8 +168,11 @@ func (w *Workspace) fileProblem(p memcore.Problem) Problem {
 		out.Message = "the file name is not <memory id>.md, so it is not read as a memory; rename or move it"
 	case errors.Is(p.Err, memcore.ErrMalformed):
 		out.Kind = ProblemMalformed
-		out.Message = strings.TrimPrefix(out.Message, memcore.ErrMalformed.Error()+": ") +
-			"; fix the file (see the file format in forgemem's README) or remove it"
+		advice := "; fix the file (see the file format in forgemem's README) or remove it"
+		if info, err := os.Lstat(p.Path); err == nil && !info.Mode().IsRegular() {
+			advice = "; replace it with a regular memory file, or remove it"
+		}
+		out.Message = strings.TrimPrefix(out.Message, memcore.ErrMalformed.Error()+": ") + advice
 	case errors.Is(p.Err, memcore.ErrInvalidMemory):
 		out.Kind = ProblemInvalid
 		out.Message = strings.TrimPrefix(out.Message, memcore.ErrInvalidMemory.Error()+": ") + "; fix the file"
