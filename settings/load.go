@@ -189,10 +189,34 @@ func (l *loader) paths() Paths {
 	if dir, ok := l.location(l.opts.UserDir, "user-dir", EnvUserDir); ok {
 		p.UserDir = dir
 	}
+	if p.RepoDir != "" && p.RepoDir == p.UserDir {
+		l.sameFolders()
+	}
 	if file, ok := l.location(l.opts.ConfigFile, "config", EnvConfig); ok {
 		p.ExtraConfig = file
 	}
 	return p
+}
+
+// sameFolders records that the two scopes' memory folders are one,
+// against the location that made them so: --user-dir, --repo-dir, or
+// their variables, in that order.
+func (l *loader) sameFolders() {
+	for _, c := range []struct {
+		src          Source
+		value, other string
+	}{
+		{Source{Origin: OriginFlag, Name: "user-dir"}, l.opts.UserDir, "the repository's"},
+		{Source{Origin: OriginFlag, Name: "repo-dir"}, l.opts.RepoDir, "the user's"},
+		{Source{Origin: OriginEnv, Name: EnvUserDir}, l.env[EnvUserDir], "the repository's"},
+		{Source{Origin: OriginEnv, Name: EnvRepoDir}, l.env[EnvRepoDir], "the user's"},
+	} {
+		if c.value != "" {
+			l.errs = append(l.errs, &Error{Kind: ErrInvalidValue, Source: c.src, Value: c.value,
+				Want: "a folder of its own: it is also " + c.other + " memory folder, and each scope needs one"})
+			return
+		}
+	}
 }
 
 // location returns the path given by a location flag or, failing that,

@@ -182,6 +182,13 @@ func TestTildeExpansion(t *testing.T) {
 	}{
 		{settings.Options{WorkDir: f.work, RepoDir: "~/mem"}, "flag --repo-dir is ~/mem, want a path (~ cannot be expanded: no home folder is known)"},
 		{settings.Options{WorkDir: f.work, Home: f.home, Env: []string{"FORGEMEM_USER_DIR=~bob/mem"}}, "environment variable FORGEMEM_USER_DIR is ~bob/mem, want a path (~user is not expanded: write the full path)"},
+		// One folder for both scopes, named against what made it so.
+		{settings.Options{WorkDir: f.work, Home: f.home, UserDir: filepath.Join(f.repo, ".forge", "memory")},
+			"flag --user-dir is " + filepath.Join(f.repo, ".forge", "memory") + ", want a folder of its own: it is also the repository's memory folder, and each scope needs one"},
+		{settings.Options{WorkDir: f.work, Home: f.home, RepoDir: "~/.forge/memory"},
+			"flag --repo-dir is ~/.forge/memory, want a folder of its own: it is also the user's memory folder, and each scope needs one"},
+		{settings.Options{WorkDir: f.work, Home: f.home, Env: []string{"FORGEMEM_REPO_DIR=" + filepath.Join(f.home, ".forge", "memory")}},
+			"environment variable FORGEMEM_REPO_DIR is " + filepath.Join(f.home, ".forge", "memory") + ", want a folder of its own: it is also the user's memory folder, and each scope needs one"},
 	}
 	for _, tt := range tests {
 		e := oneErr(t, tt.opts)
