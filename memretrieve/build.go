@@ -306,7 +306,8 @@ func (e *Engine) embedMissing(ctx context.Context, missing []pending) (n int, re
 		part := missing[start:min(start+e.cfg.EmbedBatch, len(missing))]
 		vecs, err := e.embedBatch(ctx, part)
 		if err != nil {
-			return n, false, fmt.Errorf("memretrieve: build: embed %d of %d missing memories: %w", len(missing)-start, len(missing), err)
+			return n, false, fmt.Errorf("memretrieve: build: embed %d of %d texts without a cached vector (memories, and the relevance gate's calibration texts): %w",
+				len(missing)-start, len(missing), err)
 		}
 		if dim := len(vecs[0]); e.cache.dim != 0 && e.cache.dim != dim {
 			e.dimensionChanged(dim)
