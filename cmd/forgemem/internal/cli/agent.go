@@ -81,6 +81,10 @@ memories wait for review, unsearched).`,
 // -v.
 const weakShown = 0.5
 
+// maxQuotedQuery bounds, in runes, the search text quoted back when
+// nothing is relevant to it.
+const maxQuotedQuery = 200
+
 func (a *app) printHits(res *workspace.SearchResult) {
 	p := a.out
 	var strong, weak []workspace.Hit
@@ -93,7 +97,7 @@ func (a *app) printHits(res *workspace.SearchResult) {
 		}
 	}
 	if len(strong) == 0 {
-		p.printf("No memory is relevant to %q.\n", res.Query)
+		p.printf("No memory is relevant to %q.\n", clip(res.Query, maxQuotedQuery))
 	}
 	for i, h := range strong {
 		if i > 0 {

@@ -290,3 +290,20 @@ func TestLinkedMemoryFoldersAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// A huge argument where an id or a search text goes is never echoed back
+// whole: the error quotes its beginning.
+func TestLongArgumentsAreNotEchoed(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	big := strings.Repeat("word ", 14000)
+	for _, args := range [][]string{{"show", big}, {"forget", big}, {"purge", big}, {"review", "--approve", big}} {
+		r := f.run(args...)
+		if r.code == cli.ExitOK || len(r.stderr) > 400 || !strings.Contains(r.stderr, `"word word word word wor…" is not a memory id`) {
+			t.Errorf("%s of a 70 KB argument: exit %d, %d bytes of stderr: %.300q", args[0], r.code, len(r.stderr), r.stderr)
+		}
+	}
+	if r := f.run("search", "zzqqxx "+big); r.code != cli.ExitOK || len(r.stdout)+len(r.stderr) > 4096 {
+		t.Errorf("search of a 70 KB text: exit %d, %d bytes out: %.300q", r.code, len(r.stdout)+len(r.stderr), r.stdout)
+	}
+}

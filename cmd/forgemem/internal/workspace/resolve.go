@@ -39,11 +39,19 @@ func (w *Workspace) Resolve(ctx context.Context, ref string) (Memory, error) {
 	return view(w.store, snap.g, m), nil
 }
 
+// maxRefBytes bounds a memory reference: an id is 40 bytes; anything much
+// longer is not one.
+const maxRefBytes = 64
+
 // resolveIn finds ref among the memories of snap.
 func (w *Workspace) resolveIn(ctx context.Context, snap *snapshot, ref string) (*memcore.MemoryFile, error) {
 	ref = strings.ToLower(strings.TrimSpace(ref))
 	if ref == "" {
 		return nil, invalidf("no memory id given")
+	}
+	if len(ref) > maxRefBytes { // never echo a long argument whole
+		return nil, fmt.Errorf("%w: %q is not a memory id (an id is mem_ and 36 more characters; a prefix of one will do); forgemem list shows the memories",
+			memcore.ErrNotFound, clip(ref, 24))
 	}
 	if m, ok := snap.g.Memory(ref); ok {
 		return m, nil
