@@ -26,6 +26,17 @@ func (w *Workspace) SpoolDir() string {
 	return w.store.Dir(memcore.ScopeUser)
 }
 
+// queueEmpty reports whether this place's capture queue can be read and
+// holds no entry.
+func (w *Workspace) queueEmpty() bool {
+	sp, err := w.Spool()
+	if err != nil {
+		return false
+	}
+	items, err := sp.List()
+	return err == nil && len(items) == 0
+}
+
 // Spool opens this place's capture queue, whose entries are signed with
 // the user's capture key (see [Workspace.captureKey]).
 func (w *Workspace) Spool() (*spool.Spool, error) {
@@ -178,6 +189,11 @@ type WorkerResult struct {
 // entries then wait.
 func (w *Workspace) RunWorker(ctx context.Context, opts WorkerOptions) (*WorkerResult, error) {
 	if err := w.CaptureReady(); err != nil {
+		// Without a model, an empty queue with nothing to wait for is no
+		// failure: nothing was left undone.
+		if errors.Is(err, ErrNeedsModel) && opts.Idle <= 0 && w.queueEmpty() {
+			return &WorkerResult{Entries: []WorkerEntry{}}, nil
+		}
 		return nil, err
 	}
 	sp, err := w.Spool()

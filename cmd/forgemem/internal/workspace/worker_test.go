@@ -242,6 +242,10 @@ func TestWorkerWithoutClassifier(t *testing.T) {
 	if p := pending(t, ws); p.Count != 0 {
 		t.Errorf("queued with the fake provider: %+v", p)
 	}
+	// Nothing waits: a worker run by hand has nothing to refuse.
+	if res, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{}); err != nil || len(res.Entries) != 0 {
+		t.Errorf("RunWorker of an empty queue = %+v, %v; want no entries and no error", res, err)
+	}
 	sp, err := ws.Spool()
 	if err != nil {
 		t.Fatal(err)
