@@ -113,6 +113,9 @@ func TestControlCharactersAreEscaped(t *testing.T) {
 	// user approves it; approved, it is recalled, escaped.
 	if r := f.run("review", "--approve", id(2)); r.code != cli.ExitOK {
 		t.Fatalf("review --approve: exit %d, %s", r.code, r.stderr)
+	} else if want := "Approved mem_00000002 (repo/"; !strings.HasPrefix(r.stdout, want) || strings.Contains(r.stdout, ", as ") {
+		// The held memory's file is unchanged: no new version to name.
+		t.Errorf("review --approve of a held memory: %q, want it to start %q and name no new version", r.stdout, want)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

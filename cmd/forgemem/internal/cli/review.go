@@ -107,6 +107,8 @@ func (a *app) printReviewed(res *workspace.ReviewResult) {
 		p.printf("Rejected %s: the memory is back to %s, the version in force before (now %s).\n", p.bold(shortID(res.Reviewed)), shortID(res.Restored), shortID(m.ID))
 	case res.Edited:
 		p.printf("Approved %s with your text, as %s (%s, version %d).\n", p.bold(shortID(res.Reviewed)), shortID(m.ID), kind(m), m.Version)
+	case m.ID == res.Reviewed: // a memory recall held: its text is approved, its file unchanged
+		p.printf("Approved %s (%s, version %d): it is recalled from now on.\n", p.bold(shortID(res.Reviewed)), kind(m), m.Version)
 	default:
 		p.printf("Approved %s, as %s (%s, version %d): it is recalled from now on.\n", p.bold(shortID(res.Reviewed)), shortID(m.ID), kind(m), m.Version)
 	}
