@@ -2,10 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/rs/zerolog"
 )
 
 // escapeControls returns s with every character a terminal acts on shown
@@ -135,11 +140,19 @@ func escapeJSON(data []byte) []byte {
 
 // escapeLogFields escapes the string fields of a log event (its message,
 // a file's path, an error) before --verbose prints it: the libraries log
-// the names of the files they skip, which a repository chooses.
+// the names of the files they skip, which a repository chooses. An
+// elapsed time gets its unit.
 func escapeLogFields(evt map[string]any) error {
 	for k, v := range evt {
 		if s, ok := v.(string); ok {
 			evt[k] = escapeControls(s)
+		}
+		// The libraries log durations with zerolog's Dur, in milliseconds
+		// (zerolog.DurationFieldUnit): say so.
+		if n, ok := v.(json.Number); ok && k == "elapsed" && zerolog.DurationFieldUnit == time.Millisecond {
+			if f, err := n.Float64(); err == nil {
+				evt[k] = strconv.FormatFloat(f, 'f', 1, 64) + "ms"
+			}
 		}
 	}
 	return nil

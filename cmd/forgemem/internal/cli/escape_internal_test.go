@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -121,4 +122,17 @@ func FuzzEscapeJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The fields of a --verbose log line: strings escaped, an elapsed time
+// (zerolog's Dur, in milliseconds) with its unit, other numbers as they are.
+func TestEscapeLogFields(t *testing.T) {
+	evt := map[string]any{"message": "a\x1b[2Jb", "elapsed": json.Number("5.969199"), "indexed": json.Number("34")}
+	if err := escapeLogFields(evt); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"message": `a\x1b[2Jb`, "elapsed": "6.0ms", "indexed": json.Number("34")}
+	if !reflect.DeepEqual(evt, want) {
+		t.Errorf("escapeLogFields = %v, want %v", evt, want)
+	}
 }
