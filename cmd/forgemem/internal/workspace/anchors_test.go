@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ func shopRepo(t *testing.T) (*workspace.Workspace, string, func(args ...string))
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		cmd.Env = append(withoutGit(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
 			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -245,4 +246,11 @@ func TestCaptureRecordsAnchorsAndShowsStaleMemories(t *testing.T) {
 	if !strings.Contains(prompts[1], "(may be outdated: db/migrations no longer exists)") {
 		t.Errorf("the classifier's list does not say the memory may be outdated:\n%s", prompts[1])
 	}
+}
+
+// withoutGit returns env without its GIT_* variables, for a test's own git
+// commands: a git hook or git rebase -x running the tests sets GIT_DIR,
+// which would point them at the repository being worked on.
+func withoutGit(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
 }
