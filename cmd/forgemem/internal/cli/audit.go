@@ -313,7 +313,7 @@ ignored until you trust it (forgemem trust) are listed on stderr.`,
 func (a *app) printConfig(s *settings.Settings) {
 	p := a.out
 	t := p.table()
-	t.row("%s\n", p.bold("SETTING\tVALUE\tFROM"))
+	t.header("SETTING", "VALUE", "FROM")
 	for _, v := range s.Values() {
 		val := v.Value
 		if val == "" {

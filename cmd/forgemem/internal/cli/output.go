@@ -55,20 +55,51 @@ func (p *printer) style(code, s string) styled {
 	return styled("\x1b[" + code + "m" + s + "\x1b[0m")
 }
 
-// table is a block of tab-separated columns that the printer aligns.
-type table struct{ tw *tabwriter.Writer }
+// table is a block of tab-separated columns that the printer aligns. Its
+// first line may be a header, which is bold on a terminal: the emphasis is
+// added after the columns are aligned, since text/tabwriter would count its
+// escape sequence in the width of the first and last cells and so shift
+// every later column of the header left of its data.
+type table struct {
+	p         *printer
+	buf       bytes.Buffer
+	tw        *tabwriter.Writer
+	hasHeader bool
+}
 
 // table returns a table writing to the printer's output; flush it.
 func (p *printer) table() *table {
-	return &table{tw: tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)}
+	t := &table{p: p}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+// header writes the table's header line, its cells escaped; call it before
+// any row.
+func (t *table) header(cells ...string) {
+	for i, c := range cells {
+		cells[i] = escapeControls(c)
+	}
+	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+	t.hasHeader = true
 }
 
 // row formats a line of the table as fmt.Printf does, its arguments
-// escaped.
+// escaped. Its cells are never styled, for the same reason.
 func (t *table) row(format string, args ...any) { fmt.Fprintf(t.tw, format, escapeArgs(args)...) }
 
-// flush writes the table, aligned.
-func (t *table) flush() { _ = t.tw.Flush() }
+// flush writes the table, aligned, its header in bold.
+func (t *table) flush() {
+	_ = t.tw.Flush()
+	out := t.buf.Bytes()
+	if t.hasHeader {
+		line, rest, _ := bytes.Cut(out, []byte("\n"))
+		fmt.Fprintf(t.p.w, "%s\n", t.p.bold(string(line)))
+		out = rest
+	}
+	_, _ = t.p.w.Write(out)
+	t.buf.Reset()
+}
 
 // json writes v as one indented JSON document. encoding/json escapes the
 // C0 control characters in strings (\u001b); DEL and the C1 controls are

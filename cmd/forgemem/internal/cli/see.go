@@ -94,11 +94,11 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		p.println("No memories here.")
 	} else {
 		t := p.table()
-		header := "ID\tSCOPE\tCATEGORY\tV\tCREATED\t"
+		header := []string{"ID", "SCOPE", "CATEGORY", "V", "CREATED"}
 		if state {
-			header += "STATE\t"
+			header = append(header, "STATE")
 		}
-		t.row("%s\n", p.bold(header+"TITLE"))
+		t.header(append(header, "TITLE")...)
 		for _, m := range res.Memories {
 			st, title := "", m.Title
 			isHeld := slices.Contains(res.Held, m.ID)

@@ -1,12 +1,16 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
 	"github.com/forgemem/forgemem/memcore"
@@ -33,6 +37,62 @@ func TestList(t *testing.T) {
 			f.check(tt.name, f.run(tt.args...), tt.code)
 		})
 	}
+}
+
+// On a terminal a table's header is bold, and each of its columns starts
+// where the column's data does: the emphasis takes no room in the table.
+func TestBoldTableHeadersLineUp(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	if r := f.run("forget", id(5)); r.code != cli.ExitOK {
+		t.Fatalf("forget: exit %d, stderr %q", r.code, r.stderr)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		header string
+	}{
+		{"list", []string{"list"}, "ID SCOPE CATEGORY V CREATED TITLE"},
+		{"list --retired", []string{"list", "--retired"}, "ID SCOPE CATEGORY V CREATED STATE TITLE"},
+		{"list --pending", []string{"list", "--pending"}, "ID SCOPE CATEGORY V CREATED STATE TITLE"},
+		{"config", []string{"config"}, "SETTING VALUE FROM"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			env := cli.Env{Args: tt.args, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: func() time.Time { return now }}
+			env.Settings.WorkDir, env.Settings.Home = f.repo, f.home
+			env.IsTerminal = func(w io.Writer) bool { return w == &stdout }
+			if code := cli.Run(context.Background(), env); code != cli.ExitOK {
+				t.Fatalf("exit %d, stderr %q", code, stderr.String())
+			}
+			lines := strings.Split(stdout.String(), "\n")
+			if len(lines) < 2 || !strings.HasPrefix(lines[0], "\x1b[1m") || !strings.HasSuffix(lines[0], "\x1b[0m") {
+				t.Fatalf("the header is not bold:\n%q", stdout.String())
+			}
+			header := ansiSGR.ReplaceAllString(lines[0], "")
+			if got := strings.Join(strings.Fields(header), " "); got != tt.header {
+				t.Fatalf("header %q, want %q", got, tt.header)
+			}
+			want := columnStarts(header)
+			if got := columnStarts(lines[1]); len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				t.Errorf("the header's columns start at %v, its data's at %v:\n%s\n%s", want, got, header, lines[1])
+			}
+		})
+	}
+}
+
+// ansiSGR matches the printer's emphasis.
+var ansiSGR = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// columnStarts is where each cell of an aligned line starts: cells are
+// parted by two spaces or more, the table's padding.
+func columnStarts(line string) []int {
+	var starts []int
+	for _, m := range regexp.MustCompile(`\S+( \S+)*`).FindAllStringIndex(line, -1) {
+		starts = append(starts, m[0])
+	}
+	return starts
 }
 
 func TestListEmpty(t *testing.T) {
