@@ -715,6 +715,9 @@ per folder (an OS lock); a second one exits at once. Hooks start it by themselve
 by hand after fixing a provider problem that forgemem stats reports.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if idle < 0 {
+				return usagef("--idle: %s is negative; give 0 to exit once the queue is empty, or a duration such as 30s or 10m", idle)
+			}
 			ws, err := a.workspace()
 			if err != nil {
 				return err

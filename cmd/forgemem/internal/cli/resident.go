@@ -39,6 +39,12 @@ settings or of the binary starts another. It runs on Linux only.
   forgemem recall-server --stop     asks it to exit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if status && stop {
+				return usagef("give --status or --stop, not both")
+			}
+			if idle <= 0 {
+				return usagef("--idle: %s is not a positive duration; give one such as 30s or 10m", idle)
+			}
 			switch {
 			case status:
 				return a.recallServerStatus(cmd.Context(), asJSON)
@@ -52,7 +58,6 @@ settings or of the binary starts another. It runs on Linux only.
 	cmd.Flags().BoolVar(&status, "status", false, "say whether a recall server is running here, and exit")
 	cmd.Flags().BoolVar(&stop, "stop", false, "ask the recall server running here to exit")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --status, print one JSON document")
-	cmd.MarkFlagsMutuallyExclusive("status", "stop")
 	return cmd
 }
 
