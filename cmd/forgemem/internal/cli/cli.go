@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/forgemem/forgemem/settings"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -199,6 +201,51 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
+// flagError is the usage error for an error parsing the command line's
+// flags: a bad value names the flag, the value and what the flag takes,
+// rather than the Go parser's error (strconv.ParseInt: parsing "abc").
+func flagError(err error) error {
+	var bad *pflag.InvalidValueError
+	var missing *pflag.ValueRequiredError
+	switch {
+	case errors.As(err, &bad):
+		f, v := bad.GetFlag(), bad.GetValue()
+		switch typ := f.Value.Type(); {
+		case errors.Is(err, strconv.ErrRange):
+			return usagef("--%s: %q is out of range", f.Name, v)
+		case typ == "bool":
+			return usagef("--%s: %q is not true or false; give --%s alone to turn it on", f.Name, v, f.Name)
+		case typ == "duration":
+			return usagef("--%s: %q is not a duration; give one such as 30s or 10m", f.Name, v)
+		case wantedValue(typ) != "":
+			return usagef("--%s: %q is not %s", f.Name, v, wantedValue(typ))
+		default:
+			return usagef("--%s: %q is not valid: %v", f.Name, v, errors.Unwrap(bad))
+		}
+	case errors.As(err, &missing):
+		f := missing.GetFlag()
+		if what := wantedValue(f.Value.Type()); what != "" {
+			return usagef("--%s needs a value: %s", f.Name, what)
+		}
+		return usagef("--%s needs a value", f.Name)
+	}
+	return usageError{err}
+}
+
+// wantedValue says what a flag of a pflag type takes, "" for a type it has
+// no words for.
+func wantedValue(typ string) string {
+	switch typ {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	case "duration":
+		return "a duration such as 30s or 10m"
+	}
+	return ""
+}
+
 // exitCode classifies err.
 func (a *app) exitCode(err error) int {
 	var ue usageError
@@ -350,7 +397,7 @@ memory on, until you trust it: forgemem trust.`,
 		},
 	}
 	a.root = root
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.repoDir, "repo-dir", "", "the repository's memory folder (default: .forge/memory in the nearest folder above holding .git)")
 	pf.StringVar(&a.userDir, "user-dir", "", "the user's memory folder (default: ~/.forge/memory)")

@@ -121,8 +121,8 @@ func TestUsageErrors(t *testing.T) {
 		{"too many arguments", []string{"show", "a", "b"}, "accepts 1 arg(s), received 2"},
 		{"arguments to a command that takes none", []string{"stats", "now"}, "unknown command \"now\" for \"forgemem stats\""},
 		{"missing argument", []string{"capture"}, "accepts 1 arg(s), received 0"},
-		{"flag without value", []string{"search", "x", "--limit"}, "flag needs an argument: --limit"},
-		{"flag of the wrong type", []string{"search", "x", "--limit", "many"}, "invalid argument \"many\" for \"-n, --limit\""},
+		{"flag without value", []string{"search", "x", "--limit"}, "--limit needs a value: a whole number"},
+		{"flag of the wrong type", []string{"search", "x", "--limit", "many"}, "--limit: \"many\" is not a whole number"},
 		{"invalid category", []string{"list", "--category", "prefs"}, "--category \"prefs\" is not one of coding-preferences"},
 		{"invalid format", []string{"graph", "--format", "png"}, "--format \"png\" is not one of mermaid, dot"},
 		{"status and stop", []string{"recall-server", "--status", "--stop"}, "recall-server: give --status or --stop, not both\n"},
@@ -136,6 +136,46 @@ func TestUsageErrors(t *testing.T) {
 			r := f.run(tt.args...)
 			if r.code != cli.ExitUsage || !strings.Contains(r.stderr, tt.stderr) {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", r.code, r.stderr, tt.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("a usage error printed to stdout: %q", r.stdout)
+			}
+		})
+	}
+}
+
+// A flag's value that does not parse is a usage error naming the flag,
+// the value and what the flag takes, never the Go parser's own error.
+func TestFlagValueErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"bool", []string{"list", "--json=x"}, `forgemem list: --json: "x" is not true or false; give --json alone to turn it on`},
+		{"global bool", []string{"stats", "--verbose=maybe"}, `forgemem stats: --verbose: "maybe" is not true or false; give --verbose alone to turn it on`},
+		{"int", []string{"search", "x", "--limit", "abc"}, `forgemem search: --limit: "abc" is not a whole number`},
+		{"int by its shorthand", []string{"search", "x", "-n", "1.5"}, `forgemem search: --limit: "1.5" is not a whole number`},
+		{"int out of range", []string{"search", "x", "--limit", "99999999999999999999"}, `forgemem search: --limit: "99999999999999999999" is out of range`},
+		{"int without a value", []string{"search", "x", "--limit"}, `forgemem search: --limit needs a value: a whole number`},
+		{"duration", []string{"worker", "--idle", "forever"}, `forgemem worker: --idle: "forever" is not a duration; give one such as 30s or 10m`},
+		{"duration without a unit", []string{"recall-server", "--idle", "5"}, `forgemem recall-server: --idle: "5" is not a duration; give one such as 30s or 10m`},
+		{"duration after =", []string{"recall-server", "--idle=5"}, `forgemem recall-server: --idle: "5" is not a duration; give one such as 30s or 10m`},
+		{"duration without a value", []string{"worker", "--idle"}, `forgemem worker: --idle needs a value: a duration such as 30s or 10m`},
+		{"string without a value", []string{"list", "--scope"}, `forgemem list: --scope needs a value`},
+	}
+	f := newFixture(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.run(tt.args...)
+			first, _, _ := strings.Cut(r.stderr, "\n")
+			if r.code != cli.ExitUsage || first != tt.says {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and the line %q", r.code, r.stderr, tt.says)
+			}
+			for _, raw := range []string{"strconv.", "time:", "invalid argument"} {
+				if strings.Contains(r.stderr, raw) {
+					t.Errorf("stderr holds the parser's own error (%q):\n%s", raw, r.stderr)
+				}
 			}
 			if r.stdout != "" {
 				t.Errorf("a usage error printed to stdout: %q", r.stdout)
