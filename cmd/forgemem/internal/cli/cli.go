@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -438,5 +439,50 @@ memory on, until you trust it: forgemem trust.`,
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
 	root.SetUsageTemplate(usageTemplate(root.UsageTemplate()))
+	refuseUnknownHelpTopics(root)
 	return root
+}
+
+// refuseUnknownHelpTopics makes cobra's help command refuse a topic it
+// does not know with a usage error of one line, where it printed "Unknown
+// help topic" and the usage and exited 0; forgemem help, help settings and
+// help <command> are cobra's.
+func refuseUnknownHelpTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	help, _, err := root.Find([]string{"help"})
+	if err != nil || help == root || help.Run == nil {
+		return
+	}
+	show := help.Run
+	help.Run = nil
+	help.RunE = func(c *cobra.Command, args []string) error {
+		cmd, rest, err := c.Root().Find(args)
+		if cmd != nil && err == nil && len(rest) == 0 {
+			show(c, args)
+			return nil
+		}
+		hint := ""
+		if cmd != nil && len(rest) > 0 {
+			if s := helpSuggestions(cmd, rest[0]); len(s) > 0 {
+				hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+			}
+		}
+		return usagef("unknown help topic %q%s; %s help lists the commands and topics", strings.Join(args, " "), hint, c.Root().Name())
+	}
+}
+
+// helpSuggestions are the commands of cmd whose names are near typed, as
+// cobra suggests for an unknown command, and its help topics (forgemem
+// help settings) that typed begins.
+func helpSuggestions(cmd *cobra.Command, typed string) []string {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	s := cmd.SuggestionsFor(typed)
+	for _, sub := range cmd.Commands() {
+		if sub.IsAdditionalHelpTopicCommand() && strings.HasPrefix(sub.Name(), strings.ToLower(typed)) {
+			s = append(s, sub.Name())
+		}
+	}
+	return s
 }

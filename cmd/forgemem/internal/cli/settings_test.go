@@ -189,3 +189,42 @@ func TestHelp(t *testing.T) {
 	f.check("help", f.run("--help"), cli.ExitOK)
 	f.check("help_remember", f.run("remember", "--help"), cli.ExitOK)
 }
+
+// forgemem help shows the help of a command or topic; a topic it does not
+// know is a usage error of one line saying how to list them.
+func TestHelpTopics(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // the help it shows: a golden file
+		stderr string
+	}{
+		{"the command", []string{"help"}, cli.ExitOK, "help", ""},
+		{"a command", []string{"help", "remember"}, cli.ExitOK, "help_remember", ""},
+		{"a topic", []string{"help", "settings"}, cli.ExitOK, "help_settings", ""},
+		{"unknown", []string{"help", "nosuch"}, cli.ExitUsage, "",
+			"forgemem help: unknown help topic \"nosuch\"; forgemem help lists the commands and topics\n"},
+		{"a command mistyped", []string{"help", "remembr"}, cli.ExitUsage, "",
+			"forgemem help: unknown help topic \"remembr\" (did you mean remember?); forgemem help lists the commands and topics\n"},
+		{"a topic cut short", []string{"help", "sett"}, cli.ExitUsage, "",
+			"forgemem help: unknown help topic \"sett\" (did you mean settings?); forgemem help lists the commands and topics\n"},
+		{"an unknown subcommand", []string{"help", "hook", "nosuch"}, cli.ExitUsage, "",
+			"forgemem help: unknown help topic \"hook nosuch\"; forgemem help lists the commands and topics\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.t = t
+			r := f.run(tt.args...)
+			if tt.stdout != "" {
+				f.check(tt.stdout, r, tt.code)
+			} else if r.code != tt.code || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want exit %d and nothing", r.code, r.stdout, tt.code)
+			}
+			if r.stderr != tt.stderr {
+				t.Errorf("stderr %q, want %q", r.stderr, tt.stderr)
+			}
+		})
+	}
+}
