@@ -222,11 +222,7 @@ func (a *app) printStats(st *workspace.Stats) {
 	t.flush()
 	var parts []string
 	for _, c := range st.Triggers {
-		name := c.Name
-		if name == "" {
-			name = "unrecorded"
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", name, c.Count))
+		parts = append(parts, fmt.Sprintf("%s %d", c.Name, c.Count))
 	}
 	p.printf("\n%s %s\n", p.bold("Written by trigger:"), strings.Join(parts, ", "))
 	if st.Oldest != nil {

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,5 +88,56 @@ func TestValidate(t *testing.T) {
 		if !slices.Contains(kinds, string(want)) {
 			t.Errorf("no %s problem among %v", want, kinds)
 		}
+	}
+}
+
+// stats names what a memory file does not record — its trigger, the
+// reason it waits for review — as its text does, "unrecorded", in --json
+// too, and each count of --json is in the text under the same name.
+func TestStatsNamesWhatIsNotRecorded(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	bare := memory(7, memcore.ScopeRepo, memcore.CategoryPatterns, 7, "Written by hand, saying neither its trigger nor why it waits.")
+	bare.Meta.Trigger, bare.Meta.Status = "", memcore.StatusPending
+	f.handWrite(memcore.ScopeRepo, id(7), bare)
+
+	text := f.run("stats")
+	r := f.run("stats", "--json")
+	if text.code != cli.ExitOK || r.code != cli.ExitOK {
+		t.Fatalf("stats: exit %d and %d, stderr %q %q", text.code, r.code, text.stderr, r.stderr)
+	}
+	var st workspace.Stats
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		counts []workspace.Count
+		line   string // the text's line of these counts
+		want   workspace.Count
+	}{
+		{"triggers", st.Triggers, "Written by trigger:", workspace.Count{Name: workspace.Unrecorded, Count: 1}},
+		{"waiting_by_rule", st.WaitingByRule, "Waiting for your review:", workspace.Count{Name: workspace.Unrecorded, Count: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !slices.Contains(tt.counts, tt.want) {
+				t.Errorf("stats --json %s: %+v, want %+v among them", tt.name, tt.counts, tt.want)
+			}
+			var line string
+			for _, l := range strings.Split(text.stdout, "\n") {
+				if strings.HasPrefix(l, tt.line) {
+					line = l
+				}
+			}
+			for _, c := range tt.counts {
+				if c.Name == "" {
+					t.Errorf("stats --json %s has a count without a name: %+v", tt.name, tt.counts)
+				}
+				if !strings.Contains(line, c.Name+" "+fmt.Sprint(c.Count)) && !strings.Contains(line, fmt.Sprint(c.Count)+" "+c.Name) {
+					t.Errorf("stats --json %s has %s %d, the text does not: %q", tt.name, c.Name, c.Count, line)
+				}
+			}
+		})
 	}
 }

@@ -26,7 +26,8 @@ type Stats struct {
 	Versions  int `json:"versions"`
 	// Waiting counts the memories that wait for a person's review
 	// (forgemem review), one per chain; WaitingByRule counts them by the
-	// quarantine rule that held them, most frequent first. Held counts
+	// quarantine rule that held them ([Unrecorded] when the file gives no
+	// reason), most frequent first. Held counts
 	// those of them that recall holds although their files say they are in
 	// force: repository memories that read like instructions, not yet
 	// approved (see [ReviewItem.Held]). They are counted in Chains too.
@@ -37,7 +38,8 @@ type Stats struct {
 	// the order of memcore.Categories.
 	Categories []Count `json:"categories"`
 	// Triggers counts the memory files by what wrote them: cadence and
-	// compaction (capture), manual (a person), and "" when unrecorded.
+	// compaction (capture), manual (a person), and [Unrecorded] when the
+	// file does not say.
 	Triggers []Count `json:"triggers"`
 	// Problems counts the files (and folders) the store does not read,
 	// which `forgemem validate` lists with the reason; Unreadable counts
@@ -77,6 +79,10 @@ type ScopeStats struct {
 	// CacheBytes is the size of the scope's embedding cache files.
 	CacheBytes int64 `json:"cache_bytes"`
 }
+
+// Unrecorded names, in [Stats], the memories whose files do not record
+// what is counted: no trigger, or waiting for review with no reason.
+const Unrecorded = "unrecorded"
 
 // Count is a number of things of one name.
 type Count struct {
@@ -120,7 +126,7 @@ func (w *Workspace) Stats(ctx context.Context) (*Stats, error) {
 	}
 	for _, t := range []memcore.Trigger{memcore.TriggerCadence, memcore.TriggerCompaction, memcore.TriggerManual, ""} {
 		if n := triggers[t]; n > 0 || t != "" {
-			st.Triggers = append(st.Triggers, Count{Name: string(t), Count: n})
+			st.Triggers = append(st.Triggers, Count{Name: cmp.Or(string(t), Unrecorded), Count: n})
 		}
 	}
 	return st, nil
@@ -139,7 +145,7 @@ func (w *Workspace) countWaiting(st *Stats, g *memcore.Graph) []Count {
 			continue
 		}
 		st.Waiting++
-		rules[ruleOf(reason)]++
+		rules[cmp.Or(ruleOf(reason), Unrecorded)]++
 	}
 	out := []Count{}
 	for r, n := range rules {
