@@ -227,23 +227,26 @@ func (a *app) partialWarning(command string, err error) error {
 // readConversation reads a JSON Lines conversation from the file named by
 // args, or from stdin for none or "-". oneMessage says how to give the
 // command a single message instead, for the error of a file that does not
-// exist.
-func (a *app) readConversation(args []string, oneMessage string) ([]memcore.Message, error) {
-	var r io.Reader = a.env.Stdin
-	if len(args) == 1 && args[0] != "-" {
-		f, err := os.Open(args[0])
-		if errors.Is(err, fs.ErrNotExist) {
-			// Most likely the text itself was given (forgemem recall "how do
-			// we lock rows?"): say what the argument is.
-			return nil, fmt.Errorf("%w (the argument names a conversation file, JSON Lines; for a single message, %s)", err, oneMessage)
+// exist. When ctx ends first it returns ctx's error at once, even while
+// the file's open or a read blocks (a FIFO, a pipe with no data).
+func (a *app) readConversation(ctx context.Context, args []string, oneMessage string) ([]memcore.Message, error) {
+	return interruptible(ctx, func() ([]memcore.Message, error) {
+		var r io.Reader = a.env.Stdin
+		if len(args) == 1 && args[0] != "-" {
+			f, err := os.Open(args[0])
+			if errors.Is(err, fs.ErrNotExist) {
+				// Most likely the text itself was given (forgemem recall "how
+				// do we lock rows?"): say what the argument is.
+				return nil, fmt.Errorf("%w (the argument names a conversation file, JSON Lines; for a single message, %s)", err, oneMessage)
+			}
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			r = f
 		}
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	return workspace.ReadConversation(r)
+		return workspace.ReadConversation(r)
+	})
 }
 
 // recallWindow is the conversation recall reads: the one user message of
@@ -251,7 +254,7 @@ func (a *app) readConversation(args []string, oneMessage string) ([]memcore.Mess
 // file args names, or of stdin.
 func (a *app) recallWindow(cmd *cobra.Command, args []string, message string) ([]memcore.Message, error) {
 	if !cmd.Flags().Changed("message") {
-		return a.readConversation(args, "use --message TEXT, or try forgemem search TEXT")
+		return a.readConversation(cmd.Context(), args, "use --message TEXT, or try forgemem search TEXT")
 	}
 	if len(args) > 0 {
 		return nil, usagef("give a conversation file or --message, not both")
@@ -433,7 +436,7 @@ provider); the fake provider has none.`,
 		Example: "  forgemem capture session.jsonl --provider openai\n  cat session.jsonl | forgemem capture -",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			window, err := a.readConversation(args, "pipe {\"role\": \"user\", \"content\": \"…\"} to standard input")
+			window, err := a.readConversation(cmd.Context(), args, "pipe {\"role\": \"user\", \"content\": \"…\"} to standard input")
 			if err != nil {
 				return err
 			}

@@ -74,7 +74,7 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 			}
 			switch {
 			case madialDir != "":
-				return a.convertMADial(madialDir)
+				return a.convertMADial(cmd.Context(), madialDir)
 			case locomoFile != "":
 				return a.convertLoCoMo(cmd, locomoFile)
 			}
@@ -146,11 +146,11 @@ func parseKs(s string) ([]int, error) {
 }
 
 // convertMADial writes the dataset converted from MADial-Bench in dir.
-func (a *app) convertMADial(dir string) error {
+func (a *app) convertMADial(ctx context.Context, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usagef("--madial %s: not a folder", dir)
 	}
-	cols, err := eval.MADial(os.DirFS(dir))
+	cols, err := interruptible(ctx, func() ([]eval.Collection, error) { return eval.MADial(os.DirFS(dir)) })
 	if err != nil {
 		return err
 	}
@@ -160,9 +160,15 @@ func (a *app) convertMADial(dir string) error {
 // convertLoCoMo writes the dataset converted from the LoCoMo file at path,
 // and says on stderr which questions it left out.
 func (a *app) convertLoCoMo(cmd *cobra.Command, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := interruptible(cmd.Context(), func() ([]byte, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--locomo: %v", err)
+		}
+		return data, nil
+	})
 	if err != nil {
-		return usagef("--locomo: %v", err)
+		return err
 	}
 	cols, skipped, err := eval.LoCoMo(data)
 	if err != nil {
@@ -184,7 +190,7 @@ func (a *app) convertLoCoMo(cmd *cobra.Command, path string) error {
 
 // runEval reads the dataset, makes the models and runs the evaluation.
 func (a *app) runEval(ctx context.Context, r evalRun) error {
-	cols, err := a.evalCollections(r)
+	cols, err := interruptible(ctx, func() ([]eval.Collection, error) { return a.evalCollections(r) })
 	if err != nil {
 		return err
 	}

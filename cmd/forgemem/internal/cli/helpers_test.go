@@ -63,9 +63,15 @@ func (f *fixture) run(args ...string) result {
 // runIn runs the command in dir with stdin.
 func (f *fixture) runIn(ctx context.Context, dir, stdin string, args ...string) result {
 	f.t.Helper()
+	return f.runReading(ctx, dir, strings.NewReader(stdin), args...)
+}
+
+// runReading runs the command in dir with stdin read from r.
+func (f *fixture) runReading(ctx context.Context, dir string, r io.Reader, args ...string) result {
+	f.t.Helper()
 	var stdout, stderr bytes.Buffer
 	env := cli.Env{
-		Args: args, Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
+		Args: args, Stdin: r, Stdout: &stdout, Stderr: &stderr,
 		Now: func() time.Time { return now }, HTTPClient: f.httpClient,
 	}
 	env.Settings.WorkDir, env.Settings.Home, env.Settings.Env = dir, f.home, f.env

@@ -1,0 +1,35 @@
+package cli
+
+import "context"
+
+// interruptible returns what read returns, or ctx's error as soon as ctx
+// ends (Ctrl-C, SIGTERM: see Main), whichever comes first. read opens and
+// reads a command's input — a conversation, a dataset, from a file or
+// stdin — which can block in the kernel, where no context reaches it:
+// opening a FIFO nobody writes to, reading a pipe that gets no data. So
+// read runs in a goroutine of its own, and when ctx ends first that
+// goroutine is left behind, blocked in its open or read: the command
+// returns the interruption at once and the process exits after it, which
+// ends the goroutine (in a test, it ends when the input does). Nothing it
+// reads then is used.
+func interruptible[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1) // buffered: a goroutine left behind never blocks on it
+	go func() {
+		v, err := read()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
