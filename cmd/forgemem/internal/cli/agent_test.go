@@ -41,9 +41,18 @@ func TestRecall(t *testing.T) {
 		}
 	}
 
-	bad := f.runIn(ctx, f.repo, "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"bot\",\"content\":\"x\"}\n", "recall")
-	if bad.code != cli.ExitFailure || !strings.Contains(bad.stderr, "line 2: role \"bot\" is not one of") {
-		t.Errorf("a bad conversation: exit %d, stderr %q", bad.code, bad.stderr)
+	// A line that is not a message: stderr says which, what is wrong and
+	// what is expected, in the file's terms.
+	for _, tt := range []struct{ in, want string }{
+		{"{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"bot\",\"content\":\"x\"}\n",
+			`line 2: role "bot" is not one of user, assistant, system or tool`},
+		{"[1,2]\n", "line 1: want a JSON object with role and content, got an array"},
+		{`{"role":"user","content":"x","at":"yesterday"}`, `line 1: at: want an RFC 3339 time such as 2026-11-26T10:00:00Z, got "yesterday"`},
+	} {
+		bad := f.runIn(ctx, f.repo, tt.in, "recall")
+		if want := "forgemem recall: unreadable conversation: " + tt.want + "\n"; bad.code != cli.ExitFailure || bad.stdout != "" || bad.stderr != want {
+			t.Errorf("recall of %q: exit %d, stdout %q, stderr %q; want %d and %q", tt.in, bad.code, bad.stdout, bad.stderr, cli.ExitFailure, want)
+		}
 	}
 
 	// The text given where a file is expected: the error says what the

@@ -98,6 +98,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestReadConversation(t *testing.T) {
+	want := `; want one {"role": "user", "content": "…"} object per line`
 	tests := []struct {
 		name    string
 		in      string
@@ -107,12 +108,27 @@ func TestReadConversation(t *testing.T) {
 		{"messages", `{"role":"user","content":"a"}` + "\n\n" + `{"role":"assistant","content":"b","ts":3}`, 2, ""},
 		{"tool and system roles", `{"role":"system","content":"s"}` + "\n" + `{"role":"tool","content":"t"}` + "\n", 2, ""},
 		{"empty", "", 0, ""},
-		{"unknown role", `{"role":"bot","content":"x"}`, 0, `line 1: role "bot" is not one of`},
-		{"no content", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\"}", 0, `line 2: no "content"`},
-		{"not JSON", "User: hi", 0, "line 1: invalid character"},
-		{"content not a string", `{"role":"user","content":[{"type":"text"}]}`, 0, "line 1: json: cannot unmarshal array"},
+		{"fields named in another case", `{"Role":"user","Content":"a"}`, 1, ""},
+		{"a null time", `{"role":"user","content":"a","at":null}`, 1, ""},
+		{"unknown role", `{"role":"bot","content":"x"}`, 0, `line 1: role "bot" is not one of user, assistant, system or tool`},
+		{"no role", `{"content":"x"}`, 0, `line 1: no "role"` + want},
+		{"a null role", `{"role":null,"content":"x"}`, 0, `line 1: no "role"` + want},
+		{"no content", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\"}", 0, `line 2: no "content"` + want},
+		{"not JSON", "User: hi", 0, `line 1: not valid JSON: unexpected "U" at column 1` + want},
+		{"not JSON, indented", "\t  User: hi", 0, `line 1: not valid JSON: unexpected "U" at column 4` + want},
+		{"not JSON after a non-ASCII letter", `{"role":"user","content":"é", x}`, 0, `line 1: not valid JSON: unexpected "x" at column 31` + want},
+		{"cut off", `{"role":"user","content":"a`, 0, "line 1: not valid JSON: the line ends inside a value" + want},
+		{"two objects on a line", `{"role":"user","content":"a"} {"role":"user","content":"b"}`, 0, "line 1: more than one JSON value on the line" + want},
+		{"an array", `[1,2]`, 0, "line 1: want a JSON object with role and content, got an array"},
+		{"a string", `"hi"`, 0, "line 1: want a JSON object with role and content, got a string"},
+		{"a number", `42`, 0, "line 1: want a JSON object with role and content, got a number"},
+		{"null", `null`, 0, "line 1: want a JSON object with role and content, got null"},
+		{"role not a string", `{"role":5,"content":"x"}`, 0, "line 1: role: want a string (user, assistant, system or tool), got a number"},
+		{"content not a string", `{"role":"user","content":[{"type":"text"}]}`, 0, "line 1: content: want a string, got an array"},
 		{"a time", `{"role":"user","content":"a","at":"2025-01-15T09:29:41+01:00"}`, 1, ""},
-		{"a time that is not one", `{"role":"user","content":"a","at":"yesterday"}`, 0, "line 1: parsing time"},
+		{"a time that is not one", `{"role":"user","content":"a","at":"yesterday"}`, 0, `line 1: at: want an RFC 3339 time such as 2026-11-26T10:00:00Z, got "yesterday"`},
+		{"a time that is a number", `{"role":"user","content":"a","at":1736929781}`, 0, "line 1: at: want an RFC 3339 time such as 2026-11-26T10:00:00Z, got a number"},
+		{"a long value, cut", `{"role":"user","content":"a","at":"` + strings.Repeat("x", 100) + `"}`, 0, `got "` + strings.Repeat("x", 64) + `…"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,6 +136,12 @@ func TestReadConversation(t *testing.T) {
 			if tt.wantErr != "" {
 				if !errors.Is(err, workspace.ErrBadConversation) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want ErrBadConversation with %q", err, tt.wantErr)
+				}
+				// What is wrong is said in the file's terms, not Go's.
+				for _, internal := range []string{"Go value", "Go struct", "json:", "2006-01-02", "*string", "time.Time"} {
+					if strings.Contains(err.Error(), internal) {
+						t.Errorf("error %q shows Go's %q", err, internal)
+					}
 				}
 				return
 			}
