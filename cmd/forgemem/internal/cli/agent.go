@@ -276,7 +276,7 @@ func (a *app) recallCommand() *cobra.Command {
 with --message — and print the block of recalled memories an agent would add to its
 context for the next turn, as retrieval builds it with the settings. A memory is recalled
 only when the relevance gate finds evidence that it is relevant: nothing relevant prints
-nothing. -v says on stderr what each recalled memory's relevance rests on, and why each
+nothing. An empty conversation recalls nothing, and stderr says so. -v says on stderr what each recalled memory's relevance rests on, and why each
 other memory the search ranked was left out; --json prints all of it with the block. A
 memory the repository committed that reads like an instruction to the agent's tools is
 left out until you approve it in forgemem review, and stderr says so. When the embedder
@@ -290,6 +290,16 @@ off (memory.enabled: false) nothing is recalled, and stderr says so (--json: "sk
 			window, err := a.recallWindow(cmd, args, message)
 			if err != nil {
 				return err
+			}
+			if len(window) == 0 {
+				// Nothing to recall for, which is no failure (an agent's
+				// first turn may have none), but never silent: a file or a
+				// pipe that held nothing is most likely a mistake.
+				eprintf(a.env.Stderr, "%s: the conversation is empty, nothing to recall; want JSON Lines, one {\"role\": \"user\", \"content\": \"…\"} object per line, or --message TEXT\n", cmd.CommandPath())
+				if asJSON {
+					return a.out.json(recallJSON(&memretrieve.Result{Skipped: memretrieve.SkipEmptyWindow}))
+				}
+				return nil
 			}
 			ws, err := a.workspace()
 			if err != nil {

@@ -41,6 +41,43 @@ func TestRecall(t *testing.T) {
 		}
 	}
 
+	// An empty conversation, from stdin or a file: nothing to recall, exit
+	// 0 as for nothing relevant, and one line on stderr saying so and what
+	// is expected; --json still prints its document.
+	empty := filepath.Join(f.root, "empty.jsonl")
+	f.writeFile(empty, "\n\n")
+	wantEmpty := "forgemem recall: the conversation is empty, nothing to recall; want JSON Lines, one {\"role\": \"user\", \"content\": \"…\"} object per line, or --message TEXT\n"
+	for _, tt := range []struct {
+		name, stdin string
+		args        []string
+	}{
+		{"nothing on stdin", "", []string{"recall"}},
+		{"blank lines on stdin", "\n \n", []string{"recall", "-"}},
+		{"a file of blank lines", "", []string{"recall", empty}},
+		{"nothing on stdin, --json", "", []string{"recall", "--json"}},
+	} {
+		r := f.runIn(ctx, f.repo, tt.stdin, tt.args...)
+		if r.code != cli.ExitOK || r.stderr != wantEmpty {
+			t.Errorf("recall of %s: exit %d, stderr %q; want 0 and %q", tt.name, r.code, r.stderr, wantEmpty)
+		}
+		if !slices.Contains(tt.args, "--json") {
+			if r.stdout != "" {
+				t.Errorf("recall of %s: stdout %q, want nothing", tt.name, r.stdout)
+			}
+			continue
+		}
+		var doc struct {
+			Injection *string           `json:"injection"`
+			Memories  []json.RawMessage `json:"memories"`
+			Dropped   []json.RawMessage `json:"dropped"`
+			Skipped   string            `json:"skipped"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Injection == nil || *doc.Injection != "" ||
+			doc.Memories == nil || len(doc.Memories) != 0 || doc.Dropped == nil || len(doc.Dropped) != 0 || doc.Skipped != "empty window" {
+			t.Errorf("recall --json of %s: %v; stdout %q, want the document of nothing recalled", tt.name, err, r.stdout)
+		}
+	}
+
 	// A line that is not a message: stderr says which, what is wrong and
 	// what is expected, in the file's terms.
 	for _, tt := range []struct{ in, want string }{
