@@ -28,6 +28,13 @@ func TestRecall(t *testing.T) {
 
 	f.t = t
 	f.check("recall", f.runIn(ctx, f.repo, "", "recall", file), cli.ExitOK)
+	// A file that starts with a byte order mark, as some editors write
+	// UTF-8, is read as the same conversation.
+	withBOM := filepath.Join(f.root, "ask-bom.jsonl")
+	f.writeFile(withBOM, "\ufeff"+ask)
+	if r := f.runIn(ctx, f.repo, "", "recall", withBOM); r.code != cli.ExitOK || r.stdout == "" || f.normalize(r.stdout) != f.normalize(f.runIn(ctx, f.repo, "", "recall", file).stdout) {
+		t.Errorf("recall of a file with a byte order mark: exit %d, stderr %q, stdout differs from the file's without:\n%s", r.code, r.stderr, r.stdout)
+	}
 	if r := f.runIn(ctx, f.repo, ask, "recall", "-"); f.normalize(r.stdout) != f.normalize(f.runIn(ctx, f.repo, ask, "recall").stdout) || r.code != cli.ExitOK {
 		t.Errorf("recall of stdin (-) differs from recall of stdin:\n%s", r.stdout)
 	}

@@ -20,7 +20,8 @@ import (
 // "at": when the message was written (RFC 3339), which capture records as
 // the time of a memory's evidence. Roles are user, assistant, system and
 // tool (system and tool messages are kept; capture and retrieval drop
-// them). Blank lines are skipped and other fields are ignored. A line that
+// them). A byte order mark at the start is skipped, as are blank lines;
+// other fields are ignored. A line that
 // is not such an object is an error wrapping [ErrBadConversation] that
 // names the line, what is wrong and what is expected, in the terms of the
 // file rather than of Go.
@@ -31,6 +32,11 @@ func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("reading the conversation: %w", err)
+		}
+		if n == 1 {
+			// A byte order mark, which some editors write at the start of
+			// a UTF-8 file, is not part of the first message.
+			line = bytes.TrimPrefix(line, []byte(byteOrderMark))
 		}
 		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
 			// The column of the line's first character that is not space,
@@ -47,6 +53,9 @@ func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 		}
 	}
 }
+
+// byteOrderMark is U+FEFF in UTF-8.
+const byteOrderMark = "\ufeff"
 
 // wantMessage is what a line of a conversation should be.
 const wantMessage = `want one {"role": "user", "content": "…"} object per line`
