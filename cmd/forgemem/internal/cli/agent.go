@@ -276,12 +276,13 @@ func (a *app) recallCommand() *cobra.Command {
 with --message — and print the block of recalled memories an agent would add to its
 context for the next turn, as retrieval builds it with the settings. A memory is recalled
 only when the relevance gate finds evidence that it is relevant: nothing relevant prints
-nothing. An empty conversation recalls nothing, and stderr says so. -v says on stderr what each recalled memory's relevance rests on, and why each
-other memory the search ranked was left out; --json prints all of it with the block. A
-memory the repository committed that reads like an instruction to the agent's tools is
-left out until you approve it in forgemem review, and stderr says so. When the embedder
-fails, what the words find is recalled, with a warning on stderr. Where memory is turned
-off (memory.enabled: false) nothing is recalled, and stderr says so (--json: "skipped").`,
+nothing. An empty conversation recalls nothing, and stderr says so. -v says on stderr what
+each recalled memory's relevance rests on, and why each other memory the search ranked was
+left out; --json prints all of it with the block. A memory the repository committed that
+reads like an instruction to the agent's tools is left out until you approve it in
+forgemem review, and stderr says so. When the embedder fails, what the words find is
+recalled, with a warning on stderr. Where memory is turned off (memory.enabled: false)
+nothing is recalled, and stderr says so (--json: "skipped").`,
 		Example: `  forgemem recall --message "how do we lock user rows?"
   echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
   forgemem recall session.jsonl`,
