@@ -92,9 +92,16 @@ func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) 
 		return fmt.Errorf("resident: %w", err)
 	}
 	s := &server{key: key, h: h, stop: make(chan struct{}), activity: make(chan struct{}, 1)}
-	go s.accept(ln)
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		s.accept(ln)
+	}()
 	s.wait(ctx, idle)
 	ln.Close()
+	// accept has returned before the wait for the requests: a connection
+	// it took just before the close is counted (wg.Add) before wg.Wait.
+	<-accepting
 	s.wg.Wait()
 	return nil
 }
