@@ -21,10 +21,9 @@ import (
 // the time of a memory's evidence. Roles are user, assistant, system and
 // tool (system and tool messages are kept; capture and retrieval drop
 // them). A byte order mark at the start is skipped, as are blank lines;
-// other fields are ignored. A line that
-// is not such an object is an error wrapping [ErrBadConversation] that
-// names the line, what is wrong and what is expected, in the terms of the
-// file rather than of Go.
+// other fields are ignored. A line that is not such an object is an error
+// wrapping [ErrBadConversation] that names the line, what is wrong and
+// what is expected, in the terms of the file rather than of Go.
 func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 	br := bufio.NewReader(r)
 	var msgs []memcore.Message
@@ -173,10 +172,6 @@ func absent(v json.RawMessage) bool {
 // maxValueShown bounds a value an error quotes, in runes.
 const maxValueShown = 64
 
-// clipValue is s cut to maxValueShown runes, with "…" when it was cut.
-func clipValue(s string) string {
-	if utf8.RuneCountInString(s) <= maxValueShown {
-		return s
-	}
-	return string([]rune(s)[:maxValueShown]) + "…"
-}
+// clipValue is s cut to maxValueShown runes, followed by "…" when it was
+// cut.
+func clipValue(s string) string { return clip(s, maxValueShown+1) }
