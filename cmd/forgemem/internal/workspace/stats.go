@@ -27,10 +27,10 @@ type Stats struct {
 	// Waiting counts the memories that wait for a person's review
 	// (forgemem review), one per chain; WaitingByRule counts them by the
 	// quarantine rule that held them ([Unrecorded] when the file gives no
-	// reason), most frequent first. Held counts
-	// those of them that recall holds although their files say they are in
-	// force: repository memories that read like instructions, not yet
-	// approved (see [ReviewItem.Held]). They are counted in Chains too.
+	// reason), most frequent first. Held counts those of them that recall
+	// holds although their files say they are in force: repository
+	// memories that read like instructions, not yet approved (see
+	// [ReviewItem.Held]). They are counted in Chains too.
 	Waiting       int     `json:"waiting_for_review"`
 	WaitingByRule []Count `json:"waiting_by_rule"`
 	Held          int     `json:"held_for_review"`
