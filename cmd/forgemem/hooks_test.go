@@ -512,6 +512,30 @@ func TestHookInstall(t *testing.T) {
 	}
 	contains(t, "hook install --user", string(res), "Wrote "+filepath.Join(w.home, ".claude", "settings.json"), "The hooks run: forgemem hook claude-code",
 		"claude mcp add forgemem -- forgemem mcp")
+	if err := os.Remove(filepath.Join(w.home, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+
+	// On PATH, installing again in the repository shares the hooks, as the
+	// first install said: they move out of settings.local.json into
+	// settings.json, the other hook and keys staying where they were.
+	cmd = exec.Command(binary, "hook", "install", "claude-code")
+	cmd.Dir = repo
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	if res, err = cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, res)
+	}
+	contains(t, "hook install on PATH", string(res), "Moved forgemem's hooks (UserPromptSubmit, Stop, PreCompact) out of "+local,
+		"Wrote "+shared+" with forgemem's hooks", "The hooks run: forgemem hook claude-code")
+	if data, err = os.ReadFile(local); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "hook claude-code") || !strings.Contains(string(data), "notify-send done") || !strings.Contains(string(data), `"Bash(go test:*)"`) {
+		t.Errorf("settings.local.json after the move:\n%s", data)
+	}
+	if data, err = os.ReadFile(shared); err != nil || strings.Count(string(data), `"command": "forgemem hook claude-code"`) != 3 {
+		t.Errorf("settings.json after the move (%v):\n%s", err, data)
+	}
 
 	if _, errOut, code := w.run(t.TempDir(), "", "hook", "install", "claude-code"); code != 2 || !strings.Contains(errOut, "--user") {
 		t.Errorf("outside a repository: exit %d, %s; want 2 and a hint at --user", code, errOut)

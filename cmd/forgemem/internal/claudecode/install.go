@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/forgemem/forgemem/memcore/atomicfile"
@@ -123,7 +124,8 @@ func Install(path, command string, also ...string) (*InstallResult, error) {
 		return res, nil
 	}
 	root.set("hooks", hooks.marshal())
-	return res, writeSettings(res, root, old, perm)
+	res.Backup, err = writeSettings(path, res.Created, root, old, perm)
+	return res, err
 }
 
 // readSettings reads the settings file at path (symbolic links resolved)
@@ -154,24 +156,106 @@ func readSettings(path string) ([]byte, fs.FileMode, error) {
 	return data, info.Mode().Perm(), nil
 }
 
-// writeSettings writes root, indented, to res.Path with perm, after
-// copying old, the previous file, to res.Path+".bak".
-func writeSettings(res *InstallResult, root *object, old []byte, perm fs.FileMode) error {
+// writeSettings writes root, indented, to path with perm, after copying
+// old, the previous file, to path+".bak" unless the file is created; it
+// returns the backup's path ("" for none).
+func writeSettings(path string, created bool, root *object, old []byte, perm fs.FileMode) (backup string, err error) {
 	var out bytes.Buffer
 	if err := json.Indent(&out, root.marshal(), "", "  "); err != nil {
-		return err
+		return "", err
 	}
 	out.WriteByte('\n')
-	if err := os.MkdirAll(filepath.Dir(res.Path), 0o755); err != nil {
-		return err
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
 	}
-	if !res.Created {
-		res.Backup = res.Path + ".bak"
-		if err := atomicfile.Replace(res.Backup, old, perm); err != nil {
-			return fmt.Errorf("backing up %s: %w", res.Path, err)
+	if !created {
+		backup = path + ".bak"
+		if err := atomicfile.Replace(backup, old, perm); err != nil {
+			return "", fmt.Errorf("backing up %s: %w", path, err)
 		}
 	}
-	return atomicfile.Replace(res.Path, out.Bytes(), perm)
+	return backup, atomicfile.Replace(path, out.Bytes(), perm)
+}
+
+// UninstallResult says what [Uninstall] did.
+type UninstallResult struct {
+	// Path is the settings file (symbolic links resolved).
+	Path string
+	// Removed are the events whose forgemem hooks were removed.
+	Removed []string
+	// Backup is the copy of the previous file, "" when nothing was
+	// written.
+	Backup string
+}
+
+// Uninstall removes every forgemem hook ([IsHookCommand]) from the Claude
+// Code settings file at path, keeping everything else as [Install] does:
+// a group left with no hook goes, and so does an event left with no group
+// (and "hooks" left with no event). A file that does not exist, or holds no forgemem hook, is left
+// as it is. The previous file is copied to path+".bak" and the new one
+// written atomically; a file [Install] would refuse is an error wrapping
+// ErrSettingsFile, and nothing is written.
+func Uninstall(path string) (*UninstallResult, error) {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
+	res := &UninstallResult{Path: path}
+	old, perm, err := readSettings(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return res, nil
+	case err != nil:
+		return nil, err
+	}
+	root, err := parseObject(old)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v; fix it or move it away, then install again", ErrSettingsFile, path, err)
+	}
+	raw, ok := root.get("hooks")
+	if !ok {
+		return res, nil
+	}
+	hooks, err := parseObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: \"hooks\" is not an object: %v", ErrSettingsFile, path, err)
+	}
+	for _, event := range Events() {
+		raw, ok := hooks.get(event)
+		if !ok {
+			continue
+		}
+		var groups []json.RawMessage
+		if err := json.Unmarshal(raw, &groups); err != nil {
+			return nil, fmt.Errorf("%w: %s: hooks.%s: not a list of hook groups: %v", ErrSettingsFile, path, event, err)
+		}
+		removed := false
+		groups, err := eachHook(groups, func(json.RawMessage, string) (json.RawMessage, bool, error) {
+			removed = true
+			return nil, true, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: hooks.%s: %v", ErrSettingsFile, path, event, err)
+		}
+		if !removed {
+			continue
+		}
+		res.Removed = append(res.Removed, event)
+		if len(groups) == 0 {
+			hooks.del(event)
+		} else {
+			hooks.set(event, mustMarshal(groups))
+		}
+	}
+	if len(res.Removed) == 0 {
+		return res, nil
+	}
+	if len(hooks.keys) == 0 {
+		root.del("hooks")
+	} else {
+		root.set("hooks", hooks.marshal())
+	}
+	res.Backup, err = writeSettings(path, false, root, old, perm)
+	return res, err
 }
 
 // foundElsewhere returns, by event, the first forgemem hook of the
@@ -246,16 +330,42 @@ func installEvent(res *InstallResult, hooks *object, event, command string, othe
 // keys and their order.
 func keepOneHook(res *InstallResult, groups []json.RawMessage, event, command string) ([]json.RawMessage, bool, error) {
 	had := false
+	out, err := eachHook(groups, func(h json.RawMessage, cmd string) (json.RawMessage, bool, error) {
+		if had {
+			res.Duplicates++
+			return nil, true, nil
+		}
+		had = true
+		if cmd == command {
+			res.Present = append(res.Present, event)
+			return h, false, nil
+		}
+		h, err := setCommand(h, command)
+		if err != nil {
+			return nil, false, err
+		}
+		res.Updated = append(res.Updated, event)
+		return h, true, nil
+	})
+	return out, had, err
+}
+
+// eachHook returns groups with each forgemem hook h, running cmd, replaced
+// by what f returns: the hook to keep (nil drops it) and whether that
+// changes it. A group f changes nothing in is kept byte for byte, a
+// changed one keeps its other keys and hooks in their order, and a group
+// left with no hook goes.
+func eachHook(groups []json.RawMessage, f func(h json.RawMessage, cmd string) (json.RawMessage, bool, error)) ([]json.RawMessage, error) {
 	out := groups[:0:0]
 	for _, g := range groups {
 		group, err := parseObject(g)
 		if err != nil {
-			return nil, false, fmt.Errorf("a hook group is not an object: %v", err)
+			return nil, fmt.Errorf("a hook group is not an object: %v", err)
 		}
 		var list []json.RawMessage
 		if raw, ok := group.get("hooks"); ok {
 			if err := json.Unmarshal(raw, &list); err != nil {
-				return nil, false, fmt.Errorf("a group's hooks are not a list: %v", err)
+				return nil, fmt.Errorf("a group's hooks are not a list: %v", err)
 			}
 		}
 		kept, touched := list[:0:0], false
@@ -265,21 +375,14 @@ func keepOneHook(res *InstallResult, groups []json.RawMessage, event, command st
 				kept = append(kept, h)
 				continue
 			}
-			if had {
-				res.Duplicates++
-				touched = true
-				continue
+			h, changed, err := f(h, ch.Command)
+			if err != nil {
+				return nil, err
 			}
-			had = true
-			if ch.Command != command {
-				if h, err = setCommand(h, command); err != nil {
-					return nil, false, err
-				}
-				res.Updated, touched = append(res.Updated, event), true
-			} else {
-				res.Present = append(res.Present, event)
+			touched = touched || changed
+			if h != nil {
+				kept = append(kept, h)
 			}
-			kept = append(kept, h)
 		}
 		switch {
 		case !touched:
@@ -289,7 +392,7 @@ func keepOneHook(res *InstallResult, groups []json.RawMessage, event, command st
 			out = append(out, group.marshal())
 		} // a group left with no hook goes
 	}
-	return out, had, nil
+	return out, nil
 }
 
 // setCommand returns the hook h running command, its other keys kept.
@@ -490,6 +593,14 @@ func (o *object) set(key string, val json.RawMessage) {
 		o.keys = append(o.keys, key)
 	}
 	o.vals[key] = val
+}
+
+// del removes key, if it is there.
+func (o *object) del(key string) {
+	if _, ok := o.vals[key]; ok {
+		delete(o.vals, key)
+		o.keys = slices.DeleteFunc(o.keys, func(k string) bool { return k == key })
+	}
 }
 
 // marshal writes the object compactly, its keys in order.

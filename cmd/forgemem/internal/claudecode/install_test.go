@@ -318,3 +318,63 @@ func TestInstallLeavesHooksFoundElsewhere(t *testing.T) {
 		t.Errorf("%s was written: %v", local, err)
 	}
 }
+
+// Uninstall removes forgemem's hooks and nothing else: another hook of
+// the same group stays, a group and an event left empty go, and so does
+// "hooks" left with no event; the previous file is kept. A file without
+// forgemem's hooks, or none, is not written.
+func TestUninstall(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, claudecode.LocalSettingsFile)
+	before := `{"permissions": {"allow": ["Bash(go test:*)"]}, "hooks": {` +
+		`"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}, {"type": "command", "command": "/home/dev/bin/fm hook claude-code", "timeout": 10}]}],` +
+		`"UserPromptSubmit": [{"matcher": "", "hooks": [{"type": "command", "command": "forgemem hook claude-code", "timeout": 10}]}]}}`
+	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := claudecode.Uninstall(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Removed, ",") != "UserPromptSubmit,Stop" || res.Backup != path+".bak" {
+		t.Errorf("Uninstall = %+v, want UserPromptSubmit and Stop removed, a backup", res)
+	}
+	hooks := hooksOf(t, path)
+	if strings.Join(hooks["Stop"], "|") != "notify-send done" || len(hooks["UserPromptSubmit"]) != 0 {
+		t.Errorf("hooks left %v, want Stop's notify-send alone", hooks)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"Bash(go test:*)"`) || strings.Contains(string(data), "UserPromptSubmit") {
+		t.Errorf("the file lost another key or kept an empty event:\n%s", data)
+	}
+	if backup, _ := os.ReadFile(path + ".bak"); string(backup) != before {
+		t.Errorf("backup %q", backup)
+	}
+
+	// Nothing left of forgemem's: nothing written.
+	again, err := claudecode.Uninstall(path)
+	if err != nil || len(again.Removed) != 0 || again.Backup != "" {
+		t.Errorf("Uninstall again = %+v, %v; want nothing removed or written", again, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(data) {
+		t.Error("uninstalling again changed the file")
+	}
+	// Only forgemem's hooks: "hooks" goes.
+	only := filepath.Join(dir, "only.json")
+	if _, err := claudecode.Install(only, command); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claudecode.Uninstall(only); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(only); strings.TrimSpace(string(data)) != "{}" {
+		t.Errorf("a file of forgemem's hooks alone is %q after Uninstall, want {}", data)
+	}
+	// No file: nothing to do.
+	if res, err := claudecode.Uninstall(filepath.Join(dir, "none.json")); err != nil || len(res.Removed) != 0 {
+		t.Errorf("Uninstall of no file = %+v, %v", res, err)
+	}
+}

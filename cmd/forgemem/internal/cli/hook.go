@@ -513,9 +513,23 @@ forgemem first (go install github.com/forgemem/forgemem/cmd/forgemem@latest).`,
 			if err != nil {
 				return err
 			}
+			// Installed by name, the hooks are shared: those an earlier
+			// install wrote into this machine's settings.local.json, by
+			// path, move out of it, or Claude Code would keep running them.
+			var moved *claudecode.UninstallResult
+			if bin.onPath && !user {
+				if moved, err = claudecode.Uninstall(also[0]); err != nil {
+					return err
+				}
+				also = nil
+			}
 			res, err := claudecode.Install(path, bin.name+" "+claudecode.HookArgs, also...)
 			if err != nil {
 				return err
+			}
+			if moved != nil && len(moved.Removed) > 0 {
+				a.out.printf("Moved forgemem's hooks (%s) out of %s, this machine's own settings, into %s (the previous file is %s).\n",
+					strings.Join(moved.Removed, ", "), moved.Path, claudecode.SettingsFile, moved.Backup)
 			}
 			a.printInstall(res, bin, user)
 			return nil
