@@ -1,10 +1,12 @@
 package claudecode
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
@@ -88,14 +90,61 @@ func ReadHookInput(r io.Reader) (*HookInput, error) {
 	if len(data) > MaxHookInputBytes {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrHookInput, MaxHookInputBytes)
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: nothing on standard input; want the hook event's JSON object", ErrHookInput)
+	}
 	var in HookInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHookInput, err)
+		return nil, fmt.Errorf("%w: %s", ErrHookInput, jsonProblem(err))
 	}
 	if in.HookEventName == "" {
 		return nil, fmt.Errorf("%w: no hook_event_name", ErrHookInput)
 	}
 	return &in, nil
+}
+
+// jsonProblem says what is wrong with a hook input that encoding/json
+// could not read into a HookInput, in the input's terms rather than Go's.
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not valid JSON (at byte %d); want the hook event's JSON object", syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Sprintf("want the hook event's JSON object, got %s", article(typ.Value))
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s: want %s, got %s", typ.Field, jsonKindOf(typ.Type), article(typ.Value))
+	}
+	return "not the hook event's JSON object"
+}
+
+// jsonKindOf names the JSON a Go type is read from.
+func jsonKindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// article puts "a" or "an" before the JSON kind encoding/json names
+// ("array", "number", "string", "object", "bool").
+func article(kind string) string {
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "bool":
+		return "true or false"
+	}
+	return "a " + kind
 }
 
 // PromptOutput is the JSON a UserPromptSubmit hook prints to add context

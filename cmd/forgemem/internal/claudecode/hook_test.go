@@ -55,9 +55,24 @@ func TestReadHookInputOfRecordedPayloads(t *testing.T) {
 }
 
 func TestReadHookInputRefusesWhatIsNotAHookInput(t *testing.T) {
-	for _, in := range []string{"", "not json", "[]", `{"session_id":"x"}`, `{"hook_event_name":`, `"Stop"`} {
-		if _, err := claudecode.ReadHookInput(strings.NewReader(in)); !errors.Is(err, claudecode.ErrHookInput) {
-			t.Errorf("ReadHookInput(%q) = %v, want ErrHookInput", in, err)
+	// Each error says what is wrong in the input's terms, never Go's.
+	for _, tt := range []struct{ in, want string }{
+		{"", "nothing on standard input; want the hook event's JSON object"},
+		{" \n", "nothing on standard input"},
+		{"not json", "not valid JSON (at byte 2); want the hook event's JSON object"},
+		{"[]", "want the hook event's JSON object, got an array"},
+		{`"Stop"`, "want the hook event's JSON object, got a string"},
+		{`{"session_id":"x"}`, "no hook_event_name"},
+		{`{"hook_event_name":`, "not valid JSON"},
+		{`{"hook_event_name":"UserPromptSubmit","prompt":42}`, "prompt: want a string, got a number"},
+		{`{"hook_event_name":"Stop","session_id":{"a":1}}`, "session_id: want a string, got an object"},
+	} {
+		_, err := claudecode.ReadHookInput(strings.NewReader(tt.in))
+		if !errors.Is(err, claudecode.ErrHookInput) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ReadHookInput(%q) = %v, want ErrHookInput saying %q", tt.in, err, tt.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json:") || strings.Contains(err.Error(), "HookInput")) {
+			t.Errorf("ReadHookInput(%q) = %v: Go's words", tt.in, err)
 		}
 	}
 }
