@@ -228,6 +228,8 @@ func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle, serverIdle
 	if in.CWD != "" {
 		if info, err := os.Stat(in.CWD); err == nil && info.IsDir() {
 			a.env.Settings.WorkDir = in.CWD // the session's project
+		} else {
+			run.note("the session's folder (cwd) %s is not a folder here; serving %s instead", escapeControls(in.CWD), escapeControls(a.env.Settings.WorkDir))
 		}
 	}
 	switch in.HookEventName {

@@ -66,6 +66,16 @@ func TestHookPromptInProcess(t *testing.T) {
 		t.Errorf("before the transcript exists: exit %d, stdout %q, stderr %q; want the memories and no line", r.code, r.stdout, r.stderr)
 	}
 
+	// A session folder (cwd) that is not a folder here: the hook serves
+	// where it runs (the repository), and one line says so.
+	r = f.runIn(t.Context(), f.repo, f.hookInput("UserPromptSubmit", map[string]any{
+		"cwd": filepath.Join(f.root, "gone"), "prompt": "How should user updates lock rows?",
+	}), "hook", "claude-code")
+	if r.code != 0 || !strings.Contains(r.stdout, "optimistic locking") || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "is not a folder here; serving "+f.repo+" instead") {
+		t.Errorf("with a session folder that does not exist: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+
 	// A transcript that cannot be read: the prompt alone is recalled for,
 	// and one line says so.
 	r = f.runIn(t.Context(), f.root, f.hookInput("UserPromptSubmit", map[string]any{
