@@ -207,6 +207,9 @@ func (h *handlers) recall(ctx context.Context, in recallArgs) (string, recallOut
 }
 
 func (h *handlers) search(ctx context.Context, in searchArgs) (string, searchOut, error) {
+	if strings.TrimSpace(string(in.Query)) == "" {
+		return "", searchOut{}, fmt.Errorf("%w: the search text is empty; pass a topic, a question or words a memory would contain", errArguments)
+	}
 	res, err := h.ws.Search(ctx, string(in.Query), int(in.Limit))
 	note := partialNote(err)
 	if err != nil && note == "" {
@@ -231,6 +234,10 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, searchOut
 	}
 	return b.String(), out, nil
 }
+
+// errNoID refuses an empty id, as the other bad arguments are refused:
+// saying what the tool takes.
+var errNoID = fmt.Errorf("%w: no memory id given; pass a memory's id (mem_…) or a unique prefix of it, from memory_search or memory_list", errArguments)
 
 // heldLeftOut says that n memories were left out because they wait for the
 // user's review, "" when n is 0.
@@ -333,6 +340,9 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 }
 
 func (h *handlers) forget(ctx context.Context, in forgetArgs) (string, forgetOut, error) {
+	if strings.TrimSpace(string(in.ID)) == "" {
+		return "", forgetOut{}, errNoID
+	}
 	res, err := h.ws.Forget(ctx, string(in.ID), string(in.Reason))
 	if err != nil {
 		return "", forgetOut{}, err

@@ -11,6 +11,9 @@ import (
 )
 
 func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, error) {
+	if strings.TrimSpace(string(in.ID)) == "" {
+		return "", showOut{}, errNoID
+	}
 	d, err := h.ws.Show(ctx, string(in.ID))
 	if err != nil {
 		return "", showOut{}, err
