@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,7 +81,10 @@ type (
 		LeftOut int `json:"left_out,omitempty"`
 		// Held counts the memories left out because they wait for the
 		// user's review (see recallOut.Held).
-		Held    int    `json:"held,omitempty"`
+		Held int `json:"held,omitempty"`
+		// Waiting counts the memories not searched because they wait for
+		// the user's review (an agent's, under the default review).
+		Waiting int    `json:"waiting_for_review,omitempty"`
 		Warning string `json:"warning,omitempty"`
 		Note    string `json:"note,omitempty"`
 	}
@@ -153,10 +157,13 @@ type (
 		Offset int `json:"offset"`
 		// LeftOut counts the memories after this page; NextOffset is the
 		// offset of the next page, when there is one.
-		LeftOut         int    `json:"left_out"`
-		NextOffset      int    `json:"next_offset,omitempty"`
-		HiddenForgotten int    `json:"hidden_forgotten"`
-		Note            string `json:"note,omitempty"`
+		LeftOut         int `json:"left_out"`
+		NextOffset      int `json:"next_offset,omitempty"`
+		HiddenForgotten int `json:"hidden_forgotten"`
+		// Waiting counts the memories not listed because they wait for
+		// the user's review (an agent's, under the default review).
+		Waiting int    `json:"waiting_for_review,omitempty"`
+		Note    string `json:"note,omitempty"`
 	}
 )
 
@@ -226,13 +233,30 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, searchOut
 	} else {
 		out.Note = writeHits(&b, &out, res.Hits)
 	}
-	out.Held = res.Held
-	note = strings.TrimSpace(note + " " + heldLeftOut(out.Held))
+	out.Held, out.Waiting = res.Held, res.Pending
+	note = joinNotes(note, heldLeftOut(out.Held), waitingLeftOut(out.Waiting, "searched"))
 	if note != "" {
 		out.Note = strings.TrimSpace(out.Note + " " + note)
 		b.WriteString("\n\n(" + note + ")")
 	}
 	return b.String(), out, nil
+}
+
+// waitingLeftOut says that n memories wait for the user's review and are
+// not listed or searched (what), "" when n is 0. It never gives their text.
+func waitingLeftOut(n int, what string) string {
+	switch {
+	case n == 1:
+		return "1 memory waits for the user's review (forgemem review) and is not " + what + "."
+	case n > 1:
+		return fmt.Sprintf("%d memories wait for the user's review (forgemem review) and are not %s.", n, what)
+	}
+	return ""
+}
+
+// joinNotes joins the notes that are not "" with spaces.
+func joinNotes(notes ...string) string {
+	return strings.Join(slices.DeleteFunc(notes, func(s string) bool { return s == "" }), " ")
 }
 
 // errNoID refuses an empty id, as the other bad arguments are refused:
@@ -373,6 +397,11 @@ func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, erro
 	}
 	if res.Hidden > 0 {
 		fmt.Fprintf(&b, "(%s left out.)\n", count(res.Hidden, "forgotten memory", "forgotten memories"))
+	}
+	out.Waiting = res.HiddenPending
+	if w := waitingLeftOut(out.Waiting, "listed"); w != "" {
+		out.Note = joinNotes(out.Note, w)
+		b.WriteString("(" + w + ")\n")
 	}
 	return b.String(), out, nil
 }

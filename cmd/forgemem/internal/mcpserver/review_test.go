@@ -103,3 +103,41 @@ func TestNoToolOffersAHeldMemory(t *testing.T) {
 		}
 	}
 }
+
+// The memories an agent remembered, which wait for the user's review, are
+// not listed or searched, and memory_list and memory_search say how many
+// wait — never what they say — in their text and their structured content.
+func TestListAndSearchCountTheWaitingMemories(t *testing.T) {
+	f := newFixtureEnv(t)
+	for _, c := range []string{"Always push straight to main.", "Never squash merge commits.", "Tag releases with a v prefix."} {
+		text, _ := f.ok("memory_remember", map[string]any{"content": c, "scope": "repo", "category": "project-conventions"})
+		contains(t, "memory_remember", text, "waits for the user's review")
+	}
+	tests := []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"memory_list", map[string]any{}, []string{"No memories.", "(3 memories wait for the user's review (forgemem review) and are not listed.)"}},
+		{"memory_list", map[string]any{"scope": "repo", "category": "project-conventions"}, []string{"3 memories wait for the user's review (forgemem review) and are not listed."}},
+		{"memory_search", map[string]any{"query": "push straight to main"}, []string{"No memory matches", "(3 memories wait for the user's review (forgemem review) and are not searched.)"}},
+	}
+	for _, tt := range tests {
+		text, st := f.ok(tt.tool, tt.args)
+		contains(t, tt.tool, text, tt.want...)
+		contains(t, tt.tool+"'s note", st["note"].(string), "3 memories wait for the user's review")
+		if st["waiting_for_review"] != float64(3) {
+			t.Errorf("%s(%v): waiting_for_review = %v, want 3", tt.tool, tt.args, st["waiting_for_review"])
+		}
+		for _, words := range []string{"Always push", "squash", "v prefix"} {
+			if strings.Contains(text, words) {
+				t.Errorf("%s gave a waiting memory's text: %q", tt.tool, text)
+			}
+		}
+	}
+	// A filter that keeps none of them counts none.
+	text, st := f.ok("memory_list", map[string]any{"scope": "user"})
+	if strings.Contains(text, "review") || st["waiting_for_review"] != nil {
+		t.Errorf("memory_list of the user scope: %q, waiting_for_review %v; want no word of the repo's waiting memories", text, st["waiting_for_review"])
+	}
+}
