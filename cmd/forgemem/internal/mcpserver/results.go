@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -222,24 +223,32 @@ func (h *handlers) search(ctx context.Context, in searchArgs) (string, searchOut
 	if err != nil && note == "" {
 		return "", searchOut{}, err
 	}
-	out := searchOut{Query: clip(res.Query, maxQuoteRunes), Hits: []hitOut{}}
+	warning := ""
 	if note != "" {
-		out.Warning = err.Error()
+		warning = err.Error()
 	}
-	var b strings.Builder
-	if len(res.Hits) == 0 {
-		out.Note = fmt.Sprintf("No memory matches %q; try other words, or memory_list.", out.Query)
-		b.WriteString(out.Note)
-	} else {
-		out.Note = writeHits(&b, &out, res.Hits)
+	query := clip(res.Query, maxQuoteRunes)
+	hits := make([]hitEntry, len(res.Hits))
+	for i, hit := range res.Hits {
+		hits[i] = newHitEntry(i, hit)
 	}
-	out.Held, out.Waiting = res.Held, res.Pending
-	note = joinNotes(note, heldLeftOut(out.Held), waitingLeftOut(out.Waiting, "searched"))
-	if note != "" {
-		out.Note = strings.TrimSpace(out.Note + " " + note)
-		b.WriteString("\n\n(" + note + ")")
+	render := func(n int) (string, searchOut) {
+		out := searchOut{Query: query, Hits: []hitOut{}, Warning: warning, Held: res.Held, Waiting: res.Pending}
+		var b strings.Builder
+		if len(hits) == 0 {
+			out.Note = fmt.Sprintf("No memory matches %q; try other words, or memory_list.", out.Query)
+			b.WriteString(out.Note)
+		} else {
+			out.Note = writeHits(&b, &out, hits[:n], len(hits)-n)
+		}
+		if extra := joinNotes(note, heldLeftOut(out.Held), waitingLeftOut(out.Waiting, "searched")); extra != "" {
+			out.Note = joinNotes(out.Note, extra)
+			b.WriteString("\n\n(" + extra + ")")
+		}
+		return b.String(), out
 	}
-	return b.String(), out, nil
+	text, out := fit(fitting(hits), render)
+	return text, out, nil
 }
 
 // waitingLeftOut says that n memories wait for the user's review and are
@@ -275,39 +284,46 @@ func heldLeftOut(n int) string {
 	return ""
 }
 
-// writeHits writes the hits that fit maxResultBytes, best first, each
-// content cut to maxHitContentBytes, and returns the note on what was
-// left out or cut.
-func writeHits(b *strings.Builder, out *searchOut, hits []workspace.Hit) string {
-	var body strings.Builder
-	cut := false
-	for i, hit := range hits {
-		m := memoryOf(hit.Memory, maxHitContentBytes)
-		strength := "weak"
-		if hit.Strong {
-			strength = "strong"
-		}
-		entry := fmt.Sprintf("\n%d. %s (relevance %.2f, %s; %s/%s, version %d)", i+1, m.ID, hit.Relevance, strength, m.Scope, m.Category, m.Version)
-		if hit.Matched != "" {
-			entry += " — matched its earlier version " + hit.Matched
-		}
-		if m.Stale != "" {
-			entry += "\nMay be outdated: " + m.Stale + "."
-		}
-		entry += "\n" + indent(m.Content)
-		if m.ContentCut {
-			entry += fmt.Sprintf(" … (cut: %d bytes in all)", len(hit.Memory.Content))
-			cut = true
-		}
-		if i > 0 && body.Len()+len(entry) > maxResultBytes {
-			out.LeftOut = len(hits) - i
-			break
-		}
-		body.WriteString(entry + "\n")
-		out.Hits = append(out.Hits, hitOut{Memory: m, Relevance: hit.Relevance, Strong: hit.Strong, Score: hit.Score, Matched: hit.Matched})
+// hitEntry is a hit as a search result gives it: its text and its
+// structured content.
+type hitEntry struct {
+	text string
+	out  hitOut
+}
+
+func newHitEntry(i int, hit workspace.Hit) hitEntry {
+	m := memoryOf(hit.Memory, maxHitContentBytes)
+	strength := "weak"
+	if hit.Strong {
+		strength = "strong"
 	}
-	fmt.Fprintf(b, "%s matching %q, best first:\n", count(len(out.Hits), "memory", "memories"), out.Query)
-	b.WriteString(body.String())
+	text := fmt.Sprintf("\n%d. %s (relevance %.2f, %s; %s/%s, version %d)", i+1, m.ID, hit.Relevance, strength, m.Scope, m.Category, m.Version)
+	if hit.Matched != "" {
+		text += " — matched its earlier version " + hit.Matched
+	}
+	if m.Stale != "" {
+		text += "\nMay be outdated: " + m.Stale + "."
+	}
+	text += "\n" + indent(m.Content)
+	if m.ContentCut {
+		text += fmt.Sprintf(" … (cut: %d bytes in all)", len(hit.Memory.Content))
+	}
+	return hitEntry{text: text + "\n", out: hitOut{Memory: m, Relevance: hit.Relevance, Strong: hit.Strong, Score: hit.Score, Matched: hit.Matched}}
+}
+
+func (e hitEntry) sizes() (int, any) { return len(e.text), e.out }
+
+// writeHits writes hits, best first, and returns the note on the leftOut
+// hits after them and on the contents cut.
+func writeHits(b *strings.Builder, out *searchOut, hits []hitEntry, leftOut int) string {
+	fmt.Fprintf(b, "%s matching %q, best first:\n", count(len(hits), "memory", "memories"), out.Query)
+	cut := false
+	for _, h := range hits {
+		b.WriteString(h.text)
+		out.Hits = append(out.Hits, h.out)
+		cut = cut || h.out.Memory.ContentCut
+	}
+	out.LeftOut = leftOut
 	var notes []string
 	if out.LeftOut > 0 {
 		notes = append(notes, fmt.Sprintf("%s left out to keep this result under 64 KiB: ask for a smaller limit or search for narrower words.",
@@ -321,6 +337,62 @@ func writeHits(b *strings.Builder, out *searchOut, hits []workspace.Hit) string 
 		b.WriteString("\n" + note)
 	}
 	return note
+}
+
+// sized is an entry of a list or a search: the bytes of its text and its
+// structured content.
+type sized interface {
+	sizes() (textBytes int, structured any)
+}
+
+// fitting counts the first entries whose texts, and whose structured
+// contents as JSON, each add up to at most maxResultBytes: an upper bound
+// of those a result holds with its header and notes. It is at least 1
+// when there are entries, so that a result always shows one.
+func fitting[E sized](entries []E) int {
+	text, data := 0, 0
+	for i, e := range entries {
+		n, st := e.sizes()
+		j, err := json.Marshal(st)
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: marshalling a result: %v", err))
+		}
+		text, data = text+n, data+len(j)+1
+		if i > 0 && (text > maxResultBytes || data > maxResultBytes) {
+			return i
+		}
+	}
+	return len(entries)
+}
+
+// fit returns render(n) for the largest n from 1 to most whose text and
+// structured content — JSON, as the SDK sends it — are each at most
+// maxResultBytes; render(most) when most is 0, and render(1) when none
+// fits (one entry is always shown). The sizes grow with n.
+func fit[Out any](most int, render func(n int) (string, Out)) (string, Out) {
+	fits := func(n int) (string, Out, bool) {
+		text, out := render(n)
+		data, err := json.Marshal(out)
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: marshalling a result: %v", err))
+		}
+		return text, out, len(text) <= maxResultBytes && len(data) <= maxResultBytes
+	}
+	text, out, ok := fits(most)
+	if ok || most <= 1 {
+		return text, out
+	}
+	// render(lo) fits or lo is 1; render(hi) does not.
+	lo, hi := 1, most
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if _, _, ok := fits(mid); ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return render(lo)
 }
 
 func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, rememberOut, error) {
@@ -384,45 +456,63 @@ func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, erro
 	if err != nil {
 		return "", listOut{}, err
 	}
-	out := listOut{Memories: []listItem{}, Total: len(res.Memories), Offset: int(in.Offset), HiddenForgotten: res.Hidden}
-	var b strings.Builder
-	switch {
-	case out.Total == 0:
-		b.WriteString("No memories" + filters(in) + ".\n")
-	case out.Offset >= out.Total:
-		out.Note = fmt.Sprintf("Offset %d is past the end: there are %d memories%s.", out.Offset, out.Total, filters(in))
-		b.WriteString(out.Note + "\n")
-	default:
-		writeList(&b, &out, res.Memories, in, h.ws.Held)
+	total, offset := len(res.Memories), int(in.Offset)
+	var page []listEntry
+	if offset < total {
+		for _, m := range res.Memories[offset:] {
+			page = append(page, newListEntry(m, h.ws.Held))
+		}
 	}
-	if res.Hidden > 0 {
-		fmt.Fprintf(&b, "(%s left out.)\n", count(res.Hidden, "forgotten memory", "forgotten memories"))
+	render := func(n int) (string, listOut) {
+		out := listOut{Memories: []listItem{}, Total: total, Offset: offset, HiddenForgotten: res.Hidden, Waiting: res.HiddenPending}
+		var b strings.Builder
+		switch {
+		case out.Total == 0:
+			b.WriteString("No memories" + filters(in) + ".\n")
+		case out.Offset >= out.Total:
+			out.Note = fmt.Sprintf("Offset %d is past the end: there are %d memories%s.", out.Offset, out.Total, filters(in))
+			b.WriteString(out.Note + "\n")
+		default:
+			writeList(&b, &out, page[:n], in)
+		}
+		if res.Hidden > 0 {
+			fmt.Fprintf(&b, "(%s left out.)\n", count(res.Hidden, "forgotten memory", "forgotten memories"))
+		}
+		if w := waitingLeftOut(out.Waiting, "listed"); w != "" {
+			out.Note = joinNotes(out.Note, w)
+			b.WriteString("(" + w + ")\n")
+		}
+		return b.String(), out
 	}
-	out.Waiting = res.HiddenPending
-	if w := waitingLeftOut(out.Waiting, "listed"); w != "" {
-		out.Note = joinNotes(out.Note, w)
-		b.WriteString("(" + w + ")\n")
-	}
-	return b.String(), out, nil
+	text, out := fit(fitting(page), render)
+	return text, out, nil
 }
 
-// writeList writes the page of memories from out.Offset that fits
-// maxResultBytes, one line each, with a note saying how to get the next
-// page. A memory held on the title shown says so instead of its title
-// (held returns the reason: see workspace.Workspace.Held).
-func writeList(b *strings.Builder, out *listOut, all []workspace.Memory, in listArgs, held func(workspace.Memory, string) string) {
-	var body strings.Builder
-	for _, m := range all[out.Offset:] {
-		item := listItem{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, Title: clip(m.Title, 200)}
-		if held(m, item.Title) != "" {
-			item.Title = heldTitle
-		}
-		line := fmt.Sprintf("- %s (%s/%s, version %d): %s\n", item.ID, item.Scope, item.Category, item.Version, item.Title)
-		if len(out.Memories) > 0 && body.Len()+len(line) > maxResultBytes {
-			break
-		}
-		body.WriteString(line)
-		out.Memories = append(out.Memories, item)
+// listEntry is a memory as memory_list gives it: its line and its
+// structured content.
+type listEntry struct {
+	line string
+	item listItem
+}
+
+// newListEntry is m's entry. A memory held on the title shown says so
+// instead of its title (held returns the reason: see
+// workspace.Workspace.Held).
+func newListEntry(m workspace.Memory, held func(workspace.Memory, string) string) listEntry {
+	item := listItem{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, Title: clip(m.Title, 200)}
+	if held(m, item.Title) != "" {
+		item.Title = heldTitle
+	}
+	return listEntry{line: fmt.Sprintf("- %s (%s/%s, version %d): %s\n", item.ID, item.Scope, item.Category, item.Version, item.Title), item: item}
+}
+
+func (e listEntry) sizes() (int, any) { return len(e.line), e.item }
+
+// writeList writes the page of memories from out.Offset, one line each,
+// with a note saying how to get the next page.
+func writeList(b *strings.Builder, out *listOut, page []listEntry, in listArgs) {
+	for _, e := range page {
+		out.Memories = append(out.Memories, e.item)
 	}
 	shown := len(out.Memories)
 	out.LeftOut = out.Total - out.Offset - shown
@@ -431,7 +521,9 @@ func writeList(b *strings.Builder, out *listOut, all []workspace.Memory, in list
 	} else {
 		fmt.Fprintf(b, "Memories %d to %d of %d%s, oldest first:\n", out.Offset+1, out.Offset+shown, out.Total, filters(in))
 	}
-	b.WriteString(body.String())
+	for _, e := range page {
+		b.WriteString(e.line)
+	}
 	if out.LeftOut > 0 {
 		out.NextOffset = out.Offset + shown
 		out.Note = fmt.Sprintf("%d more not shown, to keep this result under 64 KiB: call memory_list with offset %d for the next ones, or narrow the list with scope or category.",
