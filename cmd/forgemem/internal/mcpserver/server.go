@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -163,7 +167,7 @@ func (srv *server) call(ctx context.Context, t *toolInfo, run func() (mcp.Result
 	}()
 	r, err := run()
 	if err != nil {
-		return t.errorResult(sdkError(err))
+		return t.errorResult(sdkError(err, t.schema))
 	}
 	out, ok := r.(*mcp.CallToolResult)
 	if !ok {
@@ -190,8 +194,8 @@ var errArguments = errors.New("invalid arguments")
 
 // sdkError is the error the SDK's typed tool answered with: arguments that
 // do not fit the input schema (invalid params) become errArguments, with
-// the schema's complaint in words a model reads.
-func sdkError(err error) error {
+// the schema's complaint in words a model reads (see schemaComplaint).
+func sdkError(err error, schema *jsonschema.Schema) error {
 	var we *jsonrpc.Error
 	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
 		return err
@@ -202,5 +206,61 @@ func sdkError(err error) error {
 	}
 	msg = strings.TrimPrefix(msg, "validating root: ")
 	msg = strings.ReplaceAll(msg, "validating /properties/", "argument ")
-	return fmt.Errorf("%w: %s", errArguments, msg)
+	return fmt.Errorf("%w: %s", errArguments, schemaComplaint(msg, schema))
+}
+
+// The complaints of the schema's checks (github.com/google/jsonschema-go)
+// about one argument, after sdkError's rewriting: a number out of its
+// bounds ("minimum: 0/1 is less than 1.000000"), a string over its length
+// (quoting all of it), a value of the wrong type or outside an enum
+// (quoting all of it).
+var (
+	boundComplaint  = regexp.MustCompile(`^argument (\S+): (?:minimum|maximum): (-?\d+(?:/\d+)?) is (?:less|greater) than (-?[\d.]+)$`)
+	lengthComplaint = regexp.MustCompile(`(?s)^argument (\S+): (?:maxLength|minLength): ".*" contains (\d+) Unicode code points, (more|fewer) than (\d+)$`)
+	valueComplaint  = regexp.MustCompile(`(?s)^(argument \S+: (?:type|enum|const): )(.*?)( has type "[^"]*", want .*| does not equal .*)$`)
+)
+
+// maxQuotedRunes caps the rejected value a complaint quotes.
+const maxQuotedRunes = 100
+
+// schemaComplaint is msg, a complaint of the schema's checks, in plain
+// words: "limit is 0, want 1–100", "id is 230 characters long, want at
+// most 128"; the value it quotes is cut to maxQuotedRunes characters.
+// Another complaint is msg as it is.
+func schemaComplaint(msg string, schema *jsonschema.Schema) string {
+	if m := boundComplaint.FindStringSubmatch(msg); m != nil {
+		value := m[2]
+		if r, ok := new(big.Rat).SetString(value); ok {
+			value = r.RatString()
+		}
+		var prop *jsonschema.Schema
+		if schema != nil {
+			prop = schema.Properties[m[1]]
+		}
+		want := "want " + m[3]
+		if prop != nil {
+			switch {
+			case prop.Minimum != nil && prop.Maximum != nil:
+				want = fmt.Sprintf("want %g–%g", *prop.Minimum, *prop.Maximum)
+			case prop.Minimum != nil:
+				want = fmt.Sprintf("want %g or more", *prop.Minimum)
+			case prop.Maximum != nil:
+				want = fmt.Sprintf("want at most %g", *prop.Maximum)
+			}
+		} else if f, err := strconv.ParseFloat(m[3], 64); err == nil {
+			want = fmt.Sprintf("want %g", f)
+		}
+		return fmt.Sprintf("%s is %s, %s", m[1], value, want)
+	}
+	if m := lengthComplaint.FindStringSubmatch(msg); m != nil {
+		bound := "at most"
+		if m[3] == "fewer" {
+			bound = "at least"
+		}
+		return fmt.Sprintf("%s is %s characters long, want %s %s", m[1], m[2], bound, m[4])
+	}
+	if m := valueComplaint.FindStringSubmatch(msg); m != nil {
+		return m[1] + clip(m[2], maxQuotedRunes) + m[3]
+	}
+	return msg
 }

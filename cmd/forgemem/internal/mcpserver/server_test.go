@@ -290,15 +290,16 @@ func TestBadInput(t *testing.T) {
 		{"memory_show", map[string]any{"id": 42}, []string{"argument id", "want \"string\""}},
 		{"memory_forget", map[string]any{"id": "not-an-id"}, []string{"no memory has the id not-an-id"}},
 		{"memory_search", map[string]any{"query": ""}, []string{"memory_search: invalid arguments: the search text is empty", "It takes query (string of at most 8000 characters, required)"}},
-		{"memory_search", map[string]any{"query": "tabs", "limit": 0}, []string{"argument limit", "minimum"}},
-		{"memory_search", map[string]any{"query": "tabs", "limit": 1000}, []string{"argument limit", "maximum"}},
+		{"memory_search", map[string]any{"query": "tabs", "limit": 0}, []string{"memory_search: invalid arguments: limit is 0, want 1–100. It takes"}},
+		{"memory_search", map[string]any{"query": "tabs", "limit": 101}, []string{"invalid arguments: limit is 101, want 1–100. It takes"}},
+		{"memory_search", map[string]any{"query": "tabs", "limit": 1000}, []string{"invalid arguments: limit is 1000, want 1–100. It takes"}},
 		{"memory_search", map[string]any{"query": "tabs", "limit": "ten"}, []string{"argument limit", "want \"integer\""}},
 		{"memory_search", map[string]any{"query": "tabs", "top": 3}, []string{"unexpected additional properties [\"top\"]", "limit (integer 1 to 100, optional)"}},
 		{"memory_search", map[string]any{"query": "tabs", "limit": 2.5}, []string{"argument limit", "want \"integer\""}},
-		{"memory_search", map[string]any{"query": strings.Repeat("tabs ", 2000)}, []string{"argument query", "maxLength", "more than 8000"}},
+		{"memory_search", map[string]any{"query": strings.Repeat("tabs ", 2000)}, []string{"invalid arguments: query is 10000 characters long, want at most 8000. It takes"}},
 		{"memory_search", map[string]any{"query": nil}, []string{"argument query", "want \"string\""}},
-		{"memory_list", map[string]any{"offset": -1}, []string{"argument offset", "minimum"}},
-		{"memory_forget", map[string]any{"id": strings.Repeat("a", 129)}, []string{"argument id", "maxLength"}},
+		{"memory_list", map[string]any{"offset": -1}, []string{"invalid arguments: offset is -1, want 0 or more. It takes"}},
+		{"memory_forget", map[string]any{"id": strings.Repeat("a", 129)}, []string{"invalid arguments: id is 129 characters long, want at most 128. It takes"}},
 		{"memory_recall", map[string]any{}, []string{"missing properties", "query"}},
 		{"memory_recall", map[string]any{"query": []string{"tabs"}}, []string{"argument query", "want \"string\""}},
 		{"memory_recall", map[string]any{"query": " "}, []string{"the query is empty"}},
@@ -406,24 +407,29 @@ func TestArgumentsThatAreNotAnObject(t *testing.T) {
 	}
 }
 
-// An argument the schema refuses is quoted back by the schema's check; a
-// megabyte of it still makes a short message.
+// An argument the schema refuses is quoted back by the schema's check at
+// most maxQuoted characters of it; a megabyte of it still makes a short
+// message, and one over its length is not quoted at all.
 func TestHugeArgumentMakesAShortMessage(t *testing.T) {
 	f := newFixture(t)
-	huge := strings.Repeat("x", 1<<20)
-	for _, args := range []map[string]any{
-		{"category": huge},
-		{"query": huge},
-		{"id": huge},
-	} {
-		tool := map[string]string{"category": "memory_list", "query": "memory_recall", "id": "memory_show"}
-		var name string
-		for k := range args {
-			name = tool[k]
-		}
-		text, isErr, _ := f.call(name, args)
-		if !isErr || len(text) > 4<<10 {
-			t.Errorf("%s with a 1 MiB argument: error %v, a message of %d bytes; want an error under 4 KiB", name, isErr, len(text))
+	const maxQuoted = 100
+	huge := strings.Repeat("Z", 1<<20)
+	tests := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"memory_list", map[string]any{"category": huge}, "argument category: enum: ZZZ"},
+		{"memory_recall", map[string]any{"query": huge}, "query is 1048576 characters long, want at most 8000"},
+		{"memory_show", map[string]any{"id": huge}, "id is 1048576 characters long, want at most 128"},
+		{"memory_search", map[string]any{"query": "tabs", "limit": huge}, "argument limit: type: ZZZ"},
+		{"memory_remember", map[string]any{"content": "x", "scope": huge, "category": "patterns"}, "argument scope: enum: ZZZ"},
+	}
+	for _, tt := range tests {
+		text, isErr, _ := f.call(tt.tool, tt.args)
+		if !isErr || len(text) > 1<<10 || strings.Count(text, "Z") > maxQuoted || !strings.Contains(text, tt.want) {
+			t.Errorf("%s with a 1 MiB argument: error %v, a message of %d bytes quoting %d characters of it; want an error under 1 KiB quoting at most %d, holding %q:\n%.600s",
+				tt.tool, isErr, len(text), strings.Count(text, "Z"), maxQuoted, tt.want, text)
 		}
 	}
 }
