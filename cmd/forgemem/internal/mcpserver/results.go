@@ -131,9 +131,12 @@ type (
 		LinksOut []linkOut    `json:"links_out"`
 		LinksIn  []linkOut    `json:"links_in"`
 		// LeftOut counts the versions and links left out to keep the
-		// result small.
-		LeftOut int    `json:"left_out,omitempty"`
-		Note    string `json:"note,omitempty"`
+		// result small: VersionsLeftOut of the oldest versions, and
+		// LinksLeftOut links. forgemem show gives them all.
+		LeftOut         int    `json:"left_out,omitempty"`
+		VersionsLeftOut int    `json:"versions_left_out,omitempty"`
+		LinksLeftOut    int    `json:"links_left_out,omitempty"`
+		Note            string `json:"note,omitempty"`
 	}
 	forgetOut struct {
 		// Memory is the retired version written, or, when the memory was
@@ -370,6 +373,12 @@ func fitting[E sized](entries []E) int {
 // maxResultBytes; render(most) when most is 0, and render(1) when none
 // fits (one entry is always shown). The sizes grow with n.
 func fit[Out any](most int, render func(n int) (string, Out)) (string, Out) {
+	return fitAtLeast(1, most, render)
+}
+
+// fitAtLeast is fit showing at least least entries (0 or 1) when none
+// fits: render(least).
+func fitAtLeast[Out any](least, most int, render func(n int) (string, Out)) (string, Out) {
 	fits := func(n int) (string, Out, bool) {
 		text, out := render(n)
 		data, err := json.Marshal(out)
@@ -379,11 +388,11 @@ func fit[Out any](most int, render func(n int) (string, Out)) (string, Out) {
 		return text, out, len(text) <= maxResultBytes && len(data) <= maxResultBytes
 	}
 	text, out, ok := fits(most)
-	if ok || most <= 1 {
+	if ok || most <= least {
 		return text, out
 	}
-	// render(lo) fits or lo is 1; render(hi) does not.
-	lo, hi := 1, most
+	// render(lo) fits or lo is least; render(hi) does not.
+	lo, hi := least, most
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		if _, _, ok := fits(mid); ok {

@@ -14,10 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// resultSlack is what a result may hold beyond maxResultBytes: its header
-// and its notes.
-const resultSlack = 1 << 10
-
 // callOut calls a tool that must succeed and returns its text and its
 // structured content decoded into out.
 func callOut(t *testing.T, session *mcp.ClientSession, name string, args map[string]any, out any) string {
@@ -37,12 +33,8 @@ func callOut(t *testing.T, session *mcp.ClientSession, name string, args map[str
 	if err := json.Unmarshal(data, out); err != nil {
 		t.Fatalf("%s: structured content %s: %v", name, clip(string(data), 300), err)
 	}
-	limit := maxResultBytes
-	if name == "memory_show" {
-		limit = 2 * maxResultBytes // its text only is capped exactly
-	}
-	if len(text) > limit || len(data) > limit {
-		t.Errorf("%s(%v): a text of %d bytes, a structured content of %d; want each at most %d", name, args, len(text), len(data), limit)
+	if len(text) > maxResultBytes || len(data) > maxResultBytes {
+		t.Errorf("%s(%v): a text of %d bytes, a structured content of %d; want each at most %d", name, args, len(text), len(data), maxResultBytes)
 	}
 	return text
 }
@@ -172,11 +164,14 @@ func TestResultsFitInBytes(t *testing.T) {
 }
 
 // A memory of 900 KB is shown cut to 32 KiB, with the file that holds it
-// whole; a chain of 1,000 versions shows its newest ones under 64 KiB and
-// counts the others.
+// whole, and one whose JSON escapes (quotes, newlines, <, & and >) is cut
+// further; a chain of 1,000 versions shows its newest ones and counts the
+// others. Each result is at most 64 KiB of text and of structured content
+// (callOut checks both): the chain used to give 76,911 bytes of JSON.
 func TestShowIsCapped(t *testing.T) {
 	ws, dir := openWorkspace(t)
 	huge := writeMemory(t, dir, strings.Repeat("A very long memory. ", 45000), "")
+	escaped := writeMemory(t, dir, strings.Repeat("\"<&>\n", 20000), "")
 	var head string
 	for i := range 1000 {
 		head = writeMemory(t, dir, fmt.Sprintf("Version %d of a memory that changed a thousand times, each time a little: %s", i+1, strings.Repeat("more text ", 20)), head)
@@ -185,16 +180,29 @@ func TestShowIsCapped(t *testing.T) {
 	session := connect(t, server)
 
 	var out showOut
-	text := callOut(t, session, "memory_show", map[string]any{"id": huge}, &out)
-	if len(text) > maxResultBytes+resultSlack || !out.Memory.ContentCut || len(out.Memory.Content) != maxShowContentBytes ||
+	callOut(t, session, "memory_show", map[string]any{"id": huge}, &out)
+	if !out.Memory.ContentCut || len(out.Memory.Content) != maxShowContentBytes ||
 		!strings.Contains(out.Note, "the first 32 KiB are shown") || !strings.Contains(out.Note, filepath.Join(dir, huge+".md")) {
-		t.Errorf("show of 900 KB: %d bytes, cut %v, note %q", len(text), out.Memory.ContentCut, out.Note)
+		t.Errorf("show of 900 KB: cut %v, %d bytes shown, note %q", out.Memory.ContentCut, len(out.Memory.Content), out.Note)
 	}
 
-	text = callOut(t, session, "memory_show", map[string]any{"id": head}, &out)
-	if len(text) > maxResultBytes+resultSlack || out.LeftOut == 0 || len(out.Chain)+out.LeftOut != 1000 ||
+	out = showOut{}
+	callOut(t, session, "memory_show", map[string]any{"id": escaped}, &out)
+	data, _ := json.Marshal(out.Memory.Content)
+	if !out.Memory.ContentCut || len(data)-2 > maxShowContentBytes || len(out.Memory.Content) < maxShowContentBytes/8 ||
+		!strings.Contains(out.Note, fmt.Sprintf("the first %d bytes are shown", len(out.Memory.Content))) {
+		t.Errorf("show of 100 KB that JSON escapes: cut %v, %d bytes shown, %d as JSON, note %q", out.Memory.ContentCut, len(out.Memory.Content), len(data), out.Note)
+	}
+
+	out = showOut{}
+	text := callOut(t, session, "memory_show", map[string]any{"id": head}, &out)
+	if out.LeftOut == 0 || out.VersionsLeftOut != out.LeftOut || out.LinksLeftOut != 0 || len(out.Chain)+out.LeftOut != 1000 ||
 		out.Chain[len(out.Chain)-1].ID != head || !strings.Contains(text, fmt.Sprintf("(%d older versions left out)", out.LeftOut)) {
-		t.Errorf("show of a chain of 1000: %d bytes, %d versions shown, %d left out", len(text), len(out.Chain), out.LeftOut)
+		t.Errorf("show of a chain of 1000: %d versions shown, %d left out (%d versions, %d links)", len(out.Chain), out.LeftOut, out.VersionsLeftOut, out.LinksLeftOut)
+	}
+	note := fmt.Sprintf("%d older versions were left out to keep this result under 64 KiB; forgemem show %s in a terminal shows them all.", out.LeftOut, head)
+	if out.Note != note || !strings.Contains(text, note) {
+		t.Errorf("show of a chain of 1000: note %q, want %q", out.Note, note)
 	}
 }
 

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -20,126 +21,214 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 	}
 	m := d.Memory
 	head := d.Chain[len(d.Chain)-1]
-	out := showOut{Memory: memoryOf(m, maxShowContentBytes), Current: head.ID,
+	base := showOut{Memory: memoryOf(m, maxShowContentBytes), Current: head.ID,
 		Chain: []versionOut{}, LinksOut: []linkOut{}, LinksIn: []linkOut{}}
+	shrunk := fitContentJSON(&base.Memory, maxShowContentBytes)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s — %s, version %d of %d, created %s, trigger %s\n", m.ID, kind(m), m.Version, len(d.Chain),
 		m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), orNone(m.Trigger))
 	switch {
 	case m.Forgotten:
-		out.Status = "forgotten"
+		base.Status = "forgotten"
 		reason := ""
 		if head.RetiredReason != "" {
 			reason = " (" + head.RetiredReason + ")"
 		}
 		fmt.Fprintf(&b, "Status: forgotten%s; it is not recalled, searched or listed.\n", reason)
 	case m.Head && m.Status == string(memcore.StatusPending):
-		out.Status = "waits for review"
+		base.Status = "waits for review"
 		fmt.Fprintf(&b, "Status: waits for the user's review (%s); it is not recalled or searched until approved.\n", m.StatusReason)
 	case d.Held != "":
-		out.Status = "waits for review"
+		base.Status = "waits for review"
 		fmt.Fprintf(&b, "Status: held for the user's review (%s): the repository committed it, and it is not recalled or searched until the user approves it.\n", d.Held)
 	case m.Head && m.Stale != "":
-		out.Status = "current"
+		base.Status = "current"
 		fmt.Fprintf(&b, "Status: current, but may be outdated: %s.\n", m.Stale)
 	case m.Head:
-		out.Status = "current"
+		base.Status = "current"
 		b.WriteString("Status: current.\n")
 	default:
-		out.Status = "earlier version"
+		base.Status = "earlier version"
 		fmt.Fprintf(&b, "Status: an earlier version; the current one is %s.\n", head.ID)
 	}
-	b.WriteString("\n" + out.Memory.Content + "\n")
-	var notes []string
-	if out.Memory.ContentCut {
-		notes = append(notes, fmt.Sprintf("The content is %d bytes; the first %d KiB are shown. The whole memory is the file %s.",
-			len(m.Content), maxShowContentBytes>>10, m.Path))
+	b.WriteString("\n" + base.Memory.Content + "\n")
+	prefix := b.String()
+	contentNote := ""
+	if base.Memory.ContentCut {
+		shown := fmt.Sprintf("%d KiB", maxShowContentBytes>>10)
+		if shrunk {
+			shown = fmt.Sprintf("%d bytes", len(base.Memory.Content))
+		}
+		contentNote = fmt.Sprintf("The content is %d bytes; the first %s are shown. The whole memory is the file %s.",
+			len(m.Content), shown, m.Path)
 	}
-	budget := maxResultBytes - b.Len()
-	budget = writeHistory(&b, &out, d, budget)
-	writeLinks(&b, &out, d, budget)
-	if out.LeftOut > 0 {
-		notes = append(notes, fmt.Sprintf("%s left out to keep this result under 64 KiB.", count(out.LeftOut, "version or link was", "versions or links were")))
+	entries := showEntries(d)
+	render := func(n int) (string, showOut) {
+		out := base
+		out.Chain, out.LinksOut, out.LinksIn = []versionOut{}, []linkOut{}, []linkOut{}
+		var b strings.Builder
+		b.WriteString(prefix)
+		writeShowEntries(&b, &out, d, entries, n)
+		leftOut := ""
+		if out.LeftOut > 0 {
+			leftOut = fmt.Sprintf("%s left out to keep this result under 64 KiB; forgemem show %s in a terminal shows them all.",
+				leftOutParts(out.VersionsLeftOut, out.LinksLeftOut), m.ID)
+		}
+		out.Note = joinNotes(contentNote, leftOut)
+		if out.Note != "" {
+			b.WriteString("\n" + out.Note + "\n")
+		}
+		return b.String(), out
 	}
-	out.Note = strings.Join(notes, " ")
-	if out.Note != "" {
-		b.WriteString("\n" + out.Note + "\n")
-	}
-	return b.String(), out, nil
+	text, out := fitAtLeast(0, fitting(entries), render)
+	return text, out, nil
 }
 
-// writeHistory writes the chain's versions, oldest first, within budget
-// bytes: the newest versions are kept when not all fit. It returns what is
-// left of the budget.
-func writeHistory(b *strings.Builder, out *showOut, d *workspace.Detail, budget int) int {
+// leftOutParts says how many versions and links were left out: "3 older
+// versions and 2 links were", "1 link was".
+func leftOutParts(versions, links int) string {
+	var parts []string
+	if versions > 0 {
+		parts = append(parts, count(versions, "older version", "older versions"))
+	}
+	if links > 0 {
+		parts = append(parts, count(links, "link", "links"))
+	}
+	verb := " were"
+	if versions+links == 1 {
+		verb = " was"
+	}
+	return strings.Join(parts, " and ") + verb
+}
+
+// fitContentJSON cuts m's content further when its JSON — quotes,
+// newlines, <, & and > escaped, the string's quotes aside — is over
+// maxJSON bytes, so that the
+// content is at most maxJSON bytes in the text and in the structured
+// content. It reports whether it cut.
+func fitContentJSON(m *memoryOut, maxJSON int) bool {
+	size := func(s string) int {
+		data, err := json.Marshal(s)
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: marshalling a content: %v", err))
+		}
+		return len(data) - 2
+	}
+	if size(m.Content) <= maxJSON {
+		return false
+	}
+	// clipBytes(content, lo) fits; clipBytes(content, hi) does not.
+	lo, hi := 0, len(m.Content)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if size(clipBytes(m.Content, mid)) <= maxJSON {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	m.Content, m.ContentCut = clipBytes(m.Content, lo), true
+	return true
+}
+
+// showEntry is a version of the chain or a link as memory_show gives it:
+// its line and its structured content.
+type showEntry struct {
+	line    string
+	version *versionOut
+	link    *linkOut
+	// in is true for a link to the memory.
+	in bool
+}
+
+func (e showEntry) sizes() (int, any) {
+	if e.version != nil {
+		return len(e.line), e.version
+	}
+	return len(e.line), e.link
+}
+
+// showEntries are the entries of d that a show keeps while they fit, in
+// that order: the chain's versions, newest first (when it has more than
+// one), the links from the memory, the links to it.
+func showEntries(d *workspace.Detail) []showEntry {
+	var entries []showEntry
+	if len(d.Chain) >= 2 {
+		for i := len(d.Chain) - 1; i >= 0; i-- {
+			v := d.Chain[i]
+			mark := ""
+			if v.ID == d.Memory.ID {
+				mark = " (this one)"
+			}
+			if v.Retired {
+				mark += " (forgets the memory)"
+			}
+			vo := versionOf(v)
+			entries = append(entries, showEntry{line: fmt.Sprintf("- version %d, %s, %s%s: %s\n", v.Version, v.ID, v.CreatedAt.UTC().Format("2006-01-02"), mark, vo.Line), version: &vo})
+		}
+	}
+	for _, e := range d.Out {
+		l := linkOut{Relationship: e.Relationship, ID: e.ID, Line: otherLine(e)}
+		entries = append(entries, showEntry{line: fmt.Sprintf("- %s %s: %s\n", e.Relationship, e.ID, other(e)), link: &l})
+	}
+	for _, e := range d.In {
+		l := linkOut{Relationship: e.Relationship, ID: e.ID, Line: otherLine(e)}
+		entries = append(entries, showEntry{line: fmt.Sprintf("- %s %s this memory: %s\n", e.ID, e.Relationship, other(e)), link: &l, in: true})
+	}
+	return entries
+}
+
+// writeShowEntries writes the first n entries: the newest versions of the
+// chain, oldest first, then the links from and to the memory; it counts
+// the others in out. A chain of one version is always in out.Chain, and
+// not written.
+func writeShowEntries(b *strings.Builder, out *showOut, d *workspace.Detail, entries []showEntry, n int) {
+	var versions, linksOut, linksIn []showEntry
+	for _, e := range entries[:n] {
+		switch {
+		case e.version != nil:
+			versions = append(versions, e)
+		case e.in:
+			linksIn = append(linksIn, e)
+		default:
+			linksOut = append(linksOut, e)
+		}
+	}
 	if len(d.Chain) < 2 {
 		for _, v := range d.Chain {
 			out.Chain = append(out.Chain, versionOf(v))
 		}
-		return budget
-	}
-	lines := make([]string, 0, len(d.Chain))
-	first := len(d.Chain)
-	for i := len(d.Chain) - 1; i >= 0; i-- {
-		v := d.Chain[i]
-		mark := ""
-		if v.ID == d.Memory.ID {
-			mark = " (this one)"
+	} else {
+		out.VersionsLeftOut = len(d.Chain) - len(versions)
+		b.WriteString("\nVersion history, oldest first:\n")
+		if out.VersionsLeftOut > 0 {
+			fmt.Fprintf(b, "- (%s left out)\n", count(out.VersionsLeftOut, "older version", "older versions"))
 		}
-		if v.Retired {
-			mark += " (forgets the memory)"
+		for i := len(versions) - 1; i >= 0; i-- {
+			b.WriteString(versions[i].line)
+			out.Chain = append(out.Chain, *versions[i].version)
 		}
-		line := fmt.Sprintf("- version %d, %s, %s%s: %s\n", v.Version, v.ID, v.CreatedAt.UTC().Format("2006-01-02"), mark, oneLine(v.Content))
-		if len(line) > budget {
-			break
+	}
+	for i, e := range linksOut {
+		if i == 0 {
+			b.WriteString("\nLinks from this memory:\n")
 		}
-		budget -= len(line)
-		lines = append(lines, line)
-		first = i
+		b.WriteString(e.line)
+		out.LinksOut = append(out.LinksOut, *e.link)
 	}
-	out.LeftOut += first
-	b.WriteString("\nVersion history, oldest first:\n")
-	if first > 0 {
-		fmt.Fprintf(b, "- (%s left out)\n", count(first, "older version", "older versions"))
+	for i, e := range linksIn {
+		if i == 0 {
+			b.WriteString("\nLinks to this memory:\n")
+		}
+		b.WriteString(e.line)
+		out.LinksIn = append(out.LinksIn, *e.link)
 	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		b.WriteString(lines[i])
-	}
-	for _, v := range d.Chain[first:] {
-		out.Chain = append(out.Chain, versionOf(v))
-	}
-	return budget
+	out.LinksLeftOut = len(d.Out) + len(d.In) - len(linksOut) - len(linksIn)
+	out.LeftOut = out.VersionsLeftOut + out.LinksLeftOut
 }
 
 func versionOf(v workspace.Memory) versionOut {
 	return versionOut{ID: v.ID, Version: v.Version, CreatedAt: v.CreatedAt, Retired: v.Retired, Line: oneLine(v.Content)}
-}
-
-// writeLinks writes the links out and in, within budget bytes.
-func writeLinks(b *strings.Builder, out *showOut, d *workspace.Detail, budget int) {
-	write := func(title string, edges []workspace.Edge, format func(workspace.Edge) string) []linkOut {
-		links := []linkOut{}
-		for i, e := range edges {
-			line := format(e)
-			if len(line) > budget {
-				out.LeftOut += len(edges) - i
-				break
-			}
-			if i == 0 {
-				b.WriteString(title)
-			}
-			budget -= len(line)
-			b.WriteString(line)
-			links = append(links, linkOut{Relationship: e.Relationship, ID: e.ID, Line: otherLine(e)})
-		}
-		return links
-	}
-	out.LinksOut = write("\nLinks from this memory:\n", d.Out, func(e workspace.Edge) string {
-		return fmt.Sprintf("- %s %s: %s\n", e.Relationship, e.ID, other(e))
-	})
-	out.LinksIn = write("\nLinks to this memory:\n", d.In, func(e workspace.Edge) string {
-		return fmt.Sprintf("- %s %s this memory: %s\n", e.ID, e.Relationship, other(e))
-	})
 }
 
 // other is the first line of the memory at an edge's other end.
