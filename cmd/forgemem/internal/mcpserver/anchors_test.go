@@ -38,3 +38,21 @@ func TestOutdatedMemoriesAreLabelled(t *testing.T) {
 	recall, _ := f.ok("memory_recall", map[string]any{"query": "how are orders read with GetOrder"})
 	contains(t, "memory_recall", recall, "May be outdated: "+reason+".")
 }
+
+// memory_remember tells the anchors it refuses as not valid (a path
+// outside the repository, absolute, or neither a path nor a symbol) from
+// those that are valid but not in the repository: both used to be "not in
+// the repository".
+func TestRememberTellsInvalidAnchorsFromMissingOnes(t *testing.T) {
+	f := newFixture(t)
+	text, st := f.ok("memory_remember", map[string]any{
+		"content": "Orders are read in one query.", "scope": "repo", "category": "patterns",
+		"anchors": []map[string]any{{"path": "../etc/passwd"}, {"path": "/abs"}, {"symbol": ""}, {"path": "internal/db/invented.go"}},
+	})
+	contains(t, "memory_remember", text,
+		"3 anchors are not valid (a path relative to the repository root, without .., or a symbol), so not recorded.",
+		"1 anchor is not in the repository, so not recorded.")
+	if st["invalid_anchors"] != 3.0 || st["dropped_anchors"] != 1.0 {
+		t.Errorf("invalid_anchors %v, dropped_anchors %v; want 3 and 1", st["invalid_anchors"], st["dropped_anchors"])
+	}
+}

@@ -96,9 +96,13 @@ type (
 		NotHead    string    `json:"not_head,omitempty"`
 		Revived    bool      `json:"revived,omitempty"`
 		Raced      string    `json:"raced,omitempty"`
-		// DroppedAnchors counts the anchors given that the repository does
-		// not have: not recorded.
+		// DroppedAnchors counts the valid anchors given that the
+		// repository does not have: not recorded.
 		DroppedAnchors int `json:"dropped_anchors,omitempty"`
+		// InvalidAnchors counts the anchors given that are not valid (a
+		// path that is absolute or climbs out with .., neither a path nor
+		// a symbol): not recorded.
+		InvalidAnchors int `json:"invalid_anchors,omitempty"`
 		// Held says why the memory waits for the user's review (the
 		// quarantine rule that held it); "" when it is in force.
 		Held string `json:"held,omitempty"`
@@ -418,7 +422,14 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	}
 	m := res.Memory
 	out := rememberOut{Memory: memoryOf(m, maxShowContentBytes), Redactions: res.Redactions, Superseded: res.Superseded,
-		NotHead: res.NotHead, Revived: res.Revived, Raced: res.Raced, DroppedAnchors: len(res.DroppedAnchors), Held: res.Held}
+		NotHead: res.NotHead, Revived: res.Revived, Raced: res.Raced, Held: res.Held}
+	for _, a := range res.DroppedAnchors {
+		if a.Validate() != nil {
+			out.InvalidAnchors++
+		} else {
+			out.DroppedAnchors++
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Remembered as %s (%s, version %d).", m.ID, kind(m), m.Version)
 	switch {
@@ -434,6 +445,10 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	}
 	if res.Redactions > 0 {
 		fmt.Fprintf(&b, " %s replaced by [REDACTED].", count(res.Redactions, "secret was", "secrets were"))
+	}
+	if out.InvalidAnchors > 0 {
+		fmt.Fprintf(&b, " %s not valid (a path relative to the repository root, without .., or a symbol), so not recorded.",
+			count(out.InvalidAnchors, "anchor is", "anchors are"))
 	}
 	if out.DroppedAnchors > 0 {
 		fmt.Fprintf(&b, " %s not in the repository, so not recorded.", count(out.DroppedAnchors, "anchor is", "anchors are"))
