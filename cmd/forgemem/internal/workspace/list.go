@@ -105,16 +105,25 @@ func withoutWaiting(snap *snapshot, opts ListOptions) ([]*memcore.MemoryFile, *m
 		return snap.all, snap.g, 0
 	}
 	drop := map[string]bool{}
-	n := 0
 	for _, m := range waiting {
 		drop[m.Meta.ID] = true
+	}
+	all := slices.DeleteFunc(slices.Clone(snap.all), func(m *memcore.MemoryFile) bool { return drop[m.Meta.ID] })
+	return all, memcore.NewGraph(all), countWaiting(snap, waiting, opts)
+}
+
+// countWaiting counts the memories of waiting (snap.g.Waiting()) that wait
+// for review themselves, as their chain's newest version, and that opts'
+// scope and category filters would keep.
+func countWaiting(snap *snapshot, waiting []*memcore.MemoryFile, opts ListOptions) int {
+	n := 0
+	for _, m := range waiting {
 		if snap.g.IsPending(m.Meta.ID) && !snap.g.IsSuperseded(m.Meta.ID) &&
 			(opts.Scope == "" || m.Meta.Scope == opts.Scope) && (opts.Category == "" || m.Meta.Category == opts.Category) {
 			n++
 		}
 	}
-	all := slices.DeleteFunc(slices.Clone(snap.all), func(m *memcore.MemoryFile) bool { return drop[m.Meta.ID] })
-	return all, memcore.NewGraph(all), n
+	return n
 }
 
 // listed returns the memories of all, members of g, that opts keep, and

@@ -178,7 +178,7 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 	}
 	out.Hits, out.Held = w.hits(ctx, snap, res.Ranked, limit, !pending)
 	if !pending {
-		_, _, out.Pending = withoutWaiting(snap, ListOptions{})
+		out.Pending = countWaiting(snap, snap.g.Waiting(), ListOptions{})
 	}
 	return out, failed
 }
