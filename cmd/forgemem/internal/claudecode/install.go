@@ -93,39 +93,67 @@ func (r *InstallResult) changed() bool {
 // or whose hooks are not shaped as Claude Code reads them, is an error
 // wrapping ErrSettingsFile, and nothing is written.
 func Install(path, command string, also ...string) (*InstallResult, error) {
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		path = resolved
-	}
-	res := &InstallResult{Path: path}
-	old, perm, err := readSettings(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		res.Created, perm = true, 0o644
-	case err != nil:
+	f, err := openSettings(path)
+	if err != nil {
 		return nil, err
 	}
-	root, err := parseObject(old)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v; fix it or move it away, then install again", ErrSettingsFile, path, err)
-	}
-	hooks := newObject()
-	if raw, ok := root.get("hooks"); ok {
-		if hooks, err = parseObject(raw); err != nil {
-			return nil, fmt.Errorf("%w: %s: \"hooks\" is not an object: %v", ErrSettingsFile, path, err)
-		}
-	}
+	res := &InstallResult{Path: f.path, Created: f.missing}
 	elsewhere := foundElsewhere(also)
 	for _, event := range Events() {
-		if err := installEvent(res, hooks, event, command, elsewhere[event]); err != nil {
-			return nil, fmt.Errorf("%w: %s: hooks.%s: %v", ErrSettingsFile, path, event, err)
+		if err := installEvent(res, f.hooks, event, command, elsewhere[event]); err != nil {
+			return nil, fmt.Errorf("%w: %s: hooks.%s: %v", ErrSettingsFile, f.path, event, err)
 		}
 	}
 	if !res.changed() {
 		return res, nil
 	}
-	root.set("hooks", hooks.marshal())
-	res.Backup, err = writeSettings(path, res.Created, root, old, perm)
+	f.root.set("hooks", f.hooks.marshal())
+	res.Backup, err = f.write()
 	return res, err
+}
+
+// settingsFile is a Claude Code settings file as read to be changed: its
+// path (symbolic links resolved), its bytes and permissions, its object
+// and the object of its hooks (empty when it has none, or the file does
+// not exist: missing).
+type settingsFile struct {
+	path        string
+	old         []byte
+	perm        fs.FileMode
+	missing     bool
+	root, hooks *object
+}
+
+// openSettings reads the settings file at path to change it; a file that
+// is not a settings file is an error wrapping ErrSettingsFile.
+func openSettings(path string) (*settingsFile, error) {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
+	f := &settingsFile{path: path}
+	var err error
+	f.old, f.perm, err = readSettings(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f.missing, f.perm = true, 0o644
+	case err != nil:
+		return nil, err
+	}
+	if f.root, err = parseObject(f.old); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v; fix it or move it away, then install again", ErrSettingsFile, path, err)
+	}
+	f.hooks = newObject()
+	if raw, ok := f.root.get("hooks"); ok {
+		if f.hooks, err = parseObject(raw); err != nil {
+			return nil, fmt.Errorf("%w: %s: \"hooks\" is not an object: %v", ErrSettingsFile, path, err)
+		}
+	}
+	return f, nil
+}
+
+// write writes the file's object back (see writeSettings).
+func (f *settingsFile) write() (backup string, err error) {
+	return writeSettings(f.path, f.missing, f.root, f.old, f.perm)
 }
 
 // readSettings reads the settings file at path (symbolic links resolved)
@@ -196,37 +224,19 @@ type UninstallResult struct {
 // written atomically; a file [Install] would refuse is an error wrapping
 // ErrSettingsFile, and nothing is written.
 func Uninstall(path string) (*UninstallResult, error) {
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		path = resolved
-	}
-	res := &UninstallResult{Path: path}
-	old, perm, err := readSettings(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return res, nil
-	case err != nil:
+	f, err := openSettings(path)
+	if err != nil {
 		return nil, err
 	}
-	root, err := parseObject(old)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v; fix it or move it away, then install again", ErrSettingsFile, path, err)
-	}
-	raw, ok := root.get("hooks")
-	if !ok {
-		return res, nil
-	}
-	hooks, err := parseObject(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: \"hooks\" is not an object: %v", ErrSettingsFile, path, err)
-	}
+	res := &UninstallResult{Path: f.path}
 	for _, event := range Events() {
-		raw, ok := hooks.get(event)
+		raw, ok := f.hooks.get(event)
 		if !ok {
 			continue
 		}
 		var groups []json.RawMessage
 		if err := json.Unmarshal(raw, &groups); err != nil {
-			return nil, fmt.Errorf("%w: %s: hooks.%s: not a list of hook groups: %v", ErrSettingsFile, path, event, err)
+			return nil, fmt.Errorf("%w: %s: hooks.%s: not a list of hook groups: %v", ErrSettingsFile, f.path, event, err)
 		}
 		removed := false
 		groups, err := eachHook(groups, func(json.RawMessage, string) (json.RawMessage, bool, error) {
@@ -234,27 +244,27 @@ func Uninstall(path string) (*UninstallResult, error) {
 			return nil, true, nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: hooks.%s: %v", ErrSettingsFile, path, event, err)
+			return nil, fmt.Errorf("%w: %s: hooks.%s: %v", ErrSettingsFile, f.path, event, err)
 		}
 		if !removed {
 			continue
 		}
 		res.Removed = append(res.Removed, event)
 		if len(groups) == 0 {
-			hooks.del(event)
+			f.hooks.del(event)
 		} else {
-			hooks.set(event, mustMarshal(groups))
+			f.hooks.set(event, mustMarshal(groups))
 		}
 	}
 	if len(res.Removed) == 0 {
 		return res, nil
 	}
-	if len(hooks.keys) == 0 {
-		root.del("hooks")
+	if len(f.hooks.keys) == 0 {
+		f.root.del("hooks")
 	} else {
-		root.set("hooks", hooks.marshal())
+		f.root.set("hooks", f.hooks.marshal())
 	}
-	res.Backup, err = writeSettings(path, false, root, old, perm)
+	res.Backup, err = f.write()
 	return res, err
 }
 
