@@ -103,9 +103,8 @@ func leftOutParts(versions, links int) string {
 
 // fitContentJSON cuts m's content further when its JSON — quotes,
 // newlines, <, & and > escaped, the string's quotes aside — is over
-// maxJSON bytes, so that the
-// content is at most maxJSON bytes in the text and in the structured
-// content. It reports whether it cut.
+// maxJSON bytes, so that the content is at most maxJSON bytes in the text
+// and in the structured content. It reports whether it cut.
 func fitContentJSON(m *memoryOut, maxJSON int) bool {
 	size := func(s string) int {
 		data, err := json.Marshal(s)
