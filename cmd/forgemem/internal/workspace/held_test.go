@@ -92,6 +92,18 @@ func TestCommittedInstructionIsHeldUntilApproved(t *testing.T) {
 			t.Errorf("search found the held memory: %+v", h)
 		}
 	}
+	if sr.Held == 0 {
+		t.Errorf("search counted no held memory left out for a text it matches: %+v", sr)
+	}
+	// A text nothing is relevant to: the held memories are no results left
+	// out, and none is counted.
+	sr, err = ws.Search(ctx, "kumquat marmalade recipe with cardamom", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr.Held != 0 {
+		t.Errorf("search of unrelated text counted %d held memories left out", sr.Held)
+	}
 
 	q, err := ws.ReviewQueue(ctx)
 	if err != nil {

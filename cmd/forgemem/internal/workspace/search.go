@@ -88,9 +88,11 @@ type SearchResult struct {
 	// Hits are the chains that passed the relevance gate, best first, then
 	// the weak ones, best first.
 	Hits []Hit `json:"hits"`
-	// Held counts the chains ranked among the hits that were left out
-	// because recall holds them (see [ReviewItem.Held]); a search with
-	// pending memories lists them instead.
+	// Held counts the chains that passed the relevance gate but were left
+	// out because recall holds them (see [ReviewItem.Held]): what recall
+	// would have given for the text but for review. A held chain with weak
+	// evidence is left out without being counted, as it is no result a
+	// person would miss. A search with pending memories lists them instead.
 	Held int `json:"held,omitempty"`
 	// Pending counts the memories that wait for review, which a search
 	// without them does not search, whatever the text; a search with
@@ -188,7 +190,7 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 // memories reads them as in force): those that passed the relevance gate
 // first, then the weak ones, each with why it may be outdated. With
 // skipHeld, the chains recall holds (see heldBy) are left out, as pending
-// ones are, and counted in skipped.
+// ones are, and those that passed the gate are counted in skipped.
 func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretrieve.Candidate, limit int, skipHeld bool) (out []Hit, skipped int) {
 	out = []Hit{}
 	ranked := slices.Clone(found)
@@ -206,7 +208,9 @@ func (w *Workspace) hits(ctx context.Context, snap *snapshot, found []memretriev
 			held = w.heldBy(head)
 		}
 		if skipHeld && held != "" {
-			skipped++
+			if c.Evidence.Strong() {
+				skipped++
+			}
 			continue
 		}
 		taken++
