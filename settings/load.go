@@ -177,6 +177,8 @@ func (l *loader) paths() Paths {
 		if root, err := FindRepoRoot(p.WorkDir); err == nil && root != home {
 			p.RepoRoot = root
 			p.RepoDir, p.RepoConfig = scopeFiles(root)
+		} else if err == nil {
+			p.homeRepo = root
 		}
 	}
 	if home != "" {

@@ -32,7 +32,9 @@ var ErrNoRepository = errors.New("not inside a git repository")
 // included) holding a .git directory or file (a git worktree or submodule
 // has a .git file). Outside a repository the repository scope is off:
 // RepoRoot, RepoConfig and RepoDir are empty, unless --repo-dir or
-// FORGEMEM_REPO_DIR names a memory folder.
+// FORGEMEM_REPO_DIR names a memory folder. A repository at the home folder
+// itself (a dotfiles repository) counts as none: its .forge folder is the
+// user scope's.
 type Paths struct {
 	// WorkDir is the folder where the repository search started.
 	WorkDir string
@@ -58,6 +60,10 @@ type Paths struct {
 	// repository settings files they trust (see [TrustStore]), or "" with
 	// no home folder, when no file is trusted.
 	TrustFile string
+
+	// homeRepo is the home folder when the nearest repository was the
+	// home folder itself, which is no repository scope (see above).
+	homeRepo string
 }
 
 // RequireRepo returns nil when the repository scope is on (RepoDir is
@@ -66,10 +72,18 @@ type Paths struct {
 //
 //	not inside a git repository (no .git found above /x/y); run inside one or pass --repo-dir
 //
+// or, when the nearest repository is the home folder itself:
+//
+//	not inside a git repository (the nearest, /home/u, is the home folder, whose .forge is the user scope's); run inside a project's repository or pass --repo-dir
+//
 // Commands that need the repository scope return it.
 func (p Paths) RequireRepo() error {
 	if p.RepoDir != "" {
 		return nil
+	}
+	if p.homeRepo != "" {
+		return fmt.Errorf("%w (the nearest, %s, is the home folder, whose .forge is the user scope's); run inside a project's repository or pass --repo-dir",
+			ErrNoRepository, p.homeRepo)
 	}
 	return noRepository(p.WorkDir)
 }

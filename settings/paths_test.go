@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/forgemem/forgemem/settings"
@@ -153,6 +154,10 @@ func TestHomeIsARepository(t *testing.T) {
 	s := mustLoad(t, settings.Options{WorkDir: notes, Home: f.home})
 	if s.Paths.RepoDir != "" || s.Paths.RepoRoot != "" || !errors.Is(s.Paths.RequireRepo(), settings.ErrNoRepository) {
 		t.Errorf("Paths = %+v; want the repository scope off", s.Paths)
+	}
+	// The error says why, not that no .git was found.
+	if err := s.Paths.RequireRepo(); !strings.Contains(err.Error(), f.home+", is the home folder") || strings.Contains(err.Error(), "no .git found") {
+		t.Errorf("RequireRepo() = %v; want it to name the home folder's repository", err)
 	}
 	if src, _ := s.Source("memory.cadence_turns"); s.CadenceTurns != 2 || src.Origin != settings.OriginUserFile {
 		t.Errorf("the home file counts as the user's: %d from %v", s.CadenceTurns, src)
