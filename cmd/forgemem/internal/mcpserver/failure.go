@@ -136,6 +136,8 @@ func kindOf(p *jsonschema.Schema) string {
 		kind += fmt.Sprintf(" from %g", *p.Minimum)
 	case p.MaxLength != nil:
 		kind += fmt.Sprintf(" of at most %d characters", *p.MaxLength)
+	case p.MaxItems != nil:
+		kind += fmt.Sprintf(" of at most %d items", *p.MaxItems)
 	}
 	return kind
 }

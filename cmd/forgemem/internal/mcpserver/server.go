@@ -212,11 +212,12 @@ func sdkError(err error, schema *jsonschema.Schema) error {
 // The complaints of the schema's checks (github.com/google/jsonschema-go)
 // about one argument, after sdkError's rewriting: a number out of its
 // bounds ("minimum: 0/1 is less than 1.000000"), a string over its length
-// (quoting all of it), a value of the wrong type or outside an enum
-// (quoting all of it).
+// (quoting all of it), an array over its length, a value of the wrong
+// type or outside an enum (quoting all of it).
 var (
 	boundComplaint  = regexp.MustCompile(`^argument (\S+): (?:minimum|maximum): (-?\d+(?:/\d+)?) is (?:less|greater) than (-?[\d.]+)$`)
 	lengthComplaint = regexp.MustCompile(`(?s)^argument (\S+): (?:maxLength|minLength): ".*" contains (\d+) Unicode code points, (more|fewer) than (\d+)$`)
+	itemsComplaint  = regexp.MustCompile(`^argument (\S+): maxItems: array length (\d+) is greater than (\d+)$`)
 	valueComplaint  = regexp.MustCompile(`(?s)^(argument \S+: (?:type|enum|const): )(.*?)( has type "[^"]*", want .*| does not equal .*)$`)
 )
 
@@ -258,6 +259,9 @@ func schemaComplaint(msg string, schema *jsonschema.Schema) string {
 			bound = "at least"
 		}
 		return fmt.Sprintf("%s is %s characters long, want %s %s", m[1], m[2], bound, m[4])
+	}
+	if m := itemsComplaint.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s has %s items, want at most %s", m[1], m[2], m[3])
 	}
 	if m := valueComplaint.FindStringSubmatch(msg); m != nil {
 		return m[1] + clip(m[2], maxQuotedRunes) + m[3]

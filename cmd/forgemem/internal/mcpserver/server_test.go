@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -304,6 +305,8 @@ func TestBadInput(t *testing.T) {
 		{"memory_recall", map[string]any{"query": []string{"tabs"}}, []string{"argument query", "want \"string\""}},
 		{"memory_recall", map[string]any{"query": " "}, []string{"the query is empty"}},
 		{"memory_list", map[string]any{"category": "misc"}, []string{"argument category", "misc"}},
+		{"memory_remember", map[string]any{"content": "Orders are read in one place.", "scope": "repo", "category": "patterns", "anchors": manyAnchors(17)},
+			[]string{"invalid arguments: anchors has 17 items, want at most 16. It takes", "anchors (array of at most 16 items, optional)"}},
 	}
 	for _, tt := range tests {
 		text, isErr, _ := f.call(tt.tool, tt.args)
@@ -442,4 +445,13 @@ func TestUnknownToolIsAProtocolError(t *testing.T) {
 	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("calling an unknown tool: %v; want the protocol's invalid params error", err)
 	}
+}
+
+// manyAnchors returns n anchors, each a different file.
+func manyAnchors(n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for i := range out {
+		out[i] = map[string]any{"path": fmt.Sprintf("internal/f%d.go", i)}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/anchor"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,6 +36,9 @@ type (
 	searchLimit int
 	// listOffset is how many memories memory_list skips.
 	listOffset int
+	// anchorArgs are the anchors memory_remember is given: at most as many
+	// as a memory records.
+	anchorArgs []anchorArg
 )
 
 // defaultSearchLimit is memory_search's limit when none is given.
@@ -52,8 +56,18 @@ func argumentSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[searchLimit](): {Type: "integer", Minimum: ptr(1.0), Maximum: ptr(float64(workspace.MaxSearchLimit)),
 			Default: json.RawMessage(fmt.Sprint(defaultSearchLimit))},
 		reflect.TypeFor[listOffset](): {Type: "integer", Minimum: ptr(0.0)},
+		reflect.TypeFor[anchorArgs](): {Type: "array", Items: anchorSchema, MaxItems: ptr(anchor.DefaultMaxAnchors)},
 	}
 }
+
+// anchorSchema is the schema of one anchor, inferred from anchorArg.
+var anchorSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[anchorArg](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: the schema of an anchor: %v", err))
+	}
+	return s
+}()
 
 // scopes and categories are the values of the scope and category
 // arguments.
@@ -86,7 +100,7 @@ type (
 		Scope      memcore.Scope    `json:"scope" jsonschema:"repo: true of this repository and shared with the team (conventions, decisions); user: true of the user in every project (personal preferences, facts about them). A new version keeps its chain's scope"`
 		Category   memcore.Category `json:"category" jsonschema:"what kind of memory it is"`
 		Supersedes memoryRef        `json:"supersedes,omitempty" jsonschema:"the id of a memory this one changes or replaces (or a unique prefix of at least 4 hexadecimal digits): the new text becomes that memory's next version and the old text stays in its history"`
-		Anchors    []anchorArg      `json:"anchors,omitempty" jsonschema:"for a repo memory, the files, folders and identifiers of this repository it is about, so that it can be labelled outdated when they move or go; those the content names are found anyway, and one the repository does not have is left out"`
+		Anchors    anchorArgs       `json:"anchors,omitempty" jsonschema:"for a repo memory, the files, folders and identifiers of this repository it is about, so that it can be labelled outdated when they move or go; those the content names are found anyway, and one the repository does not have is left out"`
 	}
 	anchorArg struct {
 		Path   string `json:"path,omitempty" jsonschema:"a file or folder, relative to the repository's root, with slashes"`

@@ -114,6 +114,10 @@ func (w *Workspace) captureStore() memcore.MemoryStore {
 // when the tree has them), and those the text names. A user-scope memory
 // has none.
 func (w *Workspace) anchorMemory(ctx context.Context, m *memcore.MemoryFile, in RememberInput, res *RememberResult) error {
+	if len(in.Anchors) > anchor.DefaultMaxAnchors {
+		return invalidf("%d anchors given, and a memory records at most %d: give the files and identifiers it is most about",
+			len(in.Anchors), anchor.DefaultMaxAnchors)
+	}
 	for _, a := range in.Anchors {
 		if err := a.Validate(); err != nil {
 			return invalidf("%v", strings.TrimPrefix(err.Error(), memcore.ErrInvalidMemory.Error()+": "))

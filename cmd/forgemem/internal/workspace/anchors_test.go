@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,6 +94,20 @@ func TestRememberRecordsAnchors(t *testing.T) {
 		Category: memcore.CategoryPatterns, Anchors: []memcore.Anchor{{Path: "/etc/passwd"}}})
 	if !errors.Is(err, workspace.ErrInvalidInput) {
 		t.Errorf("absolute anchor: %v", err)
+	}
+	// More anchors than a memory records: refused, not cut without a word.
+	many := make([]memcore.Anchor, 17)
+	for i := range many {
+		many[i] = memcore.Anchor{Path: fmt.Sprintf("internal/db/f%d.go", i)}
+	}
+	_, err = ws.Remember(ctx, workspace.RememberInput{Text: "Too many anchors.", Scope: memcore.ScopeRepo,
+		Category: memcore.CategoryPatterns, Anchors: many})
+	if !errors.Is(err, workspace.ErrInvalidInput) || !strings.Contains(err.Error(), "17 anchors given") {
+		t.Errorf("17 anchors: %v", err)
+	}
+	if _, err = ws.Remember(ctx, workspace.RememberInput{Text: "As many anchors as a memory records.", Scope: memcore.ScopeRepo,
+		Category: memcore.CategoryPatterns, Anchors: many[:16]}); err != nil {
+		t.Errorf("16 anchors: %v", err)
 	}
 }
 
