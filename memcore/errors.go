@@ -21,6 +21,13 @@ var (
 	// ErrMalformed: bytes are not a memory file: no front matter, an
 	// unclosed one, or YAML that does not decode into the schema's types.
 	ErrMalformed = errors.New("malformed memory file")
+	// ErrMergeConflict: a memory file, or a memory's content, holds an
+	// unresolved git merge conflict (<<<<<<<, ======= and >>>>>>> lines),
+	// as a merge of two branches that changed the same memory leaves it.
+	// A file that does is malformed (the error wraps ErrMalformed too): it
+	// is not read, since both sides would be recalled as one memory. A
+	// memory whose content does is invalid (it wraps ErrInvalidMemory).
+	ErrMergeConflict = errors.New("unresolved merge conflict")
 	// ErrUnknownScope: a scope argument is not one of repo, user.
 	ErrUnknownScope = errors.New("unknown scope")
 	// ErrScopeOff: the store has no folder for the scope (a FileStore made

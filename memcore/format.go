@@ -125,6 +125,9 @@ func parseLenient(raw []byte, modTime time.Time) (*MemoryFile, []string, error) 
 
 // decodeFile decodes a memory file without validating its fields.
 func decodeFile(raw []byte) (*MemoryFile, error) {
+	if open, end, found := mergeConflict(string(raw)); found {
+		return nil, fmt.Errorf("%w: %w at lines %d–%d: %s", ErrMalformed, ErrMergeConflict, open, end, conflictAdvice)
+	}
 	yamlBlock, body, opening, err := splitFile(string(raw))
 	if err != nil {
 		return nil, err

@@ -285,6 +285,12 @@ func TestParseErrors(t *testing.T) {
 		{"blank content", "---\n" + strings.Join(validLines(nil), "\n") + "\n---\n\n \n\t\n", []error{ErrInvalidMemory}, "content"},
 		{"no content", "---\n" + strings.Join(validLines(nil), "\n") + "\n---\n", []error{ErrInvalidMemory}, "content"},
 		{"invalid UTF-8 content", "---\n" + strings.Join(validLines(nil), "\n") + "\n---\n\nok \xc3\x28 not\n", []error{ErrInvalidMemory}, "content"},
+		{"merge conflict in the content", front(validLines(nil)...) + "\n<<<<<<< HEAD\nUse tabs.\n=======\nUse spaces.\n>>>>>>> feature\n",
+			[]error{ErrMalformed, ErrMergeConflict}, "lines 11–15"},
+		{"merge conflict in the front matter", "---\nid: " + idA + "\n<<<<<<< HEAD\nversion: 1\n=======\nversion: 2\n>>>>>>> theirs\n---\nbody\n",
+			[]error{ErrMalformed, ErrMergeConflict}, "lines 3–7"},
+		{"diff3 merge conflict, CRLF", "---\r\nid: " + idA + "\r\n---\r\n<<<<<<< ours\r\na\r\n||||||| base\r\nb\r\n=======\r\nc\r\n>>>>>>>\r\n",
+			[]error{ErrMalformed, ErrMergeConflict}, "lines 4–10"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

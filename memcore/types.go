@@ -184,7 +184,8 @@ var knownKeys = map[string]bool{
 // [ErrInvalidID]. A nil result means m can be written.
 //
 // Required: a valid id, created_at, version ≥ 1, a known scope and category,
-// and content that is not blank. Times must lie in the years 0000-9999. Optional fields, when present, must be valid:
+// and content that is not blank and holds no unresolved merge conflict
+// ([ErrMergeConflict]). Times must lie in the years 0000-9999. Optional fields, when present, must be valid:
 // supersedes names another valid id, related edges name valid ids other than
 // m's own with refines, contradicts or relates-to, trigger is known,
 // retired_reason only on a retired version, source and status known,
@@ -294,13 +295,17 @@ func (v *memoryProblems) checkOptional(mt *MemoryMeta) {
 	}
 }
 
-// checkContent checks the body: valid UTF-8 and not blank.
+// checkContent checks the body: valid UTF-8, not blank, and no unresolved
+// merge conflict.
 func (v *memoryProblems) checkContent(content string) {
 	switch {
 	case !utf8.ValidString(content):
 		v.bad("content is not valid UTF-8")
 	case strings.TrimSpace(content) == "":
 		v.bad("content is empty")
+	}
+	if open, end, found := mergeConflict(content); found {
+		*v = append(*v, fmt.Errorf("%w: content: %w at its lines %d–%d: %s", ErrInvalidMemory, ErrMergeConflict, open, end, conflictAdvice))
 	}
 }
 
