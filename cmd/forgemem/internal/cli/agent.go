@@ -319,9 +319,16 @@ nothing is recalled, and stderr says so (--json: "skipped").`,
 			if err = a.partialWarning("recall", err); err != nil {
 				return err
 			}
-			if asJSON {
-				return a.out.json(recallJSON(res))
+			unreadable, err := ws.UnreadableCount(cmd.Context())
+			if err != nil {
+				return err
 			}
+			if asJSON {
+				doc := recallJSON(res)
+				doc.Unreadable = unreadable
+				return a.out.json(doc)
+			}
+			defer a.warnUnreadable(cmd, unreadable)
 			if res.HeldDropped > 0 {
 				eprintf(a.env.Stderr, "forgemem recall: %s\n", heldNote(res.HeldDropped, ""))
 			}
@@ -384,6 +391,9 @@ type recallDocument struct {
 	// Skipped says why nothing was recalled, when retrieval did not run:
 	// memory turned off here, an empty conversation, no index yet, …
 	Skipped string `json:"skipped,omitempty"`
+	// Unreadable counts the files of the memory folders that could not be
+	// read, so were not recalled (forgemem validate says why).
+	Unreadable int `json:"unreadable_files"`
 }
 
 // recallJSON is the JSON document of a recall's result.

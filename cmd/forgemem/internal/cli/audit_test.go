@@ -47,6 +47,9 @@ func (f *fixture) damage() {
 	// A user memory in the repository's folder, and a note that is not a memory.
 	f.handWrite(repo, id(32), memory(32, user, memcore.CategoryUserFacts, 12, "Misplaced."))
 	f.writeFile(filepath.Join(f.repoDir(), "README.md"), "# Our memories\n")
+	// A merge of two branches that both changed a memory.
+	f.writeFile(filepath.Join(f.repoDir(), id(36)+".md"), "---\nid: "+id(36)+"\ncreated_at: 2025-01-01T00:00:00Z\nversion: 1\nscope: repo\ncategory: patterns\n---\n\n"+
+		"<<<<<<< HEAD\nRelease on Fridays.\n=======\nRelease on Mondays.\n>>>>>>> release-days\n")
 	// A hand edit that lost created_at: served, repaired.
 	edited := filepath.Join(f.userDir(), id(33)+".md")
 	f.writeFile(edited, "---\nid: "+id(33)+"\nversion: 1\nscope: user\ncategory: patterns\n---\n\nEdited by hand.\n")
@@ -84,6 +87,7 @@ func TestValidate(t *testing.T) {
 		workspace.ProblemMalformed, workspace.ProblemIDMismatch, workspace.ProblemDanglingSupersedes,
 		workspace.ProblemDanglingLink, workspace.ProblemCycle, workspace.ProblemFork, workspace.ProblemSecret,
 		workspace.ProblemCrossScope, workspace.ProblemScopeMismatch, workspace.ProblemNotAMemory, workspace.ProblemRepaired,
+		workspace.ProblemMergeConflict,
 	} {
 		if !slices.Contains(kinds, string(want)) {
 			t.Errorf("no %s problem among %v", want, kinds)

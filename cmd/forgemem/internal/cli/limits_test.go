@@ -70,10 +70,10 @@ func TestTooLargeMemoryFile(t *testing.T) {
 	}
 }
 
-// list, search and export never hide files they could not read without a
-// word: stderr says how many, and to run validate.
+// list, search, export and recall never hide files they could not read
+// without a word: stderr says how many, and to run validate.
 func TestUnreadableFilesAreNeverSilent(t *testing.T) {
-	commands := [][]string{{"list"}, {"list", "--json"}, {"search", "locking"}, {"export"}}
+	commands := [][]string{{"list"}, {"list", "--json"}, {"search", "locking"}, {"export"}, {"recall", "-m", "locking"}}
 	f := newFixture(t)
 	f.seed()
 	for _, args := range commands {

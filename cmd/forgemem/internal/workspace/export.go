@@ -57,7 +57,7 @@ func (w *Workspace) Export(ctx context.Context, retired bool) (*Export, error) {
 			}
 		}
 	}
-	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
+	if out.Unreadable, err = w.UnreadableCount(ctx); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -90,7 +90,7 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 			}
 		}
 	}
-	if res.Unreadable, err = w.unreadableCount(ctx); err != nil {
+	if res.Unreadable, err = w.UnreadableCount(ctx); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -175,7 +175,7 @@ func (w *Workspace) search(ctx context.Context, text string, limit int, pending 
 		return nil, err
 	}
 	out := &SearchResult{Query: text}
-	if out.Unreadable, err = w.unreadableCount(ctx); err != nil {
+	if out.Unreadable, err = w.UnreadableCount(ctx); err != nil {
 		return nil, err
 	}
 	out.Hits, out.Held = w.hits(ctx, snap, res.Ranked, limit, !pending)

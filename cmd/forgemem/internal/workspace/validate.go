@@ -27,6 +27,9 @@ const (
 	// ProblemMalformed: a file that is not a memory file (no front matter,
 	// bad YAML, a symbolic link or other file that is not regular).
 	ProblemMalformed ProblemKind = "malformed"
+	// ProblemMergeConflict: a memory file holding an unresolved git merge
+	// conflict, which is not read until it is resolved.
+	ProblemMergeConflict ProblemKind = "merge-conflict"
 	// ProblemInvalid: a memory file whose fields break the schema.
 	ProblemInvalid ProblemKind = "invalid"
 	// ProblemIDMismatch: a memory file whose id differs from its name.
@@ -142,8 +145,11 @@ func (w *Workspace) unreadable(ctx context.Context) ([]Problem, error) {
 	return out, nil
 }
 
-// unreadableCount counts what unreadable returns.
-func (w *Workspace) unreadableCount(ctx context.Context) (int, error) {
+// UnreadableCount counts the files and folders of the memory folders the
+// store does not read (a hand edit it cannot parse, a merge conflict, a
+// file too large…), which [Workspace.Validate] describes: memories a
+// listing, a search or a recall is missing.
+func (w *Workspace) UnreadableCount(ctx context.Context) (int, error) {
 	probs, err := w.unreadable(ctx)
 	return len(probs), err
 }
@@ -166,6 +172,10 @@ func (w *Workspace) fileProblem(p memcore.Problem) Problem {
 	case errors.Is(p.Err, memcore.ErrInvalidID):
 		out.Kind = ProblemNotAMemory
 		out.Message = "the file name is not <memory id>.md, so it is not read as a memory; rename or move it"
+	case errors.Is(p.Err, memcore.ErrMergeConflict):
+		out.Kind = ProblemMergeConflict
+		out.Message = strings.TrimPrefix(out.Message, memcore.ErrMalformed.Error()+": ") +
+			"; until then the memory is not read: not listed, searched or recalled"
 	case errors.Is(p.Err, memcore.ErrMalformed):
 		out.Kind = ProblemMalformed
 		advice := "; fix the file (see the file format in forgemem's README) or remove it"
