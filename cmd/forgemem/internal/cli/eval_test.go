@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -96,6 +97,66 @@ func TestEvalJSON(t *testing.T) {
 	text := f.runIn(t.Context(), f.repo, evalDataset, "eval", "--dataset", "-")
 	if text.code != 0 || !strings.Contains(text.stdout, "recall@5") || !strings.Contains(text.stdout, "2 queries (2 on topic, 0 off topic) over 3 memories in 1 collections") {
 		t.Errorf("eval --dataset - = %d\n%s\n%s", text.code, text.stdout, text.stderr)
+	}
+}
+
+// A dataset or off-topic file that starts with a byte order mark is read
+// as the same file without; one that holds something else than its lines
+// of JSON objects gets an error that names the line, the field, what was
+// found and what is wanted, in the file's terms.
+func TestEvalSaysWhatIsWrongWithAFile(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(f.root, "data.jsonl")
+	f.writeFile(path, evalDataset)
+	off := filepath.Join(f.root, "off.jsonl")
+	f.writeFile(off, `{"id": "o1", "text": "What is a good recipe for banana bread with walnuts?"}`+"\n")
+	want := f.run("eval", "--dataset", path, "--offtopic", off, "--json")
+	if want.code != 0 {
+		t.Fatalf("eval: exit %d\n%s", want.code, want.stderr)
+	}
+
+	bomData := filepath.Join(f.root, "data-bom.jsonl")
+	f.writeFile(bomData, "\ufeff"+evalDataset)
+	bomOff := filepath.Join(f.root, "off-bom.jsonl")
+	f.writeFile(bomOff, "\ufeff"+`{"id": "o1", "text": "What is a good recipe for banana bread with walnuts?"}`+"\r\n")
+	// The figures but the latencies.
+	figures := func(stdout string) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+			t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+		}
+		delete(m, "p50_ms")
+		delete(m, "p95_ms")
+		return m
+	}
+	if r := f.run("eval", "--dataset", bomData, "--offtopic", bomOff, "--json"); r.code != 0 || !reflect.DeepEqual(figures(r.stdout), figures(want.stdout)) {
+		t.Errorf("files with a byte order mark: exit %d, stderr %q, stdout\n%s\nwant\n%s", r.code, r.stderr, r.stdout, want.stdout)
+	}
+
+	for _, tt := range []struct {
+		name, dataset, offTopic, want string
+	}{
+		{"a dataset line that is an array", `[{"collection": "c"}]`, "",
+			"line 1: invalid evaluation dataset: want a JSON object with collection, memories and queries, got an array"},
+		{"a memory's content that is not text", "\n" + strings.Replace(evalDataset, `"content":"Migrations live in db/migrations, one file per change."`, `"content":["Migrations"]`, 1), "",
+			"line 2: invalid evaluation dataset: memory 2: content: want a string, got an array"},
+		{"an off-topic line with an unknown field", evalDataset, `{"id": "o1", "question": "banana bread?"}`,
+			`off-topic queries: line 1: invalid evaluation dataset: unknown field "question"; the fields are id, text, messages and relevant`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data := filepath.Join(f.root, "bad.jsonl")
+			f.writeFile(data, tt.dataset)
+			args := []string{"eval", "--dataset", data}
+			if tt.offTopic != "" {
+				off := filepath.Join(f.root, "bad-off.jsonl")
+				f.writeFile(off, tt.offTopic)
+				args = append(args, "--offtopic", off)
+			}
+			r := f.run(args...)
+			if want := "forgemem eval: " + tt.want + "\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
+				t.Errorf("exit %d, stdout %q, stderr\n%q\nwant 1 and\n%q", r.code, r.stdout, r.stderr, want)
+			}
+		})
 	}
 }
 

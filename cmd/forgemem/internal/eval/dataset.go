@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/jsonlines"
 	"github.com/forgemem/forgemem/memcore"
 )
 
@@ -88,40 +87,36 @@ func (q Query) Window() []memcore.Message {
 }
 
 // ReadDataset reads a dataset file: JSON Lines, one [Collection] per
-// line; blank lines are skipped. Every collection is checked (see
-// [Collection.Validate]); the first problem is returned, naming its line
-// and wrapping [ErrDataset].
+// line; blank lines are skipped, and a UTF-8 byte order mark at the start.
+// Every collection is checked (see [Collection.Validate]); the first
+// problem is returned, naming its line and wrapping [ErrDataset], and
+// saying what is wrong and what is expected in the file's terms: the
+// field, by its name in the file, and the memory, query or message by its
+// place in its list.
 func ReadDataset(r io.Reader) ([]Collection, error) {
-	br := bufio.NewReader(r)
+	lines := jsonlines.NewReader(r)
 	var out []Collection
 	names := make(map[string]int)
-	for line := 1; ; line++ {
-		text, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("reading the dataset: %w", err)
-		}
-		if t := bytes.TrimSpace(text); len(t) > 0 {
-			var c Collection
-			dec := json.NewDecoder(bytes.NewReader(t))
-			dec.DisallowUnknownFields()
-			if derr := dec.Decode(&c); derr != nil {
-				return nil, fmt.Errorf("line %d: %w: %v", line, ErrDataset, derr)
-			}
-			if dec.More() {
-				return nil, fmt.Errorf("line %d: %w: more than one JSON value on the line", line, ErrDataset)
-			}
-			if verr := c.Validate(); verr != nil {
-				return nil, fmt.Errorf("line %d: %w", line, verr)
-			}
-			if prev, dup := names[c.Name]; dup {
-				return nil, fmt.Errorf("line %d: %w: collection %q is also on line %d", line, ErrDataset, c.Name, prev)
-			}
-			names[c.Name] = line
-			out = append(out, c)
-		}
+	for {
+		line, err := lines.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the dataset: %w", err)
+		}
+		var c Collection
+		if derr := decodeLine(line, &c, true, collectionShape, collectionLine); derr != nil {
+			return nil, fmt.Errorf("line %d: %w: %v", line.N, ErrDataset, derr)
+		}
+		if verr := c.Validate(); verr != nil {
+			return nil, fmt.Errorf("line %d: %w", line.N, verr)
+		}
+		if prev, dup := names[c.Name]; dup {
+			return nil, fmt.Errorf("line %d: %w: collection %q is also on line %d", line.N, ErrDataset, c.Name, prev)
+		}
+		names[c.Name] = line.N
+		out = append(out, c)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no collection", ErrDataset)
@@ -192,7 +187,7 @@ func (m *Memory) check(i int, seen map[string]bool) string {
 	case strings.TrimSpace(m.Content) == "":
 		return fmt.Sprintf("memory %q has no content", m.ID)
 	case m.Category != "" && !m.Category.Valid():
-		return fmt.Sprintf("memory %q: unknown category %q (want one of %v)", m.ID, m.Category, memcore.Categories())
+		return fmt.Sprintf("memory %q: unknown category %q (want %s)", m.ID, m.Category, categories())
 	case m.Scope != "" && !m.Scope.Valid():
 		return fmt.Sprintf("memory %q: unknown scope %q (want repo or user)", m.ID, m.Scope)
 	}
@@ -227,29 +222,28 @@ func (q *Query) check(mems map[string]bool) string {
 
 // ReadOffTopic reads a file of off-topic queries: JSON Lines, one [Query]
 // per line, each without relevant memories (an empty or absent
-// "relevant"); blank lines are skipped. The first problem is returned,
-// naming its line and wrapping [ErrDataset]. [AddOffTopic] adds them to
-// every collection of a dataset.
+// "relevant"); blank lines are skipped, and a UTF-8 byte order mark at the
+// start. The first problem is returned, naming its line and wrapping
+// [ErrDataset], in the file's terms as [ReadDataset]'s are. [AddOffTopic]
+// adds them to every collection of a dataset.
 func ReadOffTopic(r io.Reader) ([]Query, error) {
-	br := bufio.NewReader(r)
+	lines := jsonlines.NewReader(r)
 	var out []Query
 	ids := make(map[string]int)
-	for line := 1; ; line++ {
-		text, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("reading the off-topic queries: %w", err)
-		}
-		if t := bytes.TrimSpace(text); len(t) > 0 {
-			q, qerr := decodeOffTopic(t, ids)
-			if qerr != nil {
-				return nil, fmt.Errorf("off-topic queries: line %d: %w", line, qerr)
-			}
-			ids[q.ID] = line
-			out = append(out, q)
-		}
+	for {
+		line, err := lines.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the off-topic queries: %w", err)
+		}
+		q, qerr := decodeOffTopic(line, ids)
+		if qerr != nil {
+			return nil, fmt.Errorf("off-topic queries: line %d: %w", line.N, qerr)
+		}
+		ids[q.ID] = line.N
+		out = append(out, q)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("off-topic queries: %w: no query", ErrDataset)
@@ -258,12 +252,11 @@ func ReadOffTopic(r io.Reader) ([]Query, error) {
 }
 
 // decodeOffTopic decodes one line of an off-topic file and checks it: an
-// id not in ids, no relevant memories, and a text or messages.
-func decodeOffTopic(line []byte, ids map[string]int) (Query, error) {
+// id not in ids, no relevant memories, and a text or messages. What
+// follows the line's first JSON value is not read.
+func decodeOffTopic(line jsonlines.Line, ids map[string]int) (Query, error) {
 	var q Query
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
+	if err := decodeLine(line, &q, false, offTopicShape, offTopicLine); err != nil {
 		return q, fmt.Errorf("%w: %v", ErrDataset, err)
 	}
 	switch prev, dup := ids[q.ID]; {

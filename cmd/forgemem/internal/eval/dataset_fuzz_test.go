@@ -3,25 +3,30 @@ package eval
 import (
 	"bytes"
 	"errors"
+	"regexp"
+	"strings"
 	"testing"
 )
 
 // FuzzReadDataset checks that a dataset file, whatever it holds, is read
 // without a panic into collections that each validate and have distinct
-// names, or refused with an error wrapping ErrDataset; and that what is
-// read writes back as a file that reads as the same.
+// names, or refused with an error wrapping ErrDataset that names the line
+// and says what is wrong without Go's words for it; and that what is read
+// writes back as a file that reads as the same.
 func FuzzReadDataset(f *testing.F) {
 	f.Add([]byte(`{"collection": "c", "memories": [{"id": "m1", "content": "Prefers tabs."}], "queries": [{"id": "q1", "text": "tabs or spaces?", "relevant": ["m1"]}]}`))
 	f.Add([]byte(`{"collection": "c", "memories": [{"id": "m1", "content": "x", "category": "patterns", "scope": "repo"}], "queries": [{"id": "q1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], "relevant": []}]}` + "\n\n" +
 		`{"collection": "d", "memories": [{"id": "m1", "content": "y"}], "queries": [{"id": "q1", "text": "t", "messages": [], "relevant": null}]}`))
 	f.Add([]byte(`{"collection": "c", "memories": [], "queries": []} {}`))
 	f.Add([]byte("{\"collection\": \"\xff\", \"memories\": [{\"id\": \"m\", \"content\": \"\\u0000\"}], \"queries\": [{\"id\": \"q\", \"text\": \"\\ud800\"}]}"))
+	f.Add([]byte("\xef\xbb\xbf{\"Collection\": \"c\", \"MEMORIES\": [{\"id\": \"m1\", \"content\": \"x\"}], \"queries\": [{\"id\": \"q1\", \"text\": \"x\", \"relevant\": [\"m1\"]}]}\r\n"))
+	f.Add([]byte(`[{"collection": "c"}]`))
+	f.Add([]byte(`{"collection": "c", "memories": [{"id": 1, "content": ["x"]}, "m"], "queries": [{"id": "q", "messages": [{"role": 2}], "relevant": [3]}]}`))
+	f.Add([]byte(`{"collection": "c", "collection": 5, "memories": [{"id": "m", "content": "x", "tags": []}], "extra": {}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cols, err := ReadDataset(bytes.NewReader(data))
 		if err != nil {
-			if !errors.Is(err, ErrDataset) {
-				t.Fatalf("error %v does not wrap ErrDataset", err)
-			}
+			checkReadError(t, err, collectionShape)
 			return
 		}
 		names := make(map[string]bool)
@@ -54,18 +59,18 @@ func FuzzReadDataset(f *testing.F) {
 
 // FuzzReadOffTopic checks that an off-topic file, whatever it holds, is
 // read without a panic into queries with distinct ids, a text or a
-// conversation, and no relevant memory, or refused with an error wrapping
-// ErrDataset.
+// conversation, and no relevant memory, or refused as FuzzReadDataset
+// checks.
 func FuzzReadOffTopic(f *testing.F) {
 	f.Add([]byte(`{"id": "off-1", "text": "banana bread?"}` + "\n" + `{"id": "off-2", "messages": [{"role": "user", "content": "hi"}], "relevant": []}`))
 	f.Add([]byte(`{"id": "off-1", "text": "x", "relevant": ["m1"]}`))
 	f.Add([]byte(`{"id": "a", "text": "x"}` + "\n" + `{"id": "a", "text": "y"}`))
+	f.Add([]byte("\xef\xbb\xbf{\"ID\": \"off-1\", \"Text\": \"x\"}\r\n\n{\"id\": 2, \"messages\": [[]], \"query\": 1}"))
+	f.Add([]byte(`"banana bread?"`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		qs, err := ReadOffTopic(bytes.NewReader(data))
 		if err != nil {
-			if !errors.Is(err, ErrDataset) {
-				t.Fatalf("error %v does not wrap ErrDataset", err)
-			}
+			checkReadError(t, err, offTopicShape)
 			return
 		}
 		ids := make(map[string]bool)
@@ -81,4 +86,26 @@ func FuzzReadOffTopic(f *testing.F) {
 			ids[q.ID] = true
 		}
 	})
+}
+
+// lineError is how an error about a line of a file begins.
+var lineError = regexp.MustCompile(`^(off-topic queries: )?line [1-9][0-9]*: `)
+
+// checkReadError checks an error of ReadDataset or ReadOffTopic, whose
+// lines are of shape s: it wraps ErrDataset, names the line unless the file
+// has nothing, shows none of Go's words, and says what is wrong rather
+// than only what s is (what it says when it cannot tell).
+func checkReadError(t *testing.T, err error, s *shape) {
+	t.Helper()
+	msg := err.Error()
+	switch {
+	case !errors.Is(err, ErrDataset):
+		t.Fatalf("error %v does not wrap ErrDataset", err)
+	case !lineError.MatchString(msg) && !strings.HasSuffix(msg, ": no collection") && !strings.HasSuffix(msg, ": no query"):
+		t.Fatalf("error %q names no line", msg)
+	case goInternals.MatchString(msg):
+		t.Fatalf("error %q shows Go's %q", msg, goInternals.FindString(msg))
+	case strings.HasSuffix(msg, "dataset: want "+s.want):
+		t.Fatalf("error %q does not say what is wrong", msg)
+	}
 }

@@ -132,7 +132,7 @@ func TestReadDataset(t *testing.T) {
 		{"one collection", good + "\n", 0, ""},
 		{"blank lines", "\n" + good + "\n\n", 0, ""},
 		{"no collection", "\n\n", 0, "no collection"},
-		{"not JSON", good + "\n{", 2, "unexpected EOF"},
+		{"not JSON", good + "\n{", 2, "the line ends inside a value"},
 		{"unknown field", `{"collection": "c", "memories": [], "queries": [], "extra": 1}`, 1, "unknown field"},
 		{"no name", strings.Replace(good, `"c"`, `""`, 1), 1, "without a name"},
 		{"repeated name", good + "\n" + good, 2, "also on line 1"},
