@@ -624,6 +624,186 @@ func TestHookInstallRecognisesItsHooksWhateverTheBinary(t *testing.T) {
 	}
 }
 
+// git runs git in dir as the world's commands see it: the world's home
+// (its global settings and ignore file), no system settings, and none of
+// the test process's GIT_* variables.
+func (w *world) git(dir string, args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// hook install keeps .claude/settings.local.json, which holds this
+// machine's path to forgemem, and its backup out of git, as Claude Code
+// keeps the file: in a git work tree where git does not ignore them yet it
+// adds them to .git/info/exclude, once, and says so in one line; the
+// repository's tracked files, .gitignore among them, stay as they were.
+// Files git ignores already, a folder git does not take for a work tree
+// and a machine without git get the install they got before.
+func TestHookInstallKeepsLocalSettingsOutOfGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git on PATH")
+	}
+	const (
+		excluded     = "Added .claude/settings.local.json and its backup to .git/info/exclude so that git does not commit this machine's settings; .gitignore is unchanged."
+		bakExcluded  = "Added .claude/settings.local.json.bak to .git/info/exclude so that git does not commit this machine's settings; .gitignore is unchanged."
+		lines        = "/.claude/settings.local.json\n/.claude/settings.local.json.bak\n"
+		trackedNotes = ".claude/settings.local.json is tracked by git, with this machine's path: git rm --cached .claude/settings.local.json stops committing it (.git/info/exclude ignores it then)."
+	)
+	tests := []struct {
+		name string
+		// setUp makes the repository in dir, an empty folder, in the world
+		// w.
+		setUp func(t *testing.T, w *world, dir string)
+		// path is the PATH of the installs; "" is the test's.
+		path string
+		// says is the line the install says about git, "" for none; twice
+		// whether the second install says it again.
+		says  string
+		twice bool
+		// exclude is what .git/info/exclude ends with after both installs.
+		exclude string
+		// warns is what stderr holds, each time.
+		warns []string
+	}{
+		{name: "a work tree", setUp: gitInit, says: excluded, exclude: lines},
+		{name: "ignored already by the user's global ignore file, as Claude Code writes it", setUp: func(t *testing.T, w *world, dir string) {
+			writeFile(t, filepath.Join(w.home, ".config", "git", "ignore"), "**/.claude/settings.local.json\n")
+			gitInit(t, w, dir)
+		}, says: bakExcluded, exclude: "/.claude/settings.local.json.bak\n"},
+		{name: "ignored already by the repository's .gitignore", setUp: func(t *testing.T, w *world, dir string) {
+			gitInit(t, w, dir)
+			writeFile(t, filepath.Join(dir, ".gitignore"), ".claude/*.local.*\n")
+		}},
+		{name: "committed already", setUp: func(t *testing.T, w *world, dir string) {
+			gitInit(t, w, dir)
+			writeFile(t, filepath.Join(dir, ".claude", "settings.local.json"), `{"permissions": {"allow": ["Bash(make:*)"]}}`)
+			w.git(dir, "add", ".claude")
+			w.git(dir, "commit", "-q", "-m", "local settings")
+		}, says: trackedNotes, twice: true, exclude: lines},
+		{name: "a folder git does not take for a work tree, in one it does", setUp: func(t *testing.T, w *world, dir string) {
+			w.git(filepath.Dir(dir), "init", "-q")
+			if err := os.Mkdir(filepath.Join(dir, ".git"), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "no git installed", setUp: gitInit, path: "/nonexistent"},
+		{name: "an exclude file git cannot read", setUp: func(t *testing.T, w *world, dir string) {
+			gitInit(t, w, dir)
+			exclude := filepath.Join(dir, ".git", "info", "exclude")
+			if err := os.Remove(exclude); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(exclude, 0o750); err != nil {
+				t.Fatal(err)
+			}
+		}, warns: []string{"forgemem hook install: asking git whether it ignores .claude/settings.local.json: ",
+			"; add .claude/settings.local.json to .git/info/exclude to keep it out of commits\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.env = []string{"GIT_CONFIG_NOSYSTEM=1"} // git in forgemem sees what w.git sees
+			dir := filepath.Join(t.TempDir(), "shop")
+			if err := os.Mkdir(dir, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			tt.setUp(t, w, dir)
+			exclude := filepath.Join(dir, ".git", "info", "exclude")
+			outer := filepath.Join(filepath.Dir(dir), ".git", "info", "exclude")
+			before, _ := os.ReadFile(exclude)
+			outerBefore, _ := os.ReadFile(outer)
+			gitignore, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
+			install := func() string {
+				t.Helper()
+				if tt.path != "" {
+					out, code := w.installWith(dir, binary, tt.path)
+					if code != 0 {
+						t.Fatalf("hook install: exit %d\n%s", code, out)
+					}
+					return out
+				}
+				out, errOut, code := w.run(dir, "", "hook", "install", "claude-code")
+				if code != 0 || len(tt.warns) == 0 && errOut != "" || strings.Count(errOut, "\n") > 1 {
+					t.Fatalf("hook install: exit %d, stderr %q", code, errOut)
+				}
+				contains(t, "hook install's stderr", errOut, tt.warns...)
+				return out
+			}
+			for i, out := range []string{install(), install()} {
+				contains(t, "hook install", out, "settings.local.json", "not on your PATH")
+				says := tt.says
+				if i == 1 && !tt.twice {
+					says = ""
+				}
+				if says == "" && (strings.Contains(out, "info/exclude") || strings.Contains(out, "tracked by git")) {
+					t.Errorf("install %d says something of git:\n%s", i+1, out)
+				}
+				if says != "" && !strings.Contains(out, "\n  "+says+"\n") {
+					t.Errorf("install %d does not say, on a line of its own:\n%s\nit says:\n%s", i+1, says, out)
+				}
+			}
+			after, _ := os.ReadFile(exclude)
+			added, ok := strings.CutPrefix(string(after), string(before))
+			if tt.exclude == "" && string(after) != string(before) || tt.exclude != "" && (!ok || !strings.HasSuffix(added, tt.exclude) ||
+				strings.Count(string(after), "/.claude/") != strings.Count(tt.exclude, "/.claude/")) {
+				t.Errorf(".git/info/exclude went from\n%s\nto\n%s\nwant %q added once", before, after, tt.exclude)
+			}
+			if now, _ := os.ReadFile(outer); string(now) != string(outerBefore) {
+				t.Errorf("the exclude file of the work tree around the folder went from\n%s\nto\n%s", outerBefore, now)
+			}
+			if now, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); string(now) != string(gitignore) {
+				t.Errorf(".gitignore went from %q to %q", gitignore, now)
+			}
+			if tt.says == excluded || tt.says == bakExcluded {
+				// Nothing hook install wrote is there for git to commit.
+				if status := w.git(dir, "status", "--porcelain", "--untracked-files=all"); status != "" {
+					t.Errorf("git status after the installs:\n%s", status)
+				}
+			}
+		})
+	}
+}
+
+// gitInit makes dir a git work tree.
+func gitInit(t *testing.T, w *world, dir string) {
+	t.Helper()
+	w.git(dir, "init", "-q")
+}
+
+// In a linked worktree, whose .git is a file, hook install adds the lines
+// to the exclude file of the repository, which all its worktrees read.
+func TestHookInstallKeepsLocalSettingsOutOfGitInAWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git on PATH")
+	}
+	w := newWorld(t)
+	w.env = []string{"GIT_CONFIG_NOSYSTEM=1"}
+	top, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, linked := filepath.Join(top, "main"), filepath.Join(top, "linked")
+	w.git(top, "init", "-q", main)
+	w.git(main, "commit", "-q", "--allow-empty", "-m", "first")
+	w.git(main, "worktree", "add", "-q", linked)
+	out := w.ok(linked, "", "hook", "install", "claude-code")
+	exclude := filepath.Join(main, ".git", "info", "exclude")
+	contains(t, "hook install", out, "\n  Added .claude/settings.local.json and its backup to "+exclude+" so that git does not commit")
+	if data, err := os.ReadFile(exclude); err != nil || !strings.HasSuffix(string(data), "\n/.claude/settings.local.json\n/.claude/settings.local.json.bak\n") {
+		t.Errorf("%s: %v\n%s", exclude, err, data)
+	}
+	if status := w.git(linked, "status", "--porcelain", "--untracked-files=all"); status != "" {
+		t.Errorf("git status in the worktree after the install:\n%s", status)
+	}
+}
+
 // forgemem mcp writes nothing but the protocol on stdout, and its message
 // on stderr; the end of its input, once it has answered, ends it.
 func TestMCPStdoutIsTheProtocolOnly(t *testing.T) {

@@ -488,7 +488,8 @@ to Claude Code's settings, keeping everything else in the file:
 
   in a repository  .claude/settings.json, which the team shares, when forgemem is on PATH:
                    the hooks run "forgemem hook claude-code"; else .claude/settings.local.json,
-                   this machine's own settings, with this binary's absolute path
+                   this machine's own settings, with this binary's absolute path, which
+                   git is told to ignore (in .git/info/exclude) unless it does already
   --user           ~/.claude/settings.json, for every project
 
 forgemem's hooks are recognised by what they run, whatever the binary's name or path:
@@ -528,11 +529,19 @@ forgemem first (go install github.com/forgemem/forgemem/cmd/forgemem@latest).`,
 			if err != nil {
 				return err
 			}
+			// This machine's settings, with its path to forgemem, stay out
+			// of git, as Claude Code keeps them.
+			var ignored string
+			if !bin.onPath && !user {
+				if ignored, err = a.keepLocalSettingsOutOfGit(cmd.Context(), a.settings.Paths.RepoRoot); err != nil {
+					eprintf(a.env.Stderr, "%s: %v; add %s to .git/info/exclude to keep it out of commits\n", cmd.CommandPath(), err, localSettings[0])
+				}
+			}
 			if moved != nil && len(moved.Removed) > 0 {
 				a.out.printf("Moved forgemem's hooks (%s) out of %s, this machine's own settings, into %s (the previous file is %s).\n",
 					strings.Join(moved.Removed, ", "), moved.Path, claudecode.SettingsFile, moved.Backup)
 			}
-			a.printInstall(res, bin, user)
+			a.printInstall(res, bin, user, ignored)
 			return nil
 		},
 	}
@@ -655,7 +664,9 @@ func lookPath(name string, environ []string) string {
 	return ""
 }
 
-func (a *app) printInstall(res *claudecode.InstallResult, bin hookBin, user bool) {
+// printInstall says what hook install did; ignored is what it did to keep
+// settings.local.json out of git, "" for nothing.
+func (a *app) printInstall(res *claudecode.InstallResult, bin hookBin, user bool, ignored string) {
 	p := a.out
 	a.printInstallChanges(res)
 	p.printf("The hooks run: %s %s\n", bin.name, claudecode.HookArgs)
@@ -668,6 +679,9 @@ func (a *app) printInstall(res *claudecode.InstallResult, bin hookBin, user bool
 		p.printf("  forgemem is not on your PATH, so they run this binary by its absolute path, written to %s:\n", claudecode.LocalSettingsFile)
 		p.printf("  this machine's own settings, which Claude Code reads with %s and which are not to be\n", claudecode.SettingsFile)
 		p.printf("  committed. Put forgemem on your PATH and install again to share the hooks in %s.\n", claudecode.SettingsFile)
+		if ignored != "" {
+			p.printf("  %s\n", ignored)
+		}
 	}
 	if a.settings != nil && a.settings.Provider == "fake" {
 		p.println("\nCapture needs a classifier model: with the fake provider the Stop and PreCompact hooks queue")
