@@ -29,9 +29,12 @@ import (
 // moment could both take it).
 //
 // A write that supersedes takes the lock of every folder the store has (a
-// successor may be written into either scope), in the order of the
-// folders' real paths (symbolic links resolved), so that every process
-// takes them in the same order whichever scope each folder is to it. It
+// successor may be written into either scope) but a folder of the other
+// scope that does not exist — it holds no successor, and a writer that
+// creates it to write one there takes this folder's lock too before it
+// publishes — in the order of the folders' real paths (symbolic links
+// resolved), so that every process takes them in the same order whichever
+// scope each folder is to it. It
 // never waits for one folder's lock while holding the other's: if the
 // second is busy it lets the first go and tries again, so two processes
 // cannot deadlock even if they saw the folders by paths that order
@@ -59,14 +62,19 @@ var errLockBusy = errors.New("lock busy")
 // lockChains takes the chain lock of every folder the store has, as
 // described above, waiting until it has them all or ctx ends, and returns
 // the function that releases them. scope is the scope being written: a
-// folder of the other scope whose lock cannot be taken (missing, not a
-// folder, no permission) is skipped with a log line, since a write into
-// that folder fails in the same way; the written scope's folder must lock.
+// folder of the other scope that does not exist is skipped (and not
+// created), and one whose lock cannot be taken (not a folder, no
+// permission) is skipped with a log line, since a write into that folder
+// fails in the same way; the written scope's folder must lock.
 func (s *FileStore) lockChains(ctx context.Context, scope Scope) (release func(), err error) {
 	type folder struct{ path, order string }
 	var folders []folder
 	for _, sc := range s.onScopes() {
-		path, err := prepareLockDir(s.Dir(sc))
+		dir := s.Dir(sc)
+		if _, err := os.Lstat(dir); sc != scope && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		path, err := prepareLockDir(dir)
 		if err != nil {
 			if sc == scope {
 				return nil, fmt.Errorf("lock the %s folder: %w", sc, err)
@@ -74,7 +82,7 @@ func (s *FileStore) lockChains(ctx context.Context, scope Scope) (release func()
 			s.log.Warn().Err(err).Str("scope", string(sc)).Msg("memcore: cannot lock the other scope's folder; superseding without it")
 			continue
 		}
-		folders = append(folders, folder{path, s.lockOrder[scopeIndex(sc)]})
+		folders = append(folders, folder{path, realPath(dir)})
 	}
 	slices.SortFunc(folders, func(a, b folder) int { return strings.Compare(a.order, b.order) })
 	wait := lockRetryFirst
@@ -115,6 +123,15 @@ func (s *FileStore) lockChains(ctx context.Context, scope Scope) (release func()
 		}
 		wait = min(2*wait, lockRetryMax)
 	}
+}
+
+// realPath is dir with symbolic links resolved: the order of its lock
+// among the store's (dir when they cannot be resolved).
+func realPath(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
 }
 
 // prepareLockDir makes sure dir holds a .locks folder with its .gitignore

@@ -80,11 +80,12 @@ const MaxFileBytes = 1 << 20
 // processes may use the same folders at once.
 type FileStore struct {
 	dirs [2]string // indexed by scopeIndex
-	// lockOrder is, for each folder, its real path (symbolic links
-	// resolved): the folders' chain locks are taken in this order.
-	lockOrder [2]string
-	log       zerolog.Logger
-	workers   int
+	// absent marks the folders that did not exist when a store with
+	// FileStoreConfig.DeferCreate opened, until a Write creates them (see
+	// FileStore.created).
+	absent  [2]atomic.Bool
+	log     zerolog.Logger
+	workers int
 
 	mu    sync.Mutex
 	cache [2]map[string]*cachedFile
@@ -108,15 +109,18 @@ func scopeIndex(s Scope) int {
 }
 
 // NewFileStore returns a FileStore over repoDir (scope repo) and userDir
-// (scope user), creating the folders (mode 0750) if needed. The two must be
-// different folders. An empty folder name turns that scope off — outside a
+// (scope user), creating the folders (mode 0750) if needed — or, with
+// cfg.DeferCreate, leaving a missing folder missing until the first Write
+// into it (it lists as empty meanwhile). The two must be different
+// folders. An empty folder name turns that scope off — outside a
 // repository there is no repo scope: the store then lists and reads the
 // other scope only, and a write to the scope that is off fails with
 // [ErrScopeOff]. At least one folder must be given.
 //
 // Both folders empty, one folder given for both scopes, or a field of cfg
 // out of range is a *[ConfigError] (matching [ErrInvalidConfig]) naming
-// every such mistake, and nothing is created.
+// every such mistake, and nothing is created. A folder that is a symbolic
+// link, or not a folder, is an error wrapping [ErrUnsafeFolder].
 func NewFileStore(repoDir, userDir string, cfg FileStoreConfig) (*FileStore, error) {
 	bad := folderErrors(repoDir, userDir)
 	if err := cfg.Validate(); err != nil {
@@ -141,10 +145,14 @@ func NewFileStore(repoDir, userDir string, cfg FileStoreConfig) (*FileStore, err
 		}
 		s.dirs[i] = abs
 	}
-	if err := s.createFolders(); err != nil {
+	if err := s.openFolders(cfg.DeferCreate); err != nil {
 		return nil, err
 	}
-	s.prepareFolders()
+	for _, d := range s.dirs {
+		if d != "" {
+			s.removeStaleTemps(d)
+		}
+	}
 	return s, nil
 }
 
@@ -172,17 +180,34 @@ func folderErrors(repoDir, userDir string) FieldErrors {
 // repository's.
 const sameFolderWant = "a folder other than repoDir (each scope needs a folder of its own)"
 
-// createFolders creates the store's folders and checks that they are not
-// one folder under two names (a symbolic link).
-func (s *FileStore) createFolders() error {
+// openFolders checks the store's folders as NewFileStore says: each a real
+// folder, created if missing — or, with deferCreate, marked absent — and
+// the two not one folder under two names.
+func (s *FileStore) openFolders(deferCreate bool) error {
 	for i, d := range s.dirs {
 		if d == "" {
 			continue
 		}
-		if err := ensureFolder(Scopes()[i], d); err != nil {
+		var err error
+		if deferCreate {
+			if err = checkMemoryFolder(Scopes()[i], d); errors.Is(err, fs.ErrNotExist) {
+				s.absent[i].Store(true)
+				continue
+			}
+		} else {
+			err = ensureFolder(Scopes()[i], d)
+		}
+		if err != nil {
 			return fmt.Errorf("memcore: new file store: %w", err)
 		}
 	}
+	return s.checkDistinct()
+}
+
+// checkDistinct refuses, with a *ConfigError, the two scopes' folders when
+// they are one folder under two names (a symbolic link above one of them).
+// A folder that does not exist yet is not compared.
+func (s *FileStore) checkDistinct() error {
 	if s.dirs[0] == "" || s.dirs[1] == "" {
 		return nil
 	}
@@ -196,42 +221,49 @@ func (s *FileStore) createFolders() error {
 	return nil
 }
 
-// prepareFolders removes the temporary files killed writers left in the
-// store's folders and records the order of their chain locks.
-func (s *FileStore) prepareFolders() {
-	for i, d := range s.dirs {
-		if d == "" {
-			continue
-		}
-		s.removeStaleTemps(d)
-		s.lockOrder[i] = d
-		if real, err := filepath.EvalSymlinks(d); err == nil {
-			s.lockOrder[i] = real
-		}
+// created is called by a Write that made sure scope's folder exists: the
+// first time for a folder that was absent when the store opened, it checks
+// what NewFileStore checks of the folders it finds (see checkDistinct).
+func (s *FileStore) created(scope Scope) error {
+	si := scopeIndex(scope)
+	if !s.absent[si].Load() {
+		return nil
 	}
+	if err := s.checkDistinct(); err != nil {
+		return err
+	}
+	s.absent[si].Store(false)
+	return nil
 }
 
 // ensureFolder creates scope's memory folder dir (mode 0750) if it is
-// missing, and checks that it is a real folder: a symbolic link in its
-// place is an error wrapping ErrUnsafeFolder, never followed — a
-// repository can commit a link pointing anywhere, and memories would be
-// written there. Folders above dir are the caller's choice and may be
-// links.
+// missing, and checks that it is a real folder (see checkMemoryFolder).
 func ensureFolder(scope Scope, dir string) error {
-	info, err := os.Lstat(dir)
+	err := checkMemoryFolder(scope, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, dirPerm); err != nil {
 			return fmt.Errorf("create the %s folder: %w", scope, err)
 		}
-		info, err = os.Lstat(dir)
+		err = checkMemoryFolder(scope, dir)
 	}
+	return err
+}
+
+// checkMemoryFolder checks that scope's memory folder dir is a real folder: a
+// symbolic link in its place is an error wrapping ErrUnsafeFolder, never
+// followed — a repository can commit a link pointing anywhere, and
+// memories would be written there — and so is a file; a missing folder is
+// an error wrapping fs.ErrNotExist. Folders above dir are the caller's
+// choice and may be links.
+func checkMemoryFolder(scope Scope, dir string) error {
+	info, err := os.Lstat(dir)
 	if err != nil {
 		return err
 	}
 	return checkFolderInfo(scope, dir, info)
 }
 
-// checkFolder refuses, with an error wrapping ErrUnsafeFolder, a memory
+// checkFolderInfo refuses, with an error wrapping ErrUnsafeFolder, a memory
 // folder whose Lstat is info if it is a symbolic link or not a folder.
 func checkFolderInfo(scope Scope, dir string, info fs.FileInfo) error {
 	switch {
@@ -245,15 +277,9 @@ func checkFolderInfo(scope Scope, dir string, info fs.FileInfo) error {
 }
 
 // checkDir checks scope's folder, which is on, before it is read or
-// changed: a missing folder is an error wrapping fs.ErrNotExist, a symbolic
-// link or a file one wrapping ErrUnsafeFolder.
+// changed (see checkMemoryFolder).
 func (s *FileStore) checkDir(scope Scope) error {
-	dir := s.dirs[scopeIndex(scope)]
-	info, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	return checkFolderInfo(scope, dir, info)
+	return checkMemoryFolder(scope, s.dirs[scopeIndex(scope)])
 }
 
 // Dir returns the absolute folder of scope, or "" for an unknown scope or
@@ -272,7 +298,8 @@ func (s *FileStore) path(scope Scope, id string) string {
 // Write implements [MemoryStore]. A memory whose file would be larger than
 // [MaxFileBytes] is refused with a [*TooLargeError], and a scope folder
 // that became a symbolic link with an error wrapping [ErrUnsafeFolder];
-// a folder deleted by hand is made again.
+// a missing folder (deleted by hand, or not made yet with
+// [FileStoreConfig.DeferCreate]) is made (mode 0750).
 func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -287,6 +314,9 @@ func (s *FileStore) Write(ctx context.Context, m *MemoryFile) error {
 		return fmt.Errorf("memcore: write %s: %w: this store has no %s folder", id, ErrScopeOff, scope)
 	}
 	if err := ensureFolder(scope, dir); err != nil {
+		return fmt.Errorf("memcore: write %s: %w", id, err)
+	}
+	if err := s.created(scope); err != nil {
 		return fmt.Errorf("memcore: write %s: %w", id, err)
 	}
 	pending, err := atomicfile.Prepare(dir, tmpPrefix+id+"-*", data, filePerm)

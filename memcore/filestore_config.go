@@ -16,10 +16,18 @@ type FileStoreConfig struct {
 	// Parallelism is how many files the store parses at once when it
 	// lists: at least 0; 0 means runtime.GOMAXPROCS(0), the default.
 	Parallelism int
+	// DeferCreate, when set, makes NewFileStore create no folder: a
+	// folder that does not exist is listed as empty and read as holding
+	// no memory, and the first Write into it creates it (mode 0750), as a
+	// Write makes again a folder deleted by hand. For a program that
+	// reads memories and must leave no folder behind where none was (a
+	// mistyped path). Default false: NewFileStore creates both folders.
+	DeferCreate bool
 }
 
 // DefaultFileStoreConfig returns the defaults of a [FileStore]: no logging,
-// and as many files parsed at once as runtime.GOMAXPROCS(0).
+// as many files parsed at once as runtime.GOMAXPROCS(0), and the folders
+// created by NewFileStore.
 func DefaultFileStoreConfig() FileStoreConfig {
 	return FileStoreConfig{Parallelism: runtime.GOMAXPROCS(0)}
 }

@@ -27,6 +27,7 @@ func TestFileStoreConfigValidate(t *testing.T) {
 		{"zero value", FileStoreConfig{}, ""},
 		{"defaults", DefaultFileStoreConfig(), ""},
 		{"parallelism 1", FileStoreConfig{Parallelism: 1}, ""},
+		{"defer create", FileStoreConfig{DeferCreate: true}, ""},
 		{"parallelism MaxInt", FileStoreConfig{Parallelism: math.MaxInt}, ""},
 		{"parallelism negative", FileStoreConfig{Parallelism: -1},
 			"memcore: invalid config: Parallelism is -1, want at least 1 (0 means runtime.GOMAXPROCS(0))"},
