@@ -72,7 +72,11 @@ func (e *Engine) build(ctx context.Context) (err error) {
 	e.lastBuild.Store(&buildOutcome{err: embedErr})
 	e.complete = true
 	fp, rows := e.fingerprintOf(digests, items)
-	defer e.keepCalibration()
+	if len(items) > 0 {
+		// A calibration of no memories measured nothing worth keeping: a
+		// build of none writes nothing to the cache folder.
+		defer e.keepCalibration()
+	}
 	if e.snap.Load() != nil && fp == e.fingerprint && !reread {
 		e.log.Debug().Dur("elapsed", time.Since(start)).Msg("memretrieve: index unchanged")
 		return embedErr
@@ -242,8 +246,14 @@ func (e *Engine) quantIndex(items []item, rows []int) *index.Flat {
 }
 
 // missing lists the distinct texts of items that have no usable cached
-// vector, each with the scope of its first memory.
+// vector, each with the scope of its first memory, after the relevance
+// gate's probes that have none. With no items it lists nothing: the gate
+// needs no calibration when there is no memory to let through, so a build
+// of no memories embeds nothing and writes nothing to the cache.
 func (e *Engine) missing(items []item) []pending {
+	if len(items) == 0 {
+		return nil
+	}
 	out := e.missingProbes()
 	seen := make(map[contentKey]bool)
 	for _, it := range items {

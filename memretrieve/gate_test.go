@@ -2,10 +2,12 @@ package memretrieve
 
 import (
 	"context"
+	iofs "io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -354,6 +356,67 @@ func TestCalibrationIsKeptInTheCache(t *testing.T) {
 	if n := e5.calibrations.Load(); n != 1 {
 		t.Errorf("a damaged file: measured %d times, want 1", n)
 	}
+}
+
+// TestNoMemoriesWriteNothing: a build with no memories embeds nothing —
+// the relevance gate needs no calibration when there is nothing to let
+// through — and writes nothing: no cache folder, no vectors, no
+// calibration, wherever the cache is kept. The first memory then brings
+// the probes and the calibration, kept for the next process.
+func TestNoMemoriesWriteNothing(t *testing.T) {
+	for _, where := range []string{"scope folders", "CacheDir"} {
+		t.Run(where, func(t *testing.T) {
+			fs := newFileStore(t)
+			root := filepath.Dir(fs.Dir(memcore.ScopeRepo))
+			var opts []cfgOpt
+			if where == "CacheDir" {
+				opts = append(opts, withCacheDir(filepath.Join(root, "cache")))
+			}
+			before := treeOf(t, root)
+			emb := newEmbedder(t)
+			e := newEngine(t, fs, emb, nil, identityConfig(), opts...)
+			rebuild(t, e)
+			if emb.Inputs() != 0 {
+				t.Errorf("a build of no memories embedded %d texts, want 0", emb.Inputs())
+			}
+			res, err := e.Retrieve(context.Background(), "t", userWindow("how are releases tagged"))
+			if err != nil || len(res.Memories) != 0 {
+				t.Fatalf("Retrieve over no memories = %+v, %v; want none", res, err)
+			}
+			if after := treeOf(t, root); !slices.Equal(after, before) {
+				t.Errorf("a build of no memories wrote %v; the folders held %v", after, before)
+			}
+
+			write(t, fs, gateMemories()...)
+			rebuild(t, e)
+			if in := emb.Inputs(); in < len(theProbes().all)+len(codingMemories) {
+				t.Errorf("the first memories embedded %d texts, want the %d probes and the %d memories", in, len(theProbes().all), len(codingMemories))
+			}
+			if cal := e.snap.Load().cal; cal == nil || cal.Vector == nil {
+				t.Fatalf("calibration %+v once there are memories, want a vector model", cal)
+			}
+			emb2 := newEmbedder(t)
+			e2 := newEngine(t, fs, emb2, nil, identityConfig(), opts...)
+			rebuild(t, e2)
+			if n, in := e2.calibrations.Load(), emb2.Inputs(); n != 0 || in != 0 {
+				t.Errorf("a restart measured the calibration %d times and embedded %d texts, want 0 and 0", n, in)
+			}
+		})
+	}
+}
+
+// treeOf lists every file and folder under root, sorted.
+func treeOf(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(path string, _ iofs.DirEntry, err error) error {
+		out = append(out, path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestCalibrationIsNotWrittenIntoAnEmptiedCache: when the cache folder was
