@@ -45,7 +45,7 @@ memories wait for review, unsearched).`,
 			if limit < 1 || limit > workspace.MaxSearchLimit {
 				return usagef("--limit %d is out of range, want 1–%d", limit, workspace.MaxSearchLimit)
 			}
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}
@@ -302,7 +302,7 @@ nothing is recalled, and stderr says so (--json: "skipped").`,
 				}
 				return nil
 			}
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}

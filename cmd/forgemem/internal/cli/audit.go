@@ -39,7 +39,7 @@ write (exit 2); with --yes it writes the new versions, each superseding the curr
 			if yes && !fix {
 				return usagef("--yes goes with --fix")
 			}
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}
@@ -185,7 +185,7 @@ func (a *app) statsCommand() *cobra.Command {
 		Short: "Count the memories by scope, category and origin",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}

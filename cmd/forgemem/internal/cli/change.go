@@ -169,7 +169,7 @@ shorter one is refused even when it matches one memory.`,
 		Example: `  forgemem forget mem_1b4e28ba --reason "we moved to Postgres"`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ history. The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4
 		Example: "  forgemem purge mem_1b4e28ba          # says what would be deleted\n  forgemem purge mem_1b4e28ba --yes",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}

@@ -321,15 +321,34 @@ func (a *app) loadSettings() error {
 	return nil
 }
 
-// workspace opens the memory folders, once.
-func (a *app) workspace() (*workspace.Workspace, error) {
+// workspace opens the memory folders, once, creating those that do not
+// exist: for the commands that write memories.
+func (a *app) workspace() (*workspace.Workspace, error) { return a.openWorkspace(false) }
+
+// existingWorkspace opens the memory folders, once, as they are: it
+// creates none (workspace.Options.DeferCreate), and a write creates its
+// folder. For the commands that read memories, or change ones that exist,
+// so that a mistyped path leaves no folder behind. A folder that does not
+// exist holds no memories — unless the user named it (--repo-dir,
+// --user-dir, or their variables), which is an error saying so (see
+// missingNamedFolder).
+func (a *app) existingWorkspace() (*workspace.Workspace, error) { return a.openWorkspace(true) }
+
+// openWorkspace opens the memory folders, once, creating none when
+// deferCreate is set (see existingWorkspace).
+func (a *app) openWorkspace(deferCreate bool) (*workspace.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
 	}
 	if err := a.loadSettings(); err != nil {
 		return nil, err
 	}
-	opts := workspace.Options{Now: a.env.Now, HTTPClient: a.env.HTTPClient, LiveDir: a.liveDir}
+	if deferCreate {
+		if err := a.missingNamedFolder(); err != nil {
+			return nil, err
+		}
+	}
+	opts := workspace.Options{Now: a.env.Now, HTTPClient: a.env.HTTPClient, LiveDir: a.liveDir, DeferCreate: deferCreate}
 	if a.verbose {
 		opts.Logger = zerolog.New(zerolog.ConsoleWriter{Out: a.env.Stderr, NoColor: !a.env.IsTerminal(a.env.Stderr), FormatPrepare: escapeLogFields}).
 			Level(zerolog.DebugLevel).With().Timestamp().Logger()
@@ -343,6 +362,50 @@ func (a *app) workspace() (*workspace.Workspace, error) {
 	}
 	a.ws = ws
 	return ws, nil
+}
+
+// missingNamedFolder returns the error of a memory folder the user named
+// with --repo-dir or --user-dir (a usage error, as a --config file that
+// does not exist is) or with FORGEMEM_REPO_DIR or FORGEMEM_USER_DIR, that
+// does not exist, for a command that creates no folder: a mistyped path
+// would read as a place with no memories. A folder in its default place
+// that does not exist is not an error: nothing was remembered there yet.
+func (a *app) missingNamedFolder() error {
+	p := a.settings.Paths
+	for _, f := range []struct{ dir, what, flag, flagValue, env string }{
+		{p.RepoDir, "repository's", "--repo-dir", a.repoDir, settings.EnvRepoDir},
+		{p.UserDir, "user's", "--user-dir", a.userDir, settings.EnvUserDir},
+	} {
+		named := f.flag
+		if f.flagValue == "" {
+			named = f.env
+			if envValue(a.env.Settings.Env, f.env) == "" {
+				continue
+			}
+		}
+		if _, err := os.Lstat(f.dir); f.dir == "" || !errors.Is(err, fs.ErrNotExist) {
+			continue // other problems are the store's to report
+		}
+		err := fmt.Errorf("the %s memory folder %s (%s) does not exist; check the path (%s creates no folder; the first memory written there makes it)",
+			f.what, f.dir, named, a.cmd.Name())
+		if named == f.flag {
+			return usageError{err}
+		}
+		return err
+	}
+	return nil
+}
+
+// envValue is the value of the variable name in environ ("NAME=value"
+// lines, the first of a name winning, as the settings read them), "" if
+// unset.
+func envValue(environ []string, name string) string {
+	for _, line := range environ {
+		if n, v, ok := strings.Cut(line, "="); ok && n == name {
+			return v
+		}
+	}
+	return ""
 }
 
 // version is the command's version: its module's version when it was

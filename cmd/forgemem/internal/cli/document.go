@@ -20,7 +20,7 @@ unless --retired is given.`,
 		Example: "  forgemem export > memories.md",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}
@@ -133,7 +133,7 @@ DOT graph (forgemem graph --format dot | dot -Tsvg > memories.svg).`,
 			if format != "mermaid" && format != "dot" {
 				return usagef("--format %q is not one of mermaid, dot", format)
 			}
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}

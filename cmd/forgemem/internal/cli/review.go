@@ -46,7 +46,7 @@ hexadecimal digits, as for forget).`,
 			if reason != "" && reject == "" {
 				return usagef("--reason goes with --reject")
 			}
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}

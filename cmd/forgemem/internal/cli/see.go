@@ -54,7 +54,7 @@ memories whose anchors moved or went away, each with what happened.`,
 			if opts.Category, err = categoryFlag(category); err != nil {
 				return err
 			}
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}
@@ -197,7 +197,7 @@ show only reads, so unlike forget and purge it takes a prefix of any length.`,
 		Example: "  forgemem show mem_1b4e28ba\n  forgemem show 1b4e --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := a.workspace()
+			ws, err := a.existingWorkspace()
 			if err != nil {
 				return err
 			}

@@ -68,6 +68,29 @@ func LoadKey(userMemoryDir string) (Key, error) {
 	return k, fmt.Errorf("spool: making the capture key: %w", err)
 }
 
+// ReadKey returns the user's capture key as [LoadKey] does, but makes
+// nothing: when there is no key yet (nor, perhaps, the folders that would
+// hold it) it returns an error wrapping fs.ErrNotExist. A memory folder or
+// a spool folder that is a symbolic link or not a folder is refused as
+// LoadKey refuses it, and so is a key file that is one.
+func ReadKey(userMemoryDir string) (Key, error) {
+	if userMemoryDir == "" {
+		return Key{}, errors.New("spool: no memory folder")
+	}
+	if err := CheckMemoryDir(userMemoryDir); err != nil {
+		return Key{}, fmt.Errorf("spool: %w", err)
+	}
+	dir := filepath.Join(userMemoryDir, DirName)
+	info, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return Key{}, fmt.Errorf("spool: %w", err)
+	case !info.IsDir():
+		return Key{}, fmt.Errorf("spool: %s: %w: not a folder (symbolic links are never followed); remove it", dir, ErrUnsafe)
+	}
+	return readKey(filepath.Join(dir, KeyFile))
+}
+
 // readKey reads the key of the key file at path.
 func readKey(path string) (Key, error) {
 	var k Key

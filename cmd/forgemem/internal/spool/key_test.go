@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -107,6 +108,54 @@ func TestLoadKey(t *testing.T) {
 	}
 	if _, err := spool.LoadKey(memory); !errors.Is(err, spool.ErrUnsafe) {
 		t.Errorf("LoadKey of a linked key file = %v, want ErrUnsafe", err)
+	}
+}
+
+// ReadKey reads the key LoadKey made and makes nothing: no key yet, or no
+// folder for it, is fs.ErrNotExist with the disk left as it was; a linked
+// spool folder or key file is refused.
+func TestReadKey(t *testing.T) {
+	root := t.TempDir()
+	memory := filepath.Join(root, "memory")
+	for _, prepare := range []func(){
+		func() {}, // no memory folder
+		func() { // a memory folder, no spool folder
+			if err := os.Mkdir(memory, 0o750); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func() { // a spool folder, no key
+			if err := os.Mkdir(filepath.Join(memory, spool.DirName), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		prepare()
+		before, _ := filepath.Glob(filepath.Join(root, "*", "*"))
+		if _, err := spool.ReadKey(memory); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("ReadKey without a key = %v, want fs.ErrNotExist", err)
+		}
+		if after, _ := filepath.Glob(filepath.Join(root, "*", "*")); len(after) != len(before) {
+			t.Errorf("ReadKey made %v", after)
+		}
+	}
+	k, err := spool.LoadKey(memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := spool.ReadKey(memory); err != nil || got != k {
+		t.Errorf("ReadKey = %x, %v; want LoadKey's %x", got, err, k)
+	}
+
+	linked := filepath.Join(t.TempDir(), "memory")
+	if err := os.Mkdir(linked, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(memory, spool.DirName), filepath.Join(linked, spool.DirName)); err != nil {
+		t.Skipf("no symbolic links: %v", err)
+	}
+	if _, err := spool.ReadKey(linked); !errors.Is(err, spool.ErrUnsafe) {
+		t.Errorf("ReadKey through a linked spool folder = %v, want ErrUnsafe", err)
 	}
 }
 

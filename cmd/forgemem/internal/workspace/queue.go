@@ -52,16 +52,37 @@ func (w *Workspace) Spool() (*spool.Spool, error) {
 // into its queue (spool.LoadKey). It is kept in the user's memory folder,
 // whatever the queue, made on first use, and read once per workspace (a
 // hook opens the queue to add its entry, then to look for a worker).
-func (w *Workspace) captureKey() (spool.Key, error) {
-	w.keyOnce.Do(func() {
-		dir := w.store.Dir(memcore.ScopeUser)
-		if dir == "" {
-			w.keyErr = errors.New("captures cannot be queued or run: there is no home folder to keep the user's capture key in; set HOME or pass --user-dir")
-			return
+func (w *Workspace) captureKey() (spool.Key, error) { return w.loadKey(true) }
+
+// existingKey is captureKey, except in a workspace opened with
+// Options.DeferCreate, where it makes nothing: no key yet (nor, perhaps,
+// a user's folder to keep it in) is an error wrapping fs.ErrNotExist.
+// For what reads with the key and has nothing to read without one.
+func (w *Workspace) existingKey() (spool.Key, error) { return w.loadKey(!w.opts.DeferCreate) }
+
+// loadKey returns the user's capture key, read once per workspace, made
+// when create says so and there is none; without create, no key yet is an
+// error wrapping fs.ErrNotExist, not kept (a later call may make the key).
+func (w *Workspace) loadKey(create bool) (spool.Key, error) {
+	w.keyMu.Lock()
+	defer w.keyMu.Unlock()
+	if w.keyDone {
+		return w.key, w.keyErr
+	}
+	var key spool.Key
+	var err error
+	switch dir := w.store.Dir(memcore.ScopeUser); {
+	case dir == "":
+		err = errors.New("captures cannot be queued or run: there is no home folder to keep the user's capture key in; set HOME or pass --user-dir")
+	case create:
+		key, err = spool.LoadKey(dir)
+	default:
+		if key, err = spool.ReadKey(dir); errors.Is(err, fs.ErrNotExist) {
+			return key, err
 		}
-		w.key, w.keyErr = spool.LoadKey(dir)
-	})
-	return w.key, w.keyErr
+	}
+	w.key, w.keyErr, w.keyDone = key, err, true
+	return key, err
 }
 
 // QueueCapture queues a capture trigger for the worker and returns the
@@ -452,9 +473,10 @@ func (w *Workspace) Pending() (PendingCaptures, error) {
 	if dir == "" {
 		return pc, nil
 	}
-	// Without the user's key (no home folder), no entry reads as the
-	// user's: the count stands, and no pass's failure is quoted.
-	key, _ := w.captureKey()
+	// Without the user's key (no home folder, or none made yet), no entry
+	// reads as the user's: the count stands, and no pass's failure is
+	// quoted.
+	key, _ := w.existingKey()
 	sp, err := spool.OpenExisting(dir, key)
 	if err != nil || sp == nil {
 		return pc, err

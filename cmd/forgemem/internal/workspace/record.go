@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,20 +32,29 @@ const maxRecordBytes = 1 << 20
 type textRecord struct {
 	path string // "" without a user's memory folder: it holds nothing
 	what string // what a line records, for errors: "the approval"
-	mu   sync.Mutex
-	size int64
-	mod  time.Time
-	read bool
-	set  map[[32]byte]bool
+	// prepare, when set, makes the folder the record is kept in before a
+	// text is added (see Workspace.userRecord).
+	prepare func() error
+	mu      sync.Mutex
+	size    int64
+	mod     time.Time
+	read    bool
+	set     map[[32]byte]bool
 }
 
 // userRecord returns the record of texts name in the spool folder of the
-// user's memory folder, which is made with the capture key; without a
-// user's memory folder the record holds nothing and records nothing.
+// user's memory folder, which is made with the capture key — in a
+// workspace opened with Options.DeferCreate, by the first text added;
+// without a user's memory folder, or with a capture key that cannot be
+// had, the record holds nothing and records nothing.
 func (w *Workspace) userRecord(name, what string) *textRecord {
 	r := &textRecord{what: what}
-	if _, err := w.captureKey(); err == nil {
+	_, err := w.existingKey()
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		r.path = filepath.Join(w.store.Dir(memcore.ScopeUser), spool.DirName, name)
+	}
+	if err != nil {
+		r.prepare = func() error { _, err := w.captureKey(); return err }
 	}
 	return r
 }
@@ -103,6 +114,11 @@ func (a *textRecord) reload() {
 func (a *textRecord) add(text string) error {
 	if a.path == "" {
 		return fmt.Errorf("there is no user's memory folder to record %s in; set HOME or pass --user-dir", a.what)
+	}
+	if a.prepare != nil {
+		if err := a.prepare(); err != nil {
+			return fmt.Errorf("recording %s: %w", a.what, err)
+		}
 	}
 	sum := textSum(text)
 	f, err := atomicfile.Open(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)

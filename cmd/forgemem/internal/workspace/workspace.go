@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,16 @@ type Options struct {
 	// recall server. Where the events cannot be had, the workspace reads
 	// the folders as without it ([Workspace.Live] says why).
 	LiveDir string
+	// DeferCreate opens the memory folders as they are, creating none: a
+	// folder that does not exist holds no memories, and the first write
+	// into it creates it (memcore.FileStoreConfig.DeferCreate). Nor is the
+	// user's capture key made, in the user's folder, until something needs
+	// it: queueing a capture, recording an approval, or naming the
+	// embedding cache's files for memories to cache — an engine made over
+	// no memories then keeps its cache in memory for the workspace's life.
+	// For the commands that read memories, or change ones that exist, and
+	// must leave no folder behind where there was none.
+	DeferCreate bool
 }
 
 // Workspace is the memory folders of one place — a repository's and the
@@ -77,8 +88,9 @@ type Workspace struct {
 	stated        *textRecord
 
 	// captureKey signs and checks the capture queue's entries, loaded on
-	// first use (see Workspace.captureKey).
-	keyOnce sync.Once
+	// first use (see Workspace.loadKey); keyDone says it was.
+	keyMu   sync.Mutex
+	keyDone bool
 	key     spool.Key
 	keyErr  error
 
@@ -90,11 +102,11 @@ type Workspace struct {
 
 // Open opens the memory folders s locates (s.Paths): the repository's,
 // unless the command runs outside a repository (the repository scope is
-// then off), and the user's. It fails when neither folder is known (no
-// home folder and no repository), when a folder cannot be created, and
-// when a memory folder, or the .forge folder holding it, is a symbolic
-// link (an error wrapping memcore.ErrUnsafeFolder): nothing is made where
-// the link points.
+// then off), and the user's, creating them unless opts.DeferCreate. It
+// fails when neither folder is known (no home folder and no repository),
+// when a folder cannot be created, and when a memory folder, or the .forge
+// folder holding it, is a symbolic link (an error wrapping
+// memcore.ErrUnsafeFolder): nothing is made where the link points.
 func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if s == nil {
 		return nil, errors.New("workspace: no settings")
@@ -105,7 +117,7 @@ func Open(s *settings.Settings, opts Options) (*Workspace, error) {
 	if err := checkFolders(s.Paths); err != nil {
 		return nil, err
 	}
-	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{Logger: opts.Logger})
+	store, err := memcore.NewFileStore(s.Paths.RepoDir, s.Paths.UserDir, memcore.FileStoreConfig{Logger: opts.Logger, DeferCreate: opts.DeferCreate})
 	if err != nil {
 		return nil, fmt.Errorf("opening the memory folders: %w", err)
 	}
@@ -221,8 +233,7 @@ func (w *Workspace) engine(ctx context.Context, purpose string, cfg memretrieve.
 // keep the key in, the files are named as the library names them, with a
 // warning in the log.
 func (w *Workspace) engineConfig(cfg memretrieve.Config) memretrieve.Config {
-	cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
-	cfg.HoldCheck, cfg.StatedCheck = repoHold{w}, repoStated{w}
+	cfg = w.engineChecks(cfg)
 	key, err := w.captureKey()
 	if err != nil {
 		w.opts.Logger.Warn().Err(err).Msg("forgemem: the embedding cache's files are named without the user's key; a repository's committed cache would be read")
@@ -231,6 +242,32 @@ func (w *Workspace) engineConfig(cfg memretrieve.Config) memretrieve.Config {
 	cfg.CacheSecret = key.Derive(cacheSecretPurpose)
 	return cfg
 }
+
+// engineChecks is cfg with the logger, the progress bar and the checks this
+// workspace gives every engine (see engineConfig), without the secret.
+func (w *Workspace) engineChecks(cfg memretrieve.Config) memretrieve.Config {
+	cfg.Logger, cfg.BuildProgress = w.opts.Logger, w.opts.Progress
+	cfg.HoldCheck, cfg.StatedCheck = repoHold{w}, repoStated{w}
+	return cfg
+}
+
+// nothingToCache reports whether an engine over store is to keep its
+// embedding cache in memory, named by no secret: in a workspace opened
+// with Options.DeferCreate whose user has no capture key yet, when store
+// holds no memory. There is nothing to cache, and making the key to name
+// the cache's files would write into the user's folder for nothing.
+func (w *Workspace) nothingToCache(ctx context.Context, store memcore.MemoryStore) bool {
+	if _, err := w.existingKey(); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	ms, err := store.List(ctx)
+	return err == nil && len(ms) == 0
+}
+
+// noCacheFolders is a store whose memories a retrieval engine caches in
+// memory only: it hides the folders (memretrieve.ScopeDirs) of the store
+// it holds.
+type noCacheFolders struct{ memcore.MemoryStore }
 
 // cacheSecretPurpose is what the capture key is derived for to name the
 // embedding cache's files (see Workspace.engineConfig).
@@ -258,8 +295,14 @@ func (w *Workspace) engineOver(ctx context.Context, purpose string, store memcor
 	}
 	e := w.engines[purpose]
 	if e == nil {
+		var ecfg memretrieve.Config
+		if w.nothingToCache(ctx, store) {
+			ecfg, store = w.engineChecks(cfg), noCacheFolders{store}
+		} else {
+			ecfg = w.engineConfig(cfg)
+		}
 		var err error
-		e, err = memretrieve.NewEngine(store, emb, llm, w.engineConfig(cfg))
+		e, err = memretrieve.NewEngine(store, emb, llm, ecfg)
 		if err != nil {
 			w.mu.Unlock()
 			return nil, fmt.Errorf("making the retrieval engine: %w", err)
