@@ -134,6 +134,9 @@ type snapshot struct {
 	cal *calibration
 }
 
+// empty reports whether s indexes no memory: a search of it finds nothing.
+func (s *snapshot) empty() bool { return s.idx.Len() == 0 && (s.lex == nil || s.lex.Len() == 0) }
+
 // NewEngine returns an engine over store that embeds with embedder and asks
 // hypothesis for hypotheses (unused, and may be nil, in ModeIdentity).
 //

@@ -380,8 +380,11 @@ func TestNoMemoriesWriteNothing(t *testing.T) {
 				t.Errorf("a build of no memories embedded %d texts, want 0", emb.Inputs())
 			}
 			res, err := e.Retrieve(context.Background(), "t", userWindow("how are releases tagged"))
-			if err != nil || len(res.Memories) != 0 {
-				t.Fatalf("Retrieve over no memories = %+v, %v; want none", res, err)
+			if err != nil || len(res.Memories) != 0 || res.Skipped != SkipNone || res.VectorSkipped != SkipNone {
+				t.Fatalf("Retrieve over no memories = %+v, %v; want none, nothing skipped", res, err)
+			}
+			if emb.Inputs() != 0 {
+				t.Errorf("Retrieve over no memories embedded %d texts, want 0: there is nothing to search", emb.Inputs())
 			}
 			if after := treeOf(t, root); !slices.Equal(after, before) {
 				t.Errorf("a build of no memories wrote %v; the folders held %v", after, before)

@@ -78,6 +78,14 @@ func (e *Engine) retrieveTurn(ctx context.Context, win *turnWindow) (res *Result
 	if len(win.local) == 0 || len(win.sent) == 0 {
 		return &Result{}, gen, &skipped{kind: SkipEmptyWindow, reason: "nothing is left of the window without tool content"}, nil
 	}
+	if s := e.snap.Load(); s != nil && s.empty() && e.lastBuildErr() == nil {
+		if _, _, decided := e.snapshotNow(s); decided {
+			// Nothing to search, and no build to wait for: no model call
+			// (an embedder may bill for each one) for a turn that can get
+			// nothing.
+			return &Result{}, s.gen, nil, nil
+		}
+	}
 	lexical := e.cfg.LexicalWeight > 0
 	focused := focusedQueries(win.local, e.cfg.QueryTokenLimit)
 	mctx, cancel := e.modelContext(ctx)
