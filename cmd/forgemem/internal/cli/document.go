@@ -66,7 +66,8 @@ func (a *app) printExport(ex *workspace.Export) {
 
 // printExportChain writes one chain of the export: its current text and
 // metadata, its links, and its earlier versions — a version that forgot
-// the memory as the forgetting it is, not as a repeat of its text.
+// the memory as the forgetting it is, not as a repeat of its text, and a
+// version of a fork's branch that lost it as a parallel change.
 func (a *app) printExportChain(c workspace.Chain) {
 	p, h := a.out, c.Head
 	p.printf("- %s\n", strings.TrimPrefix(indent(strings.TrimSpace(h.Content), "  "), "  "))
@@ -98,7 +99,11 @@ func (a *app) printExportChain(c workspace.Chain) {
 		case v.Revives:
 			what = "brought back: " + what
 		}
-		p.printf("  - earlier, version %d, %s (`%s`): %s\n", v.Version, day(v.CreatedAt), v.ID, what)
+		when := "earlier"
+		if v.Parallel {
+			when = "in parallel, not in force"
+		}
+		p.printf("  - %s, version %d, %s (`%s`): %s\n", when, v.Version, day(v.CreatedAt), v.ID, what)
 	}
 }
 

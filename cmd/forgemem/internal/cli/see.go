@@ -133,6 +133,10 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		summary += fmt.Sprintf("; held for review, left out of recall until you approve: %s committed to the repository (forgemem review)",
 			plural(len(res.Held), "memory", "memories"))
 	}
+	if len(res.Forked) > 0 {
+		summary += fmt.Sprintf("; %s changed on two branches at once, and only one change is in force (forgemem validate)",
+			plural(len(res.Forked), "memory was", "memories were"))
+	}
 	if a.ws.Store().Dir(memcore.ScopeRepo) == "" {
 		summary += "; not in a repository, so only the user scope"
 	}
@@ -182,6 +186,8 @@ func stateOf(m workspace.Memory) string {
 		return "forgotten, old"
 	case m.Head:
 		return "current"
+	case m.Parallel:
+		return "parallel change"
 	}
 	return "superseded"
 }
@@ -222,11 +228,26 @@ func (a *app) printDetail(d *workspace.Detail) {
 	t := p.table()
 	t.row("scope\t%s\n", m.Scope)
 	t.row("category\t%s\n", m.Category)
-	pos := "the current version"
-	if !m.Head {
-		pos = "superseded"
+	head := d.Chain[len(d.Chain)-1]
+	var parallel []string // the versions of a fork's branches that lost it
+	for _, v := range d.Chain {
+		if v.Parallel && v.ID != m.ID {
+			parallel = append(parallel, fmt.Sprintf("%s (version %d)", shortID(v.ID), v.Version))
+		}
 	}
-	t.row("version\t%d of %d (%s)\n", m.Version, len(d.Chain), pos)
+	switch {
+	case m.Parallel:
+		t.row("version\t%d, a parallel change not in force: %s (version %d), changed alongside it, is the current version; forgemem validate says how to settle it\n",
+			m.Version, shortID(head.ID), head.Version)
+	case m.Head:
+		t.row("version\t%d of %d (the current version)\n", m.Version, len(d.Chain)-len(parallel))
+	default:
+		t.row("version\t%d of %d (superseded)\n", m.Version, len(d.Chain)-len(parallel))
+	}
+	if len(parallel) > 0 && !m.Parallel {
+		t.row("forked\t%s changed it in parallel, not in force (as a merge of two branches that each changed it leaves it); forgemem validate says how to settle it\n",
+			strings.Join(parallel, " and "))
+	}
 	t.row("created\t%s\n", minute(m.CreatedAt))
 	if m.Trigger != "" {
 		t.row("written by\t%s\n", triggerWords(m.Trigger))
@@ -242,7 +263,6 @@ func (a *app) printDetail(d *workspace.Detail) {
 		t.row("status\theld for your review (%s): committed to the repository, it is left out of recall and search until you approve it: forgemem review\n", d.Held)
 	}
 	if m.Forgotten {
-		head := d.Chain[len(d.Chain)-1]
 		why := ""
 		if head.RetiredReason != "" {
 			why = ": " + head.RetiredReason
@@ -305,8 +325,12 @@ func historyText(v workspace.Memory, this string) string {
 		return "(forgotten: " + v.RetiredReason + ")"
 	case v.Retired:
 		return "(forgotten)"
+	case v.ID == this && v.Parallel:
+		text = "(this version, a parallel change not in force)"
 	case v.ID == this:
 		text = "(this version)"
+	case v.Parallel:
+		text += " (a parallel change, not in force)"
 	}
 	if v.Revives {
 		text += " (brought back)"

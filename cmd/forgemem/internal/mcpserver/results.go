@@ -113,8 +113,12 @@ type (
 		Version   int       `json:"version"`
 		CreatedAt time.Time `json:"created_at"`
 		// Retired is true for a version that forgets the memory.
-		Retired bool   `json:"retired,omitempty"`
-		Line    string `json:"line"`
+		Retired bool `json:"retired,omitempty"`
+		// Parallel is true for a change made alongside another of the
+		// same version (a merge of two branches that each changed the
+		// memory) that is not in force.
+		Parallel bool   `json:"parallel,omitempty"`
+		Line     string `json:"line"`
 	}
 	linkOut struct {
 		Relationship memcore.Relationship `json:"relationship"`
@@ -125,8 +129,8 @@ type (
 	}
 	showOut struct {
 		Memory memoryOut `json:"memory"`
-		// Status is "current", "waits for review", "forgotten" or "earlier
-		// version".
+		// Status is "current", "waits for review", "forgotten", "earlier
+		// version" or "parallel change".
 		Status string `json:"status"`
 		// Current is the id of the chain's current version.
 		Current string `json:"current"`

@@ -25,7 +25,17 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 		Chain: []versionOut{}, LinksOut: []linkOut{}, LinksIn: []linkOut{}}
 	shrunk := fitContentJSON(&base.Memory, maxShowContentBytes)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s — %s, version %d of %d, created %s, trigger %s\n", m.ID, kind(m), m.Version, len(d.Chain),
+	var parallel []string // the versions of a fork's branches that lost it
+	for _, v := range d.Chain {
+		if v.Parallel && v.ID != m.ID {
+			parallel = append(parallel, v.ID)
+		}
+	}
+	of := fmt.Sprintf(" of %d", len(d.Chain)-len(parallel))
+	if m.Parallel {
+		of = ""
+	}
+	fmt.Fprintf(&b, "%s — %s, version %d%s, created %s, trigger %s\n", m.ID, kind(m), m.Version, of,
 		m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), orNone(m.Trigger))
 	switch {
 	case m.Forgotten:
@@ -47,9 +57,15 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 	case m.Head:
 		base.Status = "current"
 		b.WriteString("Status: current.\n")
+	case m.Parallel:
+		base.Status = "parallel change"
+		fmt.Fprintf(&b, "Status: a parallel change that is not in force: another change of the same version, %s, is current (as a merge of two branches that each changed the memory leaves it).\n", head.ID)
 	default:
 		base.Status = "earlier version"
 		fmt.Fprintf(&b, "Status: an earlier version; the current one is %s.\n", head.ID)
+	}
+	if len(parallel) > 0 && !m.Parallel {
+		fmt.Fprintf(&b, "Forked: %s changed it in parallel (as a merge of two branches that each changed the memory leaves it), and that change is not in force.\n", strings.Join(parallel, " and "))
 	}
 	b.WriteString("\n" + base.Memory.Content + "\n")
 	prefix := b.String()
@@ -162,6 +178,9 @@ func showEntries(d *workspace.Detail) []showEntry {
 			if v.Retired {
 				mark += " (forgets the memory)"
 			}
+			if v.Parallel {
+				mark += " (a parallel change, not in force)"
+			}
 			vo := versionOf(v)
 			entries = append(entries, showEntry{line: fmt.Sprintf("- version %d, %s, %s%s: %s\n", v.Version, v.ID, v.CreatedAt.UTC().Format("2006-01-02"), mark, vo.Line), version: &vo})
 		}
@@ -227,7 +246,7 @@ func writeShowEntries(b *strings.Builder, out *showOut, d *workspace.Detail, ent
 }
 
 func versionOf(v workspace.Memory) versionOut {
-	return versionOut{ID: v.ID, Version: v.Version, CreatedAt: v.CreatedAt, Retired: v.Retired, Line: oneLine(v.Content)}
+	return versionOut{ID: v.ID, Version: v.Version, CreatedAt: v.CreatedAt, Retired: v.Retired, Parallel: v.Parallel, Line: oneLine(v.Content)}
 }
 
 // other is the first line of the memory at an edge's other end.

@@ -25,7 +25,8 @@ type Section struct {
 // Chain is one memory's current version with its earlier ones.
 type Chain struct {
 	Head Memory `json:"head"`
-	// History holds the earlier versions, oldest first.
+	// History holds the earlier versions, oldest first, those of a fork's
+	// branches that lost it among them (marked Parallel).
 	History []Memory `json:"history"`
 	// Held says why recall holds the head (see [ReviewItem.Held]); "" when
 	// it does not.
@@ -49,7 +50,7 @@ func (w *Workspace) Export(ctx context.Context, retired bool) (*Export, error) {
 				if h.Meta.Scope != scope || h.Meta.Category != cat || h.Meta.Retired && !retired {
 					continue
 				}
-				chain := snap.g.Chain(h.Meta.ID)
+				chain := allVersions(snap.g, h.Meta.ID)
 				sec.Chains = append(sec.Chains, Chain{Head: view(w.store, snap.g, h), History: views(w.store, snap.g, chain[:len(chain)-1]), Held: w.heldBy(h)})
 			}
 			if len(sec.Chains) > 0 {

@@ -47,6 +47,11 @@ type ListResult struct {
 	// (when Pending is false) that the filters would otherwise have kept:
 	// forgemem review goes through them.
 	HiddenPending int `json:"hidden_pending"`
+	// Forked are the ids of the current versions listed whose chain forked:
+	// another version was changed alongside one on their line, as when two
+	// branches that each changed the memory are merged, and that change is
+	// not in force (forgemem validate says how to settle it).
+	Forked []string `json:"forked,omitempty"`
 	// Unreadable counts the files and folders of either scope the store
 	// could not read (see [Workspace.Validate] for why): memories that may
 	// be missing from the list.
@@ -90,10 +95,21 @@ func (w *Workspace) List(ctx context.Context, opts ListOptions) (*ListResult, er
 			}
 		}
 	}
+	for _, m := range res.Memories {
+		if m.Head && hasParallel(g, m.ID) {
+			res.Forked = append(res.Forked, m.ID)
+		}
+	}
 	if res.Unreadable, err = w.UnreadableCount(ctx); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// hasParallel reports whether the chain of id, in g, has a version on a
+// branch of a fork that it did not continue from.
+func hasParallel(g *memcore.Graph, id string) bool {
+	return slices.ContainsFunc(g.History(id), func(v memcore.PastVersion) bool { return v.Lost })
 }
 
 // withoutWaiting returns the memories of snap without the versions that

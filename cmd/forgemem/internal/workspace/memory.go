@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -58,9 +59,14 @@ type Memory struct {
 	Stale string `json:"stale,omitempty"`
 	// Path is the memory's file.
 	Path string `json:"path"`
-	// Head is true when no other memory supersedes this one: it is the
-	// current version of its chain.
+	// Head is true when the memory is the current version of its chain:
+	// the one search and recall take (see memcore.Graph.Head).
 	Head bool `json:"head"`
+	// Parallel is true for a version on a branch of a fork that its chain
+	// did not continue from — a change made alongside the current
+	// version's, as when two branches that each changed the memory are
+	// merged — which is not in force (memcore.PastVersion.Lost).
+	Parallel bool `json:"parallel,omitempty"`
 	// Forgotten is true when the memory's chain is retired (its head is a
 	// retired version): it is neither recalled, searched nor listed by
 	// default.
@@ -97,6 +103,7 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 		Content:         m.Content,
 		Path:            filePath(store, m),
 		Head:            isHead(g, m),
+		Parallel:        isParallel(g, m),
 		Forgotten:       g.IsRetired(mt.ID),
 		Anchors:         mt.Anchors,
 		File:            m,
@@ -122,6 +129,37 @@ func view(store *memcore.FileStore, g *memcore.Graph, m *memcore.MemoryFile) Mem
 		v.Related = append(v.Related, Link{ID: r.ID, Relationship: r.Relationship})
 	}
 	return v
+}
+
+// isParallel reports whether m, a member of g, is on a branch of a fork
+// that its chain did not continue from: neither its head nor on the line
+// from its first version to the head.
+func isParallel(g *memcore.Graph, m *memcore.MemoryFile) bool {
+	id := m.Meta.ID
+	if h, ok := g.Head(id); !ok || h.Meta.ID == id {
+		return false
+	}
+	return !slices.ContainsFunc(g.Chain(id), func(v *memcore.MemoryFile) bool { return v.Meta.ID == id })
+}
+
+// allVersions returns every version of the chain id belongs to, the head
+// last: the line from its first version to the head (memcore.Graph.Chain),
+// or, when the chain forked, every version oldest first with those of the
+// branches that lost the fork among them (memcore.Graph.History).
+func allVersions(g *memcore.Graph, id string) []*memcore.MemoryFile {
+	h, ok := g.Head(id)
+	if !ok {
+		return nil
+	}
+	past := g.History(id)
+	if !slices.ContainsFunc(past, func(v memcore.PastVersion) bool { return v.Lost }) {
+		return g.Chain(id)
+	}
+	out := make([]*memcore.MemoryFile, 0, len(past)+1)
+	for _, v := range past {
+		out = append(out, v.Memory)
+	}
+	return append(out, h)
 }
 
 // views describes each of ms.

@@ -11,7 +11,9 @@ import (
 type Detail struct {
 	Memory Memory `json:"memory"`
 	// Chain is every version of the memory's chain, oldest first, the
-	// memory among them; the last is the head.
+	// memory among them; the last is the head. A chain that forked holds
+	// the versions of the branches that lost the fork too, marked
+	// Parallel, among the others by creation time.
 	Chain []Memory `json:"chain"`
 	// Out are the memory's own related links, in the order of its file.
 	Out []Edge `json:"links_out"`
@@ -51,7 +53,7 @@ func (w *Workspace) Show(ctx context.Context, ref string) (*Detail, error) {
 		return nil, err
 	}
 	g := snap.g
-	d := &Detail{Memory: view(w.store, g, m), Chain: views(w.store, g, g.Chain(m.Meta.ID)), Out: []Edge{}, In: []Edge{}}
+	d := &Detail{Memory: view(w.store, g, m), Chain: views(w.store, g, allVersions(g, m.Meta.ID)), Out: []Edge{}, In: []Edge{}}
 	if d.Memory.Head {
 		d.Memory.Stale = w.staleOf(ctx, m)
 		d.Held = w.heldBy(m)
