@@ -32,7 +32,11 @@ type ForgetResult struct {
 // session changes the memory meanwhile (memcore.ErrConflict), its version
 // is retired instead, and when it forgot the memory first, nothing is
 // written (Already). A memory that waits for review is not forgotten but
-// rejected (Reject): forgetting it is [ErrWaitsForReview].
+// rejected (Reject): forgetting it is [ErrWaitsForReview]. A version on a
+// branch of a fork that its chain did not continue from (a parallel
+// change, not in force) is not forgotten: forgetting the chain would
+// forget the change in force too, so it is [ErrInvalidInput], naming the
+// current version.
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
 	reason = strings.TrimSpace(reason)
 	if len(reason) > MaxContentBytes {
@@ -47,6 +51,11 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 		return nil, err
 	}
 	head, _ := snap.g.Head(t.Meta.ID)
+	if isParallel(snap.g, t) && !head.Meta.Retired {
+		return nil, invalidf("%s is a parallel change that is not in force: %s, changed alongside it (as a merge of two branches that each changed the memory leaves them), is the memory's current version. "+
+			"forget forgets a whole memory, %s too (forget %s does that); to keep one change and the other as history, settle the fork as forgemem validate says",
+			shortRef(t.Meta.ID), shortRef(head.Meta.ID), shortRef(head.Meta.ID), shortRef(head.Meta.ID))
+	}
 	if head.Meta.Status == memcore.StatusPending {
 		return nil, fmt.Errorf("%w: %s waits for review; reject it instead (forgemem review --reject %s)", ErrWaitsForReview, head.Meta.ID, head.Meta.ID)
 	}

@@ -310,17 +310,36 @@ func (w *Workspace) cycleProblems(snap *snapshot) []Problem {
 	return out
 }
 
-// forkProblems reports each version that several memories supersede.
+// forkProblems reports each version that several memories supersede: a
+// merge of branches that each changed the memory, say. It names the change
+// readers follow — the successor on the line to the chain's head, which
+// need not be the best successor when a branch went on to later versions —
+// and says how to put the changes in a line, which settles the fork.
 func (w *Workspace) forkProblems(snap *snapshot) []Problem {
 	var out []Problem
 	for _, f := range snap.g.Forks() {
+		head, _ := snap.g.Head(f.Successors[0].Meta.ID)
+		line := snap.g.Chain(head.Meta.ID)
+		onLine := func(m *memcore.MemoryFile) bool { return slices.Contains(line, m) }
 		var succ []string
+		var in *memcore.MemoryFile
 		for _, s := range f.Successors {
 			succ = append(succ, fmt.Sprintf("%s (version %d)", s.Meta.ID, s.Meta.Version))
+			if in == nil && onLine(s) {
+				in = s
+			}
 		}
-		p := Problem{ID: f.ID, Kind: ProblemFork,
-			Message: fmt.Sprintf("%s is superseded by %s; readers follow %s, so make the other supersede it instead, or forget one branch",
-				f.ID, strings.Join(succ, " and "), f.Successors[0].Meta.ID)}
+		msg := fmt.Sprintf("%s was changed in parallel by %s, as a merge of two branches that each changed it leaves it", f.ID, strings.Join(succ, " and "))
+		if in == nil { // a cycle heads the chain; cycleProblems reports it
+			msg += "; make one of them supersede the other"
+		} else {
+			msg += fmt.Sprintf(": %s is in force", shortRef(in.Meta.ID))
+			if in != head {
+				msg += fmt.Sprintf(" (up to its version %d, %s)", head.Meta.Version, shortRef(head.Meta.ID))
+			}
+			msg += ", the other change is not (recall shows it as a parallel change). " + settleAdvice(snap, f, in, head)
+		}
+		p := Problem{ID: f.ID, Kind: ProblemFork, Message: msg}
 		at := f.Memory
 		if at == nil {
 			at = f.Successors[0]
@@ -329,6 +348,50 @@ func (w *Workspace) forkProblems(snap *snapshot) []Problem {
 		out = append(out, p)
 	}
 	return out
+}
+
+// settleAdvice says how to settle fork f, whose successor in leads to the
+// chain's head: put the changes in a line by editing one file's supersedes
+// and version, which no command does (a version's file is never
+// rewritten).
+func settleAdvice(snap *snapshot, f memcore.Fork, in, head *memcore.MemoryFile) string {
+	if len(f.Successors) != 2 {
+		return "To settle it, put the changes in a line by editing their files: each one's supersedes: names the one before it and its version: is one more, the one to keep in force last"
+	}
+	other := f.Successors[0]
+	if other == in {
+		other = f.Successors[1]
+	}
+	tip := branchTip(snap, other)
+	return fmt.Sprintf("To settle it, edit one file to put the two in a line: supersedes: %s and version: %d in %s's file keep %s in force; "+
+		"supersedes: %s and version: %d in %s's file make %s current instead. Then forgemem remember <text> --supersedes %s writes a text that combines both",
+		tip.Meta.ID, tip.Meta.Version+1, shortRef(in.Meta.ID), shortRef(head.Meta.ID),
+		head.Meta.ID, head.Meta.Version+1, shortRef(other.Meta.ID), shortRef(tip.Meta.ID), shortRef(head.Meta.ID))
+}
+
+// branchTip returns the newest version of the branch that starts at m:
+// m, or the best version superseding it, and so on (each version once).
+func branchTip(snap *snapshot, m *memcore.MemoryFile) *memcore.MemoryFile {
+	succ := map[string][]*memcore.MemoryFile{}
+	for _, s := range snap.all {
+		if p := s.Meta.Supersedes; p != nil {
+			succ[*p] = append(succ[*p], s)
+		}
+	}
+	seen := map[string]bool{m.Meta.ID: true}
+	for {
+		var next *memcore.MemoryFile
+		for _, s := range succ[m.Meta.ID] {
+			if !seen[s.Meta.ID] && (next == nil || s.Meta.Version > next.Meta.Version) {
+				next = s
+			}
+		}
+		if next == nil {
+			return m
+		}
+		seen[next.Meta.ID] = true
+		m = next
+	}
 }
 
 // secretProblems reports the secrets redact.Find sees in the file at

@@ -1,0 +1,134 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// team is a repository shared through git: a bare origin and two
+// teammates, each with a clone and a home folder of their own.
+type team struct {
+	t      *testing.T
+	origin string
+	a, b   *world
+	// repoA and repoB are the clones.
+	repoA, repoB string
+}
+
+func newTeam(t *testing.T) *team {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	tm := &team{t: t, origin: filepath.Join(root, "origin.git"), a: &world{t: t, home: t.TempDir()}, b: &world{t: t, home: t.TempDir()},
+		repoA: filepath.Join(root, "a"), repoB: filepath.Join(root, "b")}
+	tm.git(root, "init", "-q", "--bare", "-b", "main", tm.origin)
+	tm.git(root, "clone", "-q", tm.origin, tm.repoA)
+	writeFile(t, filepath.Join(tm.repoA, "README.md"), "# shop\n")
+	tm.git(tm.repoA, "add", "-A")
+	tm.git(tm.repoA, "commit", "-qm", "shop")
+	tm.git(tm.repoA, "push", "-q", "origin", "main")
+	tm.git(root, "clone", "-q", tm.origin, tm.repoB)
+	return tm
+}
+
+// git runs git in dir with none of the test process's GIT_* variables and
+// no system or global settings.
+func (tm *team) git(dir string, args ...string) string {
+	tm.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(withoutGit(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// rememberedID is the id remember prints.
+var rememberedID = regexp.MustCompile(`Remembered (mem_[0-9a-f-]{36}) `)
+
+// remembered is the id of the memory remember says it wrote.
+func remembered(t *testing.T, out string) string {
+	t.Helper()
+	m := rememberedID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no id in remember's output:\n%s", out)
+	}
+	return m[1]
+}
+
+// Two teammates change the same memory on their own branches, and one
+// merges the other's: the chain forks. list says so, validate names the
+// change in force and says how to settle the fork, forget of the other
+// change is refused (it would forget the memory, the change in force too),
+// and the settlement validate describes, made by editing one file as it
+// says, leaves no fork: recall shows the two changes as a line.
+func TestTeammatesChangeOneMemoryOnTwoBranches(t *testing.T) {
+	tm := newTeam(t)
+	first := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Migrations are numbered sequentially.", "--scope", "repo", "--category", "project-conventions"))
+	tm.git(tm.repoA, "add", "-A")
+	tm.git(tm.repoA, "commit", "-qm", "a memory")
+	tm.git(tm.repoA, "push", "-q", "origin", "main")
+	tm.git(tm.repoB, "pull", "-q")
+
+	tm.git(tm.repoA, "checkout", "-qb", "timestamps")
+	theirs := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Migrations are named by the timestamp of their creation.", "--supersedes", first))
+	tm.git(tm.repoA, "add", "-A")
+	tm.git(tm.repoA, "commit", "-qm", "timestamps")
+	tm.git(tm.repoA, "push", "-q", "origin", "timestamps")
+
+	tm.git(tm.repoB, "checkout", "-qb", "goose")
+	ours := remembered(t, tm.b.ok(tm.repoB, "", "remember", "Migrations are made with goose create.", "--supersedes", first))
+	tm.git(tm.repoB, "add", "-A")
+	tm.git(tm.repoB, "commit", "-qm", "goose")
+	tm.git(tm.repoB, "fetch", "-q")
+	tm.git(tm.repoB, "merge", "-q", "--no-edit", "origin/timestamps")
+
+	contains(t, "list", tm.b.ok(tm.repoB, "", "list"), "1 memory was changed on two branches at once, and only one change is in force (forgemem validate)")
+	stdout, _, code := tm.b.run(tm.repoB, "", "validate", "--json")
+	var probs []struct{ Kind, Message string }
+	if err := json.Unmarshal([]byte(stdout), &probs); err != nil || code != 1 || len(probs) != 1 || probs[0].Kind != "fork" {
+		t.Fatalf("validate --json: exit %d, %v\n%s", code, err, stdout)
+	}
+	// The later change is in force; which one that is depends on the clock.
+	inForce, other := ours, theirs
+	if !strings.Contains(probs[0].Message, ours[:12]+" is in force") {
+		inForce, other = theirs, ours
+	}
+	contains(t, "validate", probs[0].Message, inForce[:12]+" is in force, the other change is not")
+
+	_, stderr, code := tm.b.run(tm.repoB, "", "forget", other)
+	if code != 2 || !strings.Contains(stderr, other[:12]+" is a parallel change that is not in force: "+inForce[:12]) {
+		t.Errorf("forget of the change not in force: exit %d, want 2\n%s", code, stderr)
+	}
+	if status := tm.git(tm.repoB, "status", "--porcelain"); status != "" {
+		t.Errorf("forget of the change not in force wrote something:\n%s", status)
+	}
+
+	// The first edit validate gives keeps the change in force.
+	edit := regexp.MustCompile(`supersedes: (mem_[0-9a-f-]{36}) and version: (\d+) in (mem_[0-9a-f]{8})'s file`).FindStringSubmatch(probs[0].Message)
+	if edit == nil || edit[3] != inForce[:12] {
+		t.Fatalf("validate gives no edit of %s's file:\n%s", inForce[:12], probs[0].Message)
+	}
+	path := filepath.Join(tm.repoB, ".forge", "memory", inForce+".md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`(?m)^supersedes: .*$`).ReplaceAllString(string(data), "supersedes: "+edit[1])
+	edited = regexp.MustCompile(`(?m)^version: .*$`).ReplaceAllString(edited, "version: "+edit[2])
+	writeFile(t, path, edited)
+	contains(t, "validate after the edit", tm.b.ok(tm.repoB, "", "validate"), "No problems found.")
+	recalled := tm.b.recall(tm.repoB, "how are migrations made and named?")
+	if strings.Contains(recalled, "parallel change") || !strings.Contains(recalled, "version 3") {
+		t.Errorf("recall after the edit: want the changes in a line, version 3 in force:\n%s", recalled)
+	}
+}
