@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,4 +132,75 @@ func TestTeammatesChangeOneMemoryOnTwoBranches(t *testing.T) {
 	if strings.Contains(recalled, "parallel change") || !strings.Contains(recalled, "version 3") {
 		t.Errorf("recall after the edit: want the changes in a line, version 3 in force:\n%s", recalled)
 	}
+}
+
+// Two teammates edit one memory's file by hand on their own branches, and
+// the merge conflicts. While git mergetool resolves it, its copies of the
+// file beside it are reported as copies, not memories, and not counted
+// among the files whose memories may be missing (only the conflicted file
+// is); once it is done, the .orig backup it keeps is reported, with what
+// to do, rather than left for a git add to commit.
+func TestMergetoolLeftoversAreNotMemories(t *testing.T) {
+	tm := newTeam(t)
+	id := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Database access goes through the repository layer.", "--scope", "repo", "--category", "project-conventions"))
+	tm.git(tm.repoA, "add", "-A")
+	tm.git(tm.repoA, "commit", "-qm", "a memory")
+	tm.git(tm.repoA, "push", "-q", "origin", "main")
+	tm.git(tm.repoB, "pull", "-q")
+	edit := func(repo, text string) {
+		t.Helper()
+		path := filepath.Join(repo, ".forge", "memory", id+".md")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, path, strings.Replace(string(data), "Database access goes through the repository layer.", text, 1))
+		tm.git(repo, "commit", "-qam", "edit")
+	}
+	edit(tm.repoA, "Database access goes through the repository layer; new queries use sqlc.")
+	tm.git(tm.repoA, "push", "-q", "origin", "main")
+	edit(tm.repoB, "Database access goes through the repository layer, in handlers and jobs.")
+	cmd := exec.Command("git", "-C", tm.repoB, "pull", "-q", "--no-rebase")
+	cmd.Env = append(withoutGit(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "CONFLICT") {
+		t.Fatalf("git pull: %v, want a conflict\n%s", err, out)
+	}
+
+	// The merge tool takes the merged branch's side, once it has run
+	// forgemem beside its copies.
+	during := filepath.Join(t.TempDir(), "during")
+	tm.git(tm.repoB, "config", "mergetool.fm.cmd", fmt.Sprintf(`HOME=%q %q validate --json > %q.json; HOME=%q %q list 2> %q.list; cp "$REMOTE" "$MERGED"`,
+		tm.b.home, binary, during, tm.b.home, binary, during))
+	tm.git(tm.repoB, "config", "mergetool.fm.trustExitCode", "false")
+	tm.git(tm.repoB, "mergetool", "--tool=fm", "--no-prompt")
+
+	data, err := os.ReadFile(during + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probs []struct{ Path, Kind, Message string }
+	if err := json.Unmarshal(data, &probs); err != nil {
+		t.Fatalf("validate --json while the tool ran: %v\n%s", err, data)
+	}
+	kinds := map[string]string{}
+	for _, p := range probs {
+		kinds[filepath.Base(p.Path)] = p.Kind
+		if p.Kind == "not-a-memory" && !strings.Contains(p.Message, "a copy of "+id) {
+			t.Errorf("%s: %s", filepath.Base(p.Path), p.Message)
+		}
+	}
+	if len(probs) != 5 || kinds[id+".md"] != "merge-conflict" {
+		t.Errorf("validate while the tool ran, want the conflict and 4 copies: %v", kinds)
+	}
+	if list, err := os.ReadFile(during + ".list"); err != nil || !strings.Contains(string(list), "1 file in the memory folders could not be read") {
+		t.Errorf("list while the tool ran: %v\n%s", err, list)
+	}
+
+	stdout, _, code := tm.b.run(tm.repoB, "", "validate")
+	contains(t, "validate after the tool", stdout, id+".md.orig\n  not-a-memory: the backup of "+id+".md that git mergetool keeps")
+	if code != 1 || strings.Count(stdout, "not-a-memory") != 1 {
+		t.Errorf("validate after the tool: exit %d, want 1 and one problem\n%s", code, stdout)
+	}
+	contains(t, "list after the tool", tm.b.ok(tm.repoB, "", "list"), "new queries use sqlc")
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -38,7 +39,8 @@ const (
 	// folder.
 	ProblemScopeMismatch ProblemKind = "scope-mismatch"
 	// ProblemNotAMemory: a .md file whose name is not a memory id, so it is
-	// not read as a memory.
+	// not read as a memory, or a backup git mergetool keeps of a memory's
+	// file (<memory id>.md.orig).
 	ProblemNotAMemory ProblemKind = "not-a-memory"
 	// ProblemTooLarge: a memory file larger than memcore.MaxFileBytes,
 	// which is not read.
@@ -90,7 +92,8 @@ type Problem struct {
 
 // Validate audits both memory folders and returns every problem found,
 // ordered by path: files the store does not serve and why (so a hand edit
-// never makes a memory vanish without a word), files it serves repaired,
+// never makes a memory vanish without a word), the backups git mergetool
+// leaves (which the store does not read), files it serves repaired,
 // ids that differ from their
 // file names, dangling supersedes and related links, supersedes cycles and
 // forks, repo memories pointing at user-scope ids, secrets in files on
@@ -118,6 +121,7 @@ func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 		out = append(out, w.linkProblems(snap, m)...)
 		out = append(out, secretProblems(filePath(w.store, m), m.Meta.Scope, m.Meta.ID)...)
 	}
+	out = append(out, w.backupProblems()...)
 	out = append(out, w.cycleProblems(snap)...)
 	out = append(out, w.forkProblems(snap)...)
 	out = append(out, w.staleProblems(ctx, snap)...)
@@ -149,9 +153,62 @@ func (w *Workspace) unreadable(ctx context.Context) ([]Problem, error) {
 // store does not read (a hand edit it cannot parse, a merge conflict, a
 // file too large…), which [Workspace.Validate] describes: memories a
 // listing, a search or a recall is missing.
+// A copy of a memory whose file is there (one git mergetool made, say) is
+// not counted: no memory is missing for it.
 func (w *Workspace) UnreadableCount(ctx context.Context) (int, error) {
 	probs, err := w.unreadable(ctx)
-	return len(probs), err
+	n := 0
+	for _, p := range probs {
+		if _, isCopy := notAMemory(p.Path); p.Kind != ProblemNotAMemory || !isCopy {
+			n++
+		}
+	}
+	return n, err
+}
+
+// mergetoolCopy matches the name of a file git mergetool writes beside the
+// file whose merge conflict it resolves, while the tool runs (its sides
+// and the conflicted file: <name>_LOCAL_<pid>.md, …), and mergetoolBackup
+// the backup of the conflicted file it keeps once the tool has resolved it
+// (mergetool.keepBackup, on by default).
+var (
+	mergetoolCopy   = regexp.MustCompile(`^(.+)_(BACKUP|BASE|LOCAL|REMOTE)_[0-9]+\.md$`)
+	mergetoolBackup = regexp.MustCompile(`^(.+)\.md\.orig$`)
+)
+
+// notAMemory says what a file of a memory folder that is not named
+// <memory id>.md is, when it can tell: a copy git mergetool made of a
+// memory, its backup, a copy of a memory whose file is there, or a memory
+// renamed by hand. isCopy is true when the memory it copies has its own
+// file, so that no memory is missing for it. It returns "" for another
+// file.
+func notAMemory(path string) (msg string, isCopy bool) {
+	dir, name := filepath.Split(path)
+	exists := func(id string) bool {
+		info, err := os.Lstat(filepath.Join(dir, id+".md"))
+		return err == nil && info.Mode().IsRegular()
+	}
+	if m := mergetoolCopy.FindStringSubmatch(name); m != nil && memcore.ValidateID(m[1]) == nil {
+		side := map[string]string{"BACKUP": "with the conflict", "BASE": "as the two branches' common ancestor had it",
+			"LOCAL": "as your branch had it", "REMOTE": "as the branch merged had it"}[m[2]]
+		return fmt.Sprintf("a copy of %s, %s, that git mergetool made while resolving a merge conflict in it, not a memory: "+
+			"the tool deletes it when it ends, so delete it if the tool did not finish", m[1], side), exists(m[1])
+	}
+	if m := mergetoolBackup.FindStringSubmatch(name); m != nil && memcore.ValidateID(m[1]) == nil {
+		return fmt.Sprintf("the backup of %s.md that git mergetool keeps, as the file was before its merge conflict was resolved, not a memory: "+
+			"delete it (git config mergetool.keepBackup false stops them)", m[1]), exists(m[1])
+	}
+	if !strings.HasSuffix(name, ".md") {
+		return "", false
+	}
+	m := parseFile(path)
+	switch {
+	case m == nil:
+		return "", false
+	case exists(m.Meta.ID):
+		return fmt.Sprintf("a copy of %s, whose file is %s.md: only that file is read as the memory, so carry over what this one changes, if anything, and delete it", m.Meta.ID, m.Meta.ID), true
+	}
+	return fmt.Sprintf("the file holds %s, but only a file named %s.md is read as that memory: rename it to %s.md", m.Meta.ID, m.Meta.ID, m.Meta.ID), false
 }
 
 // fileProblem describes a file or folder the store does not serve.
@@ -172,6 +229,9 @@ func (w *Workspace) fileProblem(p memcore.Problem) Problem {
 	case errors.Is(p.Err, memcore.ErrInvalidID):
 		out.Kind = ProblemNotAMemory
 		out.Message = "the file name is not <memory id>.md, so it is not read as a memory; rename or move it"
+		if msg, _ := notAMemory(p.Path); msg != "" {
+			out.Message = msg
+		}
 	case errors.Is(p.Err, memcore.ErrMergeConflict):
 		out.Kind = ProblemMergeConflict
 		out.Message = strings.TrimPrefix(out.Message, memcore.ErrMalformed.Error()+": ") +
@@ -201,6 +261,34 @@ func (w *Workspace) fileProblem(p memcore.Problem) Problem {
 	default:
 		out.Kind = ProblemUnreadable
 		out.Message += "; check the permissions"
+	}
+	return out
+}
+
+// backupProblems reports the backups git mergetool leaves in the memory
+// folders (<memory id>.md.orig): the store reads only .md files, so
+// nothing else says that they are there, to be committed with the
+// memories by a git add.
+func (w *Workspace) backupProblems() []Problem {
+	var out []Problem
+	for _, scope := range memcore.Scopes() {
+		dir := w.store.Dir(scope)
+		if dir == "" {
+			continue
+		}
+		entries, err := os.ReadDir(dir) // one that cannot be read is reported as such
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			if !mergetoolBackup.MatchString(e.Name()) {
+				continue
+			}
+			if msg, _ := notAMemory(path); msg != "" {
+				out = append(out, Problem{Path: path, Scope: scope, Kind: ProblemNotAMemory, Message: msg})
+			}
+		}
 	}
 	return out
 }
