@@ -222,12 +222,18 @@ func compareEvidence(a, b Evidence) int {
 // fork branch the chain did not continue from (memcore.Graph.History), so
 // that a change made on a merged branch is shown, not lost. A version that
 // waited for review and was superseded without being approved is left
-// out: its text was never in force.
+// out: its text was never in force. So is a version of such a branch that
+// made the head's very change (two teammates who approved one memory on
+// their own branches, say): the current text includes it.
 func history(g *memcore.Graph, headID string) []*memcore.MemoryFile {
+	head, _ := g.Memory(headID)
 	var out []*memcore.MemoryFile
 	for _, v := range g.History(headID) {
-		if v.Memory.Meta.Status != memcore.StatusPending {
-			out = append(out, v.Memory)
+		switch m := v.Memory; {
+		case m.Meta.Status == memcore.StatusPending:
+		case v.Lost && head != nil && m.Content == head.Content && m.Meta.Retired == head.Meta.Retired:
+		default:
+			out = append(out, m)
 		}
 	}
 	return out

@@ -96,6 +96,42 @@ func TestForkedChainShowsTheLosingBranch(t *testing.T) {
 	}
 }
 
+// Two branches that made the same change (two teammates approving one
+// memory each on their own branch) fork the chain with one text: the
+// history does not show the other branch's copy as a parallel change the
+// current text does not include, since it does.
+func TestForkOfOneChangeIsOneChange(t *testing.T) {
+	store := newFileStore(t)
+	v1 := mem(testID(321), memcore.ScopeRepo, memcore.CategoryProjectConventions, 1, 0, "Release notes go in CHANGELOG.md.")
+	text := "Release notes go in CHANGELOG.md, one section per module."
+	ours := supersede(mem(testID(322), memcore.ScopeRepo, memcore.CategoryProjectConventions, 2, 10, text), v1)
+	theirs := supersede(mem(testID(323), memcore.ScopeRepo, memcore.CategoryProjectConventions, 2, 12, text), v1)
+	write(t, store, v1, ours)
+	handWrite(t, store, theirs)
+
+	cfg := identityConfig()
+	cfg.HopDepth = 0
+	e := newEngine(t, store, wordsEmbedder{}, nil, cfg)
+	rebuild(t, e)
+	res, err := e.Retrieve(context.Background(), "t", userWindow("Where do release notes go, one section per module?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) != 1 {
+		t.Fatalf("memories = %v, want the chain's head", ids(res))
+	}
+	var hist []string
+	for _, h := range res.Memories[0].History {
+		hist = append(hist, h.Meta.ID)
+	}
+	if want := []string{v1.Meta.ID}; !slices.Equal(hist, want) {
+		t.Errorf("history = %v, want %v: the first version only", hist, want)
+	}
+	if strings.Contains(res.Injection, lostNote) || !strings.Contains(res.Injection, "History, oldest first (changed 1 time):") {
+		t.Errorf("injection shows the same change twice:\n%s", res.Injection)
+	}
+}
+
 // An edge recorded on the losing branch of a fork is history, like one on a
 // superseded version: the memory it points at does not list it as a link.
 func TestInjectionLeavesOutEdgesOfLosingBranches(t *testing.T) {
