@@ -196,6 +196,42 @@ func TestValidateSaysHowToSettleAFork(t *testing.T) {
 	}
 }
 
+// Two branches that made one change alike (two teammates approving one
+// memory) fork the chain with one text: validate says so, and that
+// deleting the copy not in force settles it; recall shows it once.
+func TestForkOfOneChangeIsSettledByDeletingTheCopy(t *testing.T) {
+	ctx := context.Background()
+	ws := open(t)
+	text := "Migrations are named by timestamp."
+	handWrite(t, ws, mem(3, memcore.ScopeRepo, "Migrations are numbered."), mem(4, memcore.ScopeRepo, text, 3), mem(5, memcore.ScopeRepo, text, 3))
+	fork := forkProblem(t, ws)
+	if fork == nil {
+		t.Fatal("validate reports no fork")
+	}
+	copyPath := filepath.Join(ws.Store().Dir(memcore.ScopeRepo), id(4)+".md")
+	for _, want := range []string{"mem_00000005 is in force", "both made the same change", "delete mem_00000004, the copy not in force (git rm " + copyPath + ")"} {
+		if !strings.Contains(fork.Message, want) {
+			t.Errorf("the fork's message does not say %q:\n%s", want, fork.Message)
+		}
+	}
+	if strings.Contains(fork.Message, "supersedes:") {
+		t.Errorf("the fork's message asks for an edit a deletion makes needless:\n%s", fork.Message)
+	}
+	res := recallText(t, ws, "How are migrations named, by timestamp?")
+	if strings.Contains(res.Injection, "parallel change") {
+		t.Errorf("recall shows the same change twice:\n%s", res.Injection)
+	}
+	if err := os.Remove(copyPath); err != nil {
+		t.Fatal(err)
+	}
+	if p := forkProblem(t, ws); p != nil {
+		t.Errorf("after deleting the copy, validate still reports the fork: %s", p.Message)
+	}
+	if d, err := ws.Show(ctx, id(3)); err != nil || d.Chain[len(d.Chain)-1].ID != id(5) {
+		t.Errorf("after deleting the copy: %+v, %v; want the chain to end at %s", d, err, id(5))
+	}
+}
+
 // forkProblem is the fork validate reports, or nil.
 func forkProblem(t *testing.T, ws *workspace.Workspace) *workspace.Problem {
 	t.Helper()

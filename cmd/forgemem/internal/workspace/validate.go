@@ -425,7 +425,12 @@ func (w *Workspace) forkProblems(snap *snapshot) []Problem {
 			if in != head {
 				msg += fmt.Sprintf(" (up to its version %d, %s)", head.Meta.Version, shortRef(head.Meta.ID))
 			}
-			msg += ", the other change is not (recall shows it as a parallel change). " + settleAdvice(snap, f, in, head)
+			if copyOf := sameChange(snap, f, in); copyOf != nil {
+				msg += fmt.Sprintf("; both made the same change (as two teammates who approved or changed it alike on their own branches leave it), so recall shows it once. To settle it, delete %s, the copy not in force (git rm %s)",
+					shortRef(copyOf.Meta.ID), filePath(w.store, copyOf))
+			} else {
+				msg += ", the other change is not (recall shows it as a parallel change). " + settleAdvice(snap, f, in, head)
+			}
 		}
 		p := Problem{ID: f.ID, Kind: ProblemFork, Message: msg}
 		at := f.Memory
@@ -455,6 +460,24 @@ func settleAdvice(snap *snapshot, f memcore.Fork, in, head *memcore.MemoryFile) 
 		"supersedes: %s and version: %d in %s's file make %s current instead. Then forgemem remember <text> --supersedes %s writes a text that combines both",
 		tip.Meta.ID, tip.Meta.Version+1, shortRef(in.Meta.ID), shortRef(head.Meta.ID),
 		head.Meta.ID, head.Meta.Version+1, shortRef(other.Meta.ID), shortRef(tip.Meta.ID), shortRef(head.Meta.ID))
+}
+
+// sameChange returns the other successor of fork f, whose successor in
+// leads to the chain's head, when it made in's very change (the same
+// text, forgotten or not) and nothing supersedes it: a copy, which
+// deleting settles the fork. It returns nil otherwise.
+func sameChange(snap *snapshot, f memcore.Fork, in *memcore.MemoryFile) *memcore.MemoryFile {
+	if len(f.Successors) != 2 {
+		return nil
+	}
+	other := f.Successors[0]
+	if other == in {
+		other = f.Successors[1]
+	}
+	if branchTip(snap, other) != other || other.Content != in.Content || other.Meta.Retired != in.Meta.Retired {
+		return nil
+	}
+	return other
 }
 
 // branchTip returns the newest version of the branch that starts at m:
