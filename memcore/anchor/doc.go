@@ -15,7 +15,8 @@
 // from the text — path-like tokens naming a file or folder of the tree,
 // and identifier-like tokens (`code spans`, CamelCase, snake_case, dotted
 // names) defined by the files the text names or by exactly one Go package
-// of the tree. Each anchor with a path records the git blob id of the
+// of the tree — but for a path the repository's other clones do not have
+// (one git ignores, a folder that holds no file). Each anchor with a path records the git blob id of the
 // file's content ([BlobID], computed as git does, without git) and the
 // commit checked out. [Store] wraps a memcore.MemoryStore so that every
 // memory written through it — by a capture pipeline, say — gets its

@@ -2,7 +2,10 @@ package anchor
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,9 +18,10 @@ type Result struct {
 	// the proposed ones found in the tree, then those extracted from the
 	// text, each (path, symbol) once, at most Config.MaxAnchors.
 	Anchors []memcore.Anchor
-	// Dropped are the proposed anchors left out: not valid, or not found
-	// in the tree (a path that does not exist, a symbol it does not
-	// define).
+	// Dropped are the proposed anchors left out: not valid, not found in
+	// the tree (a path that does not exist, a symbol it does not define),
+	// or not shared with the tree's other clones (a path git ignores, a
+	// folder that holds no file).
 	Dropped []memcore.Anchor
 	// Missing are the given anchors that are not in the tree now: they are
 	// recorded all the same, and a check will report them.
@@ -43,7 +47,12 @@ type Result struct {
 //     CamelCase, snake_case and dotted names — that the files and folders
 //     the text names define (Go declarations, or words of other files:
 //     configuration keys), or that exactly one Go package of the tree
-//     declares.
+//     declares;
+//   - neither a proposed anchor nor one the text names is recorded on a
+//     path another clone of the repository does not have — one git
+//     ignores (a local .env, a build's output; a tracked file is never
+//     ignored) or a folder that holds no file (git keeps none) — since
+//     every teammate would see it as gone and the memory as outdated.
 //
 // Each anchor with a path records its state: the git blob id of a file's
 // content ([BlobID]) and the commit checked out, when git is available.
@@ -68,16 +77,80 @@ func (c *Checker) Anchors(ctx context.Context, text string, proposed, given []me
 		}
 		out = append(out, a)
 	}
-	for _, a := range proposed {
+	// found holds the proposed anchors the tree has, then those the text
+	// names; from, for each, the proposal it came from (-1: the text).
+	var found []memcore.Anchor
+	var from []int
+	for i, a := range proposed {
 		if kept, ok := k.verify(a); ok {
-			out = append(out, kept)
+			found, from = append(found, kept), append(from, i)
 		} else {
 			r.Dropped = append(r.Dropped, a)
 		}
 	}
-	out = append(out, k.extract(text)...)
+	for _, a := range k.extract(text) {
+		found, from = append(found, a), append(from, -1)
+	}
+	unshared := k.unshared(found)
+	for i, a := range found {
+		switch {
+		case !unshared[a.Path]:
+			out = append(out, a)
+		case from[i] >= 0:
+			r.Dropped = append(r.Dropped, proposed[from[i]])
+		}
+	}
 	r.Anchors = k.withState(unique(out, c.cfg.MaxAnchors))
 	return r
+}
+
+// unshared returns the paths of anchors that the tree has but a
+// teammate's clone would not: those git ignores (a local .env, a build's
+// output) and folders that hold no file (git keeps no empty folder). An
+// anchor on one would read as gone in every other clone.
+func (k *call) unshared(anchors []memcore.Anchor) map[string]bool {
+	out := map[string]bool{}
+	var ask []string
+	for _, a := range anchors {
+		if a.Path == "" || out[a.Path] || slices.Contains(ask, a.Path) || slices.Contains(ask, a.Path+"/") {
+			continue
+		}
+		info, err := k.lstat(a.Path)
+		if err != nil {
+			continue
+		}
+		if !info.IsDir() {
+			ask = append(ask, a.Path)
+			continue
+		}
+		if !k.holdsAFile(a.Path) {
+			out[a.Path] = true
+			continue
+		}
+		ask = append(ask, a.Path+"/")
+	}
+	for p := range k.git.ignored(k.ctx, ask) {
+		out[strings.TrimSuffix(p, "/")] = true
+	}
+	return out
+}
+
+// holdsAFile reports whether the folder rel holds a regular file, at any
+// depth (at most a few hundred entries are looked at: a folder that big
+// holds one).
+func (k *call) holdsAFile(rel string) bool {
+	seen := 0
+	found := errors.New("found")
+	err := filepath.WalkDir(k.fsPath(rel), func(p string, d fs.DirEntry, err error) error {
+		if seen++; seen > 500 {
+			return found
+		}
+		if err == nil && d.Type().IsRegular() {
+			return found
+		}
+		return nil
+	})
+	return errors.Is(err, found)
 }
 
 // unique returns anchors without repeats of a (path, symbol), first kept,

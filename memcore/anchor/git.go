@@ -253,6 +253,31 @@ func (g *gitRepo) indexBlobs(ctx context.Context) (map[string][]string, error) {
 	return g.blobs.val, g.blobs.err
 }
 
+// ignored returns those of paths (slash-separated, relative to the root;
+// a folder's with a trailing slash) that git ignores: a file the
+// repository's .gitignore keeps out of commits, which teammates' clones
+// do not have. A tracked file is not ignored, whatever the patterns say.
+// Without git, or when git fails, none is.
+func (g *gitRepo) ignored(ctx context.Context, paths []string) map[string]bool {
+	if len(paths) == 0 || g.program == "" {
+		return nil
+	}
+	// One path a line, as given (a path git would quote, with a newline
+	// or a control character in it, does not match and counts as not
+	// ignored: its anchor is kept, as before).
+	out, err := g.run(ctx, append([]string{"-c", "core.quotePath=false", "check-ignore", "--"}, paths...)...)
+	if err != nil { // exit status 1: none is ignored
+		return nil
+	}
+	ign := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\n") {
+		if p != "" {
+			ign[p] = true
+		}
+	}
+	return ign
+}
+
 // renamesSince returns the paths git sees renamed between commit and the
 // index, old → new (git diff-index --cached -M): a git mv, or a rename
 // committed since. Only the index is read, never the work tree, so no

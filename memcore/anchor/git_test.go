@@ -167,3 +167,57 @@ func TestGitNeverUsesAnEnclosingRepository(t *testing.T) {
 		}
 	}
 }
+
+// What a teammate's clone does not have is no anchor: a file or folder the
+// repository's .gitignore keeps out of commits, or a folder that holds no
+// file. Proposed, it is dropped; named in the text, it is not recorded;
+// given by a person, it is honoured. A tracked file that an ignore pattern
+// matches is shared, and kept; so is everything without git but the empty
+// folder.
+func TestAnchorsLeaveOutWhatClonesDoNotHave(t *testing.T) {
+	root, git := gitShop(t)
+	writeTree(t, root, map[string]string{
+		".gitignore":           ".env.local\nbuild/\n*.log\n",
+		".env.local":           "DB_PASSWORD=x\n",
+		"build/out.bin":        "binary\n",
+		"internal/db/keep.log": "tracked on purpose\n",
+	})
+	git("add", "-f", "internal/db/keep.log")
+	git("add", ".gitignore")
+	git("commit", "-q", "-m", "ignore")
+	if err := os.MkdirAll(filepath.Join(root, "db", "seeds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const text = "Local secrets go in .env.local; build/out.bin is the binary; seeds go in db/seeds/; " +
+		"internal/db/keep.log is kept; queries live in internal/db/queries.go."
+	proposed := []memcore.Anchor{{Path: ".env.local"}, {Path: "build"}, {Path: "internal/db/queries.go", Symbol: "GetOrder"}}
+	given := []memcore.Anchor{{Path: "build/out.bin"}}
+	for _, tt := range []struct {
+		name             string
+		noGit            bool
+		anchors, dropped string
+	}{
+		{"git", false,
+			"build/out.bin\ninternal/db/queries.go#GetOrder\ninternal/db/keep.log\ninternal/db/queries.go\n",
+			".env.local\nbuild\n"},
+		{"no git", true,
+			"build/out.bin\n.env.local\nbuild\ninternal/db/queries.go#GetOrder\ninternal/db/keep.log\ninternal/db/queries.go\n",
+			""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig(root)
+			cfg.NoGit = tt.noGit
+			c, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := c.Anchors(context.Background(), text, proposed, given)
+			if got := anchorsText(r.Anchors); got != tt.anchors {
+				t.Errorf("anchors:\n%s\nwant:\n%s", got, tt.anchors)
+			}
+			if got := anchorsText(r.Dropped); got != tt.dropped {
+				t.Errorf("dropped:\n%s\nwant:\n%s", got, tt.dropped)
+			}
+		})
+	}
+}
