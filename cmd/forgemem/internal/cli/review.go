@@ -133,13 +133,19 @@ type reviewer struct {
 }
 
 // review asks about each memory of queue in turn, reading one answer per
-// line; the end of input quits.
+// line; the end of input quits. Ctrl-C (or SIGTERM) while it waits for an
+// answer stops it at once: what was approved or rejected so far stays,
+// the summary says so, and the interruption is the error.
 func (a *app) review(ctx context.Context, ws *workspace.Workspace, queue []workspace.ReviewItem) error {
 	r := &reviewer{a: a, ws: ws, in: bufio.NewReader(a.env.Stdin)}
 	for i, it := range queue {
 		a.printReviewItem(i+1, len(queue), it)
 		quit, err := r.ask(ctx, it)
 		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				a.out.println() // the cursor is after the question
+				_ = a.reviewSummary(r.approved, r.rejected, len(queue)-r.approved-r.rejected)
+			}
 			return err
 		}
 		if quit {
@@ -149,17 +155,39 @@ func (a *app) review(ctx context.Context, ws *workspace.Workspace, queue []works
 	return a.reviewSummary(r.approved, r.rejected, len(queue)-r.approved-r.rejected)
 }
 
+// read reads one line of the answers, trimmed, as readAnswerRaw does, or
+// returns ctx's error as soon as ctx ends: a terminal's read blocks where
+// no context reaches it, so Ctrl-C at a question would otherwise wait for
+// the next Enter. A read left behind then ends with the process.
+func (r *reviewer) read(ctx context.Context) (string, error) {
+	type line struct {
+		text string
+		err  error
+	}
+	l, err := interruptible(ctx, func() (line, error) {
+		text, err := readAnswerRaw(r.in)
+		return line{text, err}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return l.text, l.err
+}
+
 // ask asks about it until an answer acts on it, skips it or quits.
 func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool, err error) {
 	p := r.a.out
 	for {
 		p.printf("%s ", p.bold("Approve this memory [y,e,n,s,q,?]?"))
-		answer, err := readAnswer(r.in)
-		if err != nil { // the end of input
+		line, err := r.read(ctx)
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		if err != nil && line == "" { // the end of input
 			p.println()
 			return true, nil
 		}
-		switch answer {
+		switch answer := firstLetter(line); answer {
 		case "y":
 			return false, r.approve(ctx, it, "")
 		case "e":
@@ -174,7 +202,10 @@ func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool,
 			return false, r.approve(ctx, it, text)
 		case "n":
 			p.printf("%s ", p.bold("Why (optional)?"))
-			why, _ := readAnswerRaw(r.in)
+			why, _ := r.read(ctx)
+			if ctx.Err() != nil {
+				return true, ctx.Err() // nothing rejected
+			}
 			if err := r.a.reviewOne(r.ws.Reject(ctx, it.Memory.ID, why)); err != nil {
 				return false, err
 			}
@@ -205,17 +236,13 @@ func (a *app) reviewSummary(approved, rejected, left int) error {
 	return nil
 }
 
-// readAnswer reads one line and returns its first character, lower case
-// ("" for an empty line).
-func readAnswer(in *bufio.Reader) (string, error) {
-	line, err := readAnswerRaw(in)
-	if err != nil && line == "" {
-		return "", err
-	}
+// firstLetter is the answer a line gives: its first character, lower
+// case ("" for an empty line).
+func firstLetter(line string) string {
 	if line == "" {
-		return "", nil
+		return ""
 	}
-	return strings.ToLower(line[:1]), nil
+	return strings.ToLower(line[:1])
 }
 
 // readAnswerRaw reads one line, trimmed; at the end of input it returns

@@ -227,3 +227,91 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 		t.Errorf("validate with a held memory: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// typedKeys is a terminal a test types at: each Read (the command waiting
+// for an answer) is announced on reads, and then gets what the test
+// writes, so the test knows which question the command waits on.
+type typedKeys struct {
+	r     *os.File
+	reads chan struct{}
+}
+
+func (k *typedKeys) Read(p []byte) (int, error) {
+	k.reads <- struct{}{}
+	return k.r.Read(p)
+}
+
+func (*typedKeys) Write(p []byte) (int, error) { return len(p), nil }
+
+// Ctrl-C at a question of review (the context ends while it waits for an
+// answer) stops it at once, without waiting for the next line: what was
+// approved stays, nothing is rejected without its reason, the summary says
+// what was done, and the interruption is the error.
+func TestReviewStopsWhenInterrupted(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// answers are typed, one a question, before the interruption.
+		answers []string
+		summary string
+	}{
+		{"at the first question", nil, "Approved 0, rejected 0; 3 memories still wait for review."},
+		{"after an approval", []string{"y\n"}, "Approved 1, rejected 0; 2 memories still wait for review."},
+		{"at the reason of a rejection", []string{"n\n"}, "Approved 0, rejected 0; 3 memories still wait for review."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := reviewFixture(t)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				w.Close() // ends the read the command left behind
+				r.Close()
+			})
+			keys := &typedKeys{r: r, reads: make(chan struct{}, 1)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			env := cli.Env{Args: []string{"review"}, Stdin: keys, Stdout: &stdout, Stderr: &stderr, Now: func() time.Time { return now }}
+			env.Settings.WorkDir, env.Settings.Home, env.Settings.Env = f.repo, f.home, f.env
+			env.IsTerminal = func(w io.Writer) bool { return w == io.Writer(keys) }
+			done := make(chan int, 1)
+			go func() { done <- cli.Run(ctx, env) }()
+			// A bound against hanging, not a measure.
+			bound := time.NewTimer(time.Minute)
+			defer bound.Stop()
+			waitRead := func() {
+				select {
+				case <-keys.reads:
+				case code := <-done:
+					t.Fatalf("review ended (exit %d) before asking:\n%s%s", code, stdout.String(), stderr.String())
+				case <-bound.C:
+					t.Fatal("review never asked")
+				}
+			}
+			for _, a := range tt.answers {
+				waitRead()
+				if _, err := io.WriteString(w, a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitRead() // it waits for the next answer
+			cancel()
+			var code int
+			select {
+			case code = <-done:
+			case <-bound.C:
+				t.Fatal("review still waits for an answer a minute after Ctrl-C")
+			}
+			if code != cli.ExitFailure || stderr.String() != "forgemem review: interrupted\n" || !strings.Contains(stdout.String(), tt.summary) {
+				t.Errorf("exit %d, stderr %q; want %d, the interruption, and %q in:\n%s", code, stderr.String(), cli.ExitFailure, tt.summary, stdout.String())
+			}
+			// The first memory is approved after y, and waits otherwise: a
+			// rejection interrupted at its reason is not written.
+			approved := len(tt.answers) == 1 && tt.answers[0] == "y\n"
+			if _, status, _ := f.headOf(id(2)); (status == "") != approved {
+				t.Errorf("the first memory: status %q, approved %v", status, approved)
+			}
+		})
+	}
+}
