@@ -389,6 +389,9 @@ func trustRows(t *table, m workspace.Memory, stated bool, indent string) {
 		if m.EvidenceAt != nil {
 			at = ", " + minute(*m.EvidenceAt)
 		}
-		t.row("%sevidence\t%q%s\n", indent, m.EvidenceQuote, at)
+		// On one line, its quotes and backslashes as they are: the row
+		// escapes control characters once, where %q would show \"%w\" for
+		// "%w", and \\x1b for an escape.
+		t.row("%sevidence\t\"%s\"%s\n", indent, oneLine(m.EvidenceQuote), at)
 	}
 }

@@ -283,3 +283,31 @@ func TestOutsideARepository(t *testing.T) {
 		t.Fatalf("--repo-dir outside a repository: exit %d, output %q", r.code, r.stdout)
 	}
 }
+
+// The evidence row of show and review quotes the passage as it is, on one
+// line: its quotes and backslashes unchanged, a control character escaped
+// once (\x1b, not \\x1b), line breaks and tabs as spaces.
+func TestEvidenceRowQuotesThePassageAsItIs(t *testing.T) {
+	tests := []struct {
+		name, quote, want string
+	}{
+		{"plain", "wrap errors with %w", `"wrap errors with %w"`},
+		{"quotes and backslashes", `use fmt.Errorf("open: %w", err) and C:\tools`, `"use fmt.Errorf("open: %w", err) and C:\tools"`},
+		{"an escape sequence", "quote \x1b]0;title\x07 end", `"quote \x1b]0;title\x07 end"`},
+		{"line breaks and tabs", "first line\n\tsecond  line", `"first line second line"`},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			m := pendingMemory(i+1, 2, memcore.SourceMixed, "source: not stated in the user's own words (source mixed)", "Errors are wrapped with %w.")
+			m.Meta.Evidence.Quote = tt.quote
+			f.write(m)
+			row := regexp.MustCompile(`(?m)^ *evidence +` + regexp.QuoteMeta(tt.want) + `, 2025-03-02 09:58 UTC$`)
+			for _, r := range []result{f.run("show", m.Meta.ID), f.runTerminal("s\n", "review")} {
+				if r.code != cli.ExitOK || !row.MatchString(r.stdout) {
+					t.Errorf("exit %d, want the row evidence %s in:\n%s%s", r.code, tt.want, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
