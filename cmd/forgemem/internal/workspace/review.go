@@ -190,7 +190,7 @@ func (w *Workspace) waiting(ctx context.Context, ref, verb string) (snap *snapsh
 	head, _ = snap.g.Head(m.Meta.ID)
 	held = w.heldBy(head) != ""
 	if head.Meta.Status != memcore.StatusPending && !held {
-		return nil, nil, false, invalidf("%s does not wait for review (forgemem review lists those that do)", head.Meta.ID)
+		return nil, nil, false, invalidf("%s", notWaiting(m, head))
 	}
 	if err := w.requireScope(head.Meta.Scope); err != nil {
 		return nil, nil, false, err
@@ -217,4 +217,24 @@ func (w *Workspace) reviewed(ctx context.Context, res *ReviewResult, wr *memcore
 	}
 	res.Memory = view(w.store, after.g, wr.Memory)
 	return res, nil
+}
+
+// notWaiting says why the memory m, whose chain's head is head, cannot be
+// reviewed: it never waited, or it did and no longer does — approved,
+// rejected or changed since (approving twice, say) — naming what its
+// memory is now rather than only another id than the one given.
+func notWaiting(m, head *memcore.MemoryFile) string {
+	if m.Meta.ID == head.Meta.ID {
+		return fmt.Sprintf("%s does not wait for review (forgemem review lists those that do)", m.Meta.ID)
+	}
+	now := fmt.Sprintf("%s (version %d", head.Meta.ID, head.Meta.Version)
+	if head.Meta.Retired {
+		now += ", forgotten"
+	}
+	now += ")"
+	if m.Meta.Status == memcore.StatusPending {
+		return fmt.Sprintf("%s no longer waits for review: it was approved, rejected or changed since, and its memory is now %s; forgemem show %s has its history",
+			m.Meta.ID, now, head.Meta.ID)
+	}
+	return fmt.Sprintf("%s does not wait for review, nor does its memory's current version, %s (forgemem review lists those that do)", m.Meta.ID, now)
 }

@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -216,5 +217,47 @@ func TestOlderFilesAreNotQuarantined(t *testing.T) {
 	}
 	if !strings.Contains(res.Injection, "db/migrations") || !strings.Contains(res.Injection, "source unknown") {
 		t.Errorf("recall:\n%s\nwant the older file, labelled source unknown", res.Injection)
+	}
+}
+
+// Reviewing a memory again — approved or rejected already — is refused
+// with what happened to it and what its memory is now, by the id given
+// (its prefix too), not only by another id.
+func TestReviewAgainSaysItWasReviewed(t *testing.T) {
+	ctx := context.Background()
+	approve := func(ws *workspace.Workspace, ref string) error { _, err := ws.Approve(ctx, ref, ""); return err }
+	reject := func(ws *workspace.Workspace, ref string) error { _, err := ws.Reject(ctx, ref, "planted"); return err }
+	tests := []struct {
+		name          string
+		first, second func(*workspace.Workspace, string) error
+		prefix        bool
+		want          string // %[1]s is the id given, %[2]s the head's
+	}{
+		{"approved twice", approve, approve, false, "%[1]s no longer waits for review: it was approved, rejected or changed since, and its memory is now %[2]s (version 2); forgemem show %[2]s has its history"},
+		{"approved twice, by a prefix", approve, approve, true, "%[1]s no longer waits for review: it was approved, rejected or changed since, and its memory is now %[2]s (version 2)"},
+		{"rejected, then approved", reject, approve, false, "%[1]s no longer waits for review: it was approved, rejected or changed since, and its memory is now %[2]s (version 2, forgotten)"},
+		{"approved, then rejected", approve, reject, false, "%[1]s no longer waits for review: it was approved, rejected or changed since, and its memory is now %[2]s (version 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := open(t)
+			m := remember(t, ws, workspace.RememberInput{Text: "Prefers short commit subjects.", Source: memcore.SourceAgent}).Memory
+			if err := tt.first(ws, m.ID); err != nil {
+				t.Fatal(err)
+			}
+			ref := m.ID
+			if tt.prefix {
+				ref = m.ID[4:12]
+			}
+			err := tt.second(ws, ref)
+			_, res := listed(t, ws, workspace.ListOptions{Retired: true})
+			if len(res.Memories) != 1 {
+				t.Fatalf("listed %+v, want one memory", res.Memories)
+			}
+			head := res.Memories[0].ID
+			if want := fmt.Sprintf(tt.want, m.ID, head); !errors.Is(err, workspace.ErrInvalidInput) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v; want ErrInvalidInput saying %q", err, want)
+			}
+		})
 	}
 }
