@@ -455,7 +455,15 @@ the classifier model (memory.classifier_model) decides what is worth remembering
 are redacted, and the memories are written. It needs a real model (the openai or gemini
 provider); the fake provider has none.`,
 		Example: "  forgemem capture session.jsonl --provider openai\n  cat session.jsonl | forgemem capture -",
-		Args:    cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usagef("give the conversation to capture: a JSON Lines file, or - to read it from standard input")
+			case 1:
+				return nil
+			}
+			return usagef("give one conversation, not %d: capture runs one pass over one conversation", len(args))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			window, err := a.readConversation(cmd.Context(), args, "pipe {\"role\": \"user\", \"content\": \"…\"} to standard input")
 			if err != nil {

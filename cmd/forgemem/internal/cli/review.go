@@ -38,8 +38,21 @@ forgotten), s skips it, q quits, ? explains. Without a terminal: --json lists wh
 --approve ID approves one and --reject ID [--reason TEXT] rejects one (ids need 4
 hexadecimal digits, as for forget).`,
 		Example: "  forgemem review\n  forgemem review --json\n  forgemem review --approve 1b4e28ba\n  forgemem review --reject 1b4e28ba --reason \"planted by a web page\"",
-		Args:    cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				// forgemem review 1b4e28ba: one memory was meant.
+				ref := clip(args[0], maxQuotedRef)
+				return usagef("review takes no argument, got %q: to approve or reject one memory, give --approve %s or --reject %s; forgemem review alone asks about each",
+					ref, ref, ref)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, name := range []string{"approve", "reject"} {
+				if f := cmd.Flags().Lookup(name); f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+					return usagef("--%s is empty: give the id of a memory that waits (forgemem review --json lists them)", name)
+				}
+			}
 			if approve != "" && reject != "" {
 				return usagef("give --approve or --reject, not both")
 			}
@@ -80,6 +93,10 @@ hexadecimal digits, as for forget).`,
 	f.BoolVar(&asJSON, "json", false, "list what waits as one JSON document")
 	return cmd
 }
+
+// maxQuotedRef bounds, in runes, an argument quoted back where an id was
+// meant.
+const maxQuotedRef = 40
 
 // stdinIsTerminal reports whether the command's input is a terminal, which
 // review needs to ask.
