@@ -138,7 +138,7 @@ func quoteParts(quote string) []string {
 		p = strings.Trim(p, ` .,;:!?'-`)
 		if p != "" {
 			parts = append(parts, p)
-			words += len(strings.Fields(p))
+			words += wordCount(p)
 		}
 	}
 	if words < minQuoteWords {
@@ -258,12 +258,66 @@ func init() {
 	}
 }
 
+// unspacedStopWords are the pairs of characters keyWords ignores in text
+// written without spaces: Chinese and Japanese for the stop words above
+// (user, always, use, like, prefer, remember, project, we, must, from now
+// on, …).
+var unspacedStopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`用户 总是 永远 一直 喜欢 使用 偏好 记住 项目 我们 你们 不要 以后 现在 应该 需要 可以 必须 这个 那个
+		ユー ーザ ザー 使用 常時 絶対 今後 以後 記憶 好き`) {
+		unspacedStopWords[w] = true
+	}
+}
+
+// isUnspaced reports whether r is of a script written without spaces
+// between words whose characters, two at a time, carry meaning: Han and
+// Katakana (with its prolonged sound mark). Hiragana, mostly grammar in
+// Japanese, ends such a run.
+func isUnspaced(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Katakana, r) || r == 'ー'
+}
+
+// wordCount counts the words of s: its fields, a field of Chinese or
+// Japanese characters counting one word for every two of them (a field of
+// one or two is one word).
+func wordCount(s string) int {
+	n := 0
+	for _, f := range strings.Fields(s) {
+		unspaced := 0
+		for _, r := range f {
+			if isUnspaced(r) || unicode.Is(unicode.Hiragana, r) {
+				unspaced++
+			}
+		}
+		n += max(1, unspaced/2)
+	}
+	return n
+}
+
 // keyWords returns the stems of the words of s that say what it is about:
 // lower case letter and digit runs of three characters or more, not stop
-// words, a plural "s" dropped, cut to five characters.
+// words, a plural "s" dropped, cut to five characters; and, in Chinese
+// and Japanese, which are written without spaces, every two adjacent Han
+// or Katakana characters (制表, 表符; エラ, ラー) that are not stop words.
 func keyWords(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	prev := rune(-1)
+	for _, r := range s {
+		if !isUnspaced(r) {
+			prev = -1
+			continue
+		}
+		if pair := string([]rune{prev, r}); prev >= 0 && !unspacedStopWords[pair] {
+			out[pair] = true
+		}
+		prev = r
+	}
+	notWord := func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) || isUnspaced(r) || unicode.Is(unicode.Hiragana, r)
+	}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), notWord) {
 		if utf8.RuneCountInString(w) < 3 || stopWords[w] {
 			continue
 		}
