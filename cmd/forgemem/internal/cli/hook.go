@@ -739,7 +739,8 @@ func (a *app) workerCommand() *cobra.Command {
 		Long: `Run the capture passes that agent hooks (forgemem hook claude-code) queued in this place's
 .forge/memory/.spool/, one at a time: compactions first, then the newest turn of each
 session. An entry is removed once its pass has finished; one whose pass failed waits for
-the next worker. It exits when the queue has been empty for --idle. Only one worker runs
+the next worker; one that cannot be read (your hooks did not queue it) is set aside as
+<name>.bad, which no worker runs. It exits when the queue has been empty for --idle. Only one worker runs
 per folder (an OS lock); a second one exits at once. Hooks start it by themselves; run it
 by hand after fixing a provider problem that forgemem stats reports.`,
 		Args: cobra.NoArgs,
@@ -756,7 +757,10 @@ by hand after fixing a provider problem that forgemem stats reports.`,
 					return
 				}
 				status := fmt.Sprintf("%s written", plural(e.Written, "memory", "memories"))
-				if e.Err != "" {
+				switch {
+				case e.SetAside:
+					status = fmt.Sprintf("unreadable, set aside as %s.bad, which no worker runs: %s", e.Name, e.Err)
+				case e.Err != "":
 					status = "failed, waits for the next worker: " + e.Err
 				}
 				eprintf(a.env.Stderr, "%s forgemem worker: %s (%s): %s\n", time.Now().UTC().Format(time.RFC3339), e.Name, e.Kind, status)
@@ -776,9 +780,13 @@ by hand after fixing a provider problem that forgemem stats reports.`,
 			case len(res.Entries) == 0:
 				a.out.println("No captures were waiting.")
 			default:
-				a.out.printf("Ran %s: %s written", plural(len(res.Entries), "capture pass", "capture passes"), plural(res.Written, "memory", "memories"))
+				a.out.printf("Ran %s: %s written", plural(len(res.Entries)-res.SetAside, "capture pass", "capture passes"), plural(res.Written, "memory", "memories"))
 				if res.Failed > 0 {
 					a.out.printf(", %d failed (they wait for the next worker; forgemem stats says why)", res.Failed)
+				}
+				if res.SetAside > 0 {
+					a.out.printf(", %s as .bad in %s (not queued by your hooks, or not an entry; no worker runs it)",
+						plural(res.SetAside, "unreadable entry set aside", "unreadable entries set aside"), filepath.Join(ws.SpoolDir(), spool.DirName))
 				}
 				a.out.println(".")
 			}

@@ -173,8 +173,14 @@ type WorkerEntry struct {
 	Covered int `json:"covered"`
 	// Written counts the memories the pass wrote.
 	Written int `json:"written"`
-	// Err is why the pass failed; the entry then stays queued.
+	// Err is why the pass failed; the entry then stays queued, unless
+	// SetAside says otherwise.
 	Err string `json:"error,omitempty"`
+	// SetAside is true when the entry could not be read — not one this
+	// user's hooks queued (a repository committed it), or not an entry at
+	// all — and was renamed <name>.bad, out of the queue: no worker runs
+	// it. Err says why.
+	SetAside bool `json:"set_aside,omitempty"`
 }
 
 // WorkerResult is what a worker did.
@@ -184,9 +190,12 @@ type WorkerResult struct {
 	Busy bool `json:"busy"`
 	// Entries are the passes run, in order.
 	Entries []WorkerEntry `json:"entries"`
-	// Written counts the memories written; Failed the passes that failed.
-	Written int `json:"written"`
-	Failed  int `json:"failed"`
+	// Written counts the memories written; Failed the passes that failed,
+	// whose entries wait for the next worker; SetAside the entries that
+	// could not be read, set aside out of the queue (WorkerEntry.SetAside).
+	Written  int `json:"written"`
+	Failed   int `json:"failed"`
+	SetAside int `json:"set_aside"`
 }
 
 // RunWorker runs the passes of the queued captures, one at a time, with
@@ -339,7 +348,11 @@ func (r *workerRun) idle(ctx context.Context, until time.Time) (more bool, err e
 
 // record adds the outcome of the pass over it to the run's result.
 func (r *workerRun) record(it spool.Item, ent WorkerEntry) {
-	if ent.Err != "" {
+	switch {
+	case ent.SetAside:
+		r.failed[it.Name] = true
+		r.res.SetAside++
+	case ent.Err != "":
 		r.failed[it.Name] = true
 		r.res.Failed++
 	}
@@ -361,9 +374,14 @@ func (w *Workspace) runEntry(ctx context.Context, sp *spool.Spool, p *memcapture
 	case errors.Is(err, fs.ErrNotExist): // removed meanwhile
 		return ent
 	case err != nil:
-		log.Warn().Err(err).Msg("forgemem worker: unreadable entry set aside")
 		ent.Err = err.Error()
-		_ = sp.SetAside(it.Name)
+		if serr := sp.SetAside(it.Name); serr != nil {
+			log.Warn().Err(err).AnErr("set_aside", serr).Msg("forgemem worker: unreadable entry, and it could not be set aside")
+			ent.Err += "; it could not be set aside: " + serr.Error()
+			return ent
+		}
+		log.Warn().Err(err).Msg("forgemem worker: unreadable entry set aside")
+		ent.SetAside = true
 		return ent
 	}
 	before := p.Stats()

@@ -342,3 +342,61 @@ func TestIdleWorkerRunsNewEntries(t *testing.T) {
 		t.Errorf("RunWorker = %v, want context.Canceled", err)
 	}
 }
+
+// An entry that cannot be read — not an entry at all, or one signed with
+// another key than the user's (a repository committed it) — is set aside
+// as <name>.bad, out of the queue: the run says so apart from the passes
+// that failed, whose entries wait, and nothing waits for it.
+func TestWorkerSetsAsideUnreadableEntries(t *testing.T) {
+	foreign := func(t *testing.T) []byte {
+		other, err := spool.Open(filepath.Join(t.TempDir(), "memory"), spool.Key{0xba, 0xd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, err := other.Add(spool.Entry{Kind: memcore.TriggerCadence, SessionID: "s",
+			Messages: []spool.Message{{Role: memcore.RoleUser, Content: "please wrap errors"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(other.Dir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	tests := []struct {
+		name string
+		data func(*testing.T) []byte
+	}{
+		{"not an entry", func(*testing.T) []byte { return []byte("garbage\n") }},
+		{"signed with another key", foreign},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, _, _ := withClassifier(t)
+			sp, err := ws.Spool()
+			if err != nil {
+				t.Fatal(err)
+			}
+			const name = "c-00000000000000000001-0123456789abcdef-01234567.json"
+			if err := os.WriteFile(filepath.Join(sp.Dir(), name), tt.data(t), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			queue(t, ws, memcore.TriggerCadence, "s1", "remember: wrap errors")
+			res, err := ws.RunWorker(context.Background(), workspace.WorkerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SetAside != 1 || res.Failed != 0 || res.Written != 1 || len(res.Entries) != 2 ||
+				!res.Entries[0].SetAside || res.Entries[0].Name != name || res.Entries[0].Err == "" || res.Entries[1].SetAside {
+				t.Errorf("RunWorker = %+v", res)
+			}
+			if _, err := os.Stat(filepath.Join(sp.Dir(), name+".bad")); err != nil {
+				t.Errorf("the entry was not set aside: %v", err)
+			}
+			if p := pending(t, ws); p.Count != 0 {
+				t.Errorf("Pending = %+v, want nothing waiting", p)
+			}
+		})
+	}
+}
