@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -452,8 +453,10 @@ func (a *app) captureCommand() *cobra.Command {
 		Long: `Read a conversation as JSON Lines (as recall does; "-" reads stdin) and run one capture
 pass over it, as an agent's capture pipeline does after a turn: tool content is removed,
 the classifier model (memory.classifier_model) decides what is worth remembering, secrets
-are redacted, and the memories are written. It needs a real model (the openai or gemini
-provider); the fake provider has none.`,
+are redacted, and the memories are written. A pass reads at most the newest 8,000 tokens
+of the conversation (about 32,000 characters): of a longer one only its newest part is
+captured, and capture says so. It needs a real model (the openai or gemini provider); the
+fake provider has none.`,
 		Example: "  forgemem capture session.jsonl --provider openai\n  cat session.jsonl | forgemem capture -",
 		Args: func(_ *cobra.Command, args []string) error {
 			switch len(args) {
@@ -497,6 +500,8 @@ func (a *app) printCaptured(res *workspace.CaptureResult, messages int, session 
 	switch {
 	case res.Empty:
 		p.println("Nothing to capture: the conversation has no user or assistant text once tool content is removed.")
+	case len(res.Written) == 0 && res.Truncated:
+		p.println("Nothing new worth remembering in the newest part of this conversation (most conversations hold none).")
 	case len(res.Written) == 0:
 		p.println("Nothing new worth remembering in this conversation (most conversations hold none).")
 	default:
@@ -512,6 +517,19 @@ func (a *app) printCaptured(res *workspace.CaptureResult, messages int, session 
 	if n := waiting(res.Written); n > 0 {
 		p.printf("%s for your review before %s recalled: forgemem review.\n", plural(n, "memory waits", "memories wait"), map[bool]string{true: "it is", false: "they are"}[n == 1])
 	}
+	if res.Truncated {
+		p.printf("Only the newest part of the conversation was read: it is about %s tokens long, and a capture pass reads at most %s. To capture the rest, split it into smaller files and capture each.\n",
+			thousands(res.Tokens), thousands(res.WindowTokens))
+	}
+}
+
+// thousands writes a count with its thousands grouped: 12,345,678.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // waiting counts the memories of ms that wait for review.

@@ -605,3 +605,36 @@ func startServer(t *testing.T, reply fakeopenai.ReplyFunc) *fakeopenai.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// A conversation longer than the classifier's window is read from its
+// end, as an agent's pass reads it, and capture says that its beginning
+// was not read, with how long it is, rather than that the conversation
+// held nothing worth remembering.
+func TestCaptureSaysWhatItDidNotRead(t *testing.T) {
+	long := strings.Repeat("We talked about the build for a long while. ", 1000) // about 11,000 tokens
+	tests := []struct {
+		name         string
+		conversation string
+		says         string // "" for nothing said of it
+		truncated    bool
+	}{
+		{"short", conversation("Hello.", "Hi."), "", false},
+		{"longer than the window", conversation(long, "Noted.", "Thanks.", "You are welcome."),
+			"Only the newest part of the conversation was read: it is about 11,016 tokens long, and a capture pass reads at most 8,000. To capture the rest, split it into smaller files and capture each.\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.useOpenAI(startServer(t, classifierReply(nil)))
+			r := f.runIn(context.Background(), f.repo, tt.conversation, "capture", "-")
+			if r.code != cli.ExitOK || !strings.Contains(r.stdout, tt.says) || (tt.says == "") == strings.Contains(r.stdout, "Only the newest part") {
+				t.Errorf("exit %d, stdout %q; want %q", r.code, r.stdout, tt.says)
+			}
+			var doc struct{ Truncated bool }
+			j := f.runIn(context.Background(), f.repo, tt.conversation, "capture", "-", "--json")
+			if err := json.Unmarshal([]byte(j.stdout), &doc); err != nil || doc.Truncated != tt.truncated {
+				t.Errorf("--json: %v, %+v; want truncated %v", err, doc, tt.truncated)
+			}
+		})
+	}
+}

@@ -26,13 +26,24 @@ type CaptureResult struct {
 	// Empty is true when the conversation held no user or assistant text
 	// once tool content was removed, so the classifier was not asked.
 	Empty bool `json:"empty"`
+	// Tokens estimates the length of the conversation once tool content
+	// is removed (memcore.WindowTokens), and WindowTokens is the most a
+	// pass sends the classifier (memcapture.Config.WindowTokens). Truncated
+	// is true when the conversation is longer: the classifier read only
+	// its newest part, and the beginning was not captured.
+	Tokens       int  `json:"tokens"`
+	WindowTokens int  `json:"window_tokens"`
+	Truncated    bool `json:"truncated"`
 }
 
 // Capture runs one capture pass over a conversation, as the agent's
 // capture pipeline does after a turn: tool content is removed, the
 // classifier model (memory.classifier_model) is asked what is worth
 // remembering, its answer is validated and redacted, and the memories are
-// written with trigger cadence and the given session id.
+// written with trigger cadence and the given session id. A conversation
+// longer than the classifier's window is read from its end, as an agent's
+// pass reads it: only its newest part is captured
+// ([CaptureResult].Truncated).
 //
 // It fails with [ErrDisabled] when memory.enabled is false here,
 // [ErrNeedsModel] with the fake provider, [ErrProviderSetup] when the
@@ -77,12 +88,15 @@ func (w *Workspace) Capture(ctx context.Context, window []memcore.Message, sessi
 		return nil, err
 	}
 	res := &CaptureResult{
-		Written:    []Memory{},
-		Duplicates: int(st.Duplicates),
-		Invalid:    int(st.Invalid),
-		Redactions: int(st.Redactions),
-		Empty:      st.SkippedEmpty > 0,
+		Written:      []Memory{},
+		Duplicates:   int(st.Duplicates),
+		Invalid:      int(st.Invalid),
+		Redactions:   int(st.Redactions),
+		Empty:        st.SkippedEmpty > 0,
+		Tokens:       memcore.WindowTokens(memcore.StripToolContent(window)),
+		WindowTokens: cmp.Or(w.settings.CaptureConfig().WindowTokens, memcapture.DefaultWindowTokens),
 	}
+	res.Truncated = res.Tokens > res.WindowTokens
 	for _, m := range after.all {
 		if _, old := before.g.Memory(m.Meta.ID); !old && m.Meta.SessionID == sessionID {
 			res.Written = append(res.Written, view(w.store, after.g, m))
