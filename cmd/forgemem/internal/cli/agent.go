@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -226,15 +227,20 @@ func (a *app) partialWarning(command string, err error) error {
 }
 
 // readConversation reads a JSON Lines conversation from the file named by
-// args, or from stdin for none or "-". oneMessage says how to give the
-// command a single message instead, for the error of a file that does not
-// exist. When ctx ends first it returns ctx's error at once, even while
-// the file's open or a read blocks (a FIFO, a pipe with no data).
+// args, or from stdin for none or "-". A file that is a Claude Code
+// transcript is read as the hooks read one: the user's and the agent's
+// text since its last compaction (claudecode.ReadWindow). oneMessage says
+// how to give the command a single message instead, for the error of a
+// file that does not exist. When ctx ends first it returns ctx's error at
+// once, even while the file's open or a read blocks (a FIFO, a pipe with
+// no data).
 func (a *app) readConversation(ctx context.Context, args []string, oneMessage string) ([]memcore.Message, error) {
 	return interruptible(ctx, func() ([]memcore.Message, error) {
 		var r io.Reader = a.env.Stdin
+		path := ""
 		if len(args) == 1 && args[0] != "-" {
-			f, err := os.Open(args[0])
+			path = args[0]
+			f, err := os.Open(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				// Most likely the text itself was given (forgemem recall "how
 				// do we lock rows?"): say what the argument is.
@@ -246,7 +252,15 @@ func (a *app) readConversation(ctx context.Context, args []string, oneMessage st
 			defer f.Close()
 			r = f
 		}
-		return workspace.ReadConversation(r)
+		msgs, err := workspace.ReadConversation(r)
+		switch {
+		case !errors.Is(err, workspace.ErrClaudeCodeTranscript):
+			return msgs, err
+		case path == "":
+			// Read from its end, within bounds, it needs a file.
+			return nil, fmt.Errorf("standard input is %w: give the transcript's path instead (~/.claude/projects/…/SESSION.jsonl)", err)
+		}
+		return claudecode.ReadWindow(path)
 	})
 }
 
@@ -275,7 +289,9 @@ func (a *app) recallCommand() *cobra.Command {
 		Long: `Read a conversation as JSON Lines, one {"role": "user", "content": "…"} object per line
 (roles user, assistant, system, tool), from a file or stdin — or take one user message
 with --message — and print the block of recalled memories an agent would add to its
-context for the next turn, as retrieval builds it with the settings. A memory is recalled
+context for the next turn, as retrieval builds it with the settings. A Claude Code
+transcript file (~/.claude/projects/…/SESSION.jsonl) is read as its hooks read it: the
+user's and the agent's text since its last compaction. A memory is recalled
 only when the relevance gate finds evidence that it is relevant: nothing relevant prints
 nothing. An empty conversation recalls nothing, and stderr says so. -v says on stderr what
 each recalled memory's relevance rests on, and why each other memory the search ranked was
@@ -450,7 +466,8 @@ func (a *app) captureCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capture <conversation.jsonl | ->",
 		Short: "Run one capture pass over a conversation and print what it wrote",
-		Long: `Read a conversation as JSON Lines (as recall does; "-" reads stdin) and run one capture
+		Long: `Read a conversation as JSON Lines (as recall does; "-" reads stdin), or a Claude Code
+transcript file as its hooks read it (since its last compaction), and run one capture
 pass over it, as an agent's capture pipeline does after a turn: tool content is removed,
 the classifier model (memory.classifier_model) decides what is worth remembering, secrets
 are redacted, and the memories are written. A pass reads at most the newest 8,000 tokens

@@ -638,3 +638,42 @@ func TestCaptureSaysWhatItDidNotRead(t *testing.T) {
 		})
 	}
 }
+
+// A Claude Code transcript given to capture or recall is read as the
+// hooks read it: the user's and the agent's text since the last
+// compaction, never the tool calls and results; piped in, it is refused
+// with what to give instead.
+func TestCaptureAndRecallReadAClaudeCodeTranscript(t *testing.T) {
+	srv := startServer(t, classifierReply(map[string]map[string]any{
+		"wrap errors with %w": {"content": "Errors are wrapped with %w and a verb phrase.", "scope": "repo", "category": "coding-preferences", "supersedes": "", "related": []any{}},
+	}))
+	f := newFixture(t)
+	f.useOpenAI(srv)
+	data, err := os.ReadFile(filepath.Join("..", "claudecode", "testdata", "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(f.root, "3f2a9c1e.jsonl")
+	f.writeFile(transcript, string(data))
+
+	r := f.run("capture", transcript)
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "Captured 1 memory from 4 messages") || !strings.Contains(r.stdout, "Errors are wrapped with %w") {
+		t.Errorf("capture of a transcript: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, req := range srv.Requests() {
+		for _, marker := range []string{"BEFORE-COMPACTION-MARKER", "TOOL-OUTPUT-MARKER", "TOOL-INPUT-MARKER", "THINKING-MARKER"} {
+			if strings.Contains(req.Text(), marker) {
+				t.Errorf("%s reached the model", marker)
+			}
+		}
+	}
+	if r := f.run("recall", transcript); r.code != cli.ExitOK || !strings.Contains(r.stdout, "Errors are wrapped with %w") {
+		t.Errorf("recall of a transcript: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, cmd := range []string{"capture", "recall"} {
+		const want = `standard input is a Claude Code transcript, not one {"role", "content"} object per line: give the transcript's path instead`
+		if r := f.runIn(context.Background(), f.repo, string(data), cmd, "-"); r.code != cli.ExitFailure || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s of a piped transcript: exit %d, stderr %q; want %q", cmd, r.code, r.stderr, want)
+		}
+	}
+}

@@ -20,7 +20,9 @@ import (
 // them). A byte order mark at the start is skipped, as are blank lines;
 // other fields are ignored. A line that is not such an object is an error
 // wrapping [ErrBadConversation] that names the line, what is wrong and
-// what is expected, in the terms of the file rather than of Go.
+// what is expected, in the terms of the file rather than of Go; a file
+// whose first line is one of a Claude Code transcript is an error wrapping
+// [ErrClaudeCodeTranscript] too.
 func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 	lines := jsonlines.NewReader(r)
 	var msgs []memcore.Message
@@ -33,6 +35,9 @@ func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 			return nil, fmt.Errorf("reading the conversation: %w", err)
 		}
 		m, perr := parseMessage(line)
+		if perr != nil && len(msgs) == 0 && isTranscriptLine(line.Text) {
+			return nil, transcriptError{}
+		}
 		if perr != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrBadConversation, line.N, perr)
 		}
@@ -111,4 +116,40 @@ func checkJSON(l jsonlines.Line) error {
 		return fmt.Errorf("%s; %s", l.Syntax(err), wantMessage)
 	}
 	return fmt.Errorf("more than one JSON value on the line; %s", wantMessage)
+}
+
+// transcriptError is the error of a conversation that is a Claude Code
+// transcript: it wraps [ErrClaudeCodeTranscript] and, as the error of
+// every conversation that cannot be read, [ErrBadConversation].
+type transcriptError struct{}
+
+func (transcriptError) Error() string {
+	return `a Claude Code transcript, not one {"role", "content"} object per line`
+}
+
+func (transcriptError) Unwrap() []error { return []error{ErrClaudeCodeTranscript, ErrBadConversation} }
+
+// isTranscriptLine reports whether line is a line of a Claude Code
+// transcript: an object with a "type" and no "role", with one of the
+// fields such a line has ("sessionId", "uuid", "leafUuid", "messageId",
+// "message").
+func isTranscriptLine(line []byte) bool {
+	var l struct {
+		Role      json.RawMessage `json:"role"`
+		Type      string          `json:"type"`
+		SessionID json.RawMessage `json:"sessionId"`
+		UUID      json.RawMessage `json:"uuid"`
+		LeafUUID  json.RawMessage `json:"leafUuid"`
+		MessageID json.RawMessage `json:"messageId"`
+		Message   json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(line, &l) != nil || !jsonlines.Absent(l.Role) || l.Type == "" {
+		return false
+	}
+	for _, f := range []json.RawMessage{l.SessionID, l.UUID, l.LeafUUID, l.MessageID, l.Message} {
+		if !jsonlines.Absent(f) {
+			return true
+		}
+	}
+	return false
 }

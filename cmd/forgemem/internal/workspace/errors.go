@@ -41,6 +41,10 @@ var (
 	// ErrBadConversation: a conversation given as JSON Lines cannot be
 	// read; the message names the line.
 	ErrBadConversation = errors.New("unreadable conversation")
+	// ErrClaudeCodeTranscript: a conversation given as JSON Lines is a
+	// Claude Code transcript (package claudecode reads those), not one
+	// {"role", "content"} object per line.
+	ErrClaudeCodeTranscript = errors.New("a Claude Code transcript")
 	// ErrDuplicate: the text to remember is already the current text of a
 	// memory; nothing is written.
 	ErrDuplicate = errors.New("already remembered")

@@ -332,3 +332,30 @@ func TestListShowsEachChainsHead(t *testing.T) {
 		}
 	}
 }
+
+// A Claude Code transcript given as a conversation is told apart by its
+// first line, which has a "type" and no "role", so that the command can
+// read it as the hooks do; a conversation with such a line further on is
+// a conversation with a bad line.
+func TestReadConversationKnowsAClaudeCodeTranscript(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         string
+		transcript bool
+	}{
+		{"a summary first", `{"type":"summary","summary":"Errors","leafUuid":"9a1c"}` + "\n" + `{"type":"user","message":{"role":"user","content":"hi"}}`, true},
+		{"a user line first", `{"parentUuid":null,"sessionId":"3f2a","type":"user","message":{"role":"user","content":"hi"},"uuid":"1111"}`, true},
+		{"a snapshot first", "\n" + `{"type":"file-history-snapshot","messageId":"0b1c","snapshot":{}}` + "\n", true},
+		{"a type alone", `{"type":"user","content":"hi"}`, false},
+		{"a type with a role", `{"type":"user","role":"bot","content":"hi","uuid":"1"}`, false},
+		{"a transcript line after a message", `{"role":"user","content":"a"}` + "\n" + `{"type":"summary","leafUuid":"9a1c"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := workspace.ReadConversation(strings.NewReader(tt.in))
+			if !errors.Is(err, workspace.ErrBadConversation) || errors.Is(err, workspace.ErrClaudeCodeTranscript) != tt.transcript {
+				t.Errorf("error %v; want ErrBadConversation, and ErrClaudeCodeTranscript %v", err, tt.transcript)
+			}
+		})
+	}
+}
