@@ -742,7 +742,8 @@ session. An entry is removed once its pass has finished; one whose pass failed w
 the next worker; one that cannot be read (your hooks did not queue it) is set aside as
 <name>.bad, which no worker runs. It exits when the queue has been empty for --idle. Only one worker runs
 per folder (an OS lock); a second one exits at once. Hooks start it by themselves; run it
-by hand after fixing a provider problem that forgemem stats reports.`,
+by hand after fixing a provider problem that forgemem stats reports: it exits 1 when a
+pass failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if idle < 0 {
@@ -770,6 +771,12 @@ by hand after fixing a provider problem that forgemem stats reports.`,
 					return fmt.Errorf("the queued captures wait: %w", err)
 				}
 				return err
+			}
+			if res.Failed > 0 {
+				// The captures are not lost (they wait), but this run did not
+				// do what it was run for: a script, or a person after fixing
+				// the provider, learns it from the exit code too.
+				a.code = ExitFailure
 			}
 			if asJSON {
 				return a.out.json(res)
