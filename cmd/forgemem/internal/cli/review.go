@@ -147,6 +147,9 @@ type reviewer struct {
 	ws                 *workspace.Workspace
 	in                 *bufio.Reader
 	approved, rejected int
+	// gone counts the memories reviewed elsewhere since the queue was
+	// listed (another terminal, review --approve): they no longer wait.
+	gone int
 }
 
 // review asks about each memory of queue in turn, reading one answer per
@@ -161,7 +164,7 @@ func (a *app) review(ctx context.Context, ws *workspace.Workspace, queue []works
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				a.out.println() // the cursor is after the question
-				_ = a.reviewSummary(r.approved, r.rejected, len(queue)-r.approved-r.rejected)
+				_ = a.reviewSummary(r.approved, r.rejected, len(queue)-r.approved-r.rejected-r.gone)
 			}
 			return err
 		}
@@ -169,7 +172,7 @@ func (a *app) review(ctx context.Context, ws *workspace.Workspace, queue []works
 			break
 		}
 	}
-	return a.reviewSummary(r.approved, r.rejected, len(queue)-r.approved-r.rejected)
+	return a.reviewSummary(r.approved, r.rejected, len(queue)-r.approved-r.rejected-r.gone)
 }
 
 // read reads one line of the answers, trimmed, as readAnswerRaw does, or
@@ -206,7 +209,7 @@ func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool,
 		}
 		switch answer := firstLetter(line); answer {
 		case "y":
-			return false, r.approve(ctx, it, "")
+			return false, r.notDone(r.approve(ctx, it, ""))
 		case "e":
 			text, err := r.a.edit(ctx, it.Memory.Content)
 			if err != nil {
@@ -216,7 +219,7 @@ func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool,
 				p.println("The text is empty: nothing approved.")
 				continue
 			}
-			return false, r.approve(ctx, it, text)
+			return false, r.notDone(r.approve(ctx, it, text))
 		case "n":
 			p.printf("%s ", p.bold("Why (optional)?"))
 			why, _ := r.read(ctx)
@@ -224,7 +227,7 @@ func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool,
 				return true, ctx.Err() // nothing rejected
 			}
 			if err := r.a.reviewOne(r.ws.Reject(ctx, it.Memory.ID, why)); err != nil {
-				return false, err
+				return false, r.notDone(err)
 			}
 			r.rejected++
 			return false, nil
@@ -235,6 +238,23 @@ func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool,
 		}
 		p.printf("%s", reviewHelp)
 	}
+}
+
+// notDone says why an answer was not acted on when the memory, not the
+// review, is the reason — it was reviewed elsewhere since it was listed
+// (counted as gone), it changed meanwhile, or the answer is refused for
+// it (an edit of a memory a repository committed) — and returns nil, so
+// that the review goes on with the next memory; any other error is
+// returned as it is.
+func (r *reviewer) notDone(err error) error {
+	if err == nil || !errors.Is(err, workspace.ErrInvalidInput) && !errors.Is(err, memcore.ErrConflict) {
+		return err
+	}
+	if errors.Is(err, workspace.ErrNotWaiting) {
+		r.gone++
+	}
+	r.a.out.printf("Nothing done: %s\n", strings.TrimPrefix(err.Error(), workspace.ErrInvalidInput.Error()+": "))
+	return nil
 }
 
 // approve approves it, with text when not empty.

@@ -48,6 +48,10 @@ var (
 	// ErrDuplicate: the text to remember is already the current text of a
 	// memory; nothing is written.
 	ErrDuplicate = errors.New("already remembered")
+	// ErrNotWaiting: the memory to approve or reject does not wait for
+	// review: it never did, or it was reviewed (or changed) since it was
+	// listed. It comes with [ErrInvalidInput].
+	ErrNotWaiting = errors.New("the memory does not wait for review")
 	// ErrWaitsForReview: the memory waits for a person's review (forgemem
 	// review): it cannot be forgotten, nor changed by an agent, until it
 	// is approved or rejected.

@@ -106,9 +106,9 @@ type ReviewResult struct {
 // must wait for review: a new version without the pending status, with
 // its text, or with content when not empty — a person's edit, redacted
 // and at most MaxContentBytes, recorded as the user's words. A memory
-// that does not wait is [ErrInvalidInput]; one changed meanwhile by
-// another session is an error wrapping memcore.ErrConflict, saying to
-// review it again.
+// that does not wait is [ErrNotWaiting] (and [ErrInvalidInput]); one
+// changed meanwhile by another session is an error wrapping
+// memcore.ErrConflict, saying to review it again.
 func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewResult, error) {
 	snap, head, held, err := w.waiting(ctx, ref, "approve")
 	if err != nil {
@@ -190,7 +190,7 @@ func (w *Workspace) waiting(ctx context.Context, ref, verb string) (snap *snapsh
 	head, _ = snap.g.Head(m.Meta.ID)
 	held = w.heldBy(head) != ""
 	if head.Meta.Status != memcore.StatusPending && !held {
-		return nil, nil, false, invalidf("%s", notWaiting(m, head))
+		return nil, nil, false, notWaitingError(notWaiting(m, head))
 	}
 	if err := w.requireScope(head.Meta.Scope); err != nil {
 		return nil, nil, false, err
@@ -218,6 +218,15 @@ func (w *Workspace) reviewed(ctx context.Context, res *ReviewResult, wr *memcore
 	res.Memory = view(w.store, after.g, wr.Memory)
 	return res, nil
 }
+
+// notWaitingError is the error of a memory that does not wait for review:
+// its message says why (see notWaiting), and it wraps [ErrInvalidInput] and
+// [ErrNotWaiting].
+type notWaitingError string
+
+func (e notWaitingError) Error() string { return ErrInvalidInput.Error() + ": " + string(e) }
+
+func (notWaitingError) Unwrap() []error { return []error{ErrInvalidInput, ErrNotWaiting} }
 
 // notWaiting says why the memory m, whose chain's head is head, cannot be
 // reviewed: it never waited, or it did and no longer does — approved,
