@@ -517,6 +517,8 @@ func (a *app) printCaptured(res *workspace.CaptureResult, messages int, session 
 	switch {
 	case res.Empty:
 		p.println("Nothing to capture: the conversation has no user or assistant text once tool content is removed.")
+	case len(res.Written) == 0 && res.Invalid > 0:
+		p.println("Nothing written from this conversation.")
 	case len(res.Written) == 0 && res.Truncated:
 		p.println("Nothing new worth remembering in the newest part of this conversation (most conversations hold none).")
 	case len(res.Written) == 0:
@@ -527,6 +529,12 @@ func (a *app) printCaptured(res *workspace.CaptureResult, messages int, session 
 	}
 	if res.Duplicates > 0 {
 		p.printf("%s already remembered, not written again.\n", plural(res.Duplicates, "memory was", "memories were"))
+	}
+	if res.Invalid > 0 {
+		// A model that does not follow the reply's schema (an unknown scope
+		// or category, no content, an id it made up) is not a conversation
+		// with nothing worth remembering.
+		p.printf("Skipped %s of the classifier's that could not be used (-v says why).\n", plural(res.Invalid, "proposal", "proposals"))
 	}
 	if res.Redactions > 0 {
 		p.printf("Replaced %s with %s.\n", plural(res.Redactions, "secret", "secrets"), redact.Placeholder)

@@ -677,3 +677,23 @@ func TestCaptureAndRecallReadAClaudeCodeTranscript(t *testing.T) {
 		}
 	}
 }
+
+// Proposals of the classifier that cannot be used (an unknown scope or
+// category, no content) are said, not passed off as a conversation with
+// nothing worth remembering.
+func TestCaptureSaysWhatItSkipped(t *testing.T) {
+	srv := startServer(t, func(req fakeopenai.ChatRequest) string {
+		if req.SchemaName != memcapture.ClassifierSchemaName {
+			return "{}"
+		}
+		return `{"memories": [{"content": "Prefers tabs.", "scope": "galaxy", "category": "coding-preferences", "supersedes": "", "related": [], "anchors": [], "evidence": {"messages": [1], "quote": "I prefer tabs"}},
+			{"content": "", "scope": "user", "category": "coding-preferences", "supersedes": "", "related": [], "anchors": [], "evidence": {"messages": [1], "quote": "I prefer tabs"}}]}`
+	})
+	f := newFixture(t)
+	f.useOpenAI(srv)
+	r := f.runIn(context.Background(), f.repo, conversation("I prefer tabs."), "capture", "-")
+	const want = "Nothing written from this conversation.\nSkipped 2 proposals of the classifier's that could not be used (-v says why).\n"
+	if r.code != cli.ExitOK || r.stdout != want {
+		t.Errorf("exit %d, stdout %q; want %q", r.code, r.stdout, want)
+	}
+}
