@@ -3,6 +3,7 @@ package memcapture
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,12 @@ func TestLastFailure(t *testing.T) {
 				panic("provider bug")
 			}})
 		}, memcore.NewMemStore(), Config{}, FailurePanic, nil},
+		{"classifier does not answer in time", func(t *testing.T) memcore.LLMProvider {
+			return newLLM(t, fake.LLMConfig{ReplyFunc: func(ctx context.Context, _ memcore.CompletionRequest) (*memcore.CompletionResponse, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}})
+		}, memcore.NewMemStore(), Config{PassTimeout: 50 * time.Millisecond}, FailureClassifier, context.DeadlineExceeded},
 		{"embedder down", func(t *testing.T) memcore.LLMProvider { return newLLM(t, always(nothing)) }, memcore.NewMemStore(),
 			Config{Embedder: func() *fake.Embedder {
 				e := newEmbedder(t, fake.EmbedderConfig{})
@@ -64,6 +71,11 @@ func TestLastFailure(t *testing.T) {
 			}
 			if tt.cause != nil && !errors.Is(f.Err, tt.cause) {
 				t.Errorf("LastFailure.Err = %v, does not match %v", f.Err, tt.cause)
+			}
+			// A pass that ran out of time says so, with its limit.
+			const late = "no answer within the pass's time limit (50ms): classifier: "
+			if (tt.cause == context.DeadlineExceeded) != strings.HasPrefix(f.Err.Error(), late) {
+				t.Errorf("LastFailure.Err = %q; starts with %q: %v", f.Err, late, tt.cause == context.DeadlineExceeded)
 			}
 		})
 	}

@@ -428,6 +428,11 @@ func (p *Pipeline) process(ctx context.Context, ev TriggerEvent) {
 		log.Warn().Err(redactErr(err)).Msg("memcapture: classifier reply unreadable twice (pass skipped)")
 		return
 	case err != nil:
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			// The pass's own deadline, not its caller's: say so, rather than
+			// only Go's "context deadline exceeded".
+			err = fmt.Errorf("no answer within the pass's time limit (%v): %w", p.cfg.passTimeout, err)
+		}
 		p.stats.llmErrors.Add(1)
 		p.fail(FailureClassifier, err)
 		log.Warn().Err(redactErr(err)).Bool("transient", memcore.IsTransient(err)).Msg("memcapture: classifier call failed (pass skipped)")
