@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -196,7 +197,7 @@ func (a *app) statsCommand() *cobra.Command {
 			if asJSON {
 				return a.out.json(st)
 			}
-			a.printStats(st)
+			a.printStats(st, ws.SpoolDir())
 			return nil
 		},
 	}
@@ -204,7 +205,9 @@ func (a *app) statsCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printStats(st *workspace.Stats) {
+// printStats prints st; spoolDir is the memory folder whose queue it
+// counts.
+func (a *app) printStats(st *workspace.Stats, spoolDir string) {
 	p := a.out
 	p.printf("%s, %s, %s in all\n", plural(st.Chains, "memory", "memories"), plural(st.Forgotten, "forgotten", "forgotten"),
 		plural(st.Versions, "version", "versions"))
@@ -246,12 +249,13 @@ func (a *app) printStats(st *workspace.Stats) {
 		}
 		p.printf("%s %d (%s; forgemem validate says why)\n", p.bold("Files not read:"), st.Problems, strings.Join(kinds, ", "))
 	}
-	a.printCaptureQueue(st)
+	a.printCaptureQueue(st, spoolDir)
 }
 
-// printCaptureQueue says what the capture queue holds, what it dropped,
-// and why agent hooks queue nothing when they do not.
-func (a *app) printCaptureQueue(st *workspace.Stats) {
+// printCaptureQueue says what the capture queue of the memory folder
+// spoolDir holds, what it dropped and set aside, and why agent hooks queue
+// nothing when they do not.
+func (a *app) printCaptureQueue(st *workspace.Stats, spoolDir string) {
 	p := a.out
 	if st.CaptureOff != "" {
 		p.printf("%s %s\n", p.bold("Capture:"), st.CaptureOff)
@@ -272,6 +276,10 @@ func (a *app) printCaptureQueue(st *workspace.Stats) {
 		}
 		p.printf("%s %s: the queue was full (at most %d entries and %s wait for a worker)\n",
 			p.bold("Captures dropped:"), n, spool.MaxEntries, bytesText(spool.MaxBytes))
+	}
+	if st.SetAsideCaptures > 0 {
+		p.printf("%s %d unreadable, renamed *.bad in %s, which no worker runs (not queued by your hooks, or not entries)\n",
+			p.bold("Captures set aside:"), st.SetAsideCaptures, filepath.Join(spoolDir, spool.DirName))
 	}
 }
 

@@ -25,6 +25,19 @@ func TestWorkerSaysWhatItSetAside(t *testing.T) {
 	if r.code != cli.ExitOK || r.stdout != wantOut || !strings.Contains(r.stderr, wantErr) || strings.Contains(r.stderr, "waits for the next worker") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want %q and %q", r.code, r.stdout, r.stderr, wantOut, wantErr)
 	}
+	// stats counts it, where it said nothing of it.
+	wantStats := "Captures set aside: 1 unreadable, renamed *.bad in " + filepath.Join(f.repoDir(), ".spool") +
+		", which no worker runs (not queued by your hooks, or not entries)\n"
+	if r := f.run("stats"); r.code != cli.ExitOK || !strings.Contains(r.stdout, wantStats) || strings.Contains(r.stdout, "Captures waiting") {
+		t.Errorf("stats: exit %d, want %q in:\n%s", r.code, wantStats, r.stdout)
+	}
+	var st struct {
+		SetAside int `json:"set_aside_captures"`
+		Pending  int `json:"pending_captures"`
+	}
+	if err := json.Unmarshal([]byte(f.run("stats", "--json").stdout), &st); err != nil || st.SetAside != 1 || st.Pending != 0 {
+		t.Errorf("stats --json: %+v, %v; want 1 set aside, none waiting", st, err)
+	}
 }
 
 // A run whose passes failed exits 1, its entries waiting for the next

@@ -525,6 +525,16 @@ func (s *Spool) Remove(name string) error {
 // maxSetAside bounds the entries set aside: beyond it, the oldest go.
 const maxSetAside = 20
 
+// SetAsideCount counts the entries set aside (<name>.bad, see
+// [Spool.SetAside]): at most 20 are kept.
+func (s *Spool) SetAsideCount() (int, error) {
+	bad, err := filepath.Glob(filepath.Join(s.dir, "*.json.bad"))
+	if err != nil {
+		return 0, fmt.Errorf("spool: %w", err)
+	}
+	return len(bad), nil
+}
+
 // SetAside renames an unreadable entry to <name>.bad, so that it is no
 // longer listed and a person can look at it. At most 20 are kept: the
 // oldest beyond them are removed.

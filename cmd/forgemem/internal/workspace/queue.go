@@ -480,6 +480,11 @@ type PendingCaptures struct {
 	// Dropped says how many captures a full queue dropped, and when the
 	// last one was.
 	Dropped spool.Dropped
+	// SetAside counts the entries a worker could not read and set aside
+	// as <name>.bad (at most 20 are kept), which no worker runs: not
+	// queued by this user's hooks (a repository committed them), or not
+	// entries at all.
+	SetAside int
 }
 
 // Pending counts the queued captures and says why they wait: memory is
@@ -505,6 +510,9 @@ func (w *Workspace) Pending() (PendingCaptures, error) {
 	}
 	pc.Count = len(items)
 	if pc.Dropped, err = sp.Dropped(); err != nil {
+		return pc, err
+	}
+	if pc.SetAside, err = sp.SetAsideCount(); err != nil {
 		return pc, err
 	}
 	pid, held, err := sp.Holder()

@@ -64,6 +64,10 @@ type Stats struct {
 	DroppedCaptures  int        `json:"dropped_captures"`
 	DroppedSaturated bool       `json:"dropped_saturated,omitempty"`
 	LastDropped      *time.Time `json:"last_dropped,omitempty"`
+	// SetAsideCaptures counts the queued entries a worker could not read
+	// and set aside as <name>.bad in the queue's folder, which no worker
+	// runs (see PendingCaptures.SetAside).
+	SetAsideCaptures int `json:"set_aside_captures"`
 	// CaptureOff says why agent hooks queue no captures here (no model
 	// for capture, see [Workspace.CaptureOff]); "" when they do.
 	CaptureOff string `json:"capture_off,omitempty"`
@@ -188,6 +192,7 @@ func (w *Workspace) captureStats(st *Stats) error {
 	}
 	st.PendingCaptures, st.PendingReason, st.CaptureWorker = pending.Count, pending.Reason, pending.WorkerPID
 	st.DroppedCaptures, st.DroppedSaturated = pending.Dropped.Count, pending.Dropped.Saturated
+	st.SetAsideCaptures = pending.SetAside
 	if !pending.Dropped.Last.IsZero() {
 		last := pending.Dropped.Last
 		st.LastDropped = &last

@@ -394,8 +394,8 @@ func TestWorkerSetsAsideUnreadableEntries(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(sp.Dir(), name+".bad")); err != nil {
 				t.Errorf("the entry was not set aside: %v", err)
 			}
-			if p := pending(t, ws); p.Count != 0 {
-				t.Errorf("Pending = %+v, want nothing waiting", p)
+			if p := pending(t, ws); p.Count != 0 || p.SetAside != 1 {
+				t.Errorf("Pending = %+v, want nothing waiting, one set aside", p)
 			}
 		})
 	}
