@@ -740,10 +740,10 @@ func (a *app) workerCommand() *cobra.Command {
 .forge/memory/.spool/, one at a time: compactions first, then the newest turn of each
 session. An entry is removed once its pass has finished; one whose pass failed waits for
 the next worker; one that cannot be read (your hooks did not queue it) is set aside as
-<name>.bad, which no worker runs. It exits when the queue has been empty for --idle. Only one worker runs
-per folder (an OS lock); a second one exits at once. Hooks start it by themselves; run it
-by hand after fixing a provider problem that forgemem stats reports: it exits 1 when a
-pass failed.`,
+<name>.bad, which no worker runs. It exits when the queue has been empty for --idle. Only
+one worker runs per folder (an OS lock); a second one exits at once. Hooks start it by
+themselves; run it by hand after fixing a provider problem that forgemem stats reports:
+it exits 1 when a pass failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if idle < 0 {
@@ -800,7 +800,7 @@ pass failed.`,
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&idle, "idle", 0, "how long to wait for more captures once the queue is empty")
+	cmd.Flags().DurationVar(&idle, "idle", 0, "how long to wait for more captures once the queue is empty (0, the default: exit at once)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
