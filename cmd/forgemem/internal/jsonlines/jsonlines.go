@@ -24,18 +24,47 @@ type Line struct {
 }
 
 // Reader reads the lines of a JSON Lines file that are not blank, however
-// long. A byte order mark at the start of the file, which some editors
-// write at the start of UTF-8, is not part of its first line.
+// long — or, with a limit, up to it. A byte order mark at the start of the
+// file, which some editors write at the start of UTF-8, is not part of its
+// first line.
 type Reader struct {
-	br   *bufio.Reader
-	n    int  // lines read
-	done bool // the end was read
+	br      *bufio.Reader
+	maxLine int  // the longest line read, in bytes without its end; 0: any
+	n       int  // lines read
+	done    bool // the end was read
 }
 
-// NewReader returns a Reader of r.
+// NewReader returns a Reader of r that reads lines however long.
 func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReader(r)}
 }
+
+// NewLimitedReader returns a Reader of r whose Next refuses a line longer
+// than maxLine bytes (without its end) with an error wrapping
+// [ErrLineTooLong], as soon as it has read that much of it: a stream
+// without a newline (/dev/zero) is not read on and on into memory.
+func NewLimitedReader(r io.Reader, maxLine int) *Reader {
+	return &Reader{br: bufio.NewReader(r), maxLine: maxLine}
+}
+
+// ErrLineTooLong: a line longer than a [NewLimitedReader]'s limit. The
+// error is a [*LineTooLongError].
+var ErrLineTooLong = errors.New("line too long")
+
+// LineTooLongError is the error of a line longer than a
+// [NewLimitedReader]'s limit: "line 3 is longer than 16 MiB". It matches
+// [ErrLineTooLong].
+type LineTooLongError struct {
+	// N is the line's number, from 1; Limit the limit, in bytes.
+	N, Limit int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is longer than %s", e.N, sizeText(e.Limit))
+}
+
+// Is reports whether target is ErrLineTooLong.
+func (e *LineTooLongError) Is(target error) bool { return target == ErrLineTooLong }
 
 // byteOrderMark is U+FEFF in UTF-8.
 var byteOrderMark = []byte("\ufeff")
@@ -44,7 +73,7 @@ var byteOrderMark = []byte("\ufeff")
 // An error reading r is returned as it is.
 func (r *Reader) Next() (Line, error) {
 	for !r.done {
-		text, err := r.br.ReadBytes('\n')
+		text, err := r.readLine()
 		if err != nil && !errors.Is(err, io.EOF) {
 			return Line{}, err
 		}
@@ -59,6 +88,38 @@ func (r *Reader) Next() (Line, error) {
 		}
 	}
 	return Line{}, io.EOF
+}
+
+// readLine reads the next line with its end, if any: io.EOF after the
+// last, and an error wrapping ErrLineTooLong once a line is longer than
+// the limit.
+func (r *Reader) readLine() ([]byte, error) {
+	if r.maxLine <= 0 {
+		return r.br.ReadBytes('\n')
+	}
+	var line []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if n := len(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))); n > r.maxLine {
+			return nil, &LineTooLongError{N: r.n + 1, Limit: r.maxLine}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// sizeText writes n bytes as a person reads it: "16 MiB", "512 KiB",
+// "100 bytes".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Syntax says what is wrong with the line, given the error encoding/json

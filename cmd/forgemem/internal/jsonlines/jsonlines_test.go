@@ -119,3 +119,24 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// A limited reader reads the lines up to its limit, numbered as without
+// one, longer than bufio's buffer too, and refuses the first longer one.
+func TestLimitedReader(t *testing.T) {
+	long := strings.Repeat("z", 10_000) // over bufio's 4096 bytes
+	r := jsonlines.NewLimitedReader(strings.NewReader("a\n\n"+long+"\r\n"+long+"z\nb\n"), len(long))
+	for _, want := range []struct {
+		n    int
+		text string
+	}{{1, "a"}, {3, long}} {
+		l, err := r.Next()
+		if err != nil || l.N != want.n || string(l.Text) != want.text {
+			t.Fatalf("Next() = line %d of %d bytes, %v; want line %d of %d bytes", l.N, len(l.Text), err, want.n, len(want.text))
+		}
+	}
+	_, err := r.Next()
+	var tooLong *jsonlines.LineTooLongError
+	if !errors.Is(err, jsonlines.ErrLineTooLong) || !errors.As(err, &tooLong) || tooLong.N != 4 || err.Error() != "line 4 is longer than 10000 bytes" {
+		t.Errorf("Next() of a line over the limit = %v; want line 4 is longer than 10000 bytes", err)
+	}
+}

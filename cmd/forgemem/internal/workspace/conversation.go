@@ -23,13 +23,29 @@ import (
 // what is expected, in the terms of the file rather than of Go; a file
 // whose first line is one of a Claude Code transcript is an error wrapping
 // [ErrClaudeCodeTranscript] too.
+//
+// What is read is bounded, as capture and recall use only a conversation's
+// newest part: a line longer than [MaxMessageBytes] is an error wrapping
+// [ErrBadConversation] (and jsonlines.ErrLineTooLong), and of a
+// conversation longer than [MaxConversationBytes] only the newest messages
+// that fit are kept.
 func ReadConversation(r io.Reader) ([]memcore.Message, error) {
-	lines := jsonlines.NewReader(r)
+	return readConversation(r, MaxMessageBytes, MaxConversationBytes)
+}
+
+// readConversation is ReadConversation with lines of at most maxLine bytes
+// and the newest messages whose contents fit in maxKept bytes kept.
+func readConversation(r io.Reader, maxLine, maxKept int) ([]memcore.Message, error) {
+	lines := jsonlines.NewLimitedReader(r, maxLine)
 	var msgs []memcore.Message
+	kept := 0 // the bytes of the messages' contents
 	for {
 		line, err := lines.Next()
 		if errors.Is(err, io.EOF) {
 			return msgs, nil
+		}
+		if errors.Is(err, jsonlines.ErrLineTooLong) {
+			return nil, fmt.Errorf("%w: %w; %s", ErrBadConversation, err, wantMessage)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the conversation: %w", err)
@@ -42,8 +58,23 @@ func ReadConversation(r io.Reader) ([]memcore.Message, error) {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrBadConversation, line.N, perr)
 		}
 		msgs = append(msgs, m)
+		kept += len(m.Content)
+		for kept > maxKept && len(msgs) > 1 {
+			kept -= len(msgs[0].Content)
+			msgs[0] = memcore.Message{}
+			msgs = msgs[1:]
+		}
 	}
 }
+
+// MaxMessageBytes bounds one line of a conversation [ReadConversation]
+// reads: a message longer than that is no conversation's.
+const MaxMessageBytes = 16 << 20
+
+// MaxConversationBytes bounds the messages [ReadConversation] keeps: the
+// newest whose contents fit in this many bytes (the newest one whatever
+// its size).
+const MaxConversationBytes = 64 << 20
 
 // wantMessage is what a line of a conversation should be.
 const wantMessage = `want one {"role": "user", "content": "…"} object per line`
