@@ -57,8 +57,10 @@
 //     machine-made value of any other key that names a credential;
 //   - "the password is …" in prose (unless a word that reads as prose
 //     follows; "the passphrase is correct horse battery staple" gives
-//     several words), and e-mail addresses (but not git@host remotes or a
-//     URL's user name);
+//     several words), a password right after the word ("the DB password
+//     hunter2secret": a word of 8 characters or more mixing letters and
+//     digits, not the name of a hash or of code), and e-mail addresses
+//     (but not git@host remotes or a URL's user name);
 //   - any of these URL-encoded: a word holding percent-escapes is decoded
 //     and scanned again (password%3D…, sk-proj-abc%2Bdef…).
 //

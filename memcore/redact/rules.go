@@ -203,6 +203,12 @@ var rules = sync.OnceValue(func() []rule {
 			`(?i)\b(?:password|passwd|passphrase|passcode)(?:[ \t]+(?:for|of|on|to)[ \t]+[^\n.;:=!?]{1,40}?)?[ \t]+(?:is|was|are|were)[ \t]+` +
 				`(?:now[ \t]+|still[ \t]+|set[ \t]+to[ \t]+|changed[ \t]+to[ \t]+)?`),
 			value: func(t string, m []int) (int, int, bool) { return proseValue(t, m[1]) }},
+		// "the DB password hunter2secret": a password right after the word,
+		// with neither "is" nor ':' or '=', when it cannot be a word of the
+		// sentence (see wordAfterPassword).
+		{name: "password after the word", keywords: []string{"pass"}, re: regexp.MustCompile(
+			`(?i)\b(?:password|passwd|passphrase|passcode)[ \t]+`),
+			value: func(t string, m []int) (int, int, bool) { return wordAfterPassword(t, m[1]) }},
 		// Any other assignment to a key that names a credential, when the
 		// value looks machine-made: at least 16 characters, mixed, with high
 		// entropy.

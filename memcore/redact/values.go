@@ -477,6 +477,54 @@ func proseValue(text string, i int) (start, end int, ok bool) {
 	return i, end, true
 }
 
+// wordAfterPassword returns the password that follows the word "password" at
+// text[i:] with nothing between: a word of at least 8 characters that
+// mixes letters and digits, symbols allowed ("hunter2secret",
+// "Xk9!pq7Lm2"), and is no reference ($PASSWORD), no name of code
+// (password_hash, user.password), no path or address and no hash's name
+// (argon2id, sha256sum). A word of the sentence ("the
+// password reset flow", "password hashing with argon2id") is not one.
+func wordAfterPassword(text string, i int) (start, end int, ok bool) {
+	end = wordEnd(text, i, false, false)
+	for end > i && strings.IndexByte(".,;:!?)\"'", text[end-1]) >= 0 {
+		end--
+	}
+	w := text[i:end]
+	if len(w) < 8 || len(w) > 64 || reference(w) || strings.ContainsAny(w, "_./\\=()[]{}<>:;,\"'`") {
+		return 0, 0, false
+	}
+	var letters, digits int
+	for j := 0; j < len(w); j++ {
+		switch c := w[j]; {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letters++
+		case '0' <= c && c <= '9':
+			digits++
+		case c > 0x7e || c < 0x21:
+			return 0, 0, false
+		}
+	}
+	if letters == 0 || digits == 0 || hasAnyPrefix(strings.ToLower(w), hashNames) {
+		return 0, 0, false
+	}
+	return i, end, true
+}
+
+// hashNames begin the names of the hashes and encodings a text says a
+// password is stored or sent with ("password sha256sum", "password
+// argon2id"), which are no passwords.
+var hashNames = []string{"argon2", "bcrypt", "scrypt", "pbkdf2", "sha1", "sha2", "sha3", "sha5", "md5", "base64", "utf8", "utf16", "hmac", "blake2", "yescrypt"}
+
+// hasAnyPrefix reports whether s starts with one of prefixes.
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // minPassphraseWords is the fewest words of a passphrase in prose.
 const minPassphraseWords = 3
 
