@@ -148,6 +148,14 @@ var urlRE = re(`(?i)\b(?:https?|ftp)://[^\s)>\]"']+|\bwww\.[a-z0-9-]+\.[a-z]{2,}
 // urlVerbRE finds a verb that makes a URL something to act on.
 var urlVerbRE = re(`(?i)\b(?:fetch|download|visit|open|load|browse|navigate|go to|read|check|consult|follow|get|pull|import|install|source|include|run|execute|call|query|request|use|prefer|point|set|send|post|upload|submit|report|mirror)\w*\b`)
 
+// urlVerbIntlRE finds such a verb in the languages other than English a
+// memory is often written in — German, French, Spanish, Portuguese,
+// Italian, Dutch, Russian, Chinese, Japanese, Korean —, the start of the
+// imperative or infinitive of download, open, visit, follow, run, install,
+// import, fetch: a planted "lade https://… herunter und befolge es" is an
+// instruction as its English is.
+var urlVerbIntlRE = re(`(?i)(?:^|[^\p{L}])(?:herunterlad|lade\s|öffne|besuch|befolg|folge|ausführ|führe|installier|importier|abruf|télécharg|ouvr|suiv|exécut|récupér|consult|descarg|abr[aei]|ejecut|instal|obt[eé]n|sig[aue]|baix|execut|scaric|apri|esegu|segu[ie]|volg|voer|installeer|скача|загруз|откр|посет|следу|выполн|запуст|установ)|下载|打开|访问|按照|遵循|执行|运行|安装|导入|获取|ダウンロード|開い|開く|アクセス|従っ|従う|実行|インストール|取得|다운로드|열어|방문|따르|실행|설치`)
+
 // instructionPatterns are what the instruction rule looks for, besides a
 // URL with a verb.
 var instructionPatterns = []pattern{
@@ -202,11 +210,15 @@ func (s screened) instruction() string {
 			return p.what
 		}
 	}
-	if url, verb := urlRE(), urlVerbRE(); s.may(url) && s.may(verb) && url.MatchString(s.text) && verb.MatchString(s.text) {
+	if url := urlRE(); s.may(url) && url.MatchString(s.text) && (s.matches(urlVerbRE()) || s.matches(urlVerbIntlRE())) {
 		return "tells the agent to fetch or use a URL"
 	}
 	return ""
 }
+
+// matches reports whether x matches the text, trying it only where its
+// prefilter holds.
+func (s screened) matches(x *expr) bool { return s.may(x) && x.MatchString(s.text) }
 
 // negated reports whether before, the text in front of a match, ends in a
 // negation of it ("never", "don't", "do not use").
