@@ -16,11 +16,11 @@
 // and identifier-like tokens (`code spans`, CamelCase, snake_case, dotted
 // names) defined by the files the text names or by exactly one Go package
 // of the tree — but for a path the repository's other clones do not have
-// (one git ignores, a folder that holds no file). Each anchor with a path records the git blob id of the
-// file's content ([BlobID], computed as git does, without git) and the
-// commit checked out. [Store] wraps a memcore.MemoryStore so that every
-// memory written through it — by a capture pipeline, say — gets its
-// anchors so.
+// (one git ignores, a folder that holds no file). Each anchor with a path
+// records the git blob id of the file's content ([BlobID], computed as git
+// does, without git) and the commit checked out. [Store] wraps a
+// memcore.MemoryStore so that every memory written through it — by a
+// capture pipeline, say — gets its anchors so.
 //
 // # Checking
 //
@@ -54,8 +54,9 @@
 // tree are bounded and skip hidden folders. Git runs read-only with a
 // timeout, without the system's or the user's configuration, without a
 // pager, optional locks, a file system monitor or hooks, and reads only
-// the index and objects, never the work tree, so no filter the
-// repository's configuration names runs.
+// the index, the objects and, to tell what it ignores, the ignore files
+// (.gitignore, info/exclude), never a file's content in the work tree, so
+// no filter the repository's configuration names runs.
 //
 // The package uses only the standard library and memcore.
 package anchor
