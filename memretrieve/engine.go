@@ -419,7 +419,9 @@ func (e *Engine) background(ctx context.Context) bool {
 // is the caller's own: when ctx is cancelled or its deadline passes,
 // Retrieve returns an empty Result (Skipped SkipCancelled) and ctx.Err().
 // The Result is never nil. A nil engine returns an empty Result whose
-// Skipped is SkipDisabled.
+// Skipped is SkipDisabled. A turn over an index of no memories calls no
+// model (an embedder may bill for each call): its Result is empty, nothing
+// skipped.
 //
 // Results are cached per turnID, so the several model calls of one turn cost
 // one retrieval; concurrent calls for the same turnID share one computation.

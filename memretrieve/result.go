@@ -150,8 +150,11 @@ type Recalled struct {
 	// created_at): the versions it replaced and, should the chain have
 	// forked (two branches merged in git, each of which changed the memory),
 	// the versions of the branch it did not continue from, which the
-	// injection marks as parallel changes (see memcore.Graph.History).
-	// Empty for a memory that was never changed.
+	// injection marks as parallel changes (see memcore.Graph.History) — but
+	// for one that made Memory's very change, which Memory's text includes.
+	// A version that waited for review and was superseded unapproved is
+	// left out too: its text was never in force. Empty for a memory that
+	// was never changed.
 	History []*memcore.MemoryFile
 	// Stale says why the memory may be outdated, as Config.StaleCheck
 	// said it; the injection shows it as a note. "" when nothing says so,
