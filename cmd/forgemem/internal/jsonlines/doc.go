@@ -4,7 +4,9 @@
 // Go's: which line, which character of it, what kind of value was found.
 //
 // [Reader] gives the lines that are not blank, numbered as an editor
-// numbers them, a UTF-8 byte order mark at the start of the file skipped;
+// numbers them, a UTF-8 byte order mark at the start of the file skipped
+// ([NewLimitedReader]'s refuses a line longer than its bound, with a
+// [*LineTooLongError], as soon as that much of it is read);
 // [Line.Syntax] says where a line stops being JSON; [Kind] names a value's
 // kind as a person would ("an array", "a number"); [Clip] shortens a value
 // an error quotes.
