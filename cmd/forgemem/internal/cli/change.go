@@ -6,6 +6,7 @@ import (
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/memcore/anchor"
 	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/spf13/cobra"
 )
@@ -77,7 +78,7 @@ text names (found in the working tree), and those given with --anchor PATH, PATH
 	f.StringArrayVar(&in.RelatesTo, "relates-to", nil, "a related memory (repeatable)")
 	f.StringArrayVar(&in.Refines, "refines", nil, "a memory this one refines (repeatable)")
 	f.StringArrayVar(&in.Contradicts, "contradicts", nil, "a memory this one contradicts (repeatable)")
-	f.StringArrayVar(&anchors, "anchor", nil, "a file or folder of the repository the memory is about, PATH, PATH#SYMBOL or #SYMBOL (repeatable)")
+	f.StringArrayVar(&anchors, "anchor", nil, fmt.Sprintf("a file or folder of the repository the memory is about, PATH, PATH#SYMBOL or #SYMBOL (repeatable, at most %d)", anchor.DefaultMaxAnchors))
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
