@@ -20,16 +20,17 @@ func (a *app) validateCommand() *cobra.Command {
 		Use:   "validate",
 		Short: "Check the memory files; exit 1 when anything is wrong",
 		Long: `Audit both memory folders and report, with each file and what to do about it: files that
-are not read as memories (they do not parse or break the schema, so they would otherwise
-be skipped without a word) or are read repaired, ids that differ from their file names, links to memories that
-are not stored, supersedes cycles and forks, repo memories pointing at user-scope ones
-(they break for teammates), secrets in files on disk, and repo memories whose anchors
-moved or went away (kind stale: which anchor, what happened to it, the new name of a
-renamed path), and repo memories whose files say they are in force but whose text reads
-like an instruction to the agent's tools, which recall holds until you approve them in
-forgemem review (kind held). Exit status 1 when anything is found. With --json: an array of
-{path, scope, id, kind, message} objects; a stale one also has anchor, status and
-renamed_to.
+are not read as memories (they do not parse, hold an unresolved git merge conflict — kind
+merge-conflict — or break the schema, so they would otherwise be skipped without a word)
+or are read repaired, ids that differ from their file names, links to memories that are not
+stored, supersedes cycles and forks (with the change in force and how to settle each), repo
+memories pointing at user-scope ones (they break for teammates), secrets in files on disk,
+and repo memories whose anchors moved or went away (kind stale: which anchor, what happened
+to it, the new name of a renamed path), and repo memories whose files say they are in force
+but whose text reads like an instruction to the agent's tools, which recall holds until you
+approve them in forgemem review (kind held). Exit status 1 when anything is found. With
+--json: an array of {path, scope, id, kind, message} objects; a stale one also has anchor,
+status and renamed_to.
 
 With --fix, it proposes a new version of each memory that names a renamed path: the
 same text naming the new path, shown as a diff. Without --yes it only shows what it would
