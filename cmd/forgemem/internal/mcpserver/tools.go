@@ -100,7 +100,7 @@ type (
 		Scope      memcore.Scope    `json:"scope" jsonschema:"repo: true of this repository and shared with the team (conventions, decisions); user: true of the user in every project (personal preferences, facts about them). A new version keeps its chain's scope"`
 		Category   memcore.Category `json:"category" jsonschema:"what kind of memory it is"`
 		Supersedes memoryRef        `json:"supersedes,omitempty" jsonschema:"the id of a memory this one changes or replaces (or a unique prefix of at least 4 hexadecimal digits): the new text becomes that memory's next version and the old text stays in its history"`
-		Anchors    anchorArgs       `json:"anchors,omitempty" jsonschema:"for a repo memory, the files, folders and identifiers of this repository it is about, so that it can be labelled outdated when they move or go; those the content names are found anyway, and one the repository does not have is left out"`
+		Anchors    anchorArgs       `json:"anchors,omitempty" jsonschema:"for a repo memory, the files, folders and identifiers of this repository it is about, so that it can be labelled outdated when they move or go; those the content names are found anyway; at most 16, and one the repository does not have, or that other clones lack (a path git ignores, an empty folder), is left out"`
 	}
 	anchorArg struct {
 		Path   string `json:"path,omitempty" jsonschema:"a file or folder, relative to the repository's root, with slashes"`
