@@ -185,16 +185,16 @@ func (l *loader) paths() Paths {
 		p.UserDir, p.UserConfig = scopeFiles(home)
 		p.TrustFile = filepath.Join(home, ForgeDir, TrustFile)
 	}
-	if dir, ok := l.location(l.opts.RepoDir, "repo-dir", EnvRepoDir); ok {
-		p.RepoDir = dir
+	if dir, src, ok := l.location(l.opts.RepoDir, "repo-dir", EnvRepoDir); ok {
+		p.RepoDir, p.RepoDirSource = dir, src
 	}
-	if dir, ok := l.location(l.opts.UserDir, "user-dir", EnvUserDir); ok {
-		p.UserDir = dir
+	if dir, src, ok := l.location(l.opts.UserDir, "user-dir", EnvUserDir); ok {
+		p.UserDir, p.UserDirSource = dir, src
 	}
 	if p.RepoDir != "" && p.RepoDir == p.UserDir {
 		l.sameFolders()
 	}
-	if file, ok := l.location(l.opts.ConfigFile, "config", EnvConfig); ok {
+	if file, _, ok := l.location(l.opts.ConfigFile, "config", EnvConfig); ok {
 		p.ExtraConfig = file
 	}
 	return p
@@ -225,7 +225,7 @@ func (l *loader) sameFolders() {
 // its variable, with ~ expanded and made absolute against the working
 // directory; ok is false when neither is set or the path is bad (which is
 // recorded).
-func (l *loader) location(flagValue, flagName, envName string) (string, bool) {
+func (l *loader) location(flagValue, flagName, envName string) (string, Source, bool) {
 	src := Source{Origin: OriginFlag, Name: flagName}
 	value := flagValue
 	if value == "" {
@@ -233,14 +233,14 @@ func (l *loader) location(flagValue, flagName, envName string) (string, bool) {
 		value = l.env[envName]
 	}
 	if value == "" {
-		return "", false
+		return "", Source{}, false
 	}
 	path, err := expandPath(value, l.opts.Home, l.opts.WorkDir)
 	if err != nil {
 		l.errs = append(l.errs, &Error{Kind: ErrInvalidValue, Source: src, Value: value, Want: "a path (" + err.Error() + ")"})
-		return "", false
+		return "", Source{}, false
 	}
-	return path, true
+	return path, src, true
 }
 
 // file reads one settings file into s. A missing file is skipped unless

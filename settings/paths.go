@@ -51,6 +51,11 @@ type Paths struct {
 	// overridden by --user-dir or FORGEMEM_USER_DIR; "" when there is no
 	// home folder and no override.
 	UserDir string
+	// RepoDirSource and UserDirSource say what named RepoDir and UserDir:
+	// the flag (--repo-dir, --user-dir) or the variable
+	// (FORGEMEM_REPO_DIR, FORGEMEM_USER_DIR); the zero Source (origin
+	// default) for a folder in its default place.
+	RepoDirSource, UserDirSource Source
 	// UserConfig is ~/.forge/config.yaml, or "" with no home folder.
 	UserConfig string
 	// ExtraConfig is the file named by --config or FORGEMEM_CONFIG, read

@@ -92,19 +92,25 @@ func TestPaths(t *testing.T) {
 		{"flags override the memory folders", settings.Options{WorkDir: f.work, Home: f.home, RepoDir: "~/r", UserDir: "rel/u"}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: filepath.Join(f.home, "r"), RepoConfig: f.repoFile(),
 			UserDir: filepath.Join(f.work, "rel", "u"), UserConfig: f.userFile(), TrustFile: trustFile,
+			RepoDirSource: settings.Source{Origin: settings.OriginFlag, Name: "repo-dir"},
+			UserDirSource: settings.Source{Origin: settings.OriginFlag, Name: "user-dir"},
 		}},
 		{"variables override the memory folders", settings.Options{WorkDir: f.work, Home: f.home,
 			Env: []string{"FORGEMEM_REPO_DIR=~/er", "FORGEMEM_USER_DIR=/abs/eu", "FORGEMEM_CONFIG=~/env.yaml"}}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: filepath.Join(f.home, "er"), RepoConfig: f.repoFile(),
 			UserDir: "/abs/eu", UserConfig: f.userFile(), ExtraConfig: filepath.Join(f.home, "env.yaml"), TrustFile: trustFile,
+			RepoDirSource: settings.Source{Origin: settings.OriginEnv, Name: "FORGEMEM_REPO_DIR"},
+			UserDirSource: settings.Source{Origin: settings.OriginEnv, Name: "FORGEMEM_USER_DIR"},
 		}},
 		{"flags win over variables", settings.Options{WorkDir: f.work, Home: f.home, RepoDir: "/flag/r", ConfigFile: "~/flag.yaml",
 			Env: []string{"FORGEMEM_REPO_DIR=/env/r", "FORGEMEM_CONFIG=/missing.yaml"}}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: "/flag/r", RepoConfig: f.repoFile(),
 			UserDir: userMem, UserConfig: f.userFile(), ExtraConfig: filepath.Join(f.home, "flag.yaml"), TrustFile: trustFile,
+			RepoDirSource: settings.Source{Origin: settings.OriginFlag, Name: "repo-dir"},
 		}},
 		{"--repo-dir turns the repository scope on outside one", settings.Options{WorkDir: outside, Home: f.home, RepoDir: "mem"}, settings.Paths{
 			WorkDir: outside, RepoDir: filepath.Join(outside, "mem"), UserDir: userMem, UserConfig: f.userFile(), TrustFile: trustFile,
+			RepoDirSource: settings.Source{Origin: settings.OriginFlag, Name: "repo-dir"},
 		}},
 		{"no home", settings.Options{WorkDir: f.work}, settings.Paths{
 			WorkDir: f.work, RepoRoot: f.repo, RepoDir: repoMem, RepoConfig: f.repoFile(),

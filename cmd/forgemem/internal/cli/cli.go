@@ -372,40 +372,31 @@ func (a *app) openWorkspace(deferCreate bool) (*workspace.Workspace, error) {
 // that does not exist is not an error: nothing was remembered there yet.
 func (a *app) missingNamedFolder() error {
 	p := a.settings.Paths
-	for _, f := range []struct{ dir, what, flag, flagValue, env string }{
-		{p.RepoDir, "repository's", "--repo-dir", a.repoDir, settings.EnvRepoDir},
-		{p.UserDir, "user's", "--user-dir", a.userDir, settings.EnvUserDir},
+	for _, f := range []struct {
+		dir, what string
+		src       settings.Source
+	}{
+		{p.RepoDir, "repository's", p.RepoDirSource},
+		{p.UserDir, "user's", p.UserDirSource},
 	} {
-		named := f.flag
-		if f.flagValue == "" {
-			named = f.env
-			if envValue(a.env.Settings.Env, f.env) == "" {
-				continue
-			}
+		if f.src.Origin == settings.OriginDefault {
+			continue
 		}
 		if _, err := os.Lstat(f.dir); f.dir == "" || !errors.Is(err, fs.ErrNotExist) {
 			continue // other problems are the store's to report
 		}
+		named := f.src.Name
+		if f.src.Origin == settings.OriginFlag {
+			named = "--" + named
+		}
 		err := fmt.Errorf("the %s memory folder %s (%s) does not exist; check the path (%s creates no folder; the first memory written there makes it)",
 			f.what, f.dir, named, a.cmd.Name())
-		if named == f.flag {
+		if f.src.Origin == settings.OriginFlag {
 			return usageError{err}
 		}
 		return err
 	}
 	return nil
-}
-
-// envValue is the value of the variable name in environ ("NAME=value"
-// lines, the first of a name winning, as the settings read them), "" if
-// unset.
-func envValue(environ []string, name string) string {
-	for _, line := range environ {
-		if n, v, ok := strings.Cut(line, "="); ok && n == name {
-			return v
-		}
-	}
-	return ""
 }
 
 // version is the command's version: its module's version when it was
