@@ -99,6 +99,13 @@ func TestUnreadableFilesAreNeverSilent(t *testing.T) {
 	if want := []workspace.Count{{Name: "malformed", Count: 1}, {Name: "too-large", Count: 1}}; st.Problems != 2 || fmt.Sprint(st.Unreadable) != fmt.Sprint(want) {
 		t.Errorf("stats --json: unreadable_files %d, by kind %v; want 2, %v", st.Problems, st.Unreadable, want)
 	}
+	// recall --json counts them in its document.
+	var doc struct {
+		Unreadable int `json:"unreadable_files"`
+	}
+	if r := f.run("recall", "-m", "locking", "--json"); json.Unmarshal([]byte(r.stdout), &doc) != nil || doc.Unreadable != 2 {
+		t.Errorf("recall --json: %q; want unreadable_files 2", r.stdout)
+	}
 }
 
 // validate never reads a file whole that a repository could make huge,
