@@ -112,7 +112,8 @@ type Config struct {
 	// 0 turns expansion off.
 	HopDepth int
 	// MaxMemories caps the memories of a turn's injection, graph
-	// neighbours included, highest score first: default 8, range 1–1000.
+	// neighbours included, highest score first
+	// (memory.injection_max_memories): default 8, range 1–1000.
 	MaxMemories int
 	// MinScore drops search hits whose cosine similarity is below it
 	// (memory.retrieval_min_score): default 0, range -1–1; -1 keeps

@@ -30,7 +30,7 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	if !s.Enabled || s.CadenceTurns != 1 || s.Provider != settings.ProviderFake || s.RetrievalMode != memretrieve.ModeLLM ||
 		s.RetrievalTopK != 10 || s.RetrievalHopDepth != 1 || s.RetrievalHypothesisCount != 5 ||
-		s.InjectionTokenBudget != 2000 || s.RetrievalTimeout != 2*time.Second || s.RetrievalMinScore != 0 ||
+		s.InjectionTokenBudget != 2000 || s.InjectionMaxMemories != 8 || s.RetrievalTimeout != 2*time.Second || s.RetrievalMinScore != 0 ||
 		s.RetrievalQueryTokenLimit != 512 || s.RetrievalLexicalWeight != 1 || s.RetrievalFusionK != 60 || s.RetrievalGateChance != 0.05 ||
 		s.ClassifierModel != "" || s.RetrievalModel != "" || s.EmbeddingModel != "" || s.BaseURL != "" {
 		t.Errorf("defaults differ from the documented ones: %v", s)
@@ -136,6 +136,7 @@ func TestEveryKeyReachesItsField(t *testing.T) {
 		{"retrieval_hop_depth", "0", func(s *settings.Settings) any { return s.RetrieveConfig().HopDepth }, 0},
 		{"retrieval_hypothesis_count", "8", func(s *settings.Settings) any { return s.RetrieveConfig().HypothesisCount }, 8},
 		{"injection_token_budget", "1500", func(s *settings.Settings) any { return s.RetrieveConfig().InjectionTokenBudget }, 1500},
+		{"injection_max_memories", "12", func(s *settings.Settings) any { return s.RetrieveConfig().MaxMemories }, 12},
 		{"retrieval_timeout", "1m30s", func(s *settings.Settings) any { return s.RetrieveConfig().Timeout }, 90 * time.Second},
 		{"retrieval_min_score", "-0.25", func(s *settings.Settings) any { return s.RetrieveConfig().MinScore }, -0.25},
 		{"retrieval_quantized", "true", func(s *settings.Settings) any { return s.RetrieveConfig().Quantized }, true},

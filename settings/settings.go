@@ -99,6 +99,9 @@ type Settings struct {
 	RetrievalHypothesisCount int
 	// InjectionTokenBudget is memory.injection_token_budget.
 	InjectionTokenBudget int
+	// InjectionMaxMemories is memory.injection_max_memories: the most
+	// memories of a turn's injection.
+	InjectionMaxMemories int
 	// RetrievalTimeout is memory.retrieval_timeout.
 	RetrievalTimeout time.Duration
 	// RetrievalMinScore is memory.retrieval_min_score.
@@ -326,6 +329,7 @@ func (s *Settings) RetrieveConfig() memretrieve.Config {
 	c.MinScore = s.RetrievalMinScore
 	c.Quantized = s.RetrievalQuantized
 	c.InjectionTokenBudget = s.InjectionTokenBudget
+	c.MaxMemories = s.InjectionMaxMemories
 	c.Timeout = s.RetrievalTimeout
 	c.QueryTokenLimit = s.RetrievalQueryTokenLimit
 	c.LexicalWeight = s.RetrievalLexicalWeight

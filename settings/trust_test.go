@@ -52,6 +52,8 @@ func TestUntrustedRepositoryFile(t *testing.T) {
 		{"retrieval_hypothesis_count", "", "10", false, "5"},
 		{"injection_token_budget", "", "500", true, ""},
 		{"injection_token_budget", "", "100000", false, "2000"},
+		{"injection_max_memories", "", "4", true, ""},
+		{"injection_max_memories", "", "100", false, "8"},
 		{"retrieval_timeout", "", "500ms", true, ""},
 		{"retrieval_timeout", "", "1m0s", false, "2s"},
 		{"retrieval_min_score", "0.5", "0.25", true, ""},

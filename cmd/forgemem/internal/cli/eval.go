@@ -108,6 +108,7 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
 		{"retrieval-lexical-weight", "the lexical ranking's weight in the fusion; 0 turns it off"},
 		{"retrieval-fusion-k", "the constant k of reciprocal-rank fusion"},
 		{"retrieval-gate-chance", "the relevance gate's strictness: lower is stricter, 1 turns it off"},
+		{"injection-max-memories", "the most memories an injection holds"},
 	} {
 		k, _ := settings.LookupKey(fl.name)
 		f.Var(&settingFlag{typ: k.Type}, k.Flag, fl.usage+" ("+k.Name+")")
