@@ -204,3 +204,45 @@ func TestMergetoolLeftoversAreNotMemories(t *testing.T) {
 	}
 	contains(t, "list after the tool", tm.b.ok(tm.repoB, "", "list"), "new queries use sqlc")
 }
+
+// What a teammate writes in the repository scope reaches the others only
+// through git, and what purge deletes stays in git's history: the
+// commands say so, in the terms of the folder they run in, and say
+// nothing of it where git has nothing to do with the file (the user
+// scope, a memory folder git ignores).
+func TestRepositoryWritesSayWhatGitNeeds(t *testing.T) {
+	tm := newTeam(t)
+	sub := filepath.Join(tm.repoA, "web")
+	if err := os.MkdirAll(sub, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	out := tm.a.ok(sub, "", "remember", "We use pnpm, never npm.", "--scope", "repo", "--category", "project-conventions")
+	id := remembered(t, out)
+	contains(t, "remember in a subfolder", out, "Commit ../.forge/memory/"+id+".md for the repository's other clones to have it.")
+	if out := tm.a.ok(tm.repoA, "", "remember", "I like tabs.", "--scope", "user", "--category", "coding-preferences"); strings.Contains(out, "Commit") {
+		t.Errorf("remember in the user scope speaks of git:\n%s", out)
+	}
+	tm.git(tm.repoA, "add", "-A")
+	tm.git(tm.repoA, "commit", "-qm", "a memory")
+
+	out = tm.a.ok(tm.repoA, "", "forget", id)
+	retired := regexp.MustCompile(`Wrote (mem_[0-9a-f-]{36}) `).FindStringSubmatch(out)
+	if retired == nil {
+		t.Fatalf("no id in forget's output:\n%s", out)
+	}
+	contains(t, "forget", out, "Commit .forge/memory/"+retired[1]+".md for the repository's other clones to have it.")
+
+	_, stderr, code := tm.a.run(tm.repoA, "", "purge", id)
+	if code != 2 {
+		t.Errorf("purge without --yes: exit %d, want 2", code)
+	}
+	contains(t, "purge without --yes", stderr, "1 of them is tracked by git: once deleted and the deletion committed, the memory is out of the repository, but git's history keeps it")
+	out = tm.a.ok(tm.repoA, "", "purge", id, "--yes")
+	contains(t, "purge", out, "Git tracks 1 of the deleted files: commit the deletion (git rm .forge/memory/"+id+".md)",
+		"Its text stays in git's history, and in every clone that fetched it; if it held a secret, change the secret.")
+
+	writeFile(t, filepath.Join(tm.repoB, ".gitignore"), ".forge/memory/\n")
+	if out := tm.b.ok(tm.repoB, "", "remember", "Our memories stay on this machine.", "--scope", "repo", "--category", "project-conventions"); strings.Contains(out, "Commit") {
+		t.Errorf("remember into a memory folder git ignores speaks of committing:\n%s", out)
+	}
+}

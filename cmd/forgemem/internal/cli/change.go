@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -67,7 +68,7 @@ text names (found in the working tree), and those given with --anchor PATH, PATH
 			if asJSON {
 				return a.out.json(res)
 			}
-			a.printRemembered(res)
+			a.printRemembered(cmd.Context(), res)
 			return nil
 		},
 	}
@@ -83,7 +84,7 @@ text names (found in the working tree), and those given with --anchor PATH, PATH
 	return cmd
 }
 
-func (a *app) printRemembered(res *workspace.RememberResult) {
+func (a *app) printRemembered(ctx context.Context, res *workspace.RememberResult) {
 	p, m := a.out, res.Memory
 	p.printf("Remembered %s (%s, version %d).\n", p.bold(m.ID), kind(m), m.Version)
 	if res.NotHead != "" {
@@ -117,6 +118,7 @@ func (a *app) printRemembered(res *workspace.RememberResult) {
 		p.printf("It waits for your review (%s): it is not recalled until you approve it with forgemem review --approve %s.\n", res.Held, shortID(m.ID))
 	}
 	p.printf("%s\n", p.dim("File: "+m.Path))
+	a.noteCommit(ctx, m)
 }
 
 // anchorFlags parses --anchor values: PATH, PATH#SYMBOL or #SYMBOL.
@@ -186,6 +188,7 @@ shorter one is refused even when it matches one memory.`,
 			p.printf("Forgot %s: %s\n", p.bold(res.Retired), clip(m.Title, titleWidth))
 			p.printf("Wrote %s (version %d, retired); the history stays on disk.\n", m.ID, m.Version)
 			p.printf("%s\n", p.dim(fmt.Sprintf("Undo: forgemem remember <text> --supersedes %s. Delete for good: forgemem purge %s --yes.", shortID(m.ID), shortID(m.ID))))
+			a.noteCommit(cmd.Context(), m)
 			return nil
 		},
 	}
@@ -212,7 +215,7 @@ history. The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4
 			}
 			res, err := ws.Purge(cmd.Context(), args[0], !yes)
 			if res != nil && !res.DryRun {
-				a.printPurged(res)
+				a.printPurged(cmd.Context(), res)
 			}
 			if err != nil {
 				return err
@@ -222,6 +225,9 @@ history. The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4
 				fmt.Fprintf(&b, "purge deletes for good %s (every version of the memory) and their cached vectors:", plural(len(res.Chain), "file", "files"))
 				for _, m := range res.Chain {
 					fmt.Fprintf(&b, "\n  %s", m.Path)
+				}
+				if tracked := a.trackedOf(cmd.Context(), res.Chain); len(tracked) > 0 {
+					fmt.Fprintf(&b, "\n%s by git: once deleted and the deletion committed, the memory is out of the repository, but git's history keeps it", plural(len(tracked), "of them is tracked", "of them are tracked"))
 				}
 				b.WriteString("\nrun it again with --yes to delete them, or use forget to keep the history")
 				return usageError{fmt.Errorf("%s", b.String())}
@@ -233,7 +239,7 @@ history. The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4
 	return cmd
 }
 
-func (a *app) printPurged(res *workspace.PurgeResult) {
+func (a *app) printPurged(ctx context.Context, res *workspace.PurgeResult) {
 	p := a.out
 	head := res.Chain[len(res.Chain)-1]
 	p.printf("Deleted %s (every version of %s: %s) and %s.\n", plural(len(res.Chain), "file", "files"),
@@ -243,5 +249,9 @@ func (a *app) printPurged(res *workspace.PurgeResult) {
 	}
 	if n := len(res.LinkedFrom); n > 0 {
 		p.printf("%s to it; forgemem validate lists the dangling links.\n", plural(n, "memory still links", "memories still link"))
+	}
+	if tracked := a.trackedOf(ctx, res.Chain); len(tracked) > 0 {
+		p.printf("Git tracks %s: commit the deletion (git rm %s) to take the memory out of the repository. Its text stays in git's history, and in every clone that fetched it; if it held a secret, change the secret.\n",
+			plural(len(tracked), "of the deleted files", "of the deleted files"), strings.Join(tracked, " "))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
 )
@@ -36,21 +37,9 @@ const excludeComment = "# forgemem hook install: this machine's Claude Code sett
 // installed, root is not the top of a git work tree, or git ignores the
 // files already (a rule of the user's, or the one Claude Code writes).
 func (a *app) keepLocalSettingsOutOfGit(ctx context.Context, root string) (string, error) {
-	gitPath := lookPath("git", a.env.Settings.Env)
-	if gitPath == "" {
+	git := a.gitIn(ctx, root)
+	if git == nil {
 		return "", nil
-	}
-	git := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, gitPath, args...)
-		cmd.Dir = root
-		cmd.Env = gitEnv(a.env.Settings.Env, root)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		if said, _, _ := strings.Cut(strings.TrimSpace(errOut.String()), "\n"); err != nil && said != "" {
-			err = fmt.Errorf("%s (%w)", said, err)
-		}
-		return out.String(), err
 	}
 	out, err := git("rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -99,6 +88,36 @@ func (a *app) keepLocalSettingsOutOfGit(ctx context.Context, root string) (strin
 		what = localSettings[0] + " and its backup"
 	}
 	return fmt.Sprintf("Added %s to %s so that git does not commit this machine's settings; .gitignore is unchanged.", what, shown), nil
+}
+
+// gitTimeout bounds each git command the command runs to tell the user
+// what git makes of a memory folder.
+const gitTimeout = 5 * time.Second
+
+// gitIn returns a function that runs git with its arguments in the
+// repository at root (see gitEnv), within gitTimeout, and returns what it
+// printed; its error quotes the first line git wrote to stderr. It returns
+// nil when git is not installed.
+func (a *app) gitIn(ctx context.Context, root string) func(args ...string) (string, error) {
+	gitPath := lookPath("git", a.env.Settings.Env)
+	if gitPath == "" {
+		return nil
+	}
+	return func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, gitPath, args...)
+		cmd.Dir = root
+		cmd.Env = gitEnv(a.env.Settings.Env, root)
+		cmd.WaitDelay = time.Second
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		if said, _, _ := strings.Cut(strings.TrimSpace(errOut.String()), "\n"); err != nil && said != "" {
+			err = fmt.Errorf("%s (%w)", said, err)
+		}
+		return out.String(), err
+	}
 }
 
 // gitEnv is the environment of the git commands run in the repository at

@@ -65,9 +65,11 @@ hexadecimal digits, as for forget).`,
 			}
 			switch {
 			case approve != "":
-				return a.reviewOne(ws.Approve(cmd.Context(), approve, ""))
+				res, err := ws.Approve(cmd.Context(), approve, "")
+				return a.reviewOne(cmd.Context(), res, err)
 			case reject != "":
-				return a.reviewOne(ws.Reject(cmd.Context(), reject, reason))
+				res, err := ws.Reject(cmd.Context(), reject, reason)
+				return a.reviewOne(cmd.Context(), res, err)
 			}
 			queue, err := ws.ReviewQueue(cmd.Context())
 			if err != nil {
@@ -106,11 +108,14 @@ func (a *app) stdinIsTerminal() bool {
 }
 
 // reviewOne prints what --approve or --reject did.
-func (a *app) reviewOne(res *workspace.ReviewResult, err error) error {
+func (a *app) reviewOne(ctx context.Context, res *workspace.ReviewResult, err error) error {
 	if err != nil {
 		return err
 	}
 	a.printReviewed(res)
+	if res.Memory.ID != res.Reviewed || res.Memory.Retired {
+		a.noteCommit(ctx, res.Memory) // a version was written
+	}
 	return nil
 }
 
@@ -226,7 +231,8 @@ func (r *reviewer) ask(ctx context.Context, it workspace.ReviewItem) (quit bool,
 			if ctx.Err() != nil {
 				return true, ctx.Err() // nothing rejected
 			}
-			if err := r.a.reviewOne(r.ws.Reject(ctx, it.Memory.ID, why)); err != nil {
+			res, err := r.ws.Reject(ctx, it.Memory.ID, why)
+			if err := r.a.reviewOne(ctx, res, err); err != nil {
 				return false, r.notDone(err)
 			}
 			r.rejected++
@@ -259,7 +265,8 @@ func (r *reviewer) notDone(err error) error {
 
 // approve approves it, with text when not empty.
 func (r *reviewer) approve(ctx context.Context, it workspace.ReviewItem, text string) error {
-	if err := r.a.reviewOne(r.ws.Approve(ctx, it.Memory.ID, text)); err != nil {
+	res, err := r.ws.Approve(ctx, it.Memory.ID, text)
+	if err := r.a.reviewOne(ctx, res, err); err != nil {
 		return err
 	}
 	r.approved++
