@@ -87,12 +87,14 @@ func (q Query) Window() []memcore.Message {
 }
 
 // ReadDataset reads a dataset file: JSON Lines, one [Collection] per
-// line; blank lines are skipped, and a UTF-8 byte order mark at the start.
-// Every collection is checked (see [Collection.Validate]); the first
-// problem is returned, naming its line and wrapping [ErrDataset], and
-// saying what is wrong and what is expected in the file's terms: the
-// field, by its name in the file, and the memory, query or message by its
-// place in its list.
+// line and nothing else on it but space; blank lines are skipped, and a
+// UTF-8 byte order mark at the start. Every collection is checked (see
+// [Collection.Validate]); the first problem is returned, naming its line
+// and wrapping [ErrDataset], and saying what is wrong and what is expected
+// in the file's terms: the field, by its name in the file, and the memory,
+// query or message by its place in its list. A line that is not exactly
+// one JSON value (a second value after it, or the "]" of an array cut
+// into lines) wraps jsonlines.ErrNotOneValue too.
 func ReadDataset(r io.Reader) ([]Collection, error) {
 	lines := jsonlines.NewReader(r)
 	var out []Collection
@@ -106,8 +108,8 @@ func ReadDataset(r io.Reader) ([]Collection, error) {
 			return nil, fmt.Errorf("reading the dataset: %w", err)
 		}
 		var c Collection
-		if derr := decodeLine(line, &c, true, collectionShape, collectionLine); derr != nil {
-			return nil, fmt.Errorf("line %d: %w: %v", line.N, ErrDataset, derr)
+		if derr := decodeLine(line, &c, collectionShape, collectionLine); derr != nil {
+			return nil, fmt.Errorf("line %d: %w: %w", line.N, ErrDataset, derr)
 		}
 		if verr := c.Validate(); verr != nil {
 			return nil, fmt.Errorf("line %d: %w", line.N, verr)
@@ -221,9 +223,9 @@ func (q *Query) check(mems map[string]bool) string {
 }
 
 // ReadOffTopic reads a file of off-topic queries: JSON Lines, one [Query]
-// per line, each without relevant memories (an empty or absent
-// "relevant"); blank lines are skipped, and a UTF-8 byte order mark at the
-// start. The first problem is returned, naming its line and wrapping
+// per line and nothing else on it but space, each without relevant
+// memories (an empty or absent "relevant"); blank lines are skipped, and a
+// UTF-8 byte order mark at the start. The first problem is returned, naming its line and wrapping
 // [ErrDataset], in the file's terms as [ReadDataset]'s are. [AddOffTopic]
 // adds them to every collection of a dataset.
 func ReadOffTopic(r io.Reader) ([]Query, error) {
@@ -252,12 +254,11 @@ func ReadOffTopic(r io.Reader) ([]Query, error) {
 }
 
 // decodeOffTopic decodes one line of an off-topic file and checks it: an
-// id not in ids, no relevant memories, and a text or messages. What
-// follows the line's first JSON value is not read.
+// id not in ids, no relevant memories, and a text or messages.
 func decodeOffTopic(line jsonlines.Line, ids map[string]int) (Query, error) {
 	var q Query
-	if err := decodeLine(line, &q, false, offTopicShape, offTopicLine); err != nil {
-		return q, fmt.Errorf("%w: %v", ErrDataset, err)
+	if err := decodeLine(line, &q, offTopicShape, offTopicLine); err != nil {
+		return q, fmt.Errorf("%w: %w", ErrDataset, err)
 	}
 	switch prev, dup := ids[q.ID]; {
 	case q.ID == "":

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -23,12 +24,15 @@ func FuzzReadDataset(f *testing.F) {
 	f.Add([]byte(`[{"collection": "c"}]`))
 	f.Add([]byte(`{"collection": "c", "memories": [{"id": 1, "content": ["x"]}, "m"], "queries": [{"id": "q", "messages": [{"role": 2}], "relevant": [3]}]}`))
 	f.Add([]byte(`{"collection": "c", "collection": 5, "memories": [{"id": "m", "content": "x", "tags": []}], "extra": {}}`))
+	f.Add([]byte(`{"collection": "c", "memories": [{"id": "m1", "content": "x"}], "queries": [{"id": "q1", "text": "x", "relevant": ["m1"]}]}` + "\n" +
+		`{"collection": "d", "memories": [{"id": "m1", "content": "x"}], "queries": [{"id": "q1", "text": "x", "relevant": ["m1"]}]}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cols, err := ReadDataset(bytes.NewReader(data))
 		if err != nil {
 			checkReadError(t, err, collectionShape)
 			return
 		}
+		checkOneValuePerLine(t, data)
 		names := make(map[string]bool)
 		for i := range cols {
 			if err := cols[i].Validate(); err != nil {
@@ -67,12 +71,14 @@ func FuzzReadOffTopic(f *testing.F) {
 	f.Add([]byte(`{"id": "a", "text": "x"}` + "\n" + `{"id": "a", "text": "y"}`))
 	f.Add([]byte("\xef\xbb\xbf{\"ID\": \"off-1\", \"Text\": \"x\"}\r\n\n{\"id\": 2, \"messages\": [[]], \"query\": 1}"))
 	f.Add([]byte(`"banana bread?"`))
+	f.Add([]byte(`{"id":"a","text":"b"} {"id":"c","text":"d"}` + "\n" + `{"id":"e","text":"f"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		qs, err := ReadOffTopic(bytes.NewReader(data))
 		if err != nil {
 			checkReadError(t, err, offTopicShape)
 			return
 		}
+		checkOneValuePerLine(t, data)
 		ids := make(map[string]bool)
 		for _, q := range qs {
 			switch {
@@ -86,6 +92,18 @@ func FuzzReadOffTopic(f *testing.F) {
 			ids[q.ID] = true
 		}
 	})
+}
+
+// checkOneValuePerLine checks that each line of a file that was read is
+// one JSON value, with space around it (a byte order mark before the
+// first), or blank.
+func checkOneValuePerLine(t *testing.T, data []byte) {
+	t.Helper()
+	for i, line := range bytes.Split(bytes.TrimPrefix(data, []byte("\ufeff")), []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) > 0 && !json.Valid(line) {
+			t.Fatalf("line %d, %q, read though it is not one JSON value", i+1, line)
+		}
+	}
 }
 
 // lineError is how an error about a line of a file begins.

@@ -2,11 +2,15 @@ package eval
 
 import (
 	"errors"
+	"io"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/jsonlines"
 )
 
 // goInternals are what an error about a line of a dataset or off-topic
@@ -183,6 +187,63 @@ func TestShapesAreTheTypes(t *testing.T) {
 		}
 		if !slices.Equal(names, tags) {
 			t.Errorf("the shape of %s names %v, want its fields %v", typ.Name(), names, tags)
+		}
+	}
+}
+
+// TestReadersWantOneValuePerLine: a line of a dataset or off-topic file
+// is one JSON value, with space around it; a second value after it, the
+// "]" or "," of an array cut into lines by hand, or anything else, is
+// refused with an error that names the file's line, says what follows the
+// value and at which column, and wraps ErrDataset and
+// jsonlines.ErrNotOneValue (a *jsonlines.NotOneValueError).
+func TestReadersWantOneValuePerLine(t *testing.T) {
+	readers := []struct {
+		name         string
+		first, line  string // two good lines, the second of which is followed by what a test adds
+		prefix, want string // the error's start, of line 3, and end
+		read         func(io.Reader) (int, error)
+	}{
+		{"dataset",
+			`{"collection": "b", "memories": [{"id": "m1", "content": "x"}], "queries": [{"id": "q1", "text": "x", "relevant": ["m1"]}]}`,
+			`{"collection": "c", "memories": [{"id": "m1", "content": "x"}], "queries": [{"id": "q1", "text": "x", "relevant": ["m1"]}]}`,
+			"line 3: invalid evaluation dataset: ", `; want one {"collection": …, "memories": […], "queries": […]} object per line`,
+			func(r io.Reader) (int, error) { cols, err := ReadDataset(r); return len(cols), err }},
+		{"off-topic queries", `{"id": "z", "text": "y"}`, `{"id":"a","text":"b"}`,
+			"off-topic queries: line 3: invalid evaluation dataset: ", `; want one {"id": …, "text": …} object per line`,
+			func(r io.Reader) (int, error) { qs, err := ReadOffTopic(r); return len(qs), err }},
+	}
+	tests := []struct {
+		name, after string
+		at          int    // the column of what is refused, counted from the line's end
+		want        string // what is wrong, with %d for the column; "" when the line is read
+	}{
+		{"trailing whitespace", " \t\u00a0 ", 0, ""},
+		{"a valid line", "", 0, ""},
+		{"a trailing second value", ` {"id":"c","text":"d"}`, 2, "more than one JSON value on the line"},
+		{"a trailing ]", "]", 1, `not valid JSON: unexpected "]" at column %d, after the object`},
+		{"a trailing ] after space", "  ]  ", 3, `not valid JSON: unexpected "]" at column %d, after the object`},
+		{"a trailing comma", ",", 1, `not valid JSON: unexpected "," at column %d, after the object`},
+		{"trailing garbage", " xyz", 2, `not valid JSON: unexpected "x" at column %d, after the object`},
+		{"a second value cut off", ` {"id":`, 2, `not valid JSON: unexpected "{" at column %d, after the object`},
+	}
+	for _, r := range readers {
+		for _, tt := range tests {
+			t.Run(r.name+"/"+tt.name, func(t *testing.T) {
+				n, err := r.read(strings.NewReader("\ufeff" + r.first + "\r\n\n" + r.line + tt.after + "\n"))
+				if tt.want == "" {
+					if err != nil || n != 2 {
+						t.Fatalf("read %d, %v; want 2 read", n, err)
+					}
+					return
+				}
+				column := len(r.line) + tt.at
+				wantError(t, n, err, r.prefix+strings.ReplaceAll(tt.want, "%d", strconv.Itoa(column))+r.want)
+				var one *jsonlines.NotOneValueError
+				if !errors.Is(err, jsonlines.ErrNotOneValue) || !errors.As(err, &one) || one.N != 3 || one.Column != column {
+					t.Errorf("error %v: want a *jsonlines.NotOneValueError of line 3, column %d", err, column)
+				}
+			})
 		}
 	}
 }

@@ -11,21 +11,17 @@ import (
 	"github.com/forgemem/forgemem/memcore"
 )
 
-// decodeLine decodes the first JSON value on a line of a dataset or
-// off-topic file into v as encoding/json does, unknown fields refused;
-// with one, a second value on the line is refused too (an off-topic line
-// was never checked for one). What is accepted is encoding/json's to say:
-// s, the shape of v, only says why a value is refused, in the file's
-// terms, and perLine what a line should be, after a line that is not
-// JSON.
-func decodeLine(l jsonlines.Line, v any, one bool, s *shape, perLine string) error {
-	dec := json.NewDecoder(bytes.NewReader(l.Text))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return fmt.Errorf("%s; %s", l.Syntax(err), perLine)
-	}
-	if one && dec.More() {
-		return fmt.Errorf("more than one JSON value on the line; %s", perLine)
+// decodeLine decodes the JSON value on a line of a dataset or off-topic
+// file into v as encoding/json does, unknown fields refused. A line that
+// is not exactly one JSON value (a second value, or a "]" after it) is
+// refused with an error wrapping jsonlines.ErrNotOneValue, followed by
+// perLine, what a line should be. What is accepted is encoding/json's to
+// say: s, the shape of v, only says why a value is refused, in the file's
+// terms.
+func decodeLine(l jsonlines.Line, v any, s *shape, perLine string) error {
+	raw, err := l.Value()
+	if err != nil {
+		return fmt.Errorf("%w; %s", err, perLine)
 	}
 	strict := json.NewDecoder(bytes.NewReader(raw))
 	strict.DisallowUnknownFields()

@@ -7,7 +7,9 @@
 // numbers them, a UTF-8 byte order mark at the start of the file skipped
 // ([NewLimitedReader]'s refuses a line longer than its bound, with a
 // [*LineTooLongError], as soon as that much of it is read);
-// [Line.Syntax] says where a line stops being JSON; [Kind] names a value's
-// kind as a person would ("an array", "a number"); [Clip] shortens a value
-// an error quotes.
+// [Line.Value] gives a line's JSON value, refusing a line that holds more
+// than that (a second value, the "]" of an array cut into lines) or is
+// not JSON with a [*NotOneValueError]; [Line.Syntax] says where a line
+// stops being JSON; [Kind] names a value's kind as a person would ("an
+// array", "a number"); [Clip] shortens a value an error quotes.
 package jsonlines

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -127,16 +128,94 @@ func sizeText(n int) string {
 // or the character where it stops being JSON and its column, counted in
 // characters from the line's start. It begins "not valid JSON".
 func (l Line) Syntax(err error) string {
+	msg, _ := l.syntax(err)
+	return msg
+}
+
+// syntax is Syntax, and the column it names; 0 when it names none.
+func (l Line) syntax(err error) (string, int) {
 	var syn *json.SyntaxError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "not valid JSON: the line ends inside a value"
+		return "not valid JSON: the line ends inside a value", 0
 	case errors.As(err, &syn) && syn.Offset > 0 && syn.Offset <= int64(len(l.Text)):
-		r, _ := utf8.DecodeRune(l.Text[syn.Offset-1:])
-		col := l.Indent + utf8.RuneCount(l.Text[:syn.Offset-1]) + 1
-		return fmt.Sprintf("not valid JSON: unexpected %s at column %d", strconv.Quote(string(r)), col)
+		col := l.column(int(syn.Offset - 1))
+		return fmt.Sprintf("not valid JSON: unexpected %s at column %d", l.charAt(int(syn.Offset-1)), col), col
 	}
-	return fmt.Sprintf("not valid JSON: %v", err)
+	return fmt.Sprintf("not valid JSON: %v", err), 0
+}
+
+// column is the column of the character at byte i of Text, counted in
+// characters from the line's first, 1.
+func (l Line) column(i int) int {
+	return l.Indent + utf8.RuneCount(l.Text[:i]) + 1
+}
+
+// charAt quotes the character at byte i of Text.
+func (l Line) charAt(i int) string {
+	r, _ := utf8.DecodeRune(l.Text[i:])
+	return strconv.Quote(string(r))
+}
+
+// ErrNotOneValue: a line that is not exactly one JSON value, with nothing
+// but space around it. The error is a [*NotOneValueError].
+var ErrNotOneValue = errors.New("not one JSON value")
+
+// NotOneValueError is the error of a line that is not exactly one JSON
+// value, from [Line.Value]: one that is not JSON (as [Line.Syntax] says),
+// `not valid JSON: unexpected "]" at column 31, after the object` after a
+// value, or "more than one JSON value on the line". Its message does not
+// name the line, as the errors of a reader about the line do. It matches
+// [ErrNotOneValue].
+type NotOneValueError struct {
+	// N is the line's number, from 1.
+	N int
+	// Column is where the line stops being one JSON value, in characters
+	// from its first, 1; 0 when the line ends inside a value.
+	Column int
+	// Second is whether a second JSON value follows the first.
+	Second bool
+	msg    string
+}
+
+func (e *NotOneValueError) Error() string { return e.msg }
+
+// Is reports whether target is ErrNotOneValue.
+func (e *NotOneValueError) Is(target error) bool { return target == ErrNotOneValue }
+
+// jsonSpace is the space JSON allows between values.
+const jsonSpace = " \t\r\n"
+
+// Value returns the line's JSON value, which must be all the line holds:
+// a line that is not JSON, or whose value is followed by anything, a
+// second value ("{…} {…}"), the "]" or "," of an array cut into lines by
+// hand, is an error, a [*NotOneValueError] (see there) matching
+// [ErrNotOneValue]. The value is as encoding/json reads it, not checked
+// further; space around it is not part of it.
+func (l Line) Value() (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(l.Text))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		msg, col := l.syntax(err)
+		return nil, &NotOneValueError{N: l.N, Column: col, msg: msg}
+	}
+	end := int(dec.InputOffset())
+	rest := bytes.TrimLeft(l.Text[end:], jsonSpace)
+	if len(rest) == 0 {
+		return v, nil
+	}
+	at := len(l.Text) - len(rest)
+	col := l.column(at)
+	var second json.RawMessage
+	if dec.Decode(&second) == nil {
+		return nil, &NotOneValueError{N: l.N, Column: col, Second: true, msg: "more than one JSON value on the line"}
+	}
+	what := Kind(v)
+	if a, noun, ok := strings.Cut(what, " "); ok && (a == "a" || a == "an") {
+		what = "the " + noun
+	}
+	return nil, &NotOneValueError{N: l.N, Column: col,
+		msg: fmt.Sprintf("not valid JSON: unexpected %s at column %d, after %s", l.charAt(at), col, what)}
 }
 
 // Kind names the kind of a JSON value as a person would: "an object", "an

@@ -89,6 +89,54 @@ func TestSyntax(t *testing.T) {
 	}
 }
 
+// TestValue: a line is its one JSON value, space around it allowed;
+// anything after the value is refused with an error that says what and
+// where, and is a *NotOneValueError matching ErrNotOneValue.
+func TestValue(t *testing.T) {
+	tests := []struct {
+		name, text string
+		indent     int
+		want       string // the value, or else the error
+		column     int    // the error's
+		second     bool   // the error's
+	}{
+		{"an object", `{"id": "a", "text": "b"}`, 0, `{"id": "a", "text": "b"}`, 0, false},
+		{"an array, any value", `[1, 2]`, 0, `[1, 2]`, 0, false},
+		{"space after the value", "{\"a\": 1} \t\r ", 0, `{"a": 1}`, 0, false},
+		{"a second value", `{"id":"a","text":"b"} {"id":"c","text":"d"}`, 0, "more than one JSON value on the line", 23, true},
+		{"a second value, no space", `{}[]`, 0, "more than one JSON value on the line", 3, true},
+		{"a number, then a second", `1 2`, 0, "more than one JSON value on the line", 3, true},
+		{"a trailing ]", `{"collection":"x"}]`, 0, `not valid JSON: unexpected "]" at column 19, after the object`, 19, false},
+		{"a trailing comma", `{"collection":"x"},`, 0, `not valid JSON: unexpected "," at column 19, after the object`, 19, false},
+		{"a trailing ] after space, indented", `{"a": 1}  ]`, 2, `not valid JSON: unexpected "]" at column 13, after the object`, 13, false},
+		{"columns in characters", `{"é": "ü"}]`, 0, `not valid JSON: unexpected "]" at column 11, after the object`, 11, false},
+		{"trailing garbage", `{"id": "a"} // a comment`, 0, `not valid JSON: unexpected "/" at column 13, after the object`, 13, false},
+		{"a word after an array", `[1] x`, 0, `not valid JSON: unexpected "x" at column 5, after the array`, 5, false},
+		{"a letter after a number", `1x`, 0, `not valid JSON: unexpected "x" at column 2, after the number`, 2, false},
+		{"a ] after null", `null]`, 0, `not valid JSON: unexpected "]" at column 5, after null`, 5, false},
+		{"a second value cut off", `{} {"a": `, 0, `not valid JSON: unexpected "{" at column 4, after the object`, 4, false},
+		{"not JSON", `User: hi`, 1, `not valid JSON: unexpected "U" at column 2`, 2, false},
+		{"cut off", `{"a": "b`, 0, "not valid JSON: the line ends inside a value", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := (jsonlines.Line{N: 7, Text: []byte(tt.text), Indent: tt.indent}).Value()
+			var one *jsonlines.NotOneValueError
+			switch {
+			case err == nil:
+				if string(v) != tt.want {
+					t.Errorf("Value = %s, want %s", v, tt.want)
+				}
+			case !errors.Is(err, jsonlines.ErrNotOneValue) || !errors.As(err, &one):
+				t.Errorf("Value = %v; want a *NotOneValueError matching ErrNotOneValue", err)
+			case err.Error() != tt.want || one.N != 7 || one.Column != tt.column || one.Second != tt.second:
+				t.Errorf("Value = %q (line %d, column %d, second %v); want %q (line 7, column %d, second %v)",
+					err, one.N, one.Column, one.Second, tt.want, tt.column, tt.second)
+			}
+		})
+	}
+}
+
 func TestKind(t *testing.T) {
 	for v, want := range map[string]string{
 		`{"a": 1}`: "an object", `[]`: "an array", `"x"`: "a string", `-1.5e3`: "a number",

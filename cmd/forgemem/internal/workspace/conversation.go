@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +21,8 @@ import (
 // wrapping [ErrBadConversation] that names the line, what is wrong and
 // what is expected, in the terms of the file rather than of Go; a file
 // whose first line is one of a Claude Code transcript is an error wrapping
-// [ErrClaudeCodeTranscript] too.
+// [ErrClaudeCodeTranscript] too, and one that is not exactly one JSON
+// value, jsonlines.ErrNotOneValue.
 //
 // What is read is bounded, as capture and recall use only a conversation's
 // newest part: a line longer than [MaxMessageBytes] is an error wrapping
@@ -55,7 +55,7 @@ func readConversation(r io.Reader, maxLine, maxKept int) ([]memcore.Message, err
 			return nil, transcriptError{}
 		}
 		if perr != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrBadConversation, line.N, perr)
+			return nil, fmt.Errorf("%w: line %d: %w", ErrBadConversation, line.N, perr)
 		}
 		msgs = append(msgs, m)
 		kept += len(m.Content)
@@ -88,10 +88,10 @@ const exampleTime = "2026-11-26T10:00:00Z"
 // parseMessage reads one line of a conversation. Its errors say what is
 // wrong and what is expected, without the line number.
 func parseMessage(l jsonlines.Line) (memcore.Message, error) {
-	if err := checkJSON(l); err != nil {
-		return memcore.Message{}, err
+	line, err := l.Value()
+	if err != nil {
+		return memcore.Message{}, fmt.Errorf("%w; %s", err, wantMessage)
 	}
-	line := l.Text
 	if kind := jsonlines.Kind(line); kind != "an object" {
 		return memcore.Message{}, fmt.Errorf("want a JSON object with role and content, got %s", kind)
 	}
@@ -104,7 +104,7 @@ func parseMessage(l jsonlines.Line) (memcore.Message, error) {
 		At      json.RawMessage `json:"at"`
 	}
 	if err := json.Unmarshal(line, &wire); err != nil {
-		return memcore.Message{}, fmt.Errorf("not valid JSON: %v; %s", err, wantMessage) // checkJSON found none
+		return memcore.Message{}, fmt.Errorf("not valid JSON: %v; %s", err, wantMessage) // Value found none
 	}
 	var role, content string
 	switch {
@@ -135,18 +135,6 @@ func parseMessage(l jsonlines.Line) (memcore.Message, error) {
 		m.At = t.UTC()
 	}
 	return m, nil
-}
-
-// checkJSON reports a line that is not one JSON value, saying where.
-func checkJSON(l jsonlines.Line) error {
-	if json.Valid(l.Text) {
-		return nil
-	}
-	var v json.RawMessage
-	if err := json.NewDecoder(bytes.NewReader(l.Text)).Decode(&v); err != nil {
-		return fmt.Errorf("%s; %s", l.Syntax(err), wantMessage)
-	}
-	return fmt.Errorf("more than one JSON value on the line; %s", wantMessage)
 }
 
 // transcriptError is the error of a conversation that is a Claude Code

@@ -30,6 +30,7 @@ func FuzzReadConversation(f *testing.F) {
 	f.Add([]byte(`{"role":"user","content":"x","at":"yesterday"}`))
 	f.Add([]byte(`{"role":5,"content":["x"]} {}`))
 	f.Add([]byte("  User: h\xffi"))
+	f.Add([]byte(`{"role":"user","content":"a"}` + "\n" + `{"role":"user","content":"b"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs, err := workspace.ReadConversation(bytes.NewReader(data))
 		if err != nil {

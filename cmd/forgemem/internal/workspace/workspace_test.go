@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/jsonlines"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/settings"
@@ -124,6 +125,10 @@ func TestReadConversation(t *testing.T) {
 		{"not JSON after a non-ASCII letter", `{"role":"user","content":"é", x}`, 0, `line 1: not valid JSON: unexpected "x" at column 31` + want},
 		{"cut off", `{"role":"user","content":"a`, 0, "line 1: not valid JSON: the line ends inside a value" + want},
 		{"two objects on a line", `{"role":"user","content":"a"} {"role":"user","content":"b"}`, 0, "line 1: more than one JSON value on the line" + want},
+		{"a trailing ]", `{"role":"user","content":"a"}` + "\n" + `{"role":"user","content":"b"}]`, 0, `line 2: not valid JSON: unexpected "]" at column 30, after the object` + want},
+		{"a trailing comma", `{"role":"user","content":"a"},`, 0, `line 1: not valid JSON: unexpected "," at column 30, after the object` + want},
+		{"trailing garbage", `{"role":"user","content":"a"} xyz`, 0, `line 1: not valid JSON: unexpected "x" at column 31, after the object` + want},
+		{"trailing space", "{\"role\":\"user\",\"content\":\"a\"} \t\u00a0\r\n", 1, ""},
 		{"an array", `[1,2]`, 0, "line 1: want a JSON object with role and content, got an array"},
 		{"a string", `"hi"`, 0, "line 1: want a JSON object with role and content, got a string"},
 		{"a number", `42`, 0, "line 1: want a JSON object with role and content, got a number"},
@@ -141,6 +146,10 @@ func TestReadConversation(t *testing.T) {
 			if tt.wantErr != "" {
 				if !errors.Is(err, workspace.ErrBadConversation) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want ErrBadConversation with %q", err, tt.wantErr)
+				}
+				// A line that is not one JSON value is jsonlines' error too.
+				if notOne := strings.Contains(tt.wantErr, "not valid JSON") || strings.Contains(tt.wantErr, "more than one JSON value"); notOne != errors.Is(err, jsonlines.ErrNotOneValue) {
+					t.Errorf("error %v: errors.Is(err, jsonlines.ErrNotOneValue) = %v, want %v", err, !notOne, notOne)
 				}
 				// What is wrong is said in the file's terms, not Go's.
 				for _, internal := range []string{"Go value", "Go struct", "json:", "2006-01-02", "*string", "time.Time"} {
