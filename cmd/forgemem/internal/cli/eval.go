@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -282,23 +283,29 @@ func (a *app) addOffTopic(cols []eval.Collection, path string) ([]eval.Collectio
 	defer f.Close()
 	qs, err := eval.ReadOffTopic(f)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return eval.AddOffTopic(cols, qs)
 }
 
-// readDataset reads the dataset file, or stdin for "-".
+// readDataset reads the dataset file, or stdin for "-"; its errors name
+// the file.
 func (a *app) readDataset(path string) ([]eval.Collection, error) {
 	var in io.Reader = a.env.Stdin
+	name := "stdin"
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, usagef("--dataset: %v", err)
 		}
 		defer f.Close()
-		in = f
+		in, name = f, path
 	}
-	return eval.ReadDataset(in)
+	cols, err := eval.ReadDataset(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return cols, nil
 }
 
 // evalProgress shows on a terminal how many queries are done.

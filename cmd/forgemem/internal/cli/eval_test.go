@@ -3,10 +3,12 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/fakeopenai"
 )
@@ -134,14 +136,19 @@ func TestEvalSaysWhatIsWrongWithAFile(t *testing.T) {
 	}
 
 	for _, tt := range []struct {
-		name, dataset, offTopic, want string
+		name, dataset, offTopic string
+		file, want              string // the file named, and what is said of it
 	}{
 		{"a dataset line that is an array", `[{"collection": "c"}]`, "",
-			"line 1: invalid evaluation dataset: want a JSON object with collection, memories and queries, got an array"},
+			"bad.jsonl", "line 1: invalid evaluation dataset: want a JSON object with collection, memories and queries, got an array"},
 		{"a memory's content that is not text", "\n" + strings.Replace(evalDataset, `"content":"Migrations live in db/migrations, one file per change."`, `"content":["Migrations"]`, 1), "",
-			"line 2: invalid evaluation dataset: memory 2: content: want a string, got an array"},
+			"bad.jsonl", "line 2: invalid evaluation dataset: memory 2: content: want a string, got an array"},
+		{"a dataset line followed by the end of an array", strings.TrimSuffix(evalDataset, "\n") + "]\n", "",
+			"bad.jsonl", fmt.Sprintf(`line 1: invalid evaluation dataset: not valid JSON: unexpected "]" at column %d, after the object; want one {"collection": …, "memories": […], "queries": […]} object per line`, utf8.RuneCountInString(strings.TrimSuffix(evalDataset, "\n"))+1)},
 		{"an off-topic line with an unknown field", evalDataset, `{"id": "o1", "question": "banana bread?"}`,
-			`off-topic queries: line 1: invalid evaluation dataset: unknown field "question"; the fields are id, text, messages and relevant`},
+			"bad-off.jsonl", `off-topic queries: line 1: invalid evaluation dataset: unknown field "question"; the fields are id, text, messages and relevant`},
+		{"an off-topic line of two queries", evalDataset, `{"id": "o1", "text": "banana bread?"} {"id": "o2", "text": "scones?"}`,
+			"bad-off.jsonl", `off-topic queries: line 1: invalid evaluation dataset: more than one JSON value on the line; want one {"id": …, "text": …} object per line`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			data := filepath.Join(f.root, "bad.jsonl")
@@ -153,7 +160,7 @@ func TestEvalSaysWhatIsWrongWithAFile(t *testing.T) {
 				args = append(args, "--offtopic", off)
 			}
 			r := f.run(args...)
-			if want := "forgemem eval: " + tt.want + "\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
+			if want := "forgemem eval: " + filepath.Join(f.root, tt.file) + ": " + tt.want + "\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
 				t.Errorf("exit %d, stdout %q, stderr\n%q\nwant 1 and\n%q", r.code, r.stdout, r.stderr, want)
 			}
 		})
