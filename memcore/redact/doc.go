@@ -59,8 +59,10 @@
 //     follows; "the passphrase is correct horse battery staple" gives
 //     several words), a password right after the word ("the DB password
 //     hunter2secret": a word of 8 characters or more mixing letters and
-//     digits, not the name of a hash or of code), and e-mail addresses
-//     (but not git@host remotes or a URL's user name);
+//     digits, not the name of a hash or of code), a user name and its
+//     password after a word that names a login ("login admin /
+//     Sup3rS3cret!", "user bob:hunter2secret"), and e-mail addresses (but
+//     not git@host remotes or a URL's user name);
 //   - any of these URL-encoded: a word holding percent-escapes is decoded
 //     and scanned again (password%3D…, sk-proj-abc%2Bdef…).
 //

@@ -209,6 +209,13 @@ var rules = sync.OnceValue(func() []rule {
 		{name: "password after the word", keywords: []string{"pass"}, re: regexp.MustCompile(
 			`(?i)\b(?:password|passwd|passphrase|passcode)[ \t]+`),
 			value: func(t string, m []int) (int, int, bool) { return wordAfterPassword(t, m[1]) }},
+		// "login admin / Sup3rS3cret!", "credentials: deploy/Xk9pq7Lm2", "user
+		// bob:hunter2secret": a user name and its password after a word that
+		// names a login, separated by a slash (space around it allowed) or a
+		// colon (none), the password as wordAfterPassword wants it.
+		{name: "login and password", keywords: []string{"log", "cred", "user"}, re: regexp.MustCompile(
+			`(?i)\b(?:login|log[ \t]+in[ \t]+(?:as|with)|credentials?|creds|username|user)(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]+[\w.@+-]{1,40}(?:[ \t]*/[ \t]*|:)`),
+			value: func(t string, m []int) (int, int, bool) { return wordAfterPassword(t, m[1]) }},
 		// Any other assignment to a key that names a credential, when the
 		// value looks machine-made: at least 16 characters, mixed, with high
 		// entropy.
