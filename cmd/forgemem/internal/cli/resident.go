@@ -61,34 +61,34 @@ settings or of the binary starts another. It runs on Linux only.
 	return cmd
 }
 
-// residentPlace returns the key of this place's recall server and its
-// folder.
-func (a *app) residentPlace() (key, dir string, err error) {
+// residentPlace returns the place of this place's recall server (its key
+// and what the key is made of) and its folder.
+func (a *app) residentPlace() (place resident.Place, dir string, err error) {
 	if !resident.Supported() {
-		return "", "", errors.New("a recall server runs on Linux only")
+		return place, "", errors.New("a recall server runs on Linux only")
 	}
 	if a.env.Executable == "" {
-		return "", "", errors.New("the forgemem binary is unknown")
+		return place, "", errors.New("the forgemem binary is unknown")
 	}
 	if err := a.loadSettings(); err != nil {
-		return "", "", err
+		return place, "", err
 	}
 	base, err := resident.PrivateDir(a.env.Settings.Env)
 	if err != nil {
-		return "", "", err
+		return place, "", err
 	}
-	key, err = resident.Key(a.settings, a.env.Settings.Env, a.env.Executable)
+	place, err = resident.PlaceOf(a.settings, a.env.Settings.Env, a.env.Executable)
 	if err != nil {
-		return "", "", err
+		return place, "", err
 	}
-	dir, err = resident.ServerDir(base, key)
-	return key, dir, err
+	dir, err = resident.ServerDir(base, place.Key)
+	return place, dir, err
 }
 
 // runRecallServer serves this place's recalls until idle passes with no
 // prompt.
 func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
-	key, dir, err := a.residentPlace()
+	place, dir, err := a.residentPlace()
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,13 @@ func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
 	if err := resident.CheckListen(dir); err != nil {
 		return fmt.Errorf("no socket can be made in %s, so no recall server can run there; set XDG_RUNTIME_DIR or TMPDIR to a folder of a local file system: %w", dir, err)
 	}
-	a.pruneServerFolders(dir, key)
+	// What it serves, for --status and --stop run with another binary or
+	// other settings; without it the server still answers its own key.
+	place.PID, place.WorkDir = os.Getpid(), a.workDir()
+	if err := resident.WritePlace(dir, place); err != nil {
+		eprintf(a.env.Stderr, "%s forgemem recall-server: %v; --status and --stop of another binary or other settings will not see this server\n", time.Now().UTC().Format(time.RFC3339), err)
+	}
+	a.pruneServerFolders(dir, place.Key)
 	a.liveDir = dir
 	ws, err := a.workspace()
 	if err != nil {
@@ -123,7 +129,7 @@ func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
 	go a.refreshOnChange(ctx, ws, cancel)
 	eprintf(a.env.Stderr, "%s forgemem recall-server: pid %d serving %s\n", time.Now().UTC().Format(time.RFC3339), os.Getpid(), a.workDir())
 	srv := &recallServer{ws: ws}
-	return resident.Serve(ctx, dir, key, idle, func(rctx context.Context, req *resident.Request) *resident.Response {
+	return resident.Serve(ctx, dir, place.Key, idle, func(rctx context.Context, req *resident.Request) *resident.Response {
 		resp := srv.answer(rctx, req)
 		if ws.Live() != nil {
 			cancel() // no longer exact at low cost: the hooks recall by themselves
@@ -286,14 +292,14 @@ type residentAnswer struct {
 
 // askResident asks this place's recall server for the memories of window.
 func (a *app) askResident(ctx context.Context, window []memcore.Message) residentAnswer {
-	key, dir, err := a.residentPlace()
+	place, dir, err := a.residentPlace()
 	if err != nil {
 		if errors.Is(err, resident.ErrUnsafeDir) {
 			return residentAnswer{unsafe: err}
 		}
 		return residentAnswer{}
 	}
-	req := &resident.Request{Op: resident.OpRecall, Key: key, Window: make([]resident.Message, len(window))}
+	req := &resident.Request{Op: resident.OpRecall, Key: place.Key, Window: make([]resident.Message, len(window))}
 	for i, m := range window {
 		req.Window[i] = resident.Message{Role: string(m.Role), Content: m.Content}
 	}
@@ -330,11 +336,11 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		Folder   string `json:"folder,omitempty"`
 		Reason   string `json:"reason,omitempty"`
 	}{}
-	key, dir, err := a.residentPlace()
+	place, dir, err := a.residentPlace()
 	if err == nil {
 		st.Folder = dir
 		var resp *resident.Response
-		resp, err = resident.Ask(ctx, dir, &resident.Request{Op: resident.OpPing, Key: key})
+		resp, err = resident.Ask(ctx, dir, &resident.Request{Op: resident.OpPing, Key: place.Key})
 		if err == nil && resp.Status == resident.StatusOK {
 			st.Running, st.PID, st.Answered = true, resp.PID, resp.Answered
 		}
@@ -355,11 +361,11 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 
 // recallServerStop asks this place's recall server to exit.
 func (a *app) recallServerStop(ctx context.Context) error {
-	key, dir, err := a.residentPlace()
+	place, dir, err := a.residentPlace()
 	if err != nil {
 		return err
 	}
-	resp, err := resident.Ask(ctx, dir, &resident.Request{Op: resident.OpStop, Key: key})
+	resp, err := resident.Ask(ctx, dir, &resident.Request{Op: resident.OpStop, Key: place.Key})
 	if errors.Is(err, resident.ErrNotRunning) {
 		a.out.println("No recall server is running here.")
 		return nil

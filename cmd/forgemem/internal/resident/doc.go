@@ -13,7 +13,9 @@
 // binary is another key, so a hook never asks a server configured
 // otherwise; the old server leaves when its idle timeout ends, and its
 // folder stays until a server of another key, starting, removes the
-// folders no server used for a while ([Prune]).
+// folders no server used for a while ([Prune]). Meanwhile a server's
+// record of what it serves ([Place], [WritePlace]) lets a command of
+// another key find it ([Others]) to report or stop it.
 //
 // One server runs per key: it holds an OS lock ([Lock]) for its life, and
 // listens only once its index is built. A hook that finds no server (no

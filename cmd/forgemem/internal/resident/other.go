@@ -59,3 +59,15 @@ func BarrierDir(environ []string) (string, error) { return "", errUnsupported }
 
 // CheckListen fails: there is no server here.
 func CheckListen(dir string) error { return errUnsupported }
+
+// WritePlace fails: there is no server here.
+func WritePlace(dir string, p Place) error { return errUnsupported }
+
+// Other is a server folder of another key.
+type Other struct {
+	Dir   string
+	Place Place
+}
+
+// Others finds nothing: there are no server folders here.
+func Others(base string, p Place) ([]Other, error) { return nil, nil }

@@ -54,6 +54,14 @@ func ServerDir(base, key string) (string, error) {
 // The files of a server's folder.
 func socketPath(dir string) string { return filepath.Join(dir, "sock") }
 func lockPath(dir string) string   { return filepath.Join(dir, "lock") }
+func placePath(dir string) string  { return filepath.Join(dir, placeFile) }
+
+// placeFile records a server's Place; placeTemp is where WritePlace
+// writes it before renaming it into place.
+const (
+	placeFile = "place.json"
+	placeTemp = ".place.json.tmp"
+)
 
 // LogPath is the server's log in its folder: its standard output and
 // error.
@@ -121,11 +129,11 @@ var keyPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 // key — and returns how many it removed. It leaves alone the folder of
 // keep (the caller's key), any folder a process holds the lock of, any
 // entry that is not a server folder of this user's (named by a key, a real
-// folder private to the user, holding nothing but a socket, a lock and a
-// log), and any folder whose folder or files changed within olderThan. It
-// takes each folder's lock before removing it, so that no server starts
-// there meanwhile. An error stops it; what it removed before stays
-// removed.
+// folder private to the user, holding nothing but a socket, a lock, a log
+// and the record of what it served), and any folder whose folder or files
+// changed within olderThan. It takes each folder's lock before removing
+// it, so that no server starts there meanwhile. An error stops it; what it
+// removed before stays removed.
 func Prune(base, keep string, olderThan time.Duration) (int, error) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
@@ -154,7 +162,7 @@ func Prune(base, keep string, olderThan time.Duration) (int, error) {
 }
 
 // serverFiles are the files a server folder may hold.
-var serverFiles = map[string]bool{"sock": true, "lock": true, "log": true}
+var serverFiles = map[string]bool{"sock": true, "lock": true, "log": true, placeFile: true, placeTemp: true}
 
 // unusedSince reports whether dir holds nothing but a server's files and
 // neither it nor they changed after cutoff.
@@ -190,7 +198,7 @@ func removeServerDir(dir string) (bool, error) {
 		return false, err
 	}
 	defer lock.Release()
-	for _, name := range []string{"sock", "log", "lock"} {
+	for _, name := range []string{"sock", "log", placeFile, placeTemp, "lock"} {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, fmt.Errorf("resident: %w", err)
 		}
