@@ -151,6 +151,9 @@ type world struct {
 	srv  *fakeopenai.Server
 	// env is added to the environment of every command.
 	env []string
+	// bin, when set, is the forgemem binary the commands run instead of
+	// binary: one installed elsewhere.
+	bin string
 }
 
 func newWorld(t *testing.T, rules ...remember) *world {
@@ -205,7 +208,11 @@ func (w *world) repo(name string) string {
 // API key, nothing of the test process's.
 func (w *world) run(dir, stdin string, args ...string) (stdout, stderr string, code int) {
 	w.t.Helper()
-	cmd := exec.Command(binary, args...)
+	bin := binary
+	if w.bin != "" {
+		bin = w.bin
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-test-e2e-key"}, w.env...)
 	cmd.Stdin = strings.NewReader(stdin)

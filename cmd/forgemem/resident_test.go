@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,6 +80,14 @@ type serverStatus struct {
 	Answered uint64 `json:"answered"`
 	Folder   string `json:"folder"`
 	Reason   string `json:"reason"`
+	Others   []struct {
+		PID        int      `json:"pid"`
+		Answered   uint64   `json:"answered"`
+		Folder     string   `json:"folder"`
+		Executable string   `json:"executable"`
+		WorkDir    string   `json:"work_dir"`
+		Differs    []string `json:"differs"`
+	} `json:"others"`
 }
 
 func (w *world) serverStatus(dir string) serverStatus {
@@ -568,5 +578,89 @@ func TestServerRemovesUnusedFolders(t *testing.T) {
 	}
 	if log, _ := os.ReadFile(filepath.Join(st.Folder, "log")); !strings.Contains(string(log), "removed 1 folder no server used for 7 days") {
 		t.Errorf("the server's log does not say what it removed:\n%s", log)
+	}
+}
+
+// A recall server started by another binary (the one installed before)
+// or with other settings — another key — is seen by --status and stopped
+// by --stop run with this binary and these settings, with the reason it
+// is not this one; a server of another repository is left alone.
+func TestStatusAndStopSeeServersOfOtherKeys(t *testing.T) {
+	w := offlineWorld(t)
+	repo, blog := w.repo("shop"), w.repo("blog")
+	w.seed(repo, 5)
+	w.seed(blog, 5)
+	old := *w // the binary installed before, at another path
+	old.bin = linkBinary(t, filepath.Join(t.TempDir(), "old", "forgemem"))
+	oldExe, err := filepath.EvalSymlinks(old.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuned := *w // other settings
+	tuned.env = append(slices.Clone(w.env), "FORGEMEM_RETRIEVAL_TOP_K=3")
+	start := func(v *world, dir string) serverStatus {
+		t.Helper()
+		v.hookWith(dir, prompt(dir, "", "how are errors wrapped?"), false)
+		return v.waitServer(dir)
+	}
+	oldServer, tunedServer, blogServer := start(&old, repo), start(&tuned, repo), start(&old, blog)
+	if oldServer.Folder == tunedServer.Folder {
+		t.Fatalf("one server folder %s for another binary and other settings", oldServer.Folder)
+	}
+
+	// others checks the servers of other keys that --status run with v lists.
+	others := func(v *world, want map[int][]string) serverStatus {
+		t.Helper()
+		st := v.serverStatus(repo)
+		got := map[int][]string{}
+		for _, o := range st.Others {
+			got[o.PID] = o.Differs
+			if o.PID == oldServer.PID && (o.Executable != oldExe || o.Folder != oldServer.Folder || o.WorkDir != repo) {
+				t.Errorf("the old binary's server is listed as %+v; want %s, in %s, started in %s", o, oldExe, oldServer.Folder, repo)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("--status lists the servers of other keys %v (pid: what differs); want %v", got, want)
+		}
+		return st
+	}
+	if st := others(w, map[int][]string{oldServer.PID: {"binary"}, tunedServer.PID: {"settings"}}); st.Running {
+		t.Errorf("--status: %+v; want no server of this key", st)
+	}
+	text := w.ok(repo, "", "recall-server", "--status")
+	for _, want := range []string{"No recall server of this binary and these settings is running here",
+		fmt.Sprintf("A recall server of another key also serves these memory folders (pid %d, 0 prompts answered; another binary: %s), in %s.", oldServer.PID, oldExe, oldServer.Folder),
+		fmt.Sprintf("A recall server of another key also serves these memory folders (pid %d, 0 prompts answered; other settings), in %s.", tunedServer.PID, tunedServer.Folder),
+		"forgemem recall-server --stop stops them all."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("--status says\n%s\nwant it to say %q", text, want)
+		}
+	}
+
+	mine := start(w, repo)
+	if st := others(w, map[int][]string{oldServer.PID: {"binary"}, tunedServer.PID: {"settings"}}); !st.Running || st.PID != mine.PID {
+		t.Errorf("--status: %+v; want this key's server, %d, running", st, mine.PID)
+	}
+	others(&old, map[int][]string{mine.PID: {"binary"}, tunedServer.PID: {"binary", "settings"}})
+
+	out := w.ok(repo, "", "recall-server", "--stop")
+	for _, want := range []string{fmt.Sprintf("The recall server (pid %d) exits.", mine.PID),
+		fmt.Sprintf("The recall server of another key (pid %d; another binary: %s) exits.", oldServer.PID, oldExe),
+		fmt.Sprintf("The recall server of another key (pid %d; other settings) exits.", tunedServer.PID)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--stop says\n%s\nwant it to say %q", out, want)
+		}
+	}
+	for _, st := range []serverStatus{mine, oldServer, tunedServer} {
+		waitUnlocked(t, filepath.Join(st.Folder, "lock"))
+	}
+	if st := old.serverStatus(blog); !st.Running || st.PID != blogServer.PID {
+		t.Errorf("the other repository's server after --stop: %+v; want %d still running", st, blogServer.PID)
+	}
+	if st := others(w, map[int][]string{}); st.Running {
+		t.Errorf("--status after --stop: %+v; want nothing running", st)
+	}
+	if out := w.ok(repo, "", "recall-server", "--stop"); out != "No recall server is running here.\n" {
+		t.Errorf("--stop with none running says %q", out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,10 +34,13 @@ again. The hook starts it when none is running, and recalls by itself meanwhile;
 when no prompt came for --idle. Its index follows every change of the memory folders — by
 forgemem, the capture worker, an editor or git — before it answers, so that a prompt
 always sees what was written before it. One runs per place and configuration: a change of
-settings or of the binary starts another. It runs on Linux only.
+settings or of the binary starts another, and the old one exits after its --idle. It runs
+on Linux only.
 
-  forgemem recall-server --status   says whether one is running here
-  forgemem recall-server --stop     asks it to exit`,
+  forgemem recall-server --status   says whether one is running here, and which servers of
+                                    another binary or other settings still run for these
+                                    memory folders
+  forgemem recall-server --stop     asks them all to exit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if status && stop {
@@ -55,8 +59,8 @@ settings or of the binary starts another. It runs on Linux only.
 		},
 	}
 	cmd.Flags().DurationVar(&idle, "idle", defaultServerIdle, "how long to wait for the next prompt before exiting")
-	cmd.Flags().BoolVar(&status, "status", false, "say whether a recall server is running here, and exit")
-	cmd.Flags().BoolVar(&stop, "stop", false, "ask the recall server running here to exit")
+	cmd.Flags().BoolVar(&status, "status", false, "say which recall servers are running here, and exit")
+	cmd.Flags().BoolVar(&stop, "stop", false, "ask the recall servers running here to exit")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --status, print one JSON document")
 	return cmd
 }
@@ -327,7 +331,89 @@ func (a *app) startResident(idle time.Duration) error {
 	return resident.StartDetached(dir, a.env.Executable, args, a.workDir(), a.env.Settings.Env)
 }
 
-// recallServerStatus says whether this place's recall server runs.
+// askOtherLimit bounds the time a recall server of another key may take
+// to answer --status or --stop.
+const askOtherLimit = 5 * time.Second
+
+// otherServer is a running recall server of another key (another binary,
+// other settings) serving this place's memory folders.
+type otherServer struct {
+	PID      int    `json:"pid"`
+	Answered uint64 `json:"answered"`
+	Folder   string `json:"folder"`
+	// Executable and WorkDir are the binary that runs it and the folder it
+	// was started in, as it recorded them.
+	Executable string `json:"executable"`
+	WorkDir    string `json:"work_dir,omitempty"`
+	// Differs names what differs from this command's: "binary",
+	// "settings", "user_dir"; empty when only the making of the key does.
+	Differs []string `json:"differs"`
+	// why says it to a person.
+	why string
+}
+
+// otherServers asks, within askOtherLimit each, the recall servers of
+// other keys serving the memory folders of place (found in the private
+// folder base) with the request op (OpPing or OpStop), and returns those
+// that answered. A server that has exited meanwhile is left out; another
+// failure is in the error, after the others were asked.
+func (a *app) otherServers(ctx context.Context, base string, place resident.Place, op string) ([]otherServer, error) {
+	found, err := resident.Others(base, place)
+	if err != nil {
+		return nil, err
+	}
+	var out []otherServer
+	var errs []error
+	for _, o := range found {
+		actx, cancel := context.WithTimeout(ctx, askOtherLimit)
+		resp, err := resident.Ask(actx, o.Dir, &resident.Request{Op: op, Key: o.Place.Key})
+		cancel()
+		switch {
+		case errors.Is(err, resident.ErrNotRunning):
+			continue
+		case err != nil:
+			errs = append(errs, fmt.Errorf("the recall server in %s: %w", o.Dir, err))
+			continue
+		case resp.Status != resident.StatusOK:
+			errs = append(errs, fmt.Errorf("the recall server in %s: %s: %s", o.Dir, resp.Status, resp.Message))
+			continue
+		}
+		differs := place.Differs(o.Place)
+		out = append(out, otherServer{PID: resp.PID, Answered: resp.Answered, Folder: o.Dir, Executable: o.Place.Executable,
+			WorkDir: o.Place.WorkDir, Differs: append([]string{}, differs...), why: whyOther(place, o.Place, differs)})
+	}
+	return out, errors.Join(errs...)
+}
+
+// whyOther says why the server of place o is not the one of place p, in
+// what differs: "" when only the making of the key does.
+func whyOther(p, o resident.Place, differs []string) string {
+	var why []string
+	for _, d := range differs {
+		switch {
+		case d == resident.DiffBinary && o.Executable == p.Executable:
+			why = append(why, "another build of "+o.Executable)
+		case d == resident.DiffBinary:
+			why = append(why, "another binary: "+o.Executable)
+		case d == resident.DiffSettings:
+			why = append(why, "other settings")
+		case d == resident.DiffUserDir:
+			why = append(why, "another user memory folder: "+o.UserDir)
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// prefixed is s after prefix, "" when s is.
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+// recallServerStatus says whether this place's recall server runs, and
+// which recall servers of other keys serve its memory folders.
 func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	st := struct {
 		Running  bool   `json:"running"`
@@ -335,7 +421,10 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		Answered uint64 `json:"answered"`
 		Folder   string `json:"folder,omitempty"`
 		Reason   string `json:"reason,omitempty"`
-	}{}
+		// Others are the running servers of other keys serving this
+		// place's memory folders.
+		Others []otherServer `json:"others"`
+	}{Others: []otherServer{}}
 	place, dir, err := a.residentPlace()
 	if err == nil {
 		st.Folder = dir
@@ -344,6 +433,9 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		if err == nil && resp.Status == resident.StatusOK {
 			st.Running, st.PID, st.Answered = true, resp.PID, resp.Answered
 		}
+		others, oerr := a.otherServers(ctx, filepath.Dir(dir), place, resident.OpPing)
+		st.Others = append(st.Others, others...)
+		err = errors.Join(err, oerr)
 	}
 	if err != nil {
 		st.Reason = err.Error()
@@ -351,28 +443,48 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	if asJSON {
 		return a.out.json(st)
 	}
-	if st.Running {
+	switch {
+	case st.Running:
 		a.out.printf("A recall server is running here (pid %d, %d prompts answered), in %s.\n", st.PID, st.Answered, st.Folder)
-		return nil
+	case len(st.Others) > 0:
+		a.out.println("No recall server of this binary and these settings is running here; the next prompt's hook starts one.")
+	default:
+		a.out.println("No recall server is running here; the next prompt's hook starts one.")
 	}
-	a.out.println("No recall server is running here; the next prompt's hook starts one.")
+	for _, o := range st.Others {
+		a.out.printf("A recall server of another key also serves these memory folders (pid %d, %d prompts answered%s), in %s.\n",
+			o.PID, o.Answered, prefixed("; ", o.why), o.Folder)
+	}
+	if len(st.Others) > 0 {
+		a.out.println("forgemem recall-server --stop stops them all.")
+	}
 	return nil
 }
 
-// recallServerStop asks this place's recall server to exit.
+// recallServerStop asks this place's recall server to exit, and the
+// recall servers of other keys serving its memory folders.
 func (a *app) recallServerStop(ctx context.Context) error {
 	place, dir, err := a.residentPlace()
 	if err != nil {
 		return err
 	}
 	resp, err := resident.Ask(ctx, dir, &resident.Request{Op: resident.OpStop, Key: place.Key})
+	stopped := err == nil && resp.Status == resident.StatusOK
+	if err == nil && !stopped {
+		err = fmt.Errorf("the recall server in %s: %s: %s", dir, resp.Status, resp.Message)
+	}
 	if errors.Is(err, resident.ErrNotRunning) {
+		err = nil
+	}
+	others, oerr := a.otherServers(ctx, filepath.Dir(dir), place, resident.OpStop)
+	if stopped {
+		a.out.printf("The recall server (pid %d) exits.\n", resp.PID)
+	}
+	for _, o := range others {
+		a.out.printf("The recall server of another key (pid %d%s) exits.\n", o.PID, prefixed("; ", o.why))
+	}
+	if !stopped && len(others) == 0 && err == nil && oerr == nil {
 		a.out.println("No recall server is running here.")
-		return nil
 	}
-	if err != nil {
-		return err
-	}
-	a.out.printf("The recall server (pid %d) exits.\n", resp.PID)
-	return nil
+	return errors.Join(err, oerr)
 }
