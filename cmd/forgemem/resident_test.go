@@ -629,8 +629,8 @@ func TestStatusAndStopSeeServersOfOtherKeys(t *testing.T) {
 	}
 	text := w.ok(repo, "", "recall-server", "--status")
 	for _, want := range []string{"No recall server of this binary and these settings is running here",
-		fmt.Sprintf("A recall server of another key also serves these memory folders (pid %d, 0 prompts answered; another binary: %s), in %s.", oldServer.PID, oldExe, oldServer.Folder),
-		fmt.Sprintf("A recall server of another key also serves these memory folders (pid %d, 0 prompts answered; other settings), in %s.", tunedServer.PID, tunedServer.Folder),
+		fmt.Sprintf("Another recall server also serves these memory folders (pid %d, 0 prompts answered; another binary: %s), in %s.", oldServer.PID, oldExe, oldServer.Folder),
+		fmt.Sprintf("Another recall server also serves these memory folders (pid %d, 0 prompts answered; other settings), in %s.", tunedServer.PID, tunedServer.Folder),
 		"forgemem recall-server --stop stops them all."} {
 		if !strings.Contains(text, want) {
 			t.Errorf("--status says\n%s\nwant it to say %q", text, want)
@@ -645,8 +645,8 @@ func TestStatusAndStopSeeServersOfOtherKeys(t *testing.T) {
 
 	out := w.ok(repo, "", "recall-server", "--stop")
 	for _, want := range []string{fmt.Sprintf("The recall server (pid %d) exits.", mine.PID),
-		fmt.Sprintf("The recall server of another key (pid %d; another binary: %s) exits.", oldServer.PID, oldExe),
-		fmt.Sprintf("The recall server of another key (pid %d; other settings) exits.", tunedServer.PID)} {
+		fmt.Sprintf("The other recall server (pid %d; another binary: %s) exits.", oldServer.PID, oldExe),
+		fmt.Sprintf("The other recall server (pid %d; other settings) exits.", tunedServer.PID)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--stop says\n%s\nwant it to say %q", out, want)
 		}

@@ -452,7 +452,7 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		a.out.println("No recall server is running here; the next prompt's hook starts one.")
 	}
 	for _, o := range st.Others {
-		a.out.printf("A recall server of another key also serves these memory folders (pid %d, %d prompts answered%s), in %s.\n",
+		a.out.printf("Another recall server also serves these memory folders (pid %d, %d prompts answered%s), in %s.\n",
 			o.PID, o.Answered, prefixed("; ", o.why), o.Folder)
 	}
 	if len(st.Others) > 0 {
@@ -481,7 +481,7 @@ func (a *app) recallServerStop(ctx context.Context) error {
 		a.out.printf("The recall server (pid %d) exits.\n", resp.PID)
 	}
 	for _, o := range others {
-		a.out.printf("The recall server of another key (pid %d%s) exits.\n", o.PID, prefixed("; ", o.why))
+		a.out.printf("The other recall server (pid %d%s) exits.\n", o.PID, prefixed("; ", o.why))
 	}
 	if !stopped && len(others) == 0 && err == nil && oerr == nil {
 		a.out.println("No recall server is running here.")
