@@ -70,7 +70,7 @@ const maxLog = 1 << 20
 func StartDetached(dir, path string, args []string, workDir string, environ []string) error {
 	logPath := LogPath(dir)
 	if info, err := os.Lstat(logPath); err == nil && info.Mode().IsRegular() && info.Size() > maxLog {
-		_ = os.Rename(logPath, logPath+".1")
+		_ = os.Rename(logPath, filepath.Join(dir, oldLog))
 	}
 	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 // Prune removes the server folders no server used for a while, and only
 // those: not the caller's, not one whose lock a process holds, not one
-// used recently, not one holding anything but its socket, lock, log and
+// used recently, not one holding anything but its socket, lock, logs and
 // record, not anything that is no server folder of this user's.
 func TestPrune(t *testing.T) {
 	base := t.TempDir()
@@ -47,7 +47,7 @@ func TestPrune(t *testing.T) {
 		}
 		return dir
 	}
-	unused := server(key('a'), old, "lock", "log", "sock", placeFile, placeTemp)
+	unused := server(key('a'), old, "lock", "log", "log.1", "sock", placeFile, placeTemp)
 	unusedEmpty := server(key('b'), old)
 	mine := server(key('c'), old, "lock", "log")
 	recent := server(key('d'), time.Now(), "lock", "log")

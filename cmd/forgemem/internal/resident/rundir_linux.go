@@ -64,8 +64,11 @@ const (
 )
 
 // LogPath is the server's log in its folder: its standard output and
-// error.
+// error. A log over maxLog is moved aside, to oldLog, when a server starts.
 func LogPath(dir string) string { return filepath.Join(dir, "log") }
+
+// oldLog is the name of the log moved aside in a server's folder.
+const oldLog = "log.1"
 
 // makePrivate makes dir with mode 0700 unless it exists, then checks that
 // it is private to uid.
@@ -162,7 +165,7 @@ func Prune(base, keep string, olderThan time.Duration) (int, error) {
 }
 
 // serverFiles are the files a server folder may hold.
-var serverFiles = map[string]bool{"sock": true, "lock": true, "log": true, placeFile: true, placeTemp: true}
+var serverFiles = map[string]bool{"sock": true, "lock": true, "log": true, oldLog: true, placeFile: true, placeTemp: true}
 
 // unusedSince reports whether dir holds nothing but a server's files and
 // neither it nor they changed after cutoff.
@@ -198,7 +201,7 @@ func removeServerDir(dir string) (bool, error) {
 		return false, err
 	}
 	defer lock.Release()
-	for _, name := range []string{"sock", "log", placeFile, placeTemp, "lock"} {
+	for _, name := range []string{"sock", "log", oldLog, placeFile, placeTemp, "lock"} {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, fmt.Errorf("resident: %w", err)
 		}
