@@ -251,7 +251,7 @@ func (a *app) printPurged(ctx context.Context, res *workspace.PurgeResult) {
 		p.printf("%s to it; forgemem validate lists the dangling links.\n", plural(n, "memory still links", "memories still link"))
 	}
 	if tracked := a.trackedOf(ctx, res.Chain); len(tracked) > 0 {
-		p.printf("Git tracks %s: commit the deletion (git rm %s) to take the memory out of the repository. Its text stays in git's history, and in every clone that fetched it; if it held a secret, change the secret.\n",
-			plural(len(tracked), "of the deleted files", "of the deleted files"), strings.Join(tracked, " "))
+		p.printf("Git tracks %d of the deleted files: commit the deletion (git rm %s) to take the memory out of the repository. Its text stays in git's history, and in every clone that fetched it; if it held a secret, change the secret.\n",
+			len(tracked), strings.Join(tracked, " "))
 	}
 }
