@@ -21,24 +21,52 @@ import (
 // Only a text that holds them all is scanned. The prefilter is a necessary
 // condition of a match, never a sufficient one, so what the screen finds
 // is unchanged (FuzzPrefilterAgrees checks it).
+//
+// The expressions of the instruction rule in ten languages need thousands
+// of strings between them, nearly none of which a given text holds. So a
+// text also carries a Bloom filter of its pairs of bytes (pairs), and a
+// string with a pair the filter lacks is not looked for: a few bit tests
+// instead of a scan of the text.
 
 // expr is one of the screen's regular expressions with its prefilter.
 type expr struct {
-	*regexp.Regexp
+	src  string
 	need *prefilter
+	// compiled is the expression compiled, on its first use: most texts
+	// hold what few of the screen's expressions need, and a program that
+	// screens them never compiles the rest.
+	compiled func() *regexp.Regexp
 }
 
-// re returns the regular expression s with its prefilter, compiled on its
-// first use. The trust screen's are needed only where memories are
+// MatchString reports whether the expression matches s.
+func (x *expr) MatchString(s string) bool { return x.compiled().MatchString(s) }
+
+// FindAllStringIndex returns the bounds of the expression's matches in s.
+func (x *expr) FindAllStringIndex(s string, n int) [][]int {
+	return x.compiled().FindAllStringIndex(s, n)
+}
+
+// String returns the expression's source.
+func (x *expr) String() string { return x.src }
+
+// re returns the regular expression s with its prefilter, worked out on
+// its first use (and s compiled when the prefilter first lets a text
+// through). The trust screen's are needed only where memories are
 // screened, and compiling them all when a program starts would cost every
 // forgemem process — the hook of each prompt among them — more than a
 // millisecond.
-func re(s string) func() *expr {
+func re(s string) func() *expr { return reBuilt(func() string { return s }) }
+
+// reBuilt is re of the expression build returns, built on first use too.
+func reBuilt(build func() string) func() *expr {
 	return sync.OnceValue(func() *expr {
-		x := &expr{Regexp: regexp.MustCompile(s)}
-		if tree, err := syntax.Parse(s, syntax.Perl); err == nil {
-			x.need = needed(tree.Simplify())
+		s := build()
+		tree, err := syntax.Parse(s, syntax.Perl)
+		if err != nil {
+			regexp.MustCompile(s) // panics, saying why
 		}
+		x := &expr{src: s, need: needed(tree.Simplify()), compiled: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })}
+		x.need.prepare()
 		return x
 	})
 }
@@ -47,36 +75,105 @@ func re(s string) func() *expr {
 // tree of strings, folded (foldString), joined by and and or. A nil
 // prefilter holds for every text.
 type prefilter struct {
-	and bool         // every sub holds; else, one sub or one of any
-	any []string     // strings of which one in the text is enough
-	sub []*prefilter // (in and, any is empty)
+	and   bool         // every sub holds; else, one sub or one of any
+	any   []string     // strings of which one in the text is enough
+	sub   []*prefilter // (in and, any is empty)
+	pairs [][]uint16   // of each string of any, its pairs of bytes (pairHash)
 }
 
 // holds reports whether folded, a text folded with foldString, has what p
-// needs.
-func (p *prefilter) holds(folded string) bool {
+// needs; in, the pairs of folded, or nil.
+func (p *prefilter) holds(folded string, in *pairs) bool {
 	if p == nil {
 		return true
 	}
 	if p.and {
 		for _, q := range p.sub {
-			if !q.holds(folded) {
+			if !q.holds(folded, in) {
 				return false
 			}
 		}
 		return true
 	}
-	for _, s := range p.any {
-		if strings.Contains(folded, s) {
+	for i, s := range p.any {
+		if in.mayHold(p.pairs[i]) && strings.Contains(folded, s) {
 			return true
 		}
 	}
 	for _, q := range p.sub {
-		if q.holds(folded) {
+		if q.holds(folded, in) {
 			return true
 		}
 	}
 	return false
+}
+
+// prepare readies p for holds: it works out the pairs of p's strings,
+// and orders the subs of an and by how many strings they hold, fewest
+// first, so that a text that lacks what p needs is told so soon.
+func (p *prefilter) prepare() {
+	if p == nil {
+		return
+	}
+	p.pairs = make([][]uint16, len(p.any))
+	for i, s := range p.any {
+		for j := 0; j+1 < len(s); j++ {
+			p.pairs[i] = append(p.pairs[i], pairHash(s[j], s[j+1]))
+		}
+	}
+	for _, q := range p.sub {
+		q.prepare()
+	}
+	if p.and {
+		slices.SortStableFunc(p.sub, func(a, b *prefilter) int { return a.size() - b.size() })
+	}
+}
+
+// size returns how many strings p holds.
+func (p *prefilter) size() int {
+	n := len(p.any)
+	for _, q := range p.sub {
+		n += q.size()
+	}
+	return n
+}
+
+// pairs is a Bloom filter of the pairs of bytes a folded text holds, each
+// set as the bit of its pairHash: a string is in the text only if each of
+// its pairs is in the filter.
+type pairs [1 << pairBits / 64]uint64
+
+// pairBits is the size of a pair's hash: 4096 bits hold the few hundred
+// pairs of a memory with few collisions.
+const pairBits = 12
+
+// pairHash hashes the pair of bytes a, b (Fibonacci hashing).
+func pairHash(a, b byte) uint16 {
+	return uint16((uint32(a)<<8 | uint32(b)) * 0x9E3779B1 >> (32 - pairBits))
+}
+
+// pairsOf returns the filter of the pairs of folded.
+func pairsOf(folded string) *pairs {
+	var in pairs
+	for i := 0; i+1 < len(folded); i++ {
+		h := pairHash(folded[i], folded[i+1])
+		in[h/64] |= 1 << (h % 64)
+	}
+	return &in
+}
+
+// mayHold reports whether a text with the pairs in may hold a string with
+// the pairs hs: true when in is nil.
+func (in *pairs) mayHold(hs []uint16) bool {
+	if in == nil {
+		return true
+	}
+	for _, h := range hs {
+		if in[h/64]&(1<<(h%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // String writes p as the tests read it: and(…), or(…), "strings".
@@ -102,24 +199,38 @@ const maxExact = 16
 
 // needed returns the prefilter of the expression tree re: what every match
 // of it contains. It is nil when a match may contain nothing fixed.
-func needed(re *syntax.Regexp) *prefilter {
-	if set, ok := exact(re); ok {
+func needed(re *syntax.Regexp) *prefilter { return exacts{}.needed(re) }
+
+// exacts holds what exact found of each node of a tree, so that the
+// recursion of needed, which asks it of each node at each level above
+// it, works it out once.
+type exacts map[*syntax.Regexp]exactSet
+
+// exactSet is what exact found of a node.
+type exactSet struct {
+	set []string
+	ok  bool
+}
+
+// needed is needed, remembering exact sets in e.
+func (e exacts) needed(re *syntax.Regexp) *prefilter {
+	if set, ok := e.exact(re); ok {
 		return anyOf(set)
 	}
 	switch re.Op {
 	case syntax.OpCapture, syntax.OpPlus:
-		return needed(re.Sub[0])
+		return e.needed(re.Sub[0])
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return needed(re.Sub[0])
+			return e.needed(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		return neededConcat(re.Sub)
+		return e.neededConcat(re.Sub)
 	case syntax.OpAlternate:
 		// One branch matches: what that branch needs holds.
 		p := &prefilter{}
 		for _, sub := range re.Sub {
-			q := needed(sub)
+			q := e.needed(sub)
 			switch {
 			case q == nil:
 				return nil
@@ -142,7 +253,11 @@ func needed(re *syntax.Regexp) *prefilter {
 // neededConcat returns the prefilter of a concatenation of subs: what each
 // part needs, where consecutive parts of exact sets are joined into the
 // strings they match together ("c" and (heck|onsult) into check, consult).
-func neededConcat(subs []*syntax.Regexp) *prefilter {
+// Where the parser factored a short common start out of an alternation too
+// large to be exact (sans…|sin…|sem… into s(?:ans…|in…|em…)), the start
+// is joined to each branch again: "sans", "sin", "sem", not "s", which
+// nearly every text holds.
+func (e exacts) neededConcat(subs []*syntax.Regexp) *prefilter {
 	p := &prefilter{and: true}
 	run := []string{""}
 	add := func(q *prefilter) {
@@ -157,17 +272,24 @@ func neededConcat(subs []*syntax.Regexp) *prefilter {
 		run = []string{""}
 	}
 	for _, sub := range subs {
-		set, ok := exact(sub)
+		set, ok := e.exact(sub)
 		if ok && len(run)*len(set) <= maxExact {
 			run = product(run, set)
 			continue
+		}
+		if !ok && sub.Op == syntax.OpAlternate && anyOf(run) != nil && !slices.ContainsFunc(run, func(s string) bool { return len(s) > 2 }) {
+			if q := e.neededAfter(run, sub.Sub); q != nil {
+				add(q)
+				run = []string{""}
+				continue
+			}
 		}
 		flush()
 		if ok {
 			run = set
 			continue
 		}
-		add(needed(sub))
+		add(e.needed(sub))
 	}
 	flush()
 	switch len(p.sub) {
@@ -175,6 +297,36 @@ func neededConcat(subs []*syntax.Regexp) *prefilter {
 		return nil
 	case 1:
 		return p.sub[0]
+	}
+	return p
+}
+
+// neededAfter returns the prefilter of one of the strings run followed by
+// one of branches, or nil when a branch needs nothing.
+func (e exacts) neededAfter(run []string, branches []*syntax.Regexp) *prefilter {
+	start := &syntax.Regexp{Op: syntax.OpAlternate}
+	for _, s := range run {
+		start.Sub = append(start.Sub, &syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune(s)})
+	}
+	if len(start.Sub) == 1 {
+		start = start.Sub[0]
+	}
+	p := &prefilter{}
+	for _, b := range branches {
+		subs := []*syntax.Regexp{start, b}
+		if b.Op == syntax.OpConcat {
+			subs = append(subs[:1], b.Sub...)
+		}
+		q := e.neededConcat(subs)
+		switch {
+		case q == nil:
+			return nil
+		case q.and:
+			p.sub = append(p.sub, q)
+		default:
+			p.any = union(p.any, q.any)
+			p.sub = append(p.sub, q.sub...)
+		}
 	}
 	return p
 }
@@ -189,12 +341,35 @@ func anyOf(set []string) *prefilter {
 	if len(set) > 4 && !slices.ContainsFunc(set, func(s string) bool { return len(s) > 1 }) {
 		return nil
 	}
-	return &prefilter{any: set}
+	return &prefilter{any: shortest(set)}
+}
+
+// shortest returns set without the strings that hold another of it: where
+// "無効に " is, "無効に" is, and the set needs one of them.
+func shortest(set []string) []string {
+	out := set[:0:0]
+	for _, s := range set {
+		if !slices.ContainsFunc(set, func(t string) bool { return t != s && strings.Contains(s, t) }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // exact returns every string re matches, folded, when they are at most
 // maxExact; ok is false otherwise. Empty-width assertions match "".
-func exact(re *syntax.Regexp) (set []string, ok bool) {
+func (e exacts) exact(re *syntax.Regexp) (set []string, ok bool) {
+	if x, seen := e[re]; seen {
+		return x.set, x.ok
+	}
+	set, ok = e.exactOf(re)
+	set = slices.Clip(set) // a caller that appends to it copies it
+	e[re] = exactSet{set, ok}
+	return set, ok
+}
+
+// exactOf is exact, worked out.
+func (e exacts) exactOf(re *syntax.Regexp) (set []string, ok bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return []string{foldString(string(re.Rune))}, true
@@ -204,9 +379,9 @@ func exact(re *syntax.Regexp) (set []string, ok bool) {
 	case syntax.OpCharClass:
 		return classSet(re.Rune)
 	case syntax.OpCapture:
-		return exact(re.Sub[0])
+		return e.exact(re.Sub[0])
 	case syntax.OpQuest:
-		set, ok := exact(re.Sub[0])
+		set, ok := e.exact(re.Sub[0])
 		if !ok || len(set) >= maxExact {
 			return nil, false
 		}
@@ -214,7 +389,7 @@ func exact(re *syntax.Regexp) (set []string, ok bool) {
 	case syntax.OpConcat:
 		set = []string{""}
 		for _, sub := range re.Sub {
-			s, ok := exact(sub)
+			s, ok := e.exact(sub)
 			if !ok || len(set)*len(s) > maxExact {
 				return nil, false
 			}
@@ -223,7 +398,7 @@ func exact(re *syntax.Regexp) (set []string, ok bool) {
 		return set, true
 	case syntax.OpAlternate:
 		for _, sub := range re.Sub {
-			s, ok := exact(sub)
+			s, ok := e.exact(sub)
 			if !ok {
 				return nil, false
 			}

@@ -186,14 +186,18 @@ var negationRE = re(`(?i)(?:\bnever|\bnot|n't|\bno|\bnor|\bavoid|\bwithout|\bsto
 type screened struct {
 	text   string
 	folded string // text folded with foldString
+	pairs  *pairs // the pairs of bytes of folded
 	all    bool   // try every expression, whatever its prefilter says
 }
 
 // newScreened folds text for the prefilters.
-func newScreened(text string) screened { return screened{text: text, folded: foldString(text)} }
+func newScreened(text string) screened {
+	folded := foldString(text)
+	return screened{text: text, folded: folded, pairs: pairsOf(folded)}
+}
 
 // may reports whether x may match the text.
-func (s screened) may(x *expr) bool { return s.all || x.need.holds(s.folded) }
+func (s screened) may(x *expr) bool { return s.all || x.need.holds(s.folded, s.pairs) }
 
 // instruction says how the text reads like an instruction to the agent's
 // tools, or returns "".

@@ -170,7 +170,7 @@ func TestScreenExpressionsCompile(t *testing.T) {
 					t.Errorf("expression %d does not compile: %v", i, r)
 				}
 			}()
-			compiled()
+			compiled().compiled()
 		}()
 	}
 }
