@@ -9,8 +9,9 @@ import (
 
 // screenExprs returns every expression of the trust screen.
 func screenExprs() []func() *expr {
-	all := []func() *expr{urlRE, urlVerbRE, negationRE}
-	for _, p := range append(slices.Clone(instructionPatterns), toolOutputPatterns...) {
+	all := []func() *expr{urlRE, urlVerbRE, urlVerbIntlRE, negationRE,
+		intlKeptRE, intlNotRE, intlNotCJKRE, intlNotEnglishRE, intlNoRE, intlWithoutRE}
+	for _, p := range slices.Concat(instructionPatterns, intlPatterns, toolOutputPatterns) {
 		all = append(all, p.re)
 	}
 	return all
@@ -46,14 +47,18 @@ func checkAgrees(t *testing.T, text string) {
 }
 
 // The prefilters change nothing the screen finds, on the screen's own cases
-// and on their variants.
+// and the instruction corpora, and on their variants.
 func TestPrefilterAgrees(t *testing.T) {
 	held := 0
+	texts := instructionCorpusTexts(t)
 	for _, tt := range screenCases {
-		for _, text := range variants(tt.text) {
-			checkAgrees(t, text)
+		texts = append(texts, tt.text)
+	}
+	for _, text := range texts {
+		for _, v := range variants(text) {
+			checkAgrees(t, v)
 		}
-		if newScreened(tt.text).instruction() != "" {
+		if newScreened(text).instruction() != "" {
 			held++
 		}
 	}
@@ -68,6 +73,9 @@ func TestPrefilterAgrees(t *testing.T) {
 func FuzzPrefilterAgrees(f *testing.F) {
 	for _, tt := range screenCases {
 		f.Add(tt.text)
+	}
+	for _, text := range instructionCorpusTexts(f) {
+		f.Add(text)
 	}
 	f.Add("PS C:\\Users\\me> go test ./...")
 	f.Add("  at com.example.Main(Main.java:12)")

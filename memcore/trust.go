@@ -140,6 +140,9 @@ type pattern struct {
 	// not") forbids the action rather than asks for it, and does not
 	// count.
 	negatable bool
+	// intl: the pattern is one of intlPatterns, whose negations
+	// negatedIntl reads.
+	intl bool
 }
 
 // urlRE finds a URL: a scheme, or www.
@@ -157,7 +160,8 @@ var urlVerbRE = re(`(?i)\b(?:fetch|download|visit|open|load|browse|navigate|go t
 var urlVerbIntlRE = re(`(?i)(?:^|[^\p{L}])(?:herunterlad|lade\s|öffne|besuch|befolg|folge|ausführ|führe|installier|importier|abruf|télécharg|ouvr|suiv|exécut|récupér|consult|descarg|abr[aei]|ejecut|instal|obt[eé]n|sig[aue]|baix|execut|scaric|apri|esegu|segu[ie]|volg|voer|installeer|скача|загруз|откр|посет|следу|выполн|запуст|установ)|下载|打开|访问|按照|遵循|执行|运行|安装|导入|获取|ダウンロード|開い|開く|アクセス|従っ|従う|実行|インストール|取得|다운로드|열어|방문|따르|실행|설치`)
 
 // instructionPatterns are what the instruction rule looks for, besides a
-// URL with a verb.
+// URL with a verb, in English and in commands; intlPatterns (trust_intl.go)
+// are the same kinds of instruction in ten other languages.
 var instructionPatterns = []pattern{
 	// Run a command that reaches the network, runs fetched code or needs root.
 	{what: "tells the agent to run a command that fetches from the network", re: re(`(?i)\b(?:curl|wget|iwr|invoke-webrequest|invoke-restmethod|ncat|netcat|socat|telnet|sftp|ftp)\b|\bnc\s+-[a-z]|\bscp\s+\S|\bssh\s+\S*@`), negatable: true},
@@ -203,14 +207,12 @@ func (s screened) may(x *expr) bool { return s.all || x.need.holds(s.folded, s.p
 // tools, or returns "".
 func (s screened) instruction() string {
 	for _, p := range instructionPatterns {
-		x := p.re()
-		if !s.may(x) {
-			continue
+		if s.finds(p) {
+			return p.what
 		}
-		for _, loc := range x.FindAllStringIndex(s.text, -1) {
-			if p.negatable && negated(s.text[:loc[0]]) {
-				continue
-			}
+	}
+	for _, p := range intlPatterns {
+		if s.finds(p) {
 			return p.what
 		}
 	}
@@ -218,6 +220,29 @@ func (s screened) instruction() string {
 		return "tells the agent to fetch or use a URL"
 	}
 	return ""
+}
+
+// finds reports whether p finds what it looks for in the text: a match no
+// negation forbids. An English pattern's match is negated by an English
+// negation right before it or by a negation of another language in its
+// clause ("Sende keine Secrets per E-Mail" is a convention, as its English
+// is); see negatedIntl.
+func (s screened) finds(p pattern) bool {
+	x := p.re()
+	if !s.may(x) {
+		return false
+	}
+	for _, loc := range x.FindAllStringIndex(s.text, -1) {
+		switch {
+		case !p.negatable:
+		case p.intl && s.negatedIntl(loc[0], loc[1], false):
+			continue
+		case !p.intl && (negated(s.text[:loc[0]]) || s.negatedIntl(loc[0], loc[1], true)):
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // matches reports whether x matches the text, trying it only where its
