@@ -230,15 +230,8 @@ func (e exacts) needed(re *syntax.Regexp) *prefilter {
 		// One branch matches: what that branch needs holds.
 		p := &prefilter{}
 		for _, sub := range re.Sub {
-			q := e.needed(sub)
-			switch {
-			case q == nil:
+			if !p.orBranch(e.needed(sub)) {
 				return nil
-			case q.and:
-				p.sub = append(p.sub, q)
-			default:
-				p.any = union(p.any, q.any)
-				p.sub = append(p.sub, q.sub...)
 			}
 		}
 		if len(p.sub) == 1 && len(p.any) == 0 {
@@ -317,15 +310,8 @@ func (e exacts) neededAfter(run []string, branches []*syntax.Regexp) *prefilter 
 		if b.Op == syntax.OpConcat {
 			subs = append(subs[:1], b.Sub...)
 		}
-		q := e.neededConcat(subs)
-		switch {
-		case q == nil:
+		if !p.orBranch(e.neededConcat(subs)) {
 			return nil
-		case q.and:
-			p.sub = append(p.sub, q)
-		default:
-			p.any = union(p.any, q.any)
-			p.sub = append(p.sub, q.sub...)
 		}
 	}
 	return p
@@ -487,4 +473,20 @@ func foldRune(r rune) rune {
 		return unicode.ToLower(least)
 	}
 	return least
+}
+
+// orBranch adds to p, a prefilter of an alternation, what one of its
+// branches needs (q), and reports whether it did: false when the branch
+// needs nothing, and so neither does the alternation.
+func (p *prefilter) orBranch(q *prefilter) bool {
+	switch {
+	case q == nil:
+		return false
+	case q.and:
+		p.sub = append(p.sub, q)
+	default:
+		p.any = union(p.any, q.any)
+		p.sub = append(p.sub, q.sub...)
+	}
+	return true
 }
