@@ -440,15 +440,7 @@ func TestFileStorePermissions(t *testing.T) {
 		t.Skip("Windows has no Unix permission bits")
 	}
 	// Work out the umask's effect from a probe folder instead of assuming it.
-	probe := filepath.Join(t.TempDir(), "probe")
-	if err := os.Mkdir(probe, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	info, err := os.Stat(probe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allowed := info.Mode().Perm()
+	allowed := umaskAllowed(t)
 
 	root := t.TempDir()
 	repo, user := filepath.Join(root, "a", "repo"), filepath.Join(root, "b", "c", "user")
@@ -469,7 +461,7 @@ func TestFileStorePermissions(t *testing.T) {
 			t.Errorf("%s has mode %v, want %v", dir, got, want)
 		}
 	}
-	info, err = os.Stat(filepath.Join(user, m.Meta.ID+".md"))
+	info, err := os.Stat(filepath.Join(user, m.Meta.ID+".md"))
 	if err != nil {
 		t.Fatal(err)
 	}
