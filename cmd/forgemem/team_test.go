@@ -53,6 +53,16 @@ func (tm *team) git(dir string, args ...string) string {
 	return string(out)
 }
 
+// shareFromA commits everything in the first teammate's clone with
+// message, pushes it to main and pulls it into the second's.
+func (tm *team) shareFromA(message string) {
+	tm.t.Helper()
+	tm.git(tm.repoA, "add", "-A")
+	tm.git(tm.repoA, "commit", "-qm", message)
+	tm.git(tm.repoA, "push", "-q", "origin", "main")
+	tm.git(tm.repoB, "pull", "-q")
+}
+
 // rememberedID is the id remember prints.
 var rememberedID = regexp.MustCompile(`Remembered (mem_[0-9a-f-]{36}) `)
 
@@ -75,10 +85,7 @@ func remembered(t *testing.T, out string) string {
 func TestTeammatesChangeOneMemoryOnTwoBranches(t *testing.T) {
 	tm := newTeam(t)
 	first := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Migrations are numbered sequentially.", "--scope", "repo", "--category", "project-conventions"))
-	tm.git(tm.repoA, "add", "-A")
-	tm.git(tm.repoA, "commit", "-qm", "a memory")
-	tm.git(tm.repoA, "push", "-q", "origin", "main")
-	tm.git(tm.repoB, "pull", "-q")
+	tm.shareFromA("a memory")
 
 	tm.git(tm.repoA, "checkout", "-qb", "timestamps")
 	theirs := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Migrations are named by the timestamp of their creation.", "--supersedes", first))
@@ -143,10 +150,7 @@ func TestTeammatesChangeOneMemoryOnTwoBranches(t *testing.T) {
 func TestMergetoolLeftoversAreNotMemories(t *testing.T) {
 	tm := newTeam(t)
 	id := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Database access goes through the repository layer.", "--scope", "repo", "--category", "project-conventions"))
-	tm.git(tm.repoA, "add", "-A")
-	tm.git(tm.repoA, "commit", "-qm", "a memory")
-	tm.git(tm.repoA, "push", "-q", "origin", "main")
-	tm.git(tm.repoB, "pull", "-q")
+	tm.shareFromA("a memory")
 	edit := func(repo, text string) {
 		t.Helper()
 		path := filepath.Join(repo, ".forge", "memory", id+".md")
