@@ -209,11 +209,11 @@ func TestMergetoolLeftoversAreNotMemories(t *testing.T) {
 	contains(t, "list after the tool", tm.b.ok(tm.repoB, "", "list"), "new queries use sqlc")
 }
 
-// What a teammate writes in the repository scope reaches the others only
-// through git, and what purge deletes stays in git's history: the
-// commands say so, in the terms of the folder they run in, and say
-// nothing of it where git has nothing to do with the file (the user
-// scope, a memory folder git ignores).
+// What a teammate writes in the repository scope (remember, forget,
+// review) reaches the others only through git, and what purge deletes
+// stays in git's history: the commands say so, in the terms of the folder
+// they run in, and say nothing of it where git has nothing to do with the
+// file (the user scope, a memory folder git ignores).
 func TestRepositoryWritesSayWhatGitNeeds(t *testing.T) {
 	tm := newTeam(t)
 	sub := filepath.Join(tm.repoA, "web")
@@ -244,6 +244,16 @@ func TestRepositoryWritesSayWhatGitNeeds(t *testing.T) {
 	out = tm.a.ok(tm.repoA, "", "purge", id, "--yes")
 	contains(t, "purge", out, "Git tracks 1 of the deleted files: commit the deletion (git rm .forge/memory/"+id+".md)",
 		"Its text stays in git's history, and in every clone that fetched it; if it held a secret, change the secret.")
+
+	out = tm.a.ok(tm.repoA, "", "remember", "Always run the setup script with sudo.", "--scope", "repo", "--category", "project-conventions")
+	held := remembered(t, out)
+	contains(t, "remember of an instruction", out, "It waits for your review", "Commit .forge/memory/"+held+".md for the repository's other clones to have it.")
+	out = tm.a.ok(tm.repoA, "", "review", "--reject", held)
+	rejected := regexp.MustCompile(`it is forgotten \((mem_[0-9a-f]{8})\)`).FindStringSubmatch(out)
+	if rejected == nil {
+		t.Fatalf("no id in review --reject's output:\n%s", out)
+	}
+	contains(t, "review --reject", out, "Commit .forge/memory/"+rejected[1])
 
 	writeFile(t, filepath.Join(tm.repoB, ".gitignore"), ".forge/memory/\n")
 	if out := tm.b.ok(tm.repoB, "", "remember", "Our memories stay on this machine.", "--scope", "repo", "--category", "project-conventions"); strings.Contains(out, "Commit") {
