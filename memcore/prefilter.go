@@ -59,16 +59,31 @@ func re(s string) func() *expr { return reBuilt(func() string { return s }) }
 
 // reBuilt is re of the expression build returns, built on first use too.
 func reBuilt(build func() string) func() *expr {
-	return sync.OnceValue(func() *expr {
-		s := build()
-		tree, err := syntax.Parse(s, syntax.Perl)
-		if err != nil {
-			regexp.MustCompile(s) // panics, saying why
-		}
-		x := &expr{src: s, need: needed(tree.Simplify()), compiled: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })}
-		x.need.prepare()
-		return x
-	})
+	x := sync.OnceValue(func() *expr { return newExpr(build()) })
+	screenExprs = append(screenExprs, screenExpr{source: build, expr: x})
+	return x
+}
+
+// screenExpr is one of the screen's expressions, as re and reBuilt made
+// it.
+type screenExpr struct {
+	source func() string // builds its source
+	expr   func() *expr  // the expression, prepared on first use
+}
+
+// screenExprs are every expression re and reBuilt made, in the order the
+// package made them.
+var screenExprs []screenExpr
+
+// newExpr returns the expression s with its prefilter, prepared.
+func newExpr(s string) *expr {
+	tree, err := syntax.Parse(s, syntax.Perl)
+	if err != nil {
+		regexp.MustCompile(s) // panics, saying why
+	}
+	x := &expr{src: s, need: needed(tree.Simplify()), compiled: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })}
+	x.need.prepare()
+	return x
 }
 
 // prefilter is what a text must contain for an expression to match it: a
