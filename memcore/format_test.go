@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ and prefilter_table.go")
 
 // formatInputs returns the hand-edited memory files of testdata/format.
 func formatInputs(t testing.TB) []string {

@@ -16,17 +16,28 @@ import (
 // of memory text for the instruction rule alone. Yet most texts contain
 // none of the words an expression needs ("curl", "sudo", "token", …). So
 // each expression carries a prefilter: the literal strings a match must
-// contain, worked out from the expression's syntax tree when it is
-// compiled, and checked with strings.Contains on the text folded once.
-// Only a text that holds them all is scanned. The prefilter is a necessary
-// condition of a match, never a sufficient one, so what the screen finds
-// is unchanged (FuzzPrefilterAgrees checks it).
+// contain, worked out from the expression's syntax tree, and checked with
+// strings.Contains on the text folded once. Only a text that holds them
+// all is scanned. The prefilter is a necessary condition of a match, never
+// a sufficient one, so what the screen finds is unchanged
+// (FuzzPrefilterAgrees checks it).
 //
 // The expressions of the instruction rule in ten languages need thousands
 // of strings between them, nearly none of which a given text holds. So a
 // text also carries a Bloom filter of its pairs of bytes (pairs), and a
 // string with a pair the filter lacks is not looked for: a few bit tests
 // instead of a scan of the text.
+//
+// Working the prefilters out parses every expression, about 11 ms of CPU
+// for all of them, which the first Screen of each process — the prompt
+// hook's among them — would pay. So go generate works them out once, into
+// prefilterTable (prefilter_table.go), and a process looks its
+// expressions' prefilters up there by their source: the first Screen only
+// works out the pairs of bytes of the table's strings. An expression the
+// table lacks has its prefilter worked out on its first use, as before
+// (TestGeneratedPrefilters fails until the table is generated again).
+
+//go:generate go test -run=TestGeneratedPrefilters -update
 
 // expr is one of the screen's regular expressions with its prefilter.
 type expr struct {
@@ -49,17 +60,17 @@ func (x *expr) FindAllStringIndex(s string, n int) [][]int {
 // String returns the expression's source.
 func (x *expr) String() string { return x.src }
 
-// re returns the regular expression s with its prefilter, worked out on
-// its first use (and s compiled when the prefilter first lets a text
-// through). The trust screen's are needed only where memories are
-// screened, and compiling them all when a program starts would cost every
-// forgemem process — the hook of each prompt among them — more than a
-// millisecond.
+// re returns the regular expression s with its prefilter, looked up in
+// prefilterTable on its first use (and s compiled when the prefilter
+// first lets a text through). The trust screen's are needed only where
+// memories are screened, and compiling them all when a program starts
+// would cost every forgemem process — the hook of each prompt among them —
+// more than a millisecond.
 func re(s string) func() *expr { return reBuilt(func() string { return s }) }
 
 // reBuilt is re of the expression build returns, built on first use too.
 func reBuilt(build func() string) func() *expr {
-	x := sync.OnceValue(func() *expr { return newExpr(build()) })
+	x := sync.OnceValue(func() *expr { return newExpr(build(), tabledPrefilters()) })
 	screenExprs = append(screenExprs, screenExpr{source: build, expr: x})
 	return x
 }
@@ -75,15 +86,47 @@ type screenExpr struct {
 // package made them.
 var screenExprs []screenExpr
 
-// newExpr returns the expression s with its prefilter, prepared.
-func newExpr(s string) *expr {
-	tree, err := syntax.Parse(s, syntax.Perl)
-	if err != nil {
-		regexp.MustCompile(s) // panics, saying why
+// newExpr returns the expression s with its prefilter, prepared: the one
+// table holds of s, or, when it holds none, one worked out from s.
+func newExpr(s string, table map[string]*prefilter) *expr {
+	need, ok := table[s]
+	if !ok {
+		tree, err := syntax.Parse(s, syntax.Perl)
+		if err != nil {
+			regexp.MustCompile(s) // panics, saying why
+		}
+		need = needed(tree.Simplify())
+		need.prepare()
 	}
-	x := &expr{src: s, need: needed(tree.Simplify()), compiled: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })}
-	x.need.prepare()
-	return x
+	return &expr{src: s, need: need, compiled: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })}
+}
+
+// tabledPrefilter is the prefilter of one of the screen's expressions, as
+// go generate worked it out (prefilterTable).
+type tabledPrefilter struct {
+	src  string     // the expression
+	need *prefilter // its prefilter, ordered (order), its pairs not worked out
+}
+
+// tabledPrefilters returns the prefilters of prefilterTable by their
+// expression, prepared, on its first use.
+var tabledPrefilters = sync.OnceValue(func() map[string]*prefilter { return prepareTable(prefilterTable) })
+
+// prepareTable returns the prefilters of table by their expression, their
+// pairs worked out: it sets the pairs of table's own prefilters, which
+// tabledPrefilters does once, before any expression uses them.
+func prepareTable(table []tabledPrefilter) map[string]*prefilter {
+	var room pairRoom
+	for _, t := range table {
+		room.count(t.need)
+	}
+	room.make()
+	m := make(map[string]*prefilter, len(table))
+	for _, t := range table {
+		room.pair(t.need)
+		m[t.src] = t.need
+	}
+	return m
 }
 
 // prefilter is what a text must contain for an expression to match it: a
@@ -123,24 +166,79 @@ func (p *prefilter) holds(folded string, in *pairs) bool {
 	return false
 }
 
-// prepare readies p for holds: it works out the pairs of p's strings,
-// and orders the subs of an and by how many strings they hold, fewest
-// first, so that a text that lacks what p needs is told so soon.
+// prepare readies p for holds: it orders p (order) and works out its
+// pairs (pair).
 func (p *prefilter) prepare() {
+	p.order()
+	p.pair()
+}
+
+// order orders the subs of each and of p by how many strings they hold,
+// fewest first, so that a text that lacks what p needs is told so soon.
+func (p *prefilter) order() {
 	if p == nil {
 		return
 	}
-	p.pairs = make([][]uint16, len(p.any))
-	for i, s := range p.any {
-		for j := 0; j+1 < len(s); j++ {
-			p.pairs[i] = append(p.pairs[i], pairHash(s[j], s[j+1]))
-		}
-	}
 	for _, q := range p.sub {
-		q.prepare()
+		q.order()
 	}
 	if p.and {
 		slices.SortStableFunc(p.sub, func(a, b *prefilter) int { return a.size() - b.size() })
+	}
+}
+
+// pair works out the pairs of bytes of each string of p.
+func (p *prefilter) pair() {
+	var room pairRoom
+	room.count(p)
+	room.make()
+	room.pair(p)
+}
+
+// pairRoom is room for the pairs of the strings of prefilters, taken from
+// two arrays, not two for each of their thousands of nodes: the first
+// Screen of a process works the pairs of every prefilter out.
+type pairRoom struct {
+	strings, pairs int        // how many, counted
+	lists          [][]uint16 // the pairs of each string
+	hashes         []uint16   // the pairs of them all
+}
+
+// count counts the strings of p and their pairs.
+func (r *pairRoom) count(p *prefilter) {
+	if p == nil {
+		return
+	}
+	r.strings += len(p.any)
+	for _, s := range p.any {
+		r.pairs += max(len(s)-1, 0)
+	}
+	for _, q := range p.sub {
+		r.count(q)
+	}
+}
+
+// make makes the room counted.
+func (r *pairRoom) make() {
+	r.lists = make([][]uint16, r.strings)
+	r.hashes = make([]uint16, 0, r.pairs)
+}
+
+// pair works out the pairs of p in the room, which count counted.
+func (r *pairRoom) pair(p *prefilter) {
+	if p == nil {
+		return
+	}
+	p.pairs, r.lists = r.lists[:len(p.any):len(p.any)], r.lists[len(p.any):]
+	for i, s := range p.any {
+		from := len(r.hashes)
+		for j := 0; j+1 < len(s); j++ {
+			r.hashes = append(r.hashes, pairHash(s[j], s[j+1]))
+		}
+		p.pairs[i] = r.hashes[from:len(r.hashes):len(r.hashes)]
+	}
+	for _, q := range p.sub {
+		r.pair(q)
 	}
 }
 
