@@ -50,9 +50,16 @@ type mcpAnswer struct {
 func startMCP(t *testing.T) *mcpProcess {
 	t.Helper()
 	w := newWorld(t)
+	return startMCPIn(t, w, w.repo("shop"))
+}
+
+// startMCPIn starts forgemem mcp in dir, in the world w (its environment
+// only, as w.run has it), and initializes a session.
+func startMCPIn(t *testing.T, w *world, dir string) *mcpProcess {
+	t.Helper()
 	cmd := exec.Command(binary, "mcp")
-	cmd.Dir = w.repo("shop")
-	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-test-e2e-key"}
+	cmd.Dir = dir
+	cmd.Env = append([]string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-test-e2e-key"}, w.env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +129,39 @@ func (p *mcpProcess) awaitID(id string) mcpAnswer {
 		p.t.Fatalf("answer %s, want %s: %+v", a.ID, id, a.Error)
 	}
 	return a
+}
+
+// call calls the tool name with args and returns the text of its result,
+// its structured content and whether it is an error result; a JSON-RPC
+// error fails the test.
+func (p *mcpProcess) call(name string, args map[string]any) (text string, structured map[string]any, isError bool) {
+	p.t.Helper()
+	p.next++
+	id := strconv.Itoa(p.next)
+	params, err := json.Marshal(map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.send([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + string(params) + `}`))
+	a := p.awaitID(id)
+	if a.Error != nil {
+		p.t.Fatalf("%s: JSON-RPC error %d: %s", name, a.Error.Code, a.Error.Message)
+	}
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+	}
+	if err := json.Unmarshal(a.Result, &res); err != nil {
+		p.t.Fatalf("%s: %v: %.300s", name, err, a.Result)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String(), res.StructuredContent, res.IsError
 }
 
 // ping returns the answers read before the answer to a new ping: the

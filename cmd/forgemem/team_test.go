@@ -260,3 +260,59 @@ func TestRepositoryWritesSayWhatGitNeeds(t *testing.T) {
 		t.Errorf("remember into a memory folder git ignores speaks of committing:\n%s", out)
 	}
 }
+
+// What an agent writes in the repository scope through forgemem mcp
+// (memory_remember, memory_forget) reaches the team only through git: the
+// tools say which file to commit, in their text and their structured
+// content, in the terms of the folder the server runs in, as the commands
+// do; and nothing of it in the user scope, into a memory folder git
+// ignores, outside a git repository, or when nothing was written.
+func TestMCPRepositoryWritesSayWhatGitNeeds(t *testing.T) {
+	tm := newTeam(t)
+	sub := filepath.Join(tm.repoA, "web")
+	if err := os.MkdirAll(sub, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	p := startMCPIn(t, tm.a, sub)
+	// committed says that the result of what asks to commit file, and
+	// notCommitted that it asks nothing of git.
+	committed := func(what, text string, st map[string]any, file string) {
+		t.Helper()
+		note := "Commit " + file + " for the repository's other clones to have it."
+		contains(t, what, text, note)
+		if st["commit"] != file || st["note"] != note {
+			t.Errorf("%s: structured commit %v, note %v; want %q and %q", what, st["commit"], st["note"], file, note)
+		}
+	}
+	notCommitted := func(what, text string, st map[string]any) {
+		t.Helper()
+		if strings.Contains(text, "Commit") || st["commit"] != nil || st["note"] != nil {
+			t.Errorf("%s speaks of committing: %s\n%v", what, text, st)
+		}
+	}
+	idOf := func(st map[string]any) string { return st["memory"].(map[string]any)["id"].(string) }
+
+	// An agent's memory waits for the user's review; its file is written,
+	// and reaches the team once committed, as a held one of the command's.
+	text, st, _ := p.call("memory_remember", map[string]any{"content": "We use pnpm, never npm.", "scope": "repo", "category": "project-conventions"})
+	contains(t, "memory_remember", text, "waits for the user's review")
+	committed("memory_remember in a subfolder", text, st, "../.forge/memory/"+idOf(st)+".md")
+	text, st, _ = p.call("memory_remember", map[string]any{"content": "I like tabs.", "scope": "user", "category": "coding-preferences"})
+	notCommitted("memory_remember in the user scope", text, st)
+
+	id := remembered(t, tm.a.ok(tm.repoA, "", "remember", "We deploy on Fridays.", "--scope", "repo", "--category", "project-conventions"))
+	tm.git(tm.repoA, "add", "-A")
+	tm.git(tm.repoA, "commit", "-qm", "memories")
+	text, st, _ = p.call("memory_forget", map[string]any{"id": id, "reason": "we deploy every day now"})
+	committed("memory_forget", text, st, "../.forge/memory/"+idOf(st)+".md")
+	text, st, _ = p.call("memory_forget", map[string]any{"id": id})
+	contains(t, "memory_forget again", text, "was already forgotten")
+	notCommitted("memory_forget of a forgotten memory", text, st)
+
+	writeFile(t, filepath.Join(tm.repoB, ".gitignore"), ".forge/memory/\n")
+	text, st, _ = startMCPIn(t, tm.b, tm.repoB).call("memory_remember", map[string]any{"content": "Our memories stay on this machine.", "scope": "repo", "category": "project-conventions"})
+	notCommitted("memory_remember into a memory folder git ignores", text, st)
+
+	text, st, _ = startMCP(t).call("memory_remember", map[string]any{"content": "Orders ship within a day.", "scope": "repo", "category": "project-conventions"})
+	notCommitted("memory_remember outside a git repository", text, st)
+}

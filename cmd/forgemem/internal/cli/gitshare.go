@@ -62,19 +62,28 @@ func (a *app) inGit(ctx context.Context, paths []string) (repoFiles, bool) {
 }
 
 // noteCommit says, after a command wrote m, that m's file is to be
-// committed for the repository's other clones to have it: when m is of
-// the repository scope, in its work tree, and neither tracked (a file
-// once written is never changed) nor ignored by git.
+// committed for the repository's other clones to have it (see toCommit).
 func (a *app) noteCommit(ctx context.Context, m workspace.Memory) {
+	if path := a.toCommit(ctx, m); path != "" {
+		a.out.printf("%s\n", a.out.dim("Commit "+path+" for the repository's other clones to have it."))
+	}
+}
+
+// toCommit returns the file of m, which a command or an MCP tool just
+// wrote, as a path from the working folder, when it is to be committed
+// for the repository's other clones to have it: m is of the repository
+// scope, in its work tree, and neither tracked (a file once written is
+// never changed) nor ignored by git. It returns "" otherwise.
+func (a *app) toCommit(ctx context.Context, m workspace.Memory) string {
 	if m.Scope != memcore.ScopeRepo {
-		return
+		return ""
 	}
 	f, ok := a.inGit(ctx, []string{m.Path})
 	r, in := f.rel[m.Path]
 	if !ok || !in || f.tracked[r] || f.ignored[r] {
-		return
+		return ""
 	}
-	a.out.printf("%s\n", a.out.dim("Commit "+a.fromWorkDir(m.Path)+" for the repository's other clones to have it."))
+	return a.fromWorkDir(m.Path)
 }
 
 // trackedOf returns, of the memories ms, the files git tracks in the

@@ -56,7 +56,7 @@ docs/INTEGRATIONS.md has the set-up of every agent.`,
 				}
 			}
 			eprintf(a.env.Stderr, "forgemem mcp: serving the memories of %s over stdio\n", strings.Join(dirs, " and "))
-			srv := mcpserver.New(ws, mcpserver.Options{Logger: logger})
+			srv := mcpserver.New(ws, mcpserver.Options{Logger: logger, ToCommit: a.toCommit})
 			t := &mcpserver.Transport{In: a.env.Stdin, Out: a.env.Stdout, Logger: logger}
 			err = srv.Run(cmd.Context(), t)
 			if err != nil && (cmd.Context().Err() != nil || clientGone(err)) {

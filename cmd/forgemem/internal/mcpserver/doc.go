@@ -46,4 +46,8 @@
 // memcore/anchor) is said to be possibly outdated, and why, by
 // memory_recall, memory_search and memory_show; memory_remember takes the
 // agent's anchors, kept when the repository has them.
+//
+// In a git repository, memory_remember and memory_forget name the new file
+// of a repo memory for the user to commit, as the command does, when git
+// neither tracks nor ignores it ([Options].ToCommit asks git).
 package mcpserver

@@ -106,6 +106,9 @@ type (
 		// Held says why the memory waits for the user's review (the
 		// quarantine rule that held it); "" when it is in force.
 		Held string `json:"held,omitempty"`
+		// Commit and Note: see commitNote.
+		Commit string `json:"commit,omitempty"`
+		Note   string `json:"note,omitempty"`
 	}
 	// versionOut is one version of a chain, on one line.
 	versionOut struct {
@@ -153,6 +156,9 @@ type (
 		// Retired is the id of the version the retired one supersedes.
 		Retired string `json:"retired,omitempty"`
 		Already bool   `json:"already,omitempty"`
+		// Commit and Note: see commitNote.
+		Commit string `json:"commit,omitempty"`
+		Note   string `json:"note,omitempty"`
 	}
 	listItem struct {
 		ID       string           `json:"id"`
@@ -460,7 +466,24 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	if res.Held != "" {
 		fmt.Fprintf(&b, " It waits for the user's review (%s) and is not recalled or searched until the user approves it.", res.Held)
 	}
+	if out.Commit, out.Note = h.commitNote(ctx, m); out.Note != "" {
+		b.WriteString(" " + out.Note)
+	}
 	return b.String(), out, nil
+}
+
+// commitNote returns the file of m, which a tool just wrote, when it is
+// to be committed for the repository's other clones to have it (see
+// Options.ToCommit), and the note that says so, as the command says it;
+// "" and "" otherwise.
+func (h *handlers) commitNote(ctx context.Context, m workspace.Memory) (path, note string) {
+	if h.toCommit == nil {
+		return "", ""
+	}
+	if path = h.toCommit(ctx, m); path == "" {
+		return "", ""
+	}
+	return path, "Commit " + path + " for the repository's other clones to have it."
 }
 
 func (h *handlers) forget(ctx context.Context, in forgetArgs) (string, forgetOut, error) {
@@ -475,8 +498,12 @@ func (h *handlers) forget(ctx context.Context, in forgetArgs) (string, forgetOut
 	if res.Already {
 		return fmt.Sprintf("%s was already forgotten (its current version is %s); nothing changed.", in.ID, res.Memory.ID), out, nil
 	}
-	return fmt.Sprintf("Forgot %s: it is no longer recalled, searched or listed. Its history is kept; the retired version is %s, and memory_remember with supersedes brings it back.",
-		res.Retired, res.Memory.ID), out, nil
+	text := fmt.Sprintf("Forgot %s: it is no longer recalled, searched or listed. Its history is kept; the retired version is %s, and memory_remember with supersedes brings it back.",
+		res.Retired, res.Memory.ID)
+	if out.Commit, out.Note = h.commitNote(ctx, res.Memory); out.Note != "" {
+		text += " " + out.Note
+	}
+	return text, out, nil
 }
 
 func (h *handlers) list(ctx context.Context, in listArgs) (string, listOut, error) {

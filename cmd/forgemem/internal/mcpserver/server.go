@@ -36,6 +36,12 @@ type Options struct {
 	// SessionID is recorded in the memories memory_remember writes; ""
 	// means a new "mcp-…" id for the server's life.
 	SessionID string
+	// ToCommit returns the file of a memory a tool just wrote, as the
+	// user names it, when it is to be committed for the repository's
+	// other clones to have it (a repo memory's new file that git neither
+	// tracks nor ignores), and "" otherwise; memory_remember and
+	// memory_forget then say so. nil: they never do.
+	ToCommit func(ctx context.Context, m workspace.Memory) string
 }
 
 // instructions tell the client's model what the server is for.
@@ -88,7 +94,7 @@ func build(ws *workspace.Workspace, opts Options) (*mcp.Server, *server) {
 			// default capability.
 			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}}})
 	srv := &server{tools: map[string]*toolInfo{}, limit: newCallLimit(maxRunning, maxWaiting), logger: logger}
-	h := &handlers{ws: ws, session: opts.SessionID}
+	h := &handlers{ws: ws, session: opts.SessionID, toCommit: opts.ToCommit}
 	h.register(s, srv)
 	s.AddReceivingMiddleware(srv.middleware)
 	return s, srv
