@@ -29,8 +29,8 @@ existing memory, keeping its scope and (unless --category is given) its category
 new version always supersedes the current one of the chain, and revives a forgotten
 chain. Links name other memories by id, and always their current version.
 
-The text may be at most 64 KiB. --supersedes and the links take an id or a unique prefix
-of at least 4 hexadecimal digits (mem_1b4e or 1b4e).
+The text may be at most 65,536 characters. --supersedes and the links take an id or a
+unique prefix of at least 4 hexadecimal digits (mem_1b4e or 1b4e).
 
 A repo memory records its anchors: the files, folders and identifiers of the repository its
 text names (found in the working tree), and those given with --anchor PATH, PATH#SYMBOL or

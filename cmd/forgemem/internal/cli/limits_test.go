@@ -133,23 +133,26 @@ func TestValidateReadsNoHugeFile(t *testing.T) {
 	}
 }
 
-// remember takes at most workspace.MaxContentBytes of text: more is a
-// usage error saying the limit and what to do, and nothing is written.
+// remember takes at most workspace.MaxContentRunes characters of text,
+// however many bytes they take: more is a usage error saying the limit
+// and what to do, and nothing is written.
 func TestRememberRefusesTooMuchText(t *testing.T) {
 	tests := []struct {
 		name   string
-		size   int
+		text   string
 		code   int
 		stderr string
 	}{
-		{"at the limit", workspace.MaxContentBytes, cli.ExitOK, ""},
-		{"one byte over", workspace.MaxContentBytes + 1, cli.ExitUsage, "the text to remember is 65537 bytes, over the limit of 65536 bytes (64 KiB): a memory is one short statement"},
-		{"50 MB", 50 << 20, cli.ExitUsage, "over the limit of 65536 bytes (64 KiB)"},
+		{"at the limit", strings.Repeat("a", workspace.MaxContentRunes), cli.ExitOK, ""},
+		{"at the limit in 4-byte characters", strings.Repeat("𝄞", workspace.MaxContentRunes), cli.ExitOK, ""},
+		{"one character over", strings.Repeat("é", workspace.MaxContentRunes+1), cli.ExitUsage,
+			"the text to remember is 65537 characters long, over the limit of 65536 characters: a memory is one short statement"},
+		{"50 MB", strings.Repeat("a", 50<<20), cli.ExitUsage, "over the limit of 65536 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			r := f.run("remember", strings.Repeat("a", tt.size), "--scope", "user", "--category", "patterns")
+			r := f.run("remember", tt.text, "--scope", "user", "--category", "patterns")
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
 				t.Fatalf("exit %d, stderr %.300q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
 			}

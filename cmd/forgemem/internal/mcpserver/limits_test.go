@@ -1,29 +1,96 @@
 package mcpserver_test
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// memory_remember takes at most workspace.MaxContentBytes of content,
-// as the command does: more is an error result saying the limit and what
+// memory_remember takes a content of at most workspace.MaxContentRunes
+// characters (Unicode code points), as the command does, and its input
+// schema says so (maxLength): a client that checks the arguments against
+// the schema and the server agree on every content, however many bytes
+// its characters take. More is an error result saying the limit and what
 // to do, and nothing is written.
 func TestRememberRefusesTooMuchContent(t *testing.T) {
-	f := newFixture(t)
-	text, isErr, _ := f.call("memory_remember", map[string]any{
-		"content": strings.Repeat("a", workspace.MaxContentBytes+1), "scope": "user", "category": "patterns",
-	})
-	if !isErr {
-		t.Fatalf("content over the limit was remembered: %.200s", text)
+	tests := []struct {
+		name    string
+		content string
+		// want is what the error says; nil for a content remembered.
+		want []string
+	}{
+		{"at the limit", strings.Repeat("a", workspace.MaxContentRunes), nil},
+		{"at the limit in 2-byte characters", strings.Repeat("é", workspace.MaxContentRunes), nil},
+		{"at the limit in 4-byte characters", strings.Repeat("𝄞", workspace.MaxContentRunes), nil},
+		{"one character over", strings.Repeat("a", workspace.MaxContentRunes+1),
+			[]string{"memory_remember: invalid arguments: content is 65537 characters long, want at most 65536: a memory is one short statement",
+				"remember the few statements worth keeping, each on its own, and leave the rest in a file of the repository",
+				"content (string of at most 65536 characters, required)"}},
+		{"one 4-byte character over", strings.Repeat("𝄞", workspace.MaxContentRunes+1),
+			[]string{"content is 65537 characters long, want at most 65536: a memory is one short statement"}},
+		{"over by spaces around it", " " + strings.Repeat("b", workspace.MaxContentRunes) + " ",
+			[]string{"content is 65538 characters long, want at most 65536"}},
 	}
-	contains(t, "memory_remember", text, "memory_remember: invalid input: the text to remember is 65537 bytes, over the limit of 65536 bytes (64 KiB)",
-		"remember the few statements worth keeping, each on its own")
-	text, _ = f.ok("memory_list", map[string]any{})
-	contains(t, "memory_list", text, "No memories")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			args := map[string]any{"content": tt.content, "scope": "user", "category": "patterns"}
+			schemaErr := f.inputSchema("memory_remember").Validate(args)
+			text, isErr, _ := f.call("memory_remember", args)
+			if isErr != (schemaErr != nil) {
+				t.Errorf("the server's error %t, the schema's %v: they disagree\n%.300s", isErr, schemaErr, text)
+			}
+			if isErr != (tt.want != nil) {
+				t.Fatalf("error %t, want %t: %.300s", isErr, tt.want != nil, text)
+			}
+			contains(t, "memory_remember", text, tt.want...)
+			ms, err := f.other.List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case isErr && len(ms) != 0:
+				t.Errorf("%d memories written", len(ms))
+			case !isErr && (len(ms) != 1 || utf8.RuneCountInString(ms[0].Content) != workspace.MaxContentRunes):
+				t.Errorf("%d memories read back, want 1 of %d characters", len(ms), workspace.MaxContentRunes)
+			}
+		})
+	}
+}
 
-	f.ok("memory_remember", map[string]any{"content": strings.Repeat("b", workspace.MaxContentBytes), "scope": "user", "category": "patterns"})
+// inputSchema is the input schema the server gives a client for the tool
+// name, resolved to check arguments against.
+func (f *fixture) inputSchema(name string) *jsonschema.Resolved {
+	f.t.Helper()
+	res, err := f.session.ListTools(context.Background(), nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name != name {
+			continue
+		}
+		data, err := json.Marshal(tl.InputSchema)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(data, &s); err != nil {
+			f.t.Fatal(err)
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		return r
+	}
+	f.t.Fatalf("no tool %s", name)
+	return nil
 }
 
 // memory_forget needs at least four hexadecimal digits of an id, even when

@@ -424,7 +424,7 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 		proposed = append(proposed, memcore.Anchor{Path: a.Path, Symbol: a.Symbol})
 	}
 	res, err := h.ws.Remember(ctx, workspace.RememberInput{
-		Text: in.Content, Scope: in.Scope, Category: in.Category,
+		Text: string(in.Content), Scope: in.Scope, Category: in.Category,
 		Supersedes: string(in.Supersedes), SessionID: h.session, Proposed: proposed, Source: memcore.SourceAgent,
 	})
 	if err != nil {

@@ -230,10 +230,16 @@ var (
 // maxQuotedRunes caps the rejected value a complaint quotes.
 const maxQuotedRunes = 100
 
+// overLength says what to do with an argument over its length, where
+// there is more to it than making it shorter.
+var overLength = map[string]string{
+	"content": "a memory is one short statement recalled into an agent's context; remember the few statements worth keeping, each on its own, and leave the rest in a file of the repository",
+}
+
 // schemaComplaint is msg, a complaint of the schema's checks, in plain
 // words: "limit is 0, want 1–100", "id is 230 characters long, want at
-// most 128"; the value it quotes is cut to maxQuotedRunes characters.
-// Another complaint is msg as it is.
+// most 128" (and what to do, from overLength); the value it quotes is cut
+// to maxQuotedRunes characters. Another complaint is msg as it is.
 func schemaComplaint(msg string, schema *jsonschema.Schema) string {
 	if m := boundComplaint.FindStringSubmatch(msg); m != nil {
 		value := m[2]
@@ -264,7 +270,11 @@ func schemaComplaint(msg string, schema *jsonschema.Schema) string {
 		if m[3] == "fewer" {
 			bound = "at least"
 		}
-		return fmt.Sprintf("%s is %s characters long, want %s %s", m[1], m[2], bound, m[4])
+		c := fmt.Sprintf("%s is %s characters long, want %s %s", m[1], m[2], bound, m[4])
+		if advice := overLength[m[1]]; advice != "" && m[3] == "more" {
+			c += ": " + advice
+		}
+		return c
 	}
 	if m := itemsComplaint.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s has %s items, want at most %s", m[1], m[2], m[3])

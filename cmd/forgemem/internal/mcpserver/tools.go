@@ -16,8 +16,9 @@ import (
 
 // Bounds of the arguments, in characters (Unicode code points), stated in
 // the input schemas and checked by the SDK against them. A memory's
-// content has no bound here: the workspace caps it, and the transport
-// caps the whole message.
+// content is bounded as the workspace bounds it
+// (workspace.MaxContentRunes), so that what the schema takes the
+// workspace takes.
 const (
 	maxQueryRunes  = 8000
 	maxIDRunes     = 128
@@ -28,6 +29,8 @@ const (
 type (
 	// queryText is a query or a search text.
 	queryText string
+	// contentText is a memory's content.
+	contentText string
 	// memoryRef is a memory's id or a unique prefix of it.
 	memoryRef string
 	// reasonText is why a memory is forgotten.
@@ -51,6 +54,7 @@ func argumentSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[memcore.Scope]():    {Type: "string", Enum: scopes()},
 		reflect.TypeFor[memcore.Category](): {Type: "string", Enum: categories()},
 		reflect.TypeFor[queryText]():        {Type: "string", MaxLength: ptr(maxQueryRunes)},
+		reflect.TypeFor[contentText]():      {Type: "string", MaxLength: ptr(workspace.MaxContentRunes)},
 		reflect.TypeFor[memoryRef]():        {Type: "string", MaxLength: ptr(maxIDRunes)},
 		reflect.TypeFor[reasonText]():       {Type: "string", MaxLength: ptr(maxReasonRunes)},
 		reflect.TypeFor[searchLimit](): {Type: "integer", Minimum: ptr(1.0), Maximum: ptr(float64(workspace.MaxSearchLimit)),
@@ -96,7 +100,7 @@ type (
 		Limit searchLimit `json:"limit,omitempty" jsonschema:"how many memories to return, best first (default 10)"`
 	}
 	rememberArgs struct {
-		Content    string           `json:"content" jsonschema:"the memory: one self-contained statement, written so it makes sense in a later session without this conversation (include the reason when there is one); at most 64 KiB"`
+		Content    contentText      `json:"content" jsonschema:"the memory: one self-contained statement, written so it makes sense in a later session without this conversation (include the reason when there is one)"`
 		Scope      memcore.Scope    `json:"scope" jsonschema:"repo: true of this repository and shared with the team (conventions, decisions); user: true of the user in every project (personal preferences, facts about them). A new version keeps its chain's scope"`
 		Category   memcore.Category `json:"category" jsonschema:"what kind of memory it is"`
 		Supersedes memoryRef        `json:"supersedes,omitempty" jsonschema:"the id of a memory this one changes or replaces (or a unique prefix of at least 4 hexadecimal digits): the new text becomes that memory's next version and the old text stays in its history"`

@@ -15,10 +15,11 @@ import (
 )
 
 // DefaultMaxFrame is the longest message a [Transport] reads when its
-// MaxFrame is 0: 1 MiB, far above any call a model makes (the largest
-// argument, a memory's content, is capped at 64 KiB by the workspace, and
-// JSON escaping at most sextuples it), and small enough that the calls a
-// client can have waiting hold little memory.
+// MaxFrame is 0: 1 MiB, above any call a model makes (the largest
+// argument, a memory's content, is capped at 65,536 characters by its
+// schema, and JSON takes at most 12 bytes a character, escaped as a
+// surrogate pair: 768 KiB), and small enough that the calls a client can
+// have waiting hold little memory.
 const DefaultMaxFrame = 1 << 20
 
 // maxPending is how many calls a Transport hands the SDK before their

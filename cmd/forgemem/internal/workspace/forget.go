@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -25,10 +26,10 @@ type ForgetResult struct {
 // Forget retires the chain of the memory ref names (its whole id, or a
 // unique prefix of at least MinPrefixDigits digits): it writes a new
 // version with the head's content and category, trigger manual, marked
-// retired with the reason (redacted; at most MaxContentBytes). The chain
-// keeps its history on disk but is no longer recalled, searched, offered
-// to the classifier or listed by default; Remember with Supersedes revives
-// it, and Purge deletes it. It writes through memcore.Writer: when another
+// retired with the reason (redacted; at most MaxContentRunes characters).
+// The chain keeps its history on disk but is no longer recalled, searched,
+// offered to the classifier or listed by default; Remember with Supersedes
+// revives it, and Purge deletes it. It writes through memcore.Writer: when another
 // session changes the memory meanwhile (memcore.ErrConflict), its version
 // is retired instead, and when it forgot the memory first, nothing is
 // written (Already). A memory that waits for review is not forgotten but
@@ -39,8 +40,8 @@ type ForgetResult struct {
 // current version.
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
 	reason = strings.TrimSpace(reason)
-	if len(reason) > MaxContentBytes {
-		return nil, invalidf("the reason is %d bytes, over the limit of %d bytes (%d KiB); say why in a sentence", len(reason), MaxContentBytes, MaxContentBytes>>10)
+	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
+		return nil, invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
 	}
 	snap, err := w.load(ctx)
 	if err != nil {

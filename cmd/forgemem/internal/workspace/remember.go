@@ -6,19 +6,23 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
 )
 
-// MaxContentBytes is the most text [Workspace.Remember] takes, 64 KiB: a
-// memory is one self-contained statement, recalled into an agent's
-// context within a token budget, not a document. Capture keeps its
-// classifier's memories far shorter (memcapture.DefaultMaxContentBytes,
+// MaxContentRunes is the most text [Workspace.Remember] takes, in
+// characters (Unicode code points, as JSON Schema's maxLength counts them,
+// so that MCP's memory_remember states the same limit in its input
+// schema): 65,536. A memory is one self-contained statement, recalled into
+// an agent's context within a token budget, not a document. Capture keeps
+// its classifier's memories far shorter (memcapture.DefaultMaxContentBytes,
 // 4 KiB): a person or an agent asking to remember may paste a longer
-// convention, a model deciding by itself should not. Both sit well below
-// the size of a memory file memcore reads (memcore.MaxFileBytes, 1 MiB).
-const MaxContentBytes = 64 << 10
+// convention, a model deciding by itself should not. At most 4 bytes a
+// character, 256 KiB, both sit well below the size of a memory file
+// memcore reads (memcore.MaxFileBytes, 1 MiB).
+const MaxContentRunes = 64 << 10
 
 // RememberInput is a memory a person adds by hand.
 type RememberInput struct {
@@ -105,7 +109,7 @@ func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 // Remember writes a memory a person (or, with Source agent, an agent)
 // gives (trigger manual), redacted as captured ones are, with its source,
 // and screened for review as every memory is (RememberResult.Held): a new memory, or with Supersedes a new version of an
-// existing one. Text over MaxContentBytes is refused. Links are checked
+// existing one. Text over MaxContentRunes is refused. Links are checked
 // before anything is written: their targets must exist, may not be in the
 // memory's own chain, and may not cross scopes — a repo memory may not link
 // to a user-scope one (teammates do not have it), nor a user-scope memory
@@ -243,13 +247,13 @@ func duplicateError(dup *memcore.MemoryFile) error {
 }
 
 // rememberText is text as Remember writes it: trimmed and redacted, with
-// the number of secrets redacted; blank text or text over MaxContentBytes
+// the number of secrets redacted; blank text or text over MaxContentRunes
 // is an error wrapping ErrInvalidInput.
 func rememberText(text string) (string, int, error) {
 	text = strings.TrimSpace(text)
-	if len(text) > MaxContentBytes {
-		return "", 0, invalidf("the text to remember is %d bytes, over the limit of %d bytes (%d KiB): a memory is one short statement recalled into an agent's context; remember the few statements worth keeping, each on its own, and leave the rest in a file of the repository",
-			len(text), MaxContentBytes, MaxContentBytes>>10)
+	if n := utf8.RuneCountInString(text); n > MaxContentRunes {
+		return "", 0, invalidf("the text to remember is %d characters long, over the limit of %d characters: a memory is one short statement recalled into an agent's context; remember the few statements worth keeping, each on its own, and leave the rest in a file of the repository",
+			n, MaxContentRunes)
 	}
 	clean, n := redact.Text(text)
 	if clean == "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -105,9 +106,9 @@ type ReviewResult struct {
 // of at least MinPrefixDigits digits; any version of its chain), which
 // must wait for review: a new version without the pending status, with
 // its text, or with content when not empty — a person's edit, redacted
-// and at most MaxContentBytes, recorded as the user's words. A memory
-// that does not wait is [ErrNotWaiting] (and [ErrInvalidInput]); one
-// changed meanwhile by another session is an error wrapping
+// and at most MaxContentRunes characters, recorded as the user's words. A
+// memory that does not wait is [ErrNotWaiting] (and [ErrInvalidInput]);
+// one changed meanwhile by another session is an error wrapping
 // memcore.ErrConflict, saying to review it again.
 func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewResult, error) {
 	snap, head, held, err := w.waiting(ctx, ref, "approve")
@@ -145,12 +146,12 @@ func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewRe
 // Reject takes the memory ref names, which must wait for review, out of
 // the queue without putting it in force: a change of a memory in force
 // goes back to that version; a new memory is retired with reason
-// (redacted, at most MaxContentBytes), as a forgotten one is. Errors as
-// for [Workspace.Approve].
+// (redacted, at most MaxContentRunes characters), as a forgotten one is.
+// Errors as for [Workspace.Approve].
 func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResult, error) {
 	reason = strings.TrimSpace(reason)
-	if len(reason) > MaxContentBytes {
-		return nil, invalidf("the reason is %d bytes, over the limit of %d bytes (%d KiB); say why in a sentence", len(reason), MaxContentBytes, MaxContentBytes>>10)
+	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
+		return nil, invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
 	}
 	reason, _ = redact.Text(reason)
 	_, head, held, err := w.waiting(ctx, ref, "reject")
