@@ -90,6 +90,9 @@ type FileStore struct {
 	mu    sync.Mutex
 	cache [2]map[string]*cachedFile
 	gen   [2]uint64
+	// skipped is, by scope index, what the last read of the folder to
+	// finish skipped (see FileStore.Skipped).
+	skipped [2][]Problem
 }
 
 type cachedFile struct {
@@ -693,18 +696,52 @@ func (s *FileStore) Problems(ctx context.Context) ([]Problem, error) {
 	return out, nil
 }
 
+// Skipped returns what the last read of each folder — by List,
+// ListByScope or Problems, whichever finished last — skipped, as Problems
+// reports it, ordered by path: the files it does not serve, and the folder
+// itself when it could not be read; not the repairs of the files it serves
+// repaired (Problem.Served is false in each). It reads nothing: a process
+// that lists the store anyway learns what the list missed at no cost,
+// where Problems would read the folders again. A folder not read yet, or
+// missing, has nothing.
+func (s *FileStore) Skipped() []Problem {
+	s.mu.Lock()
+	out := slices.Concat(s.skipped[0], s.skipped[1])
+	s.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b Problem) int { return cmp.Compare(a.Path, b.Path) })
+	return out
+}
+
+// noteSkipped records what a read of the folder of scope index si
+// skipped, for Skipped: the problems that are not repairs.
+func (s *FileStore) noteSkipped(si int, probs []Problem) {
+	var skipped []Problem
+	for _, p := range probs {
+		if !p.Served {
+			skipped = append(skipped, p)
+		}
+	}
+	s.mu.Lock()
+	s.skipped[si] = skipped
+	s.mu.Unlock()
+}
+
 // list reads scope's folder (which is on): the memories it serves, sorted,
 // and the problems of the files it skips. A folder that does not exist
-// lists as empty; one that cannot be read is an error.
+// lists as empty; one that cannot be read is an error. What it skipped is
+// recorded for Skipped, unless ctx ended first.
 func (s *FileStore) list(ctx context.Context, scope Scope) ([]*MemoryFile, []Problem, error) {
+	si := scopeIndex(scope)
 	names, probs, err := s.memoryNames(scope)
 	if errors.Is(err, fs.ErrNotExist) {
+		s.noteSkipped(si, nil)
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("memcore: list %s: %w", scope, err)
+		err = fmt.Errorf("memcore: list %s: %w", scope, err)
+		s.noteSkipped(si, []Problem{{Path: s.Dir(scope), Scope: scope, Err: err}})
+		return nil, nil, err
 	}
-	si := scopeIndex(scope)
 	s.mu.Lock()
 	s.gen[si]++
 	gen := s.gen[si]
@@ -716,7 +753,9 @@ func (s *FileStore) list(ctx context.Context, scope Scope) ([]*MemoryFile, []Pro
 	}
 	s.forgetUnseen(si, gen)
 	sortMemories(ms)
-	return ms, append(probs, loadProbs...), nil
+	probs = append(probs, loadProbs...)
+	s.noteSkipped(si, probs)
+	return ms, probs, nil
 }
 
 // memoryNames returns the names of the memory files in scope's folder:

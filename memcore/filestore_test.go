@@ -1067,6 +1067,84 @@ func TestFileStoreProblems(t *testing.T) {
 	}
 }
 
+// Skipped is what the last List skipped, reading nothing: a merge
+// conflict, a file too large, a corrupt file, a folder that cannot be
+// read; never a memory served, repaired or not. It follows each List.
+func TestFileStoreSkipped(t *testing.T) {
+	ctx := context.Background()
+	ts := newTestStore(t)
+	if got := ts.Skipped(); len(got) != 0 {
+		t.Errorf("Skipped before any List = %+v, want nothing", got)
+	}
+	good, conflicted := memory(ScopeRepo, 0, "fine"), memory(ScopeUser, 1, "Use tabs.")
+	ts.mustWrite(t, good, conflicted)
+	conflictPath := filepath.Join(ts.user, conflicted.Meta.ID+".md")
+	data, err := os.ReadFile(conflictPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	original := string(data)
+	merged := strings.Replace(original, "Use tabs.", "<<<<<<< HEAD\nUse tabs.\n=======\nUse spaces.\n>>>>>>> feature", 1)
+	bigPath := filepath.Join(ts.repo, NewMemoryID()+".md")
+	repairedPath := filepath.Join(ts.repo, idA+".md")
+	for path, content := range map[string]string{
+		conflictPath: merged,
+		bigPath:      strings.Repeat("x", MaxFileBytes+1),
+		repairedPath: strings.Replace(string(mustSerialize(t, sample(idA))), "created_at: 2025-01-15T10:30:00Z\n", "", 1),
+	} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type skip struct {
+		path string
+		kind error
+	}
+	check := func(step string, want ...skip) {
+		t.Helper()
+		got := ts.Skipped()
+		if len(got) != len(want) {
+			t.Fatalf("%s: Skipped = %+v, want %d", step, got, len(want))
+		}
+		for i, p := range got {
+			if p.Path != want[i].path || p.Served || !errors.Is(p.Err, want[i].kind) {
+				t.Errorf("%s: skipped %d = {%s %v served %v}, want %s with %v", step, i, p.Path, p.Err, p.Served, want[i].path, want[i].kind)
+			}
+		}
+	}
+	if ms := ts.mustList(t); len(ms) != 2 { // good and the repaired one
+		t.Fatalf("List served %v", ids(ms))
+	}
+	both := []skip{{bigPath, ErrTooLarge}, {conflictPath, ErrMergeConflict}}
+	slices.SortFunc(both, func(a, b skip) int { return strings.Compare(a.path, b.path) })
+	check("after List", both...)
+
+	// Skipped reads nothing: the files fixed, it says what the last List
+	// found until the next one.
+	if err := os.WriteFile(conflictPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(bigPath); err != nil {
+		t.Fatal(err)
+	}
+	check("before the next List", both...)
+	if _, err := ts.ListByScope(ctx, ScopeUser); err != nil {
+		t.Fatal(err)
+	}
+	check("after ListByScope(user)", skip{bigPath, ErrTooLarge})
+	ts.mustList(t)
+	check("after List")
+
+	if runtime.GOOS != "windows" && os.Getuid() != 0 {
+		if err := os.Chmod(ts.repo, 0o300); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(ts.repo, 0o750) })
+		ts.mustList(t)
+		check("with the repo folder unreadable", skip{ts.repo, fs.ErrPermission})
+	}
+}
+
 func TestFileStoreRemove(t *testing.T) {
 	ctx := context.Background()
 	ts := newTestStore(t)
