@@ -3,6 +3,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +55,9 @@ type Folders struct {
 	// must be made again. dups counts the ids of both scopes.
 	list []*memcore.MemoryFile
 	dups int
+	// skipped holds, by scope index and id, the memory files List does
+	// not serve because FileStore.List skips them (see Skipped).
+	skipped [2]map[string]memcore.Problem
 	// reached is the last barrier whose event was read; wake is closed
 	// and replaced whenever reached or lost changes.
 	reached uint64
@@ -82,6 +87,7 @@ func Open(store *memcore.FileStore, barrierDir string, log zerolog.Logger) (*Fol
 	for i, sc := range memcore.Scopes() {
 		f.dirs[i] = store.Dir(sc)
 		f.dirty[i] = map[string]struct{}{}
+		f.skipped[i] = map[string]memcore.Problem{}
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -236,9 +242,18 @@ func (f *Folders) readAll(ctx context.Context) (uint64, error) {
 			dups++
 		}
 	}
+	var skipped [2]map[string]memcore.Problem
+	for i := range skipped {
+		skipped[i] = map[string]memcore.Problem{}
+	}
+	for _, p := range fresh.Skipped() {
+		if si, id, ok := f.memoryFile(p.Path); ok {
+			skipped[si][id] = p
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.files, f.dups = files, dups
+	f.files, f.dups, f.skipped = files, dups, skipped
 	f.list = nil
 	f.gen++
 	return f.gen, nil
@@ -258,6 +273,9 @@ func (f *Folders) readDirty(ctx context.Context, dirty [2]map[string]struct{}) (
 		si int
 		id string
 		m  *memcore.MemoryFile // nil: List serves no memory from the file
+		// skip is why List skips the file, nil when it serves it or the
+		// file is gone.
+		skip error
 	}
 	var changes []change
 	for si, ids := range dirty {
@@ -267,16 +285,26 @@ func (f *Folders) readDirty(ctx context.Context, dirty [2]map[string]struct{}) (
 				f.requeue(dirty)
 				return 0, ctxErr
 			}
+			c := change{si: si, id: id, m: m}
 			if err != nil {
-				m = nil // gone, or a file List skips
+				c.m = nil // gone, or a file List skips
+				// A folder that became unsafe is no file's problem.
+				if !errors.Is(err, memcore.ErrNotFound) && !errors.Is(err, memcore.ErrUnsafeFolder) {
+					c.skip = err
+				}
 			}
-			changes = append(changes, change{si, id, m})
+			changes = append(changes, c)
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	changed := false
 	for _, c := range changes {
+		if c.skip != nil {
+			f.skipped[c.si][c.id] = memcore.Problem{Path: filepath.Join(f.dirs[c.si], c.id+".md"), Scope: memcore.Scopes()[c.si], Err: c.skip}
+		} else {
+			delete(f.skipped[c.si], c.id)
+		}
 		old, had := f.files[c.si][c.id]
 		_, inOther := f.files[1-c.si][c.id]
 		switch {
@@ -300,6 +328,41 @@ func (f *Folders) readDirty(ctx context.Context, dirty [2]map[string]struct{}) (
 		f.gen++
 	}
 	return f.gen, nil
+}
+
+// Skipped returns the memory files List does not serve because
+// FileStore.List skips them — a merge conflict, a file too large, one that
+// is not a valid memory file or cannot be read — as of the last Sync,
+// ordered by path. It reads nothing. Only files named <memory id>.md are
+// in it, which file events follow: not other .md files, nor a folder that
+// cannot be read.
+func (f *Folders) Skipped() []memcore.Problem {
+	f.mu.Lock()
+	var out []memcore.Problem
+	for _, ps := range f.skipped {
+		for _, p := range ps {
+			out = append(out, p)
+		}
+	}
+	f.mu.Unlock()
+	slices.SortFunc(out, func(a, b memcore.Problem) int { return cmp.Compare(a.Path, b.Path) })
+	return out
+}
+
+// memoryFile returns the scope index and the id of path when it is a
+// memory file of a watched folder, named <memory id>.md.
+func (f *Folders) memoryFile(path string) (si int, id string, ok bool) {
+	dir, base := filepath.Split(path)
+	id, ok = strings.CutSuffix(base, ".md")
+	if !ok || memcore.ValidateID(id) != nil {
+		return 0, "", false
+	}
+	for si, d := range f.dirs {
+		if d != "" && filepath.Clean(dir) == d {
+			return si, id, true
+		}
+	}
+	return 0, "", false
 }
 
 // requeue marks dirty's ids dirty again: a Sync that stopped early did

@@ -30,6 +30,9 @@ func (f *Folders) Shrinking() bool { return false }
 // Sync fails with ErrUnsupported.
 func (f *Folders) Sync(ctx context.Context) (uint64, error) { return 0, ErrUnsupported }
 
+// Skipped returns nothing.
+func (f *Folders) Skipped() []memcore.Problem { return nil }
+
 // List serves nothing.
 func (f *Folders) List(ctx context.Context) ([]*memcore.MemoryFile, error) {
 	return nil, ErrUnsupported

@@ -28,13 +28,15 @@ type world struct {
 	barrier    string
 	store      *memcore.FileStore
 	f          *live.Folders
+	// skips counts the reasons of the files check saw skipped.
+	skips map[string]int
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	root := t.TempDir()
 	w := &world{t: t, repo: filepath.Join(root, "repo", ".forge", "memory"), user: filepath.Join(root, "home", ".forge", "memory"),
-		barrier: filepath.Join(root, "run")}
+		barrier: filepath.Join(root, "run"), skips: map[string]int{}}
 	if err := os.Mkdir(w.barrier, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +90,38 @@ func (w *world) check(step string) {
 	if !reflect.DeepEqual(got, want) {
 		w.t.Fatalf("%s: List differs from a new FileStore's:\n got %d: %s\nwant %d: %s", step, len(got), ids(got), len(want), ids(want))
 	}
+	// Skipped names the memory files a new FileStore's Problems says List
+	// skips, for the same reason.
+	probs, err := fresh.Problems(context.Background())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var wantSkipped []string
+	for _, p := range probs {
+		dir, base := filepath.Split(p.Path)
+		id, _ := strings.CutSuffix(base, ".md")
+		if !p.Served && memcore.ValidateID(id) == nil && (filepath.Clean(dir) == w.repo || filepath.Clean(dir) == w.user) {
+			wantSkipped = append(wantSkipped, p.Path+" "+skipKind(p.Err))
+		}
+	}
+	var gotSkipped []string
+	for _, p := range w.f.Skipped() {
+		gotSkipped = append(gotSkipped, p.Path+" "+skipKind(p.Err))
+		w.skips[skipKind(p.Err)]++
+	}
+	if !reflect.DeepEqual(gotSkipped, wantSkipped) {
+		w.t.Fatalf("%s: Skipped differs from a new FileStore's Problems:\n got %q\nwant %q", step, gotSkipped, wantSkipped)
+	}
+}
+
+// skipKind names the reason a file is skipped.
+func skipKind(err error) string {
+	for _, k := range []error{memcore.ErrTooLarge, memcore.ErrMergeConflict, memcore.ErrMalformed, memcore.ErrInvalidMemory} {
+		if errors.Is(err, k) {
+			return k.Error()
+		}
+	}
+	return "other: " + err.Error()
 }
 
 func ids(ms []*memcore.MemoryFile) string {
@@ -167,6 +201,18 @@ func TestFoldersAgreeWithANewFileStore(t *testing.T) {
 			}
 			_ = os.WriteFile(w.path(c), data, 0o600)
 		}},
+		{"merge conflict", func(int) {
+			path := w.path(pick())
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return
+			}
+			merged := strings.Replace(string(data), "\n---\n", "\n---\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature\n", 1)
+			_ = os.WriteFile(path, []byte(merged), 0o600)
+		}},
+		{"too large", func(int) {
+			_ = os.WriteFile(w.path(pick()), []byte(strings.Repeat("x", memcore.MaxFileBytes+1)), 0o600)
+		}},
 		{"not a memory", func(i int) {
 			_ = os.WriteFile(filepath.Join(w.repo, fmt.Sprintf("notes-%d.md", i)), []byte("notes"), 0o600)
 			_ = os.MkdirAll(filepath.Join(w.repo, ".cache"), 0o750)
@@ -181,6 +227,77 @@ func TestFoldersAgreeWithANewFileStore(t *testing.T) {
 		op.do(i)
 		w.check(fmt.Sprintf("step %d (%s)", i, op.name))
 	}
+	for _, k := range []error{memcore.ErrTooLarge, memcore.ErrMergeConflict, memcore.ErrMalformed} {
+		if w.skips[k.Error()] == 0 {
+			t.Errorf("no step left a file skipped for %v (skipped: %v): the comparison of Skipped means little", k, w.skips)
+		}
+	}
+}
+
+// A view opened over folders that hold files List skips names them from
+// the start, and follows them as they are fixed and broken again; files
+// not named <memory id>.md are not its business.
+func TestSkippedFromTheStart(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	repo, user, barrier := filepath.Join(root, "repo"), filepath.Join(root, "user"), filepath.Join(root, "run")
+	if err := os.Mkdir(barrier, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store, err := memcore.NewFileStore(repo, user, memcore.FileStoreConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := memory(memcore.ScopeRepo, 0, "Use tabs.")
+	if err := store.Write(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(repo, m.Meta.ID+".md")
+	clean, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := strings.Replace(string(clean), "Use tabs.", "<<<<<<< HEAD\nUse tabs.\n=======\nUse spaces.\n>>>>>>> feature", 1)
+	if err := os.WriteFile(path, []byte(merged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "notes.md"), []byte("<<<<<<< HEAD\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := live.Open(store, barrier, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	skipped := func(step string, want ...string) {
+		t.Helper()
+		if _, err := f.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range f.Skipped() {
+			if !errors.Is(p.Err, memcore.ErrMergeConflict) {
+				t.Errorf("%s: %s skipped for %v, want a merge conflict", step, p.Path, p.Err)
+			}
+			got = append(got, p.Path)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Skipped = %q, want %q", step, got, want)
+		}
+	}
+	skipped("opened", path)
+	if err := os.WriteFile(path, clean, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	skipped("resolved")
+	if err := os.WriteFile(path, []byte(merged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	skipped("merged again", path)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	skipped("removed")
 }
 
 // The generation changes when, and only when, what List serves changed.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -39,6 +41,35 @@ func (w *Workspace) Recall(ctx context.Context, window []memcore.Message) (*memr
 		return nil, err
 	}
 	return res, err
+}
+
+// SkippedFiles returns the memory files the last reading of the memory
+// folders for recall skipped — a merge conflict, a file too large, one
+// that is not a valid memory file or cannot be read — ordered by path:
+// memories a recall is missing until the files are fixed, which
+// [Workspace.Validate] describes. It reads nothing: it is what the live
+// view (Options.LiveDir) knows as of its last update, or else what the
+// store's last listing found, which a Recall makes when it builds its
+// index. Only files named <memory id>.md are in it: not other files, nor
+// a folder that cannot be read, nor a file served repaired.
+func (w *Workspace) SkippedFiles() []memcore.Problem {
+	w.mu.Lock()
+	f := w.live
+	w.mu.Unlock()
+	var probs []memcore.Problem
+	if f != nil {
+		probs = f.Skipped()
+	} else {
+		probs = w.store.Skipped()
+	}
+	out := probs[:0]
+	for _, p := range probs {
+		id, ok := strings.CutSuffix(filepath.Base(p.Path), ".md")
+		if ok && memcore.ValidateID(id) == nil && !p.Served && p.Path != w.store.Dir(p.Scope) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // PrepareRecall makes Recall's engine and brings its index up to date with
