@@ -148,10 +148,14 @@ func article(kind string) string {
 }
 
 // PromptOutput is the JSON a UserPromptSubmit hook prints to add context
-// to the prompt. Claude Code refuses unknown keys, so it has exactly
-// these.
+// to the prompt, or to warn the user. Claude Code refuses unknown keys, so
+// it has exactly these.
 type PromptOutput struct {
-	HookSpecificOutput PromptContext `json:"hookSpecificOutput"`
+	// HookSpecificOutput is the context added to the prompt, nil for none.
+	HookSpecificOutput *PromptContext `json:"hookSpecificOutput,omitempty"`
+	// SystemMessage is a warning Claude Code shows the user, not the
+	// model; "" for none.
+	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
 // PromptContext is the hook-specific part of [PromptOutput].
@@ -164,10 +168,22 @@ type PromptContext struct {
 
 // WritePromptContext writes the UserPromptSubmit output that adds text to
 // the prompt's context, as one line of JSON.
-func WritePromptContext(w io.Writer, text string) error {
+func WritePromptContext(w io.Writer, text string) error { return WritePromptOutput(w, text, "") }
+
+// WritePromptOutput writes the UserPromptSubmit output that adds text to
+// the prompt's context and shows warning to the user, as one line of
+// JSON; either may be "", and with both "" it writes nothing.
+func WritePromptOutput(w io.Writer, text, warning string) error {
+	out := PromptOutput{SystemMessage: warning}
+	if text != "" {
+		out.HookSpecificOutput = &PromptContext{HookEventName: EventUserPromptSubmit, AdditionalContext: text}
+	}
+	if out == (PromptOutput{}) {
+		return nil
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(PromptOutput{HookSpecificOutput: PromptContext{HookEventName: EventUserPromptSubmit, AdditionalContext: text}})
+	return enc.Encode(out)
 }
 
 // WithLastReply returns window, read from a session's transcript, with the

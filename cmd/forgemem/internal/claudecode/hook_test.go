@@ -77,7 +77,9 @@ func TestReadHookInputRefusesWhatIsNotAHookInput(t *testing.T) {
 	}
 }
 
-// The UserPromptSubmit output has exactly the keys Claude Code accepts.
+// The UserPromptSubmit output has exactly the keys Claude Code accepts:
+// the prompt's context, a warning to the user (systemMessage), both, or
+// nothing at all.
 func TestWritePromptContext(t *testing.T) {
 	var b bytes.Buffer
 	if err := claudecode.WritePromptContext(&b, "<recalled_memories>\n& \"quoted\"\n</recalled_memories>"); err != nil {
@@ -86,6 +88,20 @@ func TestWritePromptContext(t *testing.T) {
 	want := `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"<recalled_memories>\n& \"quoted\"\n</recalled_memories>"}}` + "\n"
 	if b.String() != want {
 		t.Errorf("output\n%s\nwant\n%s", b.String(), want)
+	}
+	for _, tt := range []struct{ text, warning, want string }{
+		{"<recalled_memories/>", "run `forgemem validate` <now>",
+			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"<recalled_memories/>"},"systemMessage":"run ` + "`forgemem validate`" + ` <now>"}` + "\n"},
+		{"", "a warning", `{"systemMessage":"a warning"}` + "\n"},
+		{"", "", ""},
+	} {
+		var b bytes.Buffer
+		if err := claudecode.WritePromptOutput(&b, tt.text, tt.warning); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tt.want {
+			t.Errorf("WritePromptOutput(%q, %q) wrote\n%s\nwant\n%s", tt.text, tt.warning, b.String(), tt.want)
+		}
 	}
 }
 

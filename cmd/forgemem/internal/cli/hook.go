@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/resident"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcapture"
@@ -57,7 +60,10 @@ forgemem hook install claude-code adds run it:
                     compaction, and prints them as the prompt's additional context
                     (nothing relevant prints nothing); the place's recall server
                     (forgemem recall-server) answers when it runs, and the hook starts
-                    one when none does
+                    one when none does. When memory files cannot be read (a merge
+                    conflict, a file too large), it warns you, not the model, once per
+                    session and again when those files change: forgemem validate says
+                    how to fix them
   Stop              queues a capture of the finished turn and returns at once
   PreCompact        queues a capture of the conversation about to be compacted
 
@@ -279,7 +285,7 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 		run.at("loading the memories and recalling")
 		ans.recalled, ans.err = a.recallHere(ctx, window)
 	}
-	a.promptOutput(run, ans.recalled, ans.err, transcriptErr)
+	a.promptOutput(run, in, ans.recalled, ans.err, transcriptErr)
 }
 
 // recalled is what of a prompt's recall the hook prints.
@@ -288,6 +294,9 @@ type recalled struct {
 	// held counts the memories left out because they wait for the user's
 	// approval (memretrieve.Result.HeldDropped).
 	held int
+	// unreadable is about the memory files the recall could not read, nil
+	// when every file read.
+	unreadable *resident.Unreadable
 }
 
 // recallHere recalls the memories of window in this process.
@@ -297,24 +306,32 @@ func (a *app) recallHere(ctx context.Context, window []memcore.Message) (recalle
 		return recalled{}, err
 	}
 	res, err := ws.Recall(ctx, window)
-	if res == nil {
-		return recalled{}, err
+	// What the recall's listing of the folders skipped: nothing is read
+	// again for it.
+	rec := recalled{unreadable: unreadableOf(ws.SkippedFiles())}
+	if res != nil {
+		rec.injection, rec.held = res.Injection, res.HeldDropped
 	}
-	return recalled{injection: res.Injection, held: res.HeldDropped}, err
+	return rec, err
 }
 
 // promptOutput records what a prompt's recall gave: the injection as the
-// prompt's context, and a note for what went wrong or was held back.
-func (a *app) promptOutput(run *hookRun, rec recalled, err, transcriptErr error) {
-	switch {
-	case errors.Is(err, workspace.ErrDisabled):
+// prompt's context, a warning to the user about memory files the recall
+// could not read, and a note for what went wrong or was held back.
+func (a *app) promptOutput(run *hookRun, in *claudecode.HookInput, rec recalled, err, transcriptErr error) {
+	if errors.Is(err, workspace.ErrDisabled) {
 		return // the user turned memory off here
+	}
+	run.at("recording the warning about memory files that cannot be read")
+	warning := a.unreadableWarning(in.SessionID, rec.unreadable)
+	switch {
 	case errors.Is(err, workspace.ErrPartial):
 		// Memories were still found (by words, or among those indexed):
 		// the prompt gets them.
 		run.note("some memories may be missing: %v", err)
 	case err != nil:
 		run.note("no memories for this prompt: %v", err)
+		writePromptOutput(run, "", warning)
 		return
 	}
 	if transcriptErr != nil {
@@ -323,15 +340,85 @@ func (a *app) promptOutput(run *hookRun, rec recalled, err, transcriptErr error)
 	if rec.held > 0 {
 		run.note("%s", heldNote(rec.held, "of this prompt's context"))
 	}
-	if rec.injection == "" {
-		return
-	}
+	writePromptOutput(run, rec.injection, warning)
+}
+
+// writePromptOutput makes text, the prompt's context, and the warning to the
+// user the hook's output; both "" is no output.
+func writePromptOutput(run *hookRun, text, warning string) {
 	var out strings.Builder
-	if err := claudecode.WritePromptContext(&out, rec.injection); err != nil {
+	if err := claudecode.WritePromptOutput(&out, text, warning); err != nil {
 		run.note("%v", err)
 		return
 	}
 	run.stdout = out.String()
+}
+
+// unreadableOf sums up the memory files a recall skipped
+// (Workspace.SkippedFiles, ordered by path) for the prompt hook's
+// warning: nil when there are none.
+func unreadableOf(probs []memcore.Problem) *resident.Unreadable {
+	if len(probs) == 0 {
+		return nil
+	}
+	h := sha256.New()
+	for _, p := range probs {
+		h.Write([]byte(p.Path))
+		h.Write([]byte{0})
+	}
+	return &resident.Unreadable{Count: len(probs), Path: probs[0].Path, Kind: string(skippedKind(probs[0].Err)),
+		Digest: hex.EncodeToString(h.Sum(nil)[:16])}
+}
+
+// skippedKind is the kind of problem forgemem validate reports for a
+// memory file skipped for err, told without reading the file again.
+func skippedKind(err error) workspace.ProblemKind {
+	switch {
+	case errors.Is(err, memcore.ErrTooLarge):
+		return workspace.ProblemTooLarge
+	case errors.Is(err, memcore.ErrMergeConflict):
+		return workspace.ProblemMergeConflict
+	case errors.Is(err, memcore.ErrMalformed):
+		return workspace.ProblemMalformed
+	case errors.Is(err, memcore.ErrInvalidMemory):
+		return workspace.ProblemInvalid
+	}
+	return workspace.ProblemUnreadable
+}
+
+// unreadableWarning is the prompt hook's warning to the user (Claude
+// Code's systemMessage, never the model's context) about the memory files
+// recall could not read: how many, the first of them and what is wrong
+// with it — never what the files hold — and the command that says how to
+// fix them. It is "" when every file read, and when this session was
+// warned about these same files already: the warning comes once per
+// session, and again when the set of files changes (the place's capture
+// queue records the last 32 warnings given, see Workspace.FirstTime).
+func (a *app) unreadableWarning(sessionID string, u *resident.Unreadable) string {
+	if u == nil || u.Count <= 0 {
+		return ""
+	}
+	if ws, err := a.workspace(); err == nil && !ws.FirstTime("unreadable memory files\x00"+sessionID+"\x00"+u.Digest) {
+		return ""
+	}
+	first := a.fromWorkDir(u.Path)
+	var what string
+	switch workspace.ProblemKind(u.Kind) {
+	case workspace.ProblemMergeConflict:
+		what = "a merge conflict in " + first
+	case workspace.ProblemTooLarge:
+		what = first + " is too large"
+	case workspace.ProblemUnreadable:
+		what = first + " cannot be opened"
+	default:
+		what = first + " is not a valid memory file"
+	}
+	msg := fmt.Sprintf("forgemem: a memory file cannot be read (%s), so recall leaves it out; run `forgemem validate` to see how to fix it.", what)
+	if u.Count > 1 {
+		msg = fmt.Sprintf("forgemem: %d memory files cannot be read (%s, and %s), so recall leaves them out; run `forgemem validate` to see how to fix them.",
+			u.Count, what, plural(u.Count-1, "other", "others"))
+	}
+	return escapeLine(msg)
 }
 
 // promptWindow is the conversation a prompt's recall is for: the

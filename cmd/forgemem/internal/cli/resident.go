@@ -229,7 +229,13 @@ func (s *recallServer) answer(ctx context.Context, req *resident.Request) *resid
 	s.ws.RenewAnchors()
 	res, err := s.ws.Recall(ctx, window)
 	s.answered.Add(1)
-	return responseOf(res, err)
+	resp := responseOf(res, err)
+	if resp.Status != resident.StatusDisabled {
+		// What the live view of the folders skips, as of the recall's
+		// update of it: nothing is read again for it.
+		resp.Unreadable = unreadableOf(s.ws.SkippedFiles())
+	}
+	return resp
 }
 
 // responseOf is the response carrying Recall's result and error.
@@ -317,7 +323,7 @@ func (a *app) askResident(ctx context.Context, window []memcore.Message) residen
 	case err != nil || resp.Status == resident.StatusRefused:
 		return residentAnswer{}
 	}
-	return residentAnswer{asked: true, recalled: recalled{injection: resp.Injection, held: resp.Held}, err: errorOf(resp)}
+	return residentAnswer{asked: true, recalled: recalled{injection: resp.Injection, held: resp.Held, unreadable: resp.Unreadable}, err: errorOf(resp)}
 }
 
 // startResident starts this place's recall server, which answers the

@@ -85,11 +85,28 @@ type Response struct {
 	// SkipReason names), "" when none.
 	Skipped       string `json:"skipped,omitempty"`
 	VectorSkipped string `json:"vector_skipped,omitempty"`
+	// Unreadable is about the memory files the recall could not read
+	// (OpRecall), nil when every file read: the hook tells the user.
+	Unreadable *Unreadable `json:"unreadable,omitempty"`
 	// PID is the server's process id (OpPing, OpStop).
 	PID int `json:"pid,omitempty"`
 	// Answered counts the recalls the server answered since it started
 	// (OpPing).
 	Answered uint64 `json:"answered,omitempty"`
+}
+
+// Unreadable is what a Response says of the memory files its recall could
+// not read — a merge conflict, a file too large, one that is not a valid
+// memory file — without their content.
+type Unreadable struct {
+	// Count counts them.
+	Count int `json:"count"`
+	// Path is the first of them by path, and Kind what is wrong with it
+	// (a kind of forgemem validate's problems, such as "merge-conflict").
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	// Digest names the set of their paths: it changes when the set does.
+	Digest string `json:"digest"`
 }
 
 // Recalled is one memory of a Response.

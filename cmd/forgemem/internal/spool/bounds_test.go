@@ -207,6 +207,62 @@ func TestNoticeOnce(t *testing.T) {
 	}
 }
 
+// A key is new once, until maxSaid (32) keys recorded after it pushed it
+// out of the record, which holds hashes only; a record that cannot be read
+// is started afresh, and one of another capture key is not the user's.
+func TestFirstTime(t *testing.T) {
+	s := open(t)
+	key := func(i int) string { return fmt.Sprintf("session %d\x00files", i) }
+	for i, tt := range []struct {
+		key  string
+		want bool
+	}{{key(0), true}, {key(0), false}, {key(1), true}, {key(0), false}, {key(1), false}} {
+		if got := s.FirstTime(tt.key); got != tt.want {
+			t.Errorf("%d: FirstTime(%q) = %v, want %v", i, tt.key, got, tt.want)
+		}
+	}
+	for i := 2; i < 32; i++ {
+		s.FirstTime(key(i))
+	}
+	if s.FirstTime(key(0)) {
+		t.Error("the oldest of 32 keys is new again")
+	}
+	s.FirstTime(key(32)) // pushes key(0), the first recorded, out
+	said, err := filepath.Glob(filepath.Join(s.Dir(), "said-*.txt"))
+	if err != nil || len(said) != 1 {
+		t.Fatalf("records %v, %v; want one", said, err)
+	}
+	data, err := os.ReadFile(said[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n != 32 || strings.Contains(string(data), "session") {
+		t.Errorf("%s holds %d lines:\n%s\nwant 32 hashes", filepath.Base(said[0]), n, data)
+	}
+	if !s.FirstTime(key(0)) {
+		t.Error("a key 32 newer ones pushed out is not new")
+	}
+	other, err := spool.Open(filepath.Dir(s.Dir()), spool.Key{0x07})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !other.FirstTime(key(0)) {
+		t.Error("a key the user's record holds is not new to another capture key")
+	}
+	if said, err = filepath.Glob(filepath.Join(s.Dir(), "said-*.txt")); err != nil || len(said) != 2 {
+		t.Fatalf("records %v, %v; want one per capture key", said, err)
+	}
+	// A record too large to be one of its own is read as empty.
+	for _, path := range said {
+		if err := os.WriteFile(path, []byte(strings.Repeat("0123456789abcdef\n", 100)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.FirstTime(key(0)) || s.FirstTime(key(0)) {
+		t.Error("a record over its bound is not started afresh")
+	}
+}
+
 // The spool's records are the user's: a repository that commits a notice
 // or a record of drops into its .spool folder — under the names they had,
 // or as another user's forgemem wrote them — neither hides the user's

@@ -7,13 +7,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/atomicfile"
 )
 
-// The spool's records — what a full spool dropped, and the last notice —
+// The spool's records — what a full spool dropped, the last notice, what
+// hooks said once —
 // are named after the user's capture key (see recordName): a repository
 // can commit files into its .spool folder, but not under names it cannot
 // know, so it can neither hide a notice nor make up a count of drops.
@@ -128,4 +131,42 @@ func (s *Spool) NoticeOnce(notice string) (isNew bool) {
 // ClearNotice forgets the recorded notice.
 func (s *Spool) ClearNotice() {
 	_ = os.Remove(s.noticePath())
+}
+
+// maxSaid is how many keys the record of what hooks said keeps (see
+// [Spool.FirstTime]): the newest.
+const maxSaid = 32
+
+// saidLine is the length of a line of the record of what hooks said: 16
+// hexadecimal digits and a line feed.
+const saidLine = 17
+
+// saidPath is the record of what hooks said once (recordName "said",
+// ".txt"): a line per key, 16 hexadecimal digits of its HMAC-SHA256
+// under the spool's key, newest last.
+func (s *Spool) saidPath() string {
+	return filepath.Join(s.dir, s.recordName("said", ".txt"))
+}
+
+// FirstTime reports whether key — what a hook says once, such as a warning
+// to one session about one set of files — is not among the last maxSaid
+// keys recorded in this spool, and records it: a key said is not new again
+// until maxSaid newer ones pushed it out. Only keyed hashes are recorded,
+// never the key. When the record cannot be read it is started afresh, and
+// when it cannot be written the key is new again next time: said again
+// rather than never.
+func (s *Spool) FirstTime(key string) (isNew bool) {
+	path := s.saidPath()
+	line := hex.EncodeToString(mac(s.key, []byte("forgemem said "+key))[:8])
+	var lines []string
+	if old, err := readCapped(path, maxSaid*saidLine); err == nil {
+		lines = strings.Fields(string(old))
+	}
+	if slices.Contains(lines, line) {
+		return false
+	}
+	lines = append(lines, line)
+	lines = lines[max(0, len(lines)-maxSaid):]
+	_ = atomicfile.Replace(path, []byte(strings.Join(lines, "\n")+"\n"), filePerm)
+	return true
 }

@@ -127,6 +127,19 @@ func (w *Workspace) NoticeOnce(notice string) bool {
 	return sp.NoticeOnce(notice)
 }
 
+// FirstTime reports whether key — what a hook says once, such as a
+// warning to one session about one set of files — was not said yet in
+// this place, and records it in the place's capture queue
+// (spool.Spool.FirstTime). When the queue cannot be opened it is true:
+// said every time rather than never.
+func (w *Workspace) FirstTime(key string) bool {
+	sp, err := w.Spool()
+	if err != nil {
+		return true
+	}
+	return sp.FirstTime(key)
+}
+
 // CaptureReady says whether queued captures can be processed here: nil,
 // or why not — [ErrDisabled], [ErrNeedsModel] (the fake provider has no
 // classifier), [ErrProviderSetup].
