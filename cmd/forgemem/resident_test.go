@@ -514,6 +514,30 @@ func TestUnsafeServerFolder(t *testing.T) {
 	}
 }
 
+// A recall server that --status only looks at still exits after its idle
+// time: being asked how it is does not count as use.
+func TestServerLeavesWhenOnlyLookedAt(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 5)
+	if _, errOut, code := w.run(repo, prompt(repo, "", "how are errors wrapped?"), "hook", "claude-code", "--server-idle=2s"); code != 0 {
+		t.Fatalf("the hook exited %d: %s", code, errOut)
+	}
+	folder := ""
+	deadline := time.Now().Add(stuckAfter)
+	for looks := 1; ; looks++ {
+		if st := w.serverStatus(repo); st.Running {
+			folder = st.Folder
+		}
+		if folder != "" && !resident.Running(folder) {
+			return // exited, looked at until the end
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d looks over %s, the recall server started with --server-idle=2s has not exited (seen running: %v)", looks, stuckAfter, folder != "")
+		}
+	}
+}
+
 // A server whose memory folder goes away exits.
 func TestServerLeavesWhenTheFolderGoes(t *testing.T) {
 	w := offlineWorld(t)

@@ -24,7 +24,8 @@
 // once start two processes, of which one takes the lock and the other
 // exits. The server answers a request whose key is its own; it checks that
 // the process at the other end of the socket is the user's own
-// (SO_PEERCRED), and leaves after its idle timeout.
+// (SO_PEERCRED), and leaves when no recall came for its idle time (being
+// asked how it is does not count).
 //
 // The wire format ([Request], [Response]) is one frame each way: a 4-byte
 // big-endian length, then that many bytes of JSON; a frame over

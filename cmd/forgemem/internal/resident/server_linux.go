@@ -75,10 +75,13 @@ type Handler func(ctx context.Context, req *Request) *Response
 
 // Serve listens on the socket of the server folder dir, whose lock the
 // caller holds, and answers each request whose version and key are its
-// own with h, until ctx ends, no request came for idle, or a request asks
-// it to stop (OpStop). A connection from a process of another user is
-// closed unanswered. Serve returns once the socket is removed and the
-// requests being answered are done.
+// own with h, until ctx ends, no recall came for idle, or a request asks
+// it to stop (OpStop). Only a recall (OpRecall) counts as use: a ping
+// (OpPing), a refused request or a connection that sends nothing leaves
+// the idle time running, so that a server that is only looked at still
+// leaves. A connection from a process of another user is closed
+// unanswered. Serve returns once the socket is removed and the requests
+// being answered are done.
 func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) error {
 	path := socketPath(dir)
 	_ = os.Remove(path) // a socket left by a server that died: the lock is ours
@@ -91,7 +94,7 @@ func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) 
 		ln.Close()
 		return fmt.Errorf("resident: %w", err)
 	}
-	s := &server{key: key, h: h, stop: make(chan struct{}), activity: make(chan struct{}, 1)}
+	s := &server{key: key, h: h, stop: make(chan struct{}), used: make(chan struct{}, 1)}
 	accepting := make(chan struct{})
 	go func() {
 		defer close(accepting)
@@ -113,13 +116,13 @@ type server struct {
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 	stop     chan struct{} // closed by an OpStop request
-	activity chan struct{} // gets a value when a request is done
+	used     chan struct{} // gets a value when a recall is answered
 	mu       sync.Mutex
-	inFlight int
+	inUse    int // the recalls being answered
 }
 
 // wait returns when ctx ends, a stop was asked, or idle passed with no
-// request in flight.
+// recall answered or being answered.
 func (s *server) wait(ctx context.Context, idle time.Duration) {
 	t := time.NewTimer(idle)
 	defer t.Stop()
@@ -129,11 +132,11 @@ func (s *server) wait(ctx context.Context, idle time.Duration) {
 			return
 		case <-s.stop:
 			return
-		case <-s.activity:
+		case <-s.used:
 			t.Reset(idle)
 		case <-t.C:
 			s.mu.Lock()
-			busy := s.inFlight > 0
+			busy := s.inUse > 0
 			s.mu.Unlock()
 			if !busy {
 				return
@@ -155,25 +158,33 @@ func (s *server) accept(ln *net.UnixListener) {
 			continue
 		}
 		s.wg.Add(1)
-		s.mu.Lock()
-		s.inFlight++
-		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			defer s.done()
 			defer c.Close()
 			s.serve(c)
 		}()
 	}
 }
 
-// done records the end of a request.
-func (s *server) done() {
+// isUse reports whether req counts as use of the server, which restarts
+// its idle time: a recall it answers. Asking how it is (OpPing) does not.
+func (s *server) isUse(req *Request) bool {
+	return req.Version == Version && req.Key == s.key && req.Op == OpRecall
+}
+
+// begin records the start of a recall, and end its end.
+func (s *server) begin() {
 	s.mu.Lock()
-	s.inFlight--
+	s.inUse++
+	s.mu.Unlock()
+}
+
+func (s *server) end() {
+	s.mu.Lock()
+	s.inUse--
 	s.mu.Unlock()
 	select {
-	case s.activity <- struct{}{}:
+	case s.used <- struct{}{}:
 	default:
 	}
 }
@@ -187,6 +198,10 @@ func (s *server) serve(c *net.UnixConn) {
 	var req Request
 	if err := ReadFrame(c, &req); err != nil {
 		return
+	}
+	if s.isUse(&req) {
+		s.begin()
+		defer s.end() // once the answer is written
 	}
 	resp := s.answer(&req)
 	_ = c.SetWriteDeadline(time.Now().Add(writeLimit))

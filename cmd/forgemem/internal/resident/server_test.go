@@ -265,6 +265,45 @@ func TestServeLeaves(t *testing.T) {
 	})
 }
 
+// A server that is only asked how it is (OpPing), as recall-server
+// --status asks it, still leaves after its idle time: a ping is not use.
+func TestServeLeavesWhenOnlyPinged(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	dir := serverDir(t)
+	done := serve(t, dir, idle)
+	stuck := time.After(time.Minute)
+	for pings := 0; ; pings++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("the server left after %d pings", pings)
+			return
+		case <-stuck:
+			t.Fatalf("the server still serves after %d pings over a minute; its idle time is %s", pings, idle)
+		default:
+		}
+		resp, err := ask(t, dir, &Request{Op: OpPing, Key: "k1"})
+		switch {
+		case err != nil:
+			// It is leaving: its socket is gone (ErrNotRunning), or it
+			// closed it with this ping waiting to be accepted (a reset).
+			select {
+			case derr := <-done:
+				if derr != nil {
+					t.Fatal(derr)
+				}
+				return
+			case <-stuck:
+				t.Fatalf("ping %d: %v, and Serve did not return", pings, err)
+			}
+		case resp.Status != StatusOK:
+			t.Fatalf("ping %d: %+v", pings, resp)
+		}
+	}
+}
+
 // The server's socket is the user's alone.
 func TestSocketIsPrivate(t *testing.T) {
 	dir := serverDir(t)

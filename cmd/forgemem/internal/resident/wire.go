@@ -24,7 +24,9 @@ var ErrFrame = errors.New("resident: not a frame of the recall server's format")
 const (
 	// OpRecall asks for the memories of a conversation.
 	OpRecall = "recall"
-	// OpPing asks whether the server answers, and how it is.
+	// OpPing asks whether the server answers, and how it is. It does not
+	// count as use: the server's idle time runs on, so that a server that
+	// is only looked at (forgemem recall-server --status) still leaves.
 	OpPing = "ping"
 	// OpStop asks the server to leave once it has answered.
 	OpStop = "stop"
