@@ -668,15 +668,17 @@ func TestStatusAndStopSeeServersOfOtherKeys(t *testing.T) {
 	others(&old, map[int][]string{mine.PID: {"binary"}, tunedServer.PID: {"binary", "settings"}})
 
 	out := w.ok(repo, "", "recall-server", "--stop")
-	for _, want := range []string{fmt.Sprintf("The recall server (pid %d) exits.", mine.PID),
-		fmt.Sprintf("The other recall server (pid %d; another binary: %s) exits.", oldServer.PID, oldExe),
-		fmt.Sprintf("The other recall server (pid %d; other settings) exits.", tunedServer.PID)} {
+	for _, want := range []string{fmt.Sprintf("The recall server (pid %d) has exited.", mine.PID),
+		fmt.Sprintf("The other recall server (pid %d; another binary: %s) has exited.", oldServer.PID, oldExe),
+		fmt.Sprintf("The other recall server (pid %d; other settings) has exited.", tunedServer.PID)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--stop says\n%s\nwant it to say %q", out, want)
 		}
 	}
 	for _, st := range []serverStatus{mine, oldServer, tunedServer} {
-		waitUnlocked(t, filepath.Join(st.Folder, "lock"))
+		if resident.Running(st.Folder) { // --stop returned once they had exited
+			t.Errorf("after --stop, the server %d still holds its lock", st.PID)
+		}
 	}
 	if st := old.serverStatus(blog); !st.Running || st.PID != blogServer.PID {
 		t.Errorf("the other repository's server after --stop: %+v; want %d still running", st, blogServer.PID)
@@ -686,5 +688,87 @@ func TestStatusAndStopSeeServersOfOtherKeys(t *testing.T) {
 	}
 	if out := w.ok(repo, "", "recall-server", "--stop"); out != "No recall server is running here.\n" {
 		t.Errorf("--stop with none running says %q", out)
+	}
+}
+
+// fakeServer runs, in the test's process, a recall server of key in the
+// world's private folder whose record says it serves the repository repo
+// (a folder name that is a key other than the world's own). It holds the
+// folder's lock until release is called or the test ends, as a server
+// still finishing its work would; served is closed once it has stopped
+// serving.
+func (w *world) fakeServer(repo, key string) (dir string, served <-chan struct{}, release func()) {
+	w.t.Helper()
+	base, err := resident.PrivateDir(w.env)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if dir, err = resident.ServerDir(base, key); err != nil {
+		w.t.Fatal(err)
+	}
+	lock, err := resident.TakeLock(dir)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(lock.Release) }
+	w.t.Cleanup(release)
+	place := resident.Place{Key: key, PID: os.Getpid(), WorkDir: repo, RepoDir: filepath.Join(repo, ".forge", "memory"),
+		UserDir: filepath.Join(w.home, ".forge", "memory"), Executable: "/opt/forgemem-fake/forgemem", Binary: "fake", Settings: "fake"}
+	if err := resident.WritePlace(dir, place); err != nil {
+		w.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer close(done)
+		_ = resident.Serve(ctx, dir, key, time.Hour, func(context.Context, *resident.Request) *resident.Response {
+			return &resident.Response{Status: resident.StatusOK, PID: os.Getpid()}
+		})
+	}()
+	w.t.Cleanup(func() { cancel(); <-done })
+	deadline := time.Now().Add(stuckAfter)
+	for {
+		actx, acancel := context.WithTimeout(context.Background(), stuckAfter)
+		resp, err := resident.Ask(actx, dir, &resident.Request{Op: resident.OpPing, Key: key})
+		acancel()
+		if err == nil && resp.Status == resident.StatusOK {
+			return dir, done, release
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("the fake server never answered: %+v, %v", resp, err)
+		}
+		time.Sleep(5 * time.Millisecond) // Serve signals nothing before it listens
+	}
+}
+
+// --stop waits until each server it stopped has exited: one that still
+// holds its folder's lock after the wait is named, with its pid and the
+// kill that ends it, and --stop exits 1; once it has exited, --stop says so
+// and exits 0.
+func TestStopWaitsForTheServersToExit(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 5)
+	pid := os.Getpid()
+
+	_, served, release := w.fakeServer(repo, strings.Repeat("ab", 16))
+	out, errOut, code := w.run(repo, "", "recall-server", "--stop")
+	<-served
+	wantErr := fmt.Sprintf("the other recall server (pid %d; another binary: /opt/forgemem-fake/forgemem; other settings) has not exited within 5s", pid)
+	if code != 1 || !strings.Contains(errOut, wantErr) || !strings.Contains(errOut, fmt.Sprintf("kill %d ends it", pid)) || strings.Contains(out, "has exited") {
+		t.Errorf("--stop of a server that does not exit: exit %d\n%s%s\nwant exit 1 and %q, with kill %d", code, out, errOut, wantErr, pid)
+	}
+	release()
+
+	dir, served, release := w.fakeServer(repo, strings.Repeat("cd", 16))
+	go func() { <-served; release() }() // it exits once it has stopped serving
+	out, errOut, code = w.run(repo, "", "recall-server", "--stop")
+	want := fmt.Sprintf("The other recall server (pid %d; another binary: /opt/forgemem-fake/forgemem; other settings) has exited.\n", pid)
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("--stop of a server that exits: exit %d\n%s%s\nwant exit 0 and %q", code, out, errOut, want)
+	}
+	if resident.Running(dir) {
+		t.Error("--stop returned while the server held its lock")
 	}
 }

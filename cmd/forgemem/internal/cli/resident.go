@@ -40,7 +40,9 @@ on Linux only.
   forgemem recall-server --status   says whether one is running here, and which servers of
                                     another binary or other settings still run for these
                                     memory folders
-  forgemem recall-server --stop     asks them all to exit`,
+  forgemem recall-server --stop     asks them all to exit, and waits until they have (5 seconds
+                                    at most in all); one still running is named with its pid,
+                                    and the exit status is 1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if status && stop {
@@ -122,6 +124,14 @@ func (a *app) runRecallServer(ctx context.Context, idle time.Duration) error {
 	if err != nil {
 		return err
 	}
+	// The lock is released last: once it is free, the server has finished
+	// its work (an index build writes its caches into the memory folders),
+	// which --stop waits for.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = ws.Close(cctx)
+	}()
 	if err := ws.Live(); err != nil {
 		return fmt.Errorf("the memory folders cannot be watched, so a recall server could not answer exactly; the hook recalls by itself: %w", err)
 	}
@@ -467,30 +477,58 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	return nil
 }
 
+// stopWait bounds the time recall-server --stop waits, for all the
+// servers it asked to stop together, until each has exited.
+const stopWait = 5 * time.Second
+
 // recallServerStop asks this place's recall server to exit, and the
-// recall servers of other keys serving its memory folders.
+// recall servers of other keys serving its memory folders, then waits, at
+// most stopWait in all, until each has exited. A server that has not is
+// an error naming its pid.
 func (a *app) recallServerStop(ctx context.Context) error {
 	place, dir, err := a.residentPlace()
 	if err != nil {
 		return err
 	}
+	// stopping is a server that answered the request to stop: its folder,
+	// its pid, and what it is, to a person.
+	type stopping struct {
+		dir  string
+		pid  int
+		what string
+	}
+	var asked []stopping
 	resp, err := resident.Ask(ctx, dir, &resident.Request{Op: resident.OpStop, Key: place.Key})
-	stopped := err == nil && resp.Status == resident.StatusOK
-	if err == nil && !stopped {
+	switch {
+	case errors.Is(err, resident.ErrNotRunning):
+		err = nil
+	case err == nil && resp.Status == resident.StatusOK:
+		asked = append(asked, stopping{dir, resp.PID, fmt.Sprintf("recall server (pid %d)", resp.PID)})
+	case err == nil:
 		err = fmt.Errorf("the recall server in %s: %s: %s", dir, resp.Status, resp.Message)
 	}
-	if errors.Is(err, resident.ErrNotRunning) {
-		err = nil
-	}
 	others, oerr := a.otherServers(ctx, filepath.Dir(dir), place, resident.OpStop)
-	if stopped {
-		a.out.printf("The recall server (pid %d) exits.\n", resp.PID)
-	}
 	for _, o := range others {
-		a.out.printf("The other recall server (pid %d%s) exits.\n", o.PID, prefixed("; ", o.why))
+		asked = append(asked, stopping{o.Folder, o.PID, fmt.Sprintf("other recall server (pid %d%s)", o.PID, prefixed("; ", o.why))})
 	}
-	if !stopped && len(others) == 0 && err == nil && oerr == nil {
+	if len(asked) == 0 && err == nil && oerr == nil {
 		a.out.println("No recall server is running here.")
 	}
-	return errors.Join(err, oerr)
+	wctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	var errs []error
+	for _, s := range asked {
+		switch werr := resident.WaitExited(wctx, s.dir); {
+		case werr == nil:
+			a.out.printf("The %s has exited.\n", s.what)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(werr, context.DeadlineExceeded):
+			errs = append(errs, fmt.Errorf("the %s has not exited within %s of being asked to stop (it may be finishing a prompt's answer); "+
+				"forgemem recall-server --status says whether it still runs, and kill %d ends it", s.what, stopWait, s.pid))
+		default:
+			errs = append(errs, fmt.Errorf("the %s was asked to stop; whether it has exited is unknown: %w", s.what, werr))
+		}
+	}
+	return errors.Join(err, oerr, errors.Join(errs...))
 }

@@ -48,6 +48,9 @@ func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) 
 	return errUnsupported
 }
 
+// WaitExited returns at once: there is never a server here.
+func WaitExited(ctx context.Context, dir string) error { return nil }
+
 // Running reports false: there is never a server here.
 func Running(dir string) bool { return false }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"sync"
@@ -35,13 +36,7 @@ func TakeLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resident: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if err := tryLock(f); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, ErrRunning
@@ -49,6 +44,16 @@ func TakeLock(dir string) (*Lock, error) {
 		return nil, fmt.Errorf("resident: lock %s: %w", lockPath(dir), err)
 	}
 	return &Lock{f: f}, nil
+}
+
+// tryLock takes the flock of f without waiting.
+func tryLock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
 }
 
 // Release releases the lock.
@@ -249,6 +254,52 @@ func peerUID(c *net.UnixConn) (int, error) {
 		return 0, credErr
 	}
 	return int(cred.Uid), nil
+}
+
+// exitPoll is how often WaitExited looks at a server's lock.
+const exitPoll = 10 * time.Millisecond
+
+// WaitExited waits until no process holds the lock of the server folder
+// dir — its server has exited: a server keeps its lock until it has
+// finished its work — or ctx ends, with an error wrapping ctx's. It looks
+// at the lock every 10 ms, without making a lock file where there is none
+// (a folder without one is held by nobody).
+func WaitExited(ctx context.Context, dir string) error {
+	t := time.NewTicker(exitPoll)
+	defer t.Stop()
+	for {
+		held, err := lockHeld(dir)
+		if err != nil || !held {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("resident: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// lockHeld reports whether a process holds the lock of the server folder
+// dir; a folder without a lock file is held by nobody, and none is made.
+// When nobody holds it, it takes the lock for a moment.
+func lockHeld(dir string) (bool, error) {
+	f, err := os.OpenFile(lockPath(dir), os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("resident: %w", err)
+	}
+	defer f.Close() // releases the lock, if taken
+	switch err := tryLock(f); {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return true, nil
+	default:
+		return false, fmt.Errorf("resident: lock %s: %w", lockPath(dir), err)
+	}
 }
 
 // Running reports whether a process holds the lock of the server folder

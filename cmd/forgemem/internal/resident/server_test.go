@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -302,6 +303,71 @@ func TestServeLeavesWhenOnlyPinged(t *testing.T) {
 			t.Fatalf("ping %d: %+v", pings, resp)
 		}
 	}
+}
+
+// WaitExited returns once nobody holds a server folder's lock, and fails
+// with the context's error while somebody does; it makes no lock file.
+func TestWaitExited(t *testing.T) {
+	t.Run("no lock file", func(t *testing.T) {
+		dir := serverDir(t)
+		if err := WaitExited(context.Background(), dir); err != nil {
+			t.Errorf("WaitExited = %v", err)
+		}
+		if _, err := os.Lstat(lockPath(dir)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("WaitExited made a lock file: %v", err)
+		}
+	})
+	t.Run("held", func(t *testing.T) {
+		dir := serverDir(t)
+		lock, err := TakeLock(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Release()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := WaitExited(ctx, dir); !errors.Is(err, context.Canceled) {
+			t.Errorf("WaitExited with the lock held = %v, want context.Canceled", err)
+		}
+	})
+	t.Run("released while waiting", func(t *testing.T) {
+		dir := serverDir(t)
+		lock, err := TakeLock(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var releasing atomic.Bool
+		go func() {
+			if !Running(dir) {
+				t.Error("the lock is not held")
+			}
+			releasing.Store(true)
+			lock.Release()
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := WaitExited(ctx, dir); err != nil {
+			t.Errorf("WaitExited = %v", err)
+		}
+		if !releasing.Load() {
+			t.Error("WaitExited returned while the lock was held")
+		}
+	})
+	t.Run("a server asked to stop", func(t *testing.T) {
+		dir := serverDir(t)
+		done := serve(t, dir, time.Hour)
+		if resp, err := ask(t, dir, &Request{Op: OpStop, Key: "k1"}); err != nil || resp.Status != StatusOK {
+			t.Fatalf("stop: %+v, %v", resp, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := WaitExited(ctx, dir); err != nil {
+			t.Errorf("WaitExited = %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // The server's socket is the user's alone.
