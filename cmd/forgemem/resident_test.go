@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -75,15 +76,18 @@ func stopServers(t *testing.T, tmp string) {
 
 // serverStatus is `forgemem recall-server --status --json` in dir.
 type serverStatus struct {
+	State    string `json:"state"`
 	Running  bool   `json:"running"`
 	PID      int    `json:"pid"`
 	Answered uint64 `json:"answered"`
 	Folder   string `json:"folder"`
 	Reason   string `json:"reason"`
 	Others   []struct {
+		State      string   `json:"state"`
 		PID        int      `json:"pid"`
-		Answered   uint64   `json:"answered"`
+		Answered   *uint64  `json:"answered"`
 		Folder     string   `json:"folder"`
+		Recorded   bool     `json:"recorded"`
 		Executable string   `json:"executable"`
 		WorkDir    string   `json:"work_dir"`
 		Differs    []string `json:"differs"`
@@ -691,52 +695,92 @@ func TestStatusAndStopSeeServersOfOtherKeys(t *testing.T) {
 	}
 }
 
-// fakeServer runs, in the test's process, a recall server of key in the
-// world's private folder whose record says it serves the repository repo
-// (a folder name that is a key other than the world's own). It holds the
-// folder's lock until release is called or the test ends, as a server
-// still finishing its work would; served is closed once it has stopped
-// serving.
-func (w *world) fakeServer(repo, key string) (dir string, served <-chan struct{}, release func()) {
+// fake is a recall server the test's process runs in a folder of the
+// world's private folder, named by a key other than the world's own.
+type fake struct {
+	t        *testing.T
+	dir, key string
+	// pings counts the pings it answered (OpPing).
+	pings atomic.Int32
+	// served is closed once it has stopped serving.
+	served chan struct{}
+	// release releases its lock: it has exited. Until then it holds it, as
+	// a server still finishing its work, or building its index, would.
+	release func()
+	// start starts serving.
+	start func()
+}
+
+// fakePlace is the record of a fake server serving the repository repo,
+// started by another binary with other settings.
+func (w *world) fakePlace(repo string, revision int) *resident.Place {
+	return &resident.Place{PID: os.Getpid(), WorkDir: repo, RepoDir: filepath.Join(repo, ".forge", "memory"),
+		UserDir: filepath.Join(w.home, ".forge", "memory"), Executable: "/opt/forgemem-fake/forgemem", Binary: "fake", Settings: "fake", Revision: revision}
+}
+
+// fakeServer makes the folder of key, takes its lock and records place in
+// it (nil: no record); the server is starting until listen is called.
+func (w *world) fakeServer(key string, place *resident.Place) *fake {
 	w.t.Helper()
 	base, err := resident.PrivateDir(w.env)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if dir, err = resident.ServerDir(base, key); err != nil {
+	f := &fake{t: w.t, key: key, served: make(chan struct{})}
+	if f.dir, err = resident.ServerDir(base, key); err != nil {
 		w.t.Fatal(err)
 	}
-	lock, err := resident.TakeLock(dir)
+	lock, err := resident.TakeLock(f.dir)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	var once sync.Once
-	release = func() { once.Do(lock.Release) }
-	w.t.Cleanup(release)
-	place := resident.Place{Key: key, PID: os.Getpid(), WorkDir: repo, RepoDir: filepath.Join(repo, ".forge", "memory"),
-		UserDir: filepath.Join(w.home, ".forge", "memory"), Executable: "/opt/forgemem-fake/forgemem", Binary: "fake", Settings: "fake"}
-	if err := resident.WritePlace(dir, place); err != nil {
-		w.t.Fatal(err)
-	}
-	done := make(chan struct{})
+	var released, started sync.Once
+	f.release = func() { released.Do(lock.Release) }
+	w.t.Cleanup(f.release)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		defer close(done)
-		_ = resident.Serve(ctx, dir, key, time.Hour, func(context.Context, *resident.Request) *resident.Response {
-			return &resident.Response{Status: resident.StatusOK, PID: os.Getpid()}
+	f.start = func() {
+		started.Do(func() {
+			go func() {
+				defer close(f.served)
+				_ = resident.Serve(ctx, f.dir, f.key, time.Hour, func(_ context.Context, req *resident.Request) *resident.Response {
+					if req.Op == resident.OpPing {
+						f.pings.Add(1)
+					}
+					return &resident.Response{Status: resident.StatusOK, PID: os.Getpid()}
+				})
+			}()
 		})
-	}()
-	w.t.Cleanup(func() { cancel(); <-done })
+	}
+	w.t.Cleanup(func() {
+		cancel()
+		started.Do(func() { close(f.served) }) // never started
+		<-f.served
+	})
+	if place != nil {
+		p := *place
+		p.Key = key
+		if err := resident.WritePlace(f.dir, p); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// listen starts serving, and returns once the server answers.
+func (f *fake) listen() *fake {
+	f.t.Helper()
+	f.start()
 	deadline := time.Now().Add(stuckAfter)
 	for {
+		// A recall, not a ping: the pings count what --status asks.
 		actx, acancel := context.WithTimeout(context.Background(), stuckAfter)
-		resp, err := resident.Ask(actx, dir, &resident.Request{Op: resident.OpPing, Key: key})
+		resp, err := resident.Ask(actx, f.dir, &resident.Request{Op: resident.OpRecall, Key: f.key})
 		acancel()
 		if err == nil && resp.Status == resident.StatusOK {
-			return dir, done, release
+			return f
 		}
 		if time.Now().After(deadline) {
-			w.t.Fatalf("the fake server never answered: %+v, %v", resp, err)
+			f.t.Fatalf("the fake server never answered: %+v, %v", resp, err)
 		}
 		time.Sleep(5 * time.Millisecond) // Serve signals nothing before it listens
 	}
@@ -752,23 +796,136 @@ func TestStopWaitsForTheServersToExit(t *testing.T) {
 	w.seed(repo, 5)
 	pid := os.Getpid()
 
-	_, served, release := w.fakeServer(repo, strings.Repeat("ab", 16))
+	f := w.fakeServer(strings.Repeat("ab", 16), w.fakePlace(repo, resident.Revision)).listen()
 	out, errOut, code := w.run(repo, "", "recall-server", "--stop")
-	<-served
+	<-f.served
 	wantErr := fmt.Sprintf("the other recall server (pid %d; another binary: /opt/forgemem-fake/forgemem; other settings) has not exited within 5s", pid)
 	if code != 1 || !strings.Contains(errOut, wantErr) || !strings.Contains(errOut, fmt.Sprintf("kill %d ends it", pid)) || strings.Contains(out, "has exited") {
 		t.Errorf("--stop of a server that does not exit: exit %d\n%s%s\nwant exit 1 and %q, with kill %d", code, out, errOut, wantErr, pid)
 	}
-	release()
+	f.release()
 
-	dir, served, release := w.fakeServer(repo, strings.Repeat("cd", 16))
-	go func() { <-served; release() }() // it exits once it has stopped serving
+	f = w.fakeServer(strings.Repeat("cd", 16), w.fakePlace(repo, resident.Revision)).listen()
+	go func() { <-f.served; f.release() }() // it exits once it has stopped serving
 	out, errOut, code = w.run(repo, "", "recall-server", "--stop")
 	want := fmt.Sprintf("The other recall server (pid %d; another binary: /opt/forgemem-fake/forgemem; other settings) has exited.\n", pid)
 	if code != 0 || out != want || errOut != "" {
 		t.Errorf("--stop of a server that exits: exit %d\n%s%s\nwant exit 0 and %q", code, out, errOut, want)
 	}
-	if resident.Running(dir) {
+	if resident.Running(f.dir) {
 		t.Error("--stop returned while the server held its lock")
+	}
+}
+
+// --status lists the recall servers it cannot ask, or must not: one
+// building its index (its folder's lock held, no socket yet), here or of
+// another key; one with no record of what it serves, starting or running,
+// which it does not ask; and one of an older binary, whose ping would
+// count as use, which it does not ask either. --stop stops them all,
+// asking one still starting as soon as it listens, and says which it
+// could not.
+func TestStatusListsTheServersItCannotAsk(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 5)
+	pid := os.Getpid()
+	const exe = "/opt/forgemem-fake/forgemem"
+	// Here: starting, as a server of this binary and these settings
+	// records itself before it builds its index.
+	own := w.serverStatus(repo)
+	ownLock, err := resident.TakeLock(own.Folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ownLock.Release)
+	if err := resident.WritePlace(own.Folder, resident.Place{Key: filepath.Base(own.Folder), PID: pid}); err != nil {
+		t.Fatal(err)
+	}
+	starting := w.fakeServer(strings.Repeat("11", 16), w.fakePlace(repo, resident.Revision))
+	startingUnrecorded := w.fakeServer(strings.Repeat("22", 16), nil)
+	unrecorded := w.fakeServer(strings.Repeat("33", 16), nil).listen()
+	older := w.fakeServer(strings.Repeat("44", 16), w.fakePlace(repo, 0)).listen()
+	current := w.fakeServer(strings.Repeat("55", 16), w.fakePlace(repo, resident.Revision)).listen()
+
+	st := w.serverStatus(repo)
+	if st.State != "starting" || st.Running || st.PID != pid {
+		t.Errorf("--status here: %+v; want starting, pid %d", st, pid)
+	}
+	type listed struct {
+		State    string
+		PID      int
+		Answered bool
+		Recorded bool
+	}
+	got := map[string]listed{}
+	for _, o := range st.Others {
+		got[o.Folder] = listed{o.State, o.PID, o.Answered != nil, o.Recorded}
+	}
+	want := map[string]listed{
+		starting.dir:           {"starting", pid, false, true},
+		startingUnrecorded.dir: {"starting", 0, false, false},
+		unrecorded.dir:         {"running", 0, false, false},
+		older.dir:              {"running", pid, false, true},
+		current.dir:            {"running", pid, true, true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("--status lists\n%+v\nwant\n%+v", got, want)
+	}
+	text := w.ok(repo, "", "recall-server", "--status")
+	differs := "another binary: " + exe + "; other settings"
+	for _, want := range []string{
+		fmt.Sprintf("A recall server is starting here (pid %d, building its index), in %s.", pid, own.Folder),
+		fmt.Sprintf("Another recall server is starting for these memory folders (pid %d, building its index; %s), in %s.", pid, differs, starting.dir),
+		fmt.Sprintf("Another recall server (no record of what it serves yet) is starting, in %s.", startingUnrecorded.dir),
+		fmt.Sprintf("Another recall server (no record of what it serves) is running, in %s.", unrecorded.dir),
+		fmt.Sprintf("Another recall server also serves these memory folders (pid %d; not asked how it is, since its older forgemem would count that as a prompt; %s), in %s.", pid, differs, older.dir),
+		fmt.Sprintf("Another recall server also serves these memory folders (pid %d, 0 prompts answered; %s), in %s.", pid, differs, current.dir),
+		"forgemem recall-server --stop stops them all.",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("--status says\n%s\nwant it to say %q", text, want)
+		}
+	}
+	if n := current.pings.Load(); n != 2 {
+		t.Errorf("the server of this revision was pinged %d times by two --status; want 2", n)
+	}
+	for _, f := range []*fake{unrecorded, older} {
+		if n := f.pings.Load(); n != 0 {
+			t.Errorf("--status pinged the server in %s %d times; want none: it counts a ping as use", f.dir, n)
+		}
+	}
+
+	// The server here never listens: --stop says so, with its pid, exit 1.
+	// The other one starting listens once the last one is stopped, which
+	// --stop asks after it has found it starting; each exits once it has
+	// stopped serving.
+	startingUnrecorded.release() // it exits before it listens
+	for _, f := range []*fake{unrecorded, older, current} {
+		go func() { <-f.served; f.release() }()
+	}
+	go func() {
+		<-current.served
+		starting.start()
+		<-starting.served
+		starting.release()
+	}()
+	out, errOut, code := w.run(repo, "", "recall-server", "--stop")
+	wantErr := fmt.Sprintf("the recall server (pid %d) is still building its index, in %s, and could not be asked to stop within 5s; "+
+		"run forgemem recall-server --stop again once it has started, or end it with kill %d", pid, own.Folder, pid)
+	if code != 1 || !strings.Contains(errOut, wantErr) {
+		t.Errorf("--stop: exit %d, stderr\n%s\nwant exit 1 and %q", code, errOut, wantErr)
+	}
+	for want, n := range map[string]int{
+		fmt.Sprintf("The other recall server (pid %d; %s) has exited.\n", pid, differs):                 3, // starting, older, current
+		fmt.Sprintf("The other recall server (pid %d; no record of what it serves) has exited.\n", pid): 1,
+	} {
+		if strings.Count(out, want) != n {
+			t.Errorf("--stop says\n%s\nwant %q %d times", out, want, n)
+		}
+	}
+	for _, f := range []*fake{starting, unrecorded, older, current} {
+		if resident.Running(f.dir) {
+			t.Errorf("after --stop, the server in %s still holds its lock", f.dir)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,9 +38,10 @@ always sees what was written before it. One runs per place and configuration: a 
 settings or of the binary starts another, and the old one exits after its --idle. It runs
 on Linux only.
 
-  forgemem recall-server --status   says whether one is running here, and which servers of
-                                    another binary or other settings still run for these
-                                    memory folders
+  forgemem recall-server --status   says whether one is running (or starting) here, and which
+                                    servers of another binary or other settings still run for
+                                    these memory folders, or may: those with no record of what
+                                    they serve; being asked does not keep a server running
   forgemem recall-server --stop     asks them all to exit, and waits until they have (5 seconds
                                     at most in all); one still running is named with its pid,
                                     and the exit status is 1`,
@@ -347,58 +349,176 @@ func (a *app) startResident(idle time.Duration) error {
 	return resident.StartDetached(dir, a.env.Executable, args, a.workDir(), a.env.Settings.Env)
 }
 
-// askOtherLimit bounds the time a recall server of another key may take
-// to answer --status or --stop.
-const askOtherLimit = 5 * time.Second
+// askLimit bounds the time a recall server may take to answer --status or
+// --stop.
+const askLimit = 5 * time.Second
 
-// otherServer is a running recall server of another key (another binary,
-// other settings) serving this place's memory folders.
-type otherServer struct {
-	PID      int    `json:"pid"`
-	Answered uint64 `json:"answered"`
-	Folder   string `json:"folder"`
-	// Executable and WorkDir are the binary that runs it and the folder it
-	// was started in, as it recorded them.
-	Executable string `json:"executable"`
-	WorkDir    string `json:"work_dir,omitempty"`
-	// Differs names what differs from this command's: "binary",
-	// "settings", "user_dir"; empty when only the making of the key does.
-	Differs []string `json:"differs"`
-	// why says it to a person.
-	why string
+// ask asks the recall server of key in the folder dir, within askLimit.
+func ask(ctx context.Context, dir, key, op string) (*resident.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, askLimit)
+	defer cancel()
+	return resident.Ask(ctx, dir, &resident.Request{Op: op, Key: key})
 }
 
-// otherServers asks, within askOtherLimit each, the recall servers of
-// other keys serving the memory folders of place (found in the private
-// folder base) with the request op (OpPing or OpStop), and returns those
-// that answered. A server that has exited meanwhile is left out; another
-// failure is in the error, after the others were asked.
-func (a *app) otherServers(ctx context.Context, base string, place resident.Place, op string) ([]otherServer, error) {
+// The states of a recall server --status lists.
+const (
+	// stateRunning: it answers, or its socket is there.
+	stateRunning = "running"
+	// stateStarting: it holds its folder's lock, and has no socket yet: it
+	// is building its index, and answers nothing before it has.
+	stateStarting = "starting"
+	// stateStopped: no server holds the folder's lock.
+	stateStopped = "stopped"
+)
+
+// otherServer is a recall server of another key (another binary, other
+// settings) that serves this place's memory folders — or may: one that
+// recorded nothing of what it serves.
+type otherServer struct {
+	// State is stateRunning or stateStarting.
+	State string `json:"state"`
+	// PID is its process id, as it answered or recorded it; left out when
+	// unknown (it recorded nothing).
+	PID int `json:"pid,omitempty"`
+	// Answered counts the prompts it answered; left out when it was not
+	// asked: starting, or of a binary that would count the question as use
+	// (resident.Place.PingKeepsAlive), or with no record.
+	Answered *uint64 `json:"answered,omitempty"`
+	Folder   string  `json:"folder"`
+	// Recorded is false for a server with no record of what it serves
+	// (started by a binary that wrote none, or not recorded yet):
+	// Executable, WorkDir and Differs are then unknown.
+	Recorded bool `json:"recorded"`
+	// Executable and WorkDir are the binary that runs it and the folder it
+	// was started in, as it recorded them.
+	Executable string `json:"executable,omitempty"`
+	WorkDir    string `json:"work_dir,omitempty"`
+	// Differs names what differs from this command's: "binary",
+	// "settings", "user_dir"; empty when only the making of the key does,
+	// null when unknown.
+	Differs []string `json:"differs"`
+	// key is its key; why says what differs to a person.
+	key, why string
+	// oldBinary is set for a server of a binary whose ping counts as use.
+	oldBinary bool
+}
+
+// otherServerOf is what the record of o tells of its server; place is
+// this command's.
+func otherServerOf(place resident.Place, o resident.Other) otherServer {
+	s := otherServer{Folder: o.Dir, Recorded: o.Recorded, PID: o.Place.PID, key: o.Place.Key, oldBinary: o.Place.PingKeepsAlive()}
+	if o.Recorded {
+		differs := place.Differs(o.Place)
+		s.Executable, s.WorkDir, s.Differs, s.why = o.Place.Executable, o.Place.WorkDir, append([]string{}, differs...), whyOther(place, o.Place, differs)
+	}
+	return s
+}
+
+// about is what --stop says of s beside its pid.
+func (s otherServer) about() []string {
+	if !s.Recorded {
+		return []string{"no record of what it serves"}
+	}
+	return []string{s.why}
+}
+
+// serverName is what --stop calls a recall server: "recall server (pid
+// N)", "other recall server (pid N; another binary: …)"; a pid of 0 is
+// unknown, and an empty about is left out.
+func serverName(other bool, pid int, about ...string) string {
+	name := "recall server"
+	if other {
+		name = "other recall server"
+	}
+	var parts []string
+	if pid > 0 {
+		parts = append(parts, fmt.Sprintf("pid %d", pid))
+	}
+	for _, a := range about {
+		if a != "" {
+			parts = append(parts, a)
+		}
+	}
+	if len(parts) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// sentence is s in --status's text.
+func (s otherServer) sentence() string {
+	why := prefixed("; ", s.why)
+	switch {
+	case !s.Recorded && s.State == stateStarting:
+		return fmt.Sprintf("Another recall server (no record of what it serves yet) is starting, in %s.", s.Folder)
+	case !s.Recorded:
+		return fmt.Sprintf("Another recall server (no record of what it serves) is running, in %s.", s.Folder)
+	case s.State == stateStarting:
+		return fmt.Sprintf("Another recall server is starting for these memory folders (pid %d, building its index%s), in %s.", s.PID, why, s.Folder)
+	case s.Answered == nil:
+		return fmt.Sprintf("Another recall server also serves these memory folders (pid %d; not asked how it is, since its older forgemem would count that as a prompt%s), in %s.",
+			s.PID, why, s.Folder)
+	}
+	return fmt.Sprintf("Another recall server also serves these memory folders (pid %d, %d prompts answered%s), in %s.", s.PID, *s.Answered, why, s.Folder)
+}
+
+// otherServers returns the recall servers of other keys, running or
+// starting, that serve the memory folders of place (found in the private
+// folder base), or may: those with no record of what they serve. It asks
+// a running one how it is (OpPing) unless the question would keep it
+// running — a server of an older binary, or with no record — and says
+// then what its folder shows (resident.Look). A server that has exited is
+// left out; another failure is in the error, after the others were looked
+// at.
+func (a *app) otherServers(ctx context.Context, base string, place resident.Place) ([]otherServer, error) {
 	found, err := resident.Others(base, place)
 	if err != nil {
 		return nil, err
 	}
-	var out []otherServer
+	out := []otherServer{}
 	var errs []error
 	for _, o := range found {
-		actx, cancel := context.WithTimeout(ctx, askOtherLimit)
-		resp, err := resident.Ask(actx, o.Dir, &resident.Request{Op: op, Key: o.Place.Key})
-		cancel()
-		switch {
-		case errors.Is(err, resident.ErrNotRunning):
-			continue
-		case err != nil:
-			errs = append(errs, fmt.Errorf("the recall server in %s: %w", o.Dir, err))
-			continue
-		case resp.Status != resident.StatusOK:
-			errs = append(errs, fmt.Errorf("the recall server in %s: %s: %s", o.Dir, resp.Status, resp.Message))
-			continue
+		s := otherServerOf(place, o)
+		if o.Recorded && !s.oldBinary {
+			resp, err := ask(ctx, o.Dir, s.key, resident.OpPing)
+			switch {
+			case err == nil && resp.Status == resident.StatusOK:
+				s.State, s.PID, s.Answered = stateRunning, resp.PID, &resp.Answered
+				out = append(out, s)
+				continue
+			case err == nil:
+				errs = append(errs, fmt.Errorf("the recall server in %s: %s: %s", o.Dir, resp.Status, resp.Message))
+				continue
+			case !errors.Is(err, resident.ErrNotRunning):
+				errs = append(errs, fmt.Errorf("the recall server in %s: %w", o.Dir, err))
+				continue
+			}
 		}
-		differs := place.Differs(o.Place)
-		out = append(out, otherServer{PID: resp.PID, Answered: resp.Answered, Folder: o.Dir, Executable: o.Place.Executable,
-			WorkDir: o.Place.WorkDir, Differs: append([]string{}, differs...), why: whyOther(place, o.Place, differs)})
+		state, err := lookAt(o.Dir)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case state != stateStopped:
+			s.State = state
+			out = append(out, s)
+		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// lookAt is the state of the server of the folder dir, as the folder shows
+// it (resident.Look).
+func lookAt(dir string) (string, error) {
+	st, err := resident.Look(dir)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("the recall server folder %s: %w", dir, err)
+	case st == resident.Starting:
+		return stateStarting, nil
+	case st == resident.Listening:
+		return stateRunning, nil
+	}
+	return stateStopped, nil
 }
 
 // whyOther says why the server of place o is not the one of place p, in
@@ -428,28 +548,50 @@ func prefixed(prefix, s string) string {
 	return prefix + s
 }
 
+// recordedPID is the pid the server of key recorded in its folder dir, 0
+// when it recorded none.
+func recordedPID(dir, key string) int {
+	p, err := resident.ReadPlace(dir)
+	if err != nil || p.Key != key {
+		return 0
+	}
+	return p.PID
+}
+
 // recallServerStatus says whether this place's recall server runs, and
-// which recall servers of other keys serve its memory folders.
+// which recall servers of other keys serve its memory folders, or may.
+// Asking a server how it is does not count as use: it still exits when
+// idle.
 func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	st := struct {
+		// State is stateRunning (it answers), stateStarting or
+		// stateStopped.
+		State    string `json:"state"`
 		Running  bool   `json:"running"`
 		PID      int    `json:"pid,omitempty"`
 		Answered uint64 `json:"answered"`
 		Folder   string `json:"folder,omitempty"`
 		Reason   string `json:"reason,omitempty"`
-		// Others are the running servers of other keys serving this
-		// place's memory folders.
+		// Others are the servers of other keys serving this place's
+		// memory folders, or that may.
 		Others []otherServer `json:"others"`
-	}{Others: []otherServer{}}
+	}{State: stateStopped, Others: []otherServer{}}
 	place, dir, err := a.residentPlace()
 	if err == nil {
 		st.Folder = dir
 		var resp *resident.Response
-		resp, err = resident.Ask(ctx, dir, &resident.Request{Op: resident.OpPing, Key: place.Key})
-		if err == nil && resp.Status == resident.StatusOK {
-			st.Running, st.PID, st.Answered = true, resp.PID, resp.Answered
+		resp, err = ask(ctx, dir, place.Key, resident.OpPing)
+		switch {
+		case err == nil && resp.Status == resident.StatusOK:
+			st.State, st.Running, st.PID, st.Answered = stateRunning, true, resp.PID, resp.Answered
+		case errors.Is(err, resident.ErrNotRunning):
+			// Starting, or none: the folder says.
+			var state string
+			if state, err = lookAt(dir); state == stateStarting || state == stateRunning {
+				st.State, st.PID = stateStarting, recordedPID(dir, place.Key)
+			}
 		}
-		others, oerr := a.otherServers(ctx, filepath.Dir(dir), place, resident.OpPing)
+		others, oerr := a.otherServers(ctx, filepath.Dir(dir), place)
 		st.Others = append(st.Others, others...)
 		err = errors.Join(err, oerr)
 	}
@@ -462,14 +604,17 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	switch {
 	case st.Running:
 		a.out.printf("A recall server is running here (pid %d, %d prompts answered), in %s.\n", st.PID, st.Answered, st.Folder)
+	case st.State == stateStarting && st.PID > 0:
+		a.out.printf("A recall server is starting here (pid %d, building its index), in %s.\n", st.PID, st.Folder)
+	case st.State == stateStarting:
+		a.out.printf("A recall server is starting here (building its index), in %s.\n", st.Folder)
 	case len(st.Others) > 0:
 		a.out.println("No recall server of this binary and these settings is running here; the next prompt's hook starts one.")
 	default:
 		a.out.println("No recall server is running here; the next prompt's hook starts one.")
 	}
 	for _, o := range st.Others {
-		a.out.printf("Another recall server also serves these memory folders (pid %d, %d prompts answered%s), in %s.\n",
-			o.PID, o.Answered, prefixed("; ", o.why), o.Folder)
+		a.out.println(o.sentence())
 	}
 	if len(st.Others) > 0 {
 		a.out.println("forgemem recall-server --stop stops them all.")
@@ -478,57 +623,141 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 }
 
 // stopWait bounds the time recall-server --stop waits, for all the
-// servers it asked to stop together, until each has exited.
+// servers it asked to stop together, until each has exited, and for the
+// servers still starting to listen, so that it can ask them.
 const stopWait = 5 * time.Second
 
+// stopping is a recall server --stop asks to exit: its folder and key,
+// its pid (0 while unknown), what it is to a person, and whether it was
+// still starting (not listening) when asked.
+type stopping struct {
+	dir, key string
+	pid      int
+	other    bool
+	about    []string
+	starting bool
+}
+
+func (t stopping) name() string { return serverName(t.other, t.pid, t.about...) }
+
 // recallServerStop asks this place's recall server to exit, and the
-// recall servers of other keys serving its memory folders, then waits, at
-// most stopWait in all, until each has exited. A server that has not is
-// an error naming its pid.
+// recall servers of other keys serving its memory folders or that may
+// (what --status lists), then waits, at most stopWait in all, until each
+// has exited; a server still starting is asked as soon as it listens. A
+// server still running then is an error naming its pid.
 func (a *app) recallServerStop(ctx context.Context) error {
 	place, dir, err := a.residentPlace()
 	if err != nil {
 		return err
 	}
-	// stopping is a server that answered the request to stop: its folder,
-	// its pid, and what it is, to a person.
-	type stopping struct {
-		dir  string
-		pid  int
-		what string
+	targets := []stopping{{dir: dir, key: place.Key, pid: recordedPID(dir, place.Key)}}
+	found, err := resident.Others(filepath.Dir(dir), place)
+	for _, o := range found {
+		s := otherServerOf(place, o)
+		targets = append(targets, stopping{dir: o.Dir, key: s.key, pid: s.PID, other: true, about: s.about()})
 	}
-	var asked []stopping
-	resp, err := resident.Ask(ctx, dir, &resident.Request{Op: resident.OpStop, Key: place.Key})
-	switch {
-	case errors.Is(err, resident.ErrNotRunning):
-		err = nil
-	case err == nil && resp.Status == resident.StatusOK:
-		asked = append(asked, stopping{dir, resp.PID, fmt.Sprintf("recall server (pid %d)", resp.PID)})
-	case err == nil:
-		err = fmt.Errorf("the recall server in %s: %s: %s", dir, resp.Status, resp.Message)
-	}
-	others, oerr := a.otherServers(ctx, filepath.Dir(dir), place, resident.OpStop)
-	for _, o := range others {
-		asked = append(asked, stopping{o.Folder, o.PID, fmt.Sprintf("other recall server (pid %d%s)", o.PID, prefixed("; ", o.why))})
-	}
-	if len(asked) == 0 && err == nil && oerr == nil {
-		a.out.println("No recall server is running here.")
-	}
-	wctx, cancel := context.WithTimeout(ctx, stopWait)
-	defer cancel()
-	var errs []error
-	for _, s := range asked {
-		switch werr := resident.WaitExited(wctx, s.dir); {
-		case werr == nil:
-			a.out.printf("The %s has exited.\n", s.what)
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.Is(werr, context.DeadlineExceeded):
-			errs = append(errs, fmt.Errorf("the %s has not exited within %s of being asked to stop (it may be finishing a prompt's answer); "+
-				"forgemem recall-server --status says whether it still runs, and kill %d ends it", s.what, stopWait, s.pid))
-		default:
-			errs = append(errs, fmt.Errorf("the %s was asked to stop; whether it has exited is unknown: %w", s.what, werr))
+	errs := []error{err}
+	var waiting []stopping
+	for _, t := range targets {
+		resp, err := ask(ctx, t.dir, t.key, resident.OpStop)
+		switch {
+		case err == nil && resp.Status == resident.StatusOK:
+			t.pid = resp.PID
+			waiting = append(waiting, t)
+		case err == nil:
+			errs = append(errs, fmt.Errorf("the recall server in %s: %s: %s", t.dir, resp.Status, resp.Message))
+		case !errors.Is(err, resident.ErrNotRunning):
+			errs = append(errs, fmt.Errorf("the recall server in %s: %w", t.dir, err))
+		default: // no socket, or nobody on it: starting, or gone
+			state, err := lookAt(t.dir)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case state != stateStopped:
+				t.starting = true
+				waiting = append(waiting, t)
+			}
 		}
 	}
-	return errors.Join(err, oerr, errors.Join(errs...))
+	if len(waiting) == 0 && errors.Join(errs...) == nil {
+		a.out.println("No recall server is running here.")
+		return nil
+	}
+	// Each is waited for at once, so that one slow to exit or to listen
+	// leaves the others their time.
+	deadline := time.Now().Add(stopWait)
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	werrs, late := make([]error, len(waiting)), make([]bool, len(waiting))
+	var wg sync.WaitGroup
+	for i := range waiting {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if waiting[i].starting {
+				werrs[i] = stopWhenListening(wctx, &waiting[i])
+			} else {
+				werrs[i] = resident.WaitExited(wctx, waiting[i].dir)
+			}
+			late[i] = werrs[i] != nil && !time.Now().Before(deadline)
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for i, t := range waiting {
+		switch {
+		case werrs[i] == nil:
+			a.out.printf("The %s has exited.\n", t.name())
+		case late[i] && t.starting:
+			kill := ""
+			if t.pid > 0 {
+				kill = fmt.Sprintf(", or end it with kill %d", t.pid)
+			}
+			errs = append(errs, fmt.Errorf("the %s is still building its index, in %s, and could not be asked to stop within %s; "+
+				"run forgemem recall-server --stop again once it has started%s", t.name(), t.dir, stopWait, kill))
+		case late[i]:
+			errs = append(errs, fmt.Errorf("the %s has not exited within %s of being asked to stop (it may be finishing a prompt's answer); "+
+				"forgemem recall-server --status says whether it still runs, and kill %d ends it", t.name(), stopWait, t.pid))
+		case t.starting:
+			errs = append(errs, fmt.Errorf("the %s, starting in %s: %w", t.name(), t.dir, werrs[i]))
+		default:
+			errs = append(errs, fmt.Errorf("the %s was asked to stop; whether it has exited is unknown: %w", t.name(), werrs[i]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopPoll is how often --stop asks a starting server to stop until it
+// listens.
+const stopPoll = 10 * time.Millisecond
+
+// stopWhenListening asks the recall server t, still starting, to stop as
+// soon as it listens, and waits until it has exited — or has exited by
+// itself first — or ctx ends. It records in t the pid the server answered
+// with.
+func stopWhenListening(ctx context.Context, t *stopping) error {
+	tick := time.NewTicker(stopPoll)
+	defer tick.Stop()
+	for {
+		resp, err := ask(ctx, t.dir, t.key, resident.OpStop)
+		switch {
+		case err == nil && resp.Status == resident.StatusOK:
+			t.pid = resp.PID
+			return resident.WaitExited(ctx, t.dir)
+		case err == nil:
+			return fmt.Errorf("%s: %s", resp.Status, resp.Message)
+		case !errors.Is(err, resident.ErrNotRunning):
+			return err
+		}
+		if st, err := resident.Look(t.dir); err != nil || st == resident.Stopped {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("resident: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
 }

@@ -15,7 +15,8 @@
 // folder stays until a server of another key, starting, removes the
 // folders no server used for a while ([Prune]). Meanwhile a server's
 // record of what it serves ([Place], [WritePlace]) lets a command of
-// another key find it ([Others]) to report or stop it.
+// another key find it ([Others]) to report or stop it, and its folder
+// tells whether it runs, or is starting, without asking it ([Look]).
 //
 // One server runs per key: it holds an OS lock ([Lock]) for its life, and
 // listens only once its index is built. A hook that finds no server (no

@@ -36,7 +36,16 @@ type Place struct {
 	// environment variables a provider reads: equal hashes, equal
 	// configuration. The API keys go into the hash only.
 	Settings string `json:"settings"`
+	// Revision is the wire format's revision its binary speaks (see
+	// [Revision]); 0 in the record of a binary before revisions.
+	Revision int `json:"revision,omitempty"`
 }
+
+// PingKeepsAlive reports whether asking the server of place p how it is
+// (OpPing) would count as use, and restart its idle time: a server of a
+// binary before [Revision] 1. A client that only wants to know how it is
+// looks at its folder instead ([Look]).
+func (p Place) PingKeepsAlive() bool { return p.Revision < 1 }
 
 // Key names the server of a place and a configuration: a hash of the wire
 // format's version, the binary (its path, size and modification time),
@@ -56,7 +65,8 @@ func Key(s *settings.Settings, environ []string, executable string) (string, err
 
 // PlaceOf is the place of the server a process of settings s, environment
 // environ and binary executable asks: its key and what the key is made of
-// (see [Key]). PID and WorkDir are left empty.
+// (see [Key]), and the wire format's revision this binary speaks. PID and
+// WorkDir are left empty.
 func PlaceOf(s *settings.Settings, environ []string, executable string) (Place, error) {
 	info, err := os.Stat(executable)
 	if err != nil {
@@ -78,7 +88,7 @@ func PlaceOf(s *settings.Settings, environ []string, executable string) (Place, 
 		k, v, _ := strings.Cut(kv, "=")
 		conf.put("env."+k, v)
 	}
-	p := Place{RepoDir: s.Paths.RepoDir, UserDir: s.Paths.UserDir, Executable: executable, Binary: bin.sum(), Settings: conf.sum()}
+	p := Place{RepoDir: s.Paths.RepoDir, UserDir: s.Paths.UserDir, Executable: executable, Binary: bin.sum(), Settings: conf.sum(), Revision: Revision}
 	key := newDigest()
 	key.put("binary", p.Binary)
 	key.put("repo_dir", p.RepoDir)

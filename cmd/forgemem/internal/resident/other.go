@@ -68,9 +68,26 @@ func WritePlace(dir string, p Place) error { return errUnsupported }
 
 // Other is a server folder of another key.
 type Other struct {
-	Dir   string
-	Place Place
+	Dir      string
+	Place    Place
+	Recorded bool
 }
+
+// ReadPlace fails: there is no server here.
+func ReadPlace(dir string) (Place, error) { return Place{}, errUnsupported }
+
+// State is what a server folder shows of its server.
+type State int
+
+// The states of a server folder.
+const (
+	Stopped State = iota
+	Starting
+	Listening
+)
+
+// Look reports Stopped: there is never a server here.
+func Look(dir string) (State, error) { return Stopped, nil }
 
 // Others finds nothing: there are no server folders here.
 func Others(base string, p Place) ([]Other, error) { return nil, nil }

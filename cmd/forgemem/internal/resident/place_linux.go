@@ -56,18 +56,24 @@ func WritePlace(dir string, p Place) error {
 type Other struct {
 	Dir   string
 	Place Place
+	// Recorded is false for a folder that holds no record: its server, if
+	// one runs, was started by a binary that records none, or has not
+	// recorded its place yet. What it serves is unknown; Place holds its
+	// key (the folder's name) alone.
+	Recorded bool
 }
 
 // Others returns, sorted by folder, the server folders in the private
 // folder base, other than p's own, whose server recorded a place that
-// serves p's work ([Place.Serves]): those of another binary or other
-// settings. A folder's server may have exited since: the caller asks each
-// ([Ask], with the folder's name as the key) whether it runs. Only what
-// the user's own processes wrote counts: a folder named by a key, private
-// to the user (mode 0700, never a link), holding a regular file of the
-// user's, not writable by others, that names the folder's key. It looks at
-// the first 1024 entries of base at most and reads at most 64 KiB of each
-// record.
+// serves p's work ([Place.Serves]) — those of another binary or other
+// settings — and those that hold no record, which may serve it. A
+// folder's server may have exited since, or be starting: the caller looks
+// at each ([Look]) or asks it ([Ask], with the folder's name as the key).
+// Only what the user's own processes wrote counts: a folder named by a
+// key, private to the user (mode 0700, never a link), holding a regular
+// file of the user's, not writable by others, that names the folder's key,
+// or no file of that name at all. It looks at the first 1024 entries of
+// base at most and reads at most 64 KiB of each record.
 func Others(base string, p Place) ([]Other, error) {
 	d, err := os.OpenFile(base, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -85,20 +91,26 @@ func Others(base string, p Place) ([]Other, error) {
 			continue
 		}
 		dir := filepath.Join(base, name)
-		q, err := readPlace(dir)
+		q, err := ReadPlace(dir)
+		if errors.Is(err, fs.ErrNotExist) { // a private folder without a record
+			out = append(out, Other{Dir: dir, Place: Place{Key: name}})
+			continue
+		}
 		if err != nil || q.Key != name || !p.Serves(q) {
 			continue
 		}
-		out = append(out, Other{Dir: dir, Place: q})
+		out = append(out, Other{Dir: dir, Place: q, Recorded: true})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
 	return out, nil
 }
 
-// readPlace reads the place recorded in the server folder dir, which must
-// be a folder private to the user, its record a regular file of the
-// user's that others cannot write; neither is followed if a link.
-func readPlace(dir string) (Place, error) {
+// ReadPlace reads the place recorded in the server folder dir, which must
+// be a folder private to the user (else an error wrapping ErrUnsafeDir),
+// its record a regular file of the user's that others cannot write;
+// neither is followed if a link. A folder without a record is an error
+// wrapping fs.ErrNotExist.
+func ReadPlace(dir string) (Place, error) {
 	uid := os.Getuid()
 	dfd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {

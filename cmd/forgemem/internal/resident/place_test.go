@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/forgemem/forgemem/settings"
 )
 
 // key32 is a key made of the character c.
@@ -23,9 +25,9 @@ func TestWritePlace(t *testing.T) {
 		if err := WritePlace(dir, p); err != nil {
 			t.Fatal(err)
 		}
-		got, err := readPlace(dir)
+		got, err := ReadPlace(dir)
 		if err != nil || got != p {
-			t.Fatalf("readPlace = %+v, %v; want %+v", got, err, p)
+			t.Fatalf("ReadPlace = %+v, %v; want %+v", got, err, p)
 		}
 	}
 	info, err := os.Lstat(placePath(dir))
@@ -40,8 +42,10 @@ func TestWritePlace(t *testing.T) {
 
 // Others finds the servers of other keys serving the same memory
 // folders, from what the user's own processes recorded in private folders
-// named by their keys, and nothing else: no link, no folder or record open
-// to others, no record that names another key or another repository.
+// named by their keys, and the private folders that hold no record (what
+// their server serves is unknown), and nothing else: no link, no folder or
+// record open to others, no record that names another key or another
+// repository.
 func TestOthers(t *testing.T) {
 	base := t.TempDir()
 	mustChmod(t, base, 0o700)
@@ -96,14 +100,17 @@ func TestOthers(t *testing.T) {
 	if err := os.WriteFile(placePath(huge), []byte(`{"key":"`+key32('3')+`","repo_dir":"`+repo+`"}`+strings.Repeat(" ", maxPlace)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mustMkdir(t, filepath.Join(base, key32('4')), 0o700) // no record: a server of an older binary, or none yet
+	noRecord := filepath.Join(base, key32('4'))
+	mustMkdir(t, noRecord, 0o700)                        // no record: a server of an older binary, or one not yet recorded
+	mustMkdir(t, filepath.Join(base, key32('5')), 0o755) // no record, open to others
 	server("barriers", oldBinary)                        // not named by a key
 
 	got, err := Others(base, me)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Other{{Dir: wantOld, Place: withKey(oldBinary, key32('a'))}, {Dir: wantSettings, Place: withKey(otherSettings, key32('b'))}}
+	want := []Other{{Dir: noRecord, Place: Place{Key: key32('4')}},
+		{Dir: wantOld, Place: withKey(oldBinary, key32('a')), Recorded: true}, {Dir: wantSettings, Place: withKey(otherSettings, key32('b')), Recorded: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Others =\n%+v\nwant\n%+v", got, want)
 	}
@@ -113,6 +120,29 @@ func TestOthers(t *testing.T) {
 }
 
 func withKey(p Place, key string) Place { p.Key = key; return p }
+
+// A record without a revision is a binary's whose server counts a ping as
+// use; this binary's place records its revision, whose ping is not.
+func TestPingKeepsAlive(t *testing.T) {
+	if !(Place{}).PingKeepsAlive() {
+		t.Error("a place of no revision: PingKeepsAlive = false")
+	}
+	if (Place{Revision: Revision}).PingKeepsAlive() {
+		t.Errorf("a place of revision %d: PingKeepsAlive = true", Revision)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := settings.Load(settings.Options{RepoDir: t.TempDir(), UserDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlaceOf(s, nil, exe)
+	if err != nil || p.Revision != Revision {
+		t.Errorf("PlaceOf = %+v, %v; want revision %d", p, err, Revision)
+	}
+}
 
 func mustChmod(t *testing.T, path string, perm os.FileMode) {
 	t.Helper()

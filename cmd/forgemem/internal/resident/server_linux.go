@@ -302,6 +302,36 @@ func lockHeld(dir string) (bool, error) {
 	}
 }
 
+// State is what a server folder shows of its server, without asking it.
+type State int
+
+// The states of a server folder.
+const (
+	// Stopped: no process holds the folder's lock.
+	Stopped State = iota
+	// Starting: a process holds the lock, and has no socket yet: it is
+	// building its index, and listens once it has.
+	Starting
+	// Listening: a process holds the lock, and its socket is there.
+	Listening
+)
+
+// Look tells what the server folder dir shows of its server, without
+// connecting to it: a server, whatever its binary, counts nothing of it as
+// use. Where no process holds the lock it takes the lock for a moment (a
+// server starting in that moment finds it held and leaves, as when two
+// start at once), and makes no lock file where there is none.
+func Look(dir string) (State, error) {
+	held, err := lockHeld(dir)
+	if err != nil || !held {
+		return Stopped, err
+	}
+	if info, err := os.Lstat(socketPath(dir)); err == nil && info.Mode().Type() == fs.ModeSocket {
+		return Listening, nil
+	}
+	return Starting, nil
+}
+
 // Running reports whether a process holds the lock of the server folder
 // dir: a server is running there, or starting (building its index before
 // it listens).

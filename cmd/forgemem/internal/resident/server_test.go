@@ -370,6 +370,60 @@ func TestWaitExited(t *testing.T) {
 	})
 }
 
+// Look tells a folder's server stopped, starting (its lock held, no socket
+// yet) or listening, without connecting to it, and makes no lock file.
+func TestLook(t *testing.T) {
+	look := func(dir string) State {
+		t.Helper()
+		st, err := Look(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	dir := serverDir(t)
+	if st := look(dir); st != Stopped {
+		t.Errorf("no lock file: Look = %v, want Stopped", st)
+	}
+	if _, err := os.Lstat(lockPath(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Look made a lock file: %v", err)
+	}
+	// A socket nobody listens on, as a killed server leaves it.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: socketPath(dir), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if st := look(dir); st != Stopped {
+		t.Errorf("a dead server's socket, no lock: Look = %v, want Stopped", st)
+	}
+	if err := os.Remove(socketPath(dir)); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := TakeLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := look(dir); st != Starting {
+		t.Errorf("the lock held, no socket: Look = %v, want Starting", st)
+	}
+	lock.Release()
+	if st := look(dir); st != Stopped {
+		t.Errorf("the lock released: Look = %v, want Stopped", st)
+	}
+	done := serve(t, dir, time.Hour)
+	if st := look(dir); st != Listening {
+		t.Errorf("a server serving: Look = %v, want Listening", st)
+	}
+	if resp, err := ask(t, dir, &Request{Op: OpStop, Key: "k1"}); err != nil || resp.Status != StatusOK {
+		t.Fatalf("stop: %+v, %v", resp, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The server's socket is the user's alone.
 func TestSocketIsPrivate(t *testing.T) {
 	dir := serverDir(t)

@@ -12,6 +12,17 @@ import (
 // its own version (a binary of another version has another key anyway).
 const Version = 1
 
+// Revision numbers the changes of the wire format that keep its Version,
+// so that a peer of an older binary still speaks it. A server records its
+// revision in its place ([Place.Revision]), for a client to know what a
+// request means to it before it asks:
+//
+//   - 0 (a record that names none, or no record): every request counts as
+//     use of the server, a ping too.
+//   - 1: a ping (OpPing) does not count as use: it leaves the server's idle
+//     time running.
+const Revision = 1
+
 // MaxFrame bounds a frame: a request carries the conversation since the
 // last compaction, a response the injection block.
 const MaxFrame = 64 << 20
@@ -26,7 +37,8 @@ const (
 	OpRecall = "recall"
 	// OpPing asks whether the server answers, and how it is. It does not
 	// count as use: the server's idle time runs on, so that a server that
-	// is only looked at (forgemem recall-server --status) still leaves.
+	// is only looked at (forgemem recall-server --status) still leaves. A
+	// server of Revision 0 counts it as use: see [Place.PingKeepsAlive].
 	OpPing = "ping"
 	// OpStop asks the server to leave once it has answered.
 	OpStop = "stop"
