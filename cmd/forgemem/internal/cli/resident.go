@@ -459,7 +459,7 @@ func (s otherServer) sentence() string {
 		return fmt.Sprintf("Another recall server also serves these memory folders (pid %d; not asked how it is, since its older forgemem would count that as a prompt%s), in %s.",
 			s.PID, why, s.Folder)
 	}
-	return fmt.Sprintf("Another recall server also serves these memory folders (pid %d, %d prompts answered%s), in %s.", s.PID, *s.Answered, why, s.Folder)
+	return fmt.Sprintf("Another recall server also serves these memory folders (pid %d, %s answered%s), in %s.", s.PID, plural(int(*s.Answered), "prompt", "prompts"), why, s.Folder)
 }
 
 // otherServers returns the recall servers of other keys, running or
@@ -603,7 +603,7 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	}
 	switch {
 	case st.Running:
-		a.out.printf("A recall server is running here (pid %d, %d prompts answered), in %s.\n", st.PID, st.Answered, st.Folder)
+		a.out.printf("A recall server is running here (pid %d, %s answered), in %s.\n", st.PID, plural(int(st.Answered), "prompt", "prompts"), st.Folder)
 	case st.State == stateStarting && st.PID > 0:
 		a.out.printf("A recall server is starting here (pid %d, building its index), in %s.\n", st.PID, st.Folder)
 	case st.State == stateStarting:
