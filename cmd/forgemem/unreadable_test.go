@@ -152,3 +152,48 @@ func TestPromptHookWarnsOfUnreadableMemoryFiles(t *testing.T) {
 		})
 	}
 }
+
+// The prompt hook's warning names a file of the repository from the folder
+// the agent works in, and a file outside the repository — the user's
+// memory folder — by its absolute path, never by a ../… that reads like
+// one of the repository's.
+func TestPromptHookNamesUnreadableFilesFromTheirPlace(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	sub := filepath.Join(repo, "web", "src")
+	if err := os.MkdirAll(sub, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	memoryFile := func(scope, category, text string) string {
+		t.Helper()
+		id := remembered(t, w.ok(repo, "", "remember", text, "--scope", scope, "--category", category))
+		dir := filepath.Join(repo, ".forge", "memory")
+		if scope == "user" {
+			dir = filepath.Join(w.home, ".forge", "memory")
+		}
+		return filepath.Join(dir, id+".md")
+	}
+	userFile := memoryFile("user", "coding-preferences", "I like tabs.")
+	repoFile := memoryFile("repo", "project-conventions", "Migrations live in db/migrations.")
+	tests := []struct {
+		name, dir, file, want string
+	}{
+		{"a user file, from the repository's top", repo, userFile, userFile},
+		{"a user file, from a subfolder", sub, userFile, userFile},
+		{"a repository file, from a subfolder", sub, repoFile, filepath.Join("..", "..", ".forge", "memory", filepath.Base(repoFile))},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := os.ReadFile(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, tt.file, string(data)+"<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature\n")
+			defer writeFile(t, tt.file, string(data))
+			out, _ := w.hookWith(tt.dir, sessionPrompt(tt.dir, fmt.Sprint("s", i), "How do we write migrations?"), true)
+			if got := readHookOutput(t, out).SystemMessage; !strings.Contains(got, "a merge conflict in "+tt.want+")") {
+				t.Errorf("the warning does not name %s:\n%s", tt.want, got)
+			}
+		})
+	}
+}

@@ -110,14 +110,23 @@ func (a *app) trackedOf(ctx context.Context, ms []workspace.Memory) []string {
 
 // fromWorkDir returns path from the working folder when both are in the
 // repository's work tree (../.forge/memory/… from a folder under its top),
-// path itself otherwise.
+// path itself otherwise: a file outside the repository (one of the user's
+// memory folder, say) is never named by a ../… that reads like a path of
+// the repository.
 func (a *app) fromWorkDir(path string) string {
 	root, wd := a.settings.Paths.RepoRoot, a.workDir()
-	if in, err := filepath.Rel(root, wd); err != nil || !(in == "." || filepath.IsLocal(in)) {
+	if root == "" || !within(root, wd) || !within(root, path) {
 		return path
 	}
 	if r, err := filepath.Rel(wd, path); err == nil {
 		return r
 	}
 	return path
+}
+
+// within reports whether path is the folder dir or inside it, by their
+// names.
+func within(dir, path string) bool {
+	r, err := filepath.Rel(dir, path)
+	return err == nil && (r == "." || filepath.IsLocal(r))
 }
