@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,58 @@ func remembered(t *testing.T, out string) string {
 		t.Fatalf("no id in remember's output:\n%s", out)
 	}
 	return m[1]
+}
+
+// toCommitPaths are the files a command's or a tool's "Commit …" note
+// names, in its order, as it names them.
+var toCommitPaths = regexp.MustCompile(`(?:\.\./)*\.forge/memory/mem_[0-9a-f-]{36}\.md`)
+
+// commitNote is the "Commit …" note of out, from "Commit" to its end: ""
+// when out has none.
+func commitNote(out string) string {
+	_, note, ok := strings.Cut(out, "Commit ")
+	if !ok {
+		return ""
+	}
+	return "Commit " + note
+}
+
+// commitNamed commits, in the clone repo, the files of the note in out,
+// named from the folder dir, and nothing else; pushes them, and pulls them
+// into the other clone. It returns the files committed.
+func (tm *team) commitNamed(repo, dir, out string) []string {
+	tm.t.Helper()
+	named := toCommitPaths.FindAllString(commitNote(out), -1)
+	if len(named) == 0 {
+		tm.t.Fatalf("no file to commit in:\n%s", out)
+	}
+	for _, f := range named {
+		tm.git(repo, "add", "--", filepath.Join(dir, f))
+	}
+	tm.git(repo, "commit", "-qm", "what forgemem named")
+	tm.git(repo, "push", "-q", "origin", "main")
+	other := tm.repoB
+	if repo == tm.repoB {
+		other = tm.repoA
+	}
+	tm.git(other, "pull", "-q")
+	return named
+}
+
+// noDanglingHistory checks that forgemem validate in the clone repo finds
+// no version whose supersedes names one the clone does not have.
+func (tm *team) noDanglingHistory(w *world, repo string) {
+	tm.t.Helper()
+	stdout, _, _ := w.run(repo, "", "validate", "--json")
+	var probs []struct{ Kind, Message string }
+	if err := json.Unmarshal([]byte(stdout), &probs); err != nil {
+		tm.t.Fatalf("validate --json: %v\n%s", err, stdout)
+	}
+	for _, p := range probs {
+		if p.Kind == "dangling-supersedes" {
+			tm.t.Errorf("validate in the other clone: %s: %s", p.Kind, p.Message)
+		}
+	}
 }
 
 // Two teammates change the same memory on their own branches, and one
@@ -234,7 +287,7 @@ func TestRepositoryWritesSayWhatGitNeeds(t *testing.T) {
 	if retired == nil {
 		t.Fatalf("no id in forget's output:\n%s", out)
 	}
-	contains(t, "forget", out, "Commit .forge/memory/"+retired[1]+".md for the repository's other clones to have it.")
+	contains(t, "forget of a committed memory", out, "Commit .forge/memory/"+retired[1]+".md for the repository's other clones to have it.")
 
 	_, stderr, code := tm.a.run(tm.repoA, "", "purge", id)
 	if code != 2 {
@@ -253,7 +306,41 @@ func TestRepositoryWritesSayWhatGitNeeds(t *testing.T) {
 	if rejected == nil {
 		t.Fatalf("no id in review --reject's output:\n%s", out)
 	}
-	contains(t, "review --reject", out, "Commit .forge/memory/"+rejected[1])
+	// The rejected version was never committed: its file is named too,
+	// first, with the retired version's.
+	contains(t, "review --reject", out, "Commit .forge/memory/"+held+".md and .forge/memory/"+rejected[1])
+
+	// A memory forgotten before it was ever committed: both its versions
+	// are named (its first version holds its text, and the retired one
+	// supersedes it); committing what the note names, and nothing else,
+	// leaves the other clone a whole history.
+	out = tm.a.ok(sub, "", "remember", "Feature flags live in config/flags.yaml.", "--scope", "repo", "--category", "project-conventions")
+	first := remembered(t, out)
+	out = tm.a.ok(sub, "", "forget", first)
+	retired = regexp.MustCompile(`Wrote (mem_[0-9a-f-]{36}) `).FindStringSubmatch(out)
+	if retired == nil {
+		t.Fatalf("no id in forget's output:\n%s", out)
+	}
+	contains(t, "forget of a memory never committed", out, "Commit ../.forge/memory/"+first+".md and ../.forge/memory/"+retired[1]+
+		".md for the repository's other clones to have them.")
+	if named := tm.commitNamed(tm.repoA, sub, out); len(named) != 2 {
+		t.Errorf("forget named %v, want the 2 versions", named)
+	}
+	tm.noDanglingHistory(tm.b, tm.repoB)
+	if list := tm.b.ok(tm.repoB, "", "list", "--retired"); !strings.Contains(list, "Feature flags live in config/flags.yaml.") {
+		t.Errorf("the other clone does not have the forgotten memory:\n%s", list)
+	}
+
+	// Three versions never committed are listed, one a line.
+	v1 := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Releases are cut on Mondays.", "--scope", "repo", "--category", "project-conventions"))
+	v2 := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Releases are cut on Tuesdays.", "--supersedes", v1))
+	out = tm.a.ok(tm.repoA, "", "forget", v2)
+	contains(t, "forget of three versions never committed", out, "Commit these 3 files for the repository's other clones to have them:\n  .forge/memory/"+v1+
+		".md\n  .forge/memory/"+v2+".md\n  .forge/memory/")
+	if named := tm.commitNamed(tm.repoA, tm.repoA, out); len(named) != 3 {
+		t.Errorf("forget named %v, want the 3 versions", named)
+	}
+	tm.noDanglingHistory(tm.b, tm.repoB)
 
 	writeFile(t, filepath.Join(tm.repoB, ".gitignore"), ".forge/memory/\n")
 	if out := tm.b.ok(tm.repoB, "", "remember", "Our memories stay on this machine.", "--scope", "repo", "--category", "project-conventions"); strings.Contains(out, "Commit") {
@@ -274,14 +361,23 @@ func TestMCPRepositoryWritesSayWhatGitNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startMCPIn(t, tm.a, sub)
-	// committed says that the result of what asks to commit file, and
+	// committed says that the result of what asks to commit files, and
 	// notCommitted that it asks nothing of git.
-	committed := func(what, text string, st map[string]any, file string) {
+	committed := func(what, text string, st map[string]any, files ...string) {
 		t.Helper()
-		note := "Commit " + file + " for the repository's other clones to have it."
+		note := "Commit " + files[0] + " for the repository's other clones to have it."
+		if len(files) == 2 {
+			note = "Commit " + files[0] + " and " + files[1] + " for the repository's other clones to have them."
+		}
 		contains(t, what, text, note)
-		if st["commit"] != file || st["note"] != note {
-			t.Errorf("%s: structured commit %v, note %v; want %q and %q", what, st["commit"], st["note"], file, note)
+		var got []string
+		list, _ := st["commit"].([]any)
+		for _, f := range list {
+			s, _ := f.(string)
+			got = append(got, s)
+		}
+		if !slices.Equal(got, files) || len(got) != len(list) || st["note"] != note {
+			t.Errorf("%s: structured commit %v, note %v; want %q and %q", what, st["commit"], st["note"], files, note)
 		}
 	}
 	notCommitted := func(what, text string, st map[string]any) {
@@ -308,6 +404,22 @@ func TestMCPRepositoryWritesSayWhatGitNeeds(t *testing.T) {
 	text, st, _ = p.call("memory_forget", map[string]any{"id": id})
 	contains(t, "memory_forget again", text, "was already forgotten")
 	notCommitted("memory_forget of a forgotten memory", text, st)
+
+	// Versions never committed are named with the one written: committing
+	// what the result names, and nothing else, leaves the other clone a
+	// whole history.
+	first := remembered(t, tm.a.ok(tm.repoA, "", "remember", "Feature flags live in config/flags.yaml.", "--scope", "repo", "--category", "project-conventions"))
+	text, st, _ = p.call("memory_forget", map[string]any{"id": first})
+	committed("memory_forget of a memory never committed", text, st, "../.forge/memory/"+first+".md", "../.forge/memory/"+idOf(st)+".md")
+	tm.commitNamed(tm.repoA, sub, text)
+	first = remembered(t, tm.a.ok(tm.repoA, "", "remember", "Releases are cut on Mondays.", "--scope", "repo", "--category", "project-conventions"))
+	text, st, isErr := p.call("memory_remember", map[string]any{"content": "Releases are cut on Tuesdays.", "scope": "repo", "category": "project-conventions", "supersedes": first})
+	if isErr {
+		t.Fatalf("memory_remember with supersedes: %s", text)
+	}
+	committed("memory_remember superseding a memory never committed", text, st, "../.forge/memory/"+first+".md", "../.forge/memory/"+idOf(st)+".md")
+	tm.commitNamed(tm.repoA, sub, text)
+	tm.noDanglingHistory(tm.b, tm.repoB)
 
 	writeFile(t, filepath.Join(tm.repoB, ".gitignore"), ".forge/memory/\n")
 	text, st, _ = startMCPIn(t, tm.b, tm.repoB).call("memory_remember", map[string]any{"content": "Our memories stay on this machine.", "scope": "repo", "category": "project-conventions"})

@@ -118,7 +118,7 @@ func (a *app) printRemembered(ctx context.Context, res *workspace.RememberResult
 		p.printf("It waits for your review (%s): it is not recalled until you approve it with forgemem review --approve %s.\n", res.Held, shortID(m.ID))
 	}
 	p.printf("%s\n", p.dim("File: "+m.Path))
-	a.noteCommit(ctx, m)
+	a.noteCommit(a.toCommit(ctx, m))
 }
 
 // anchorFlags parses --anchor values: PATH, PATH#SYMBOL or #SYMBOL.
@@ -188,7 +188,7 @@ shorter one is refused even when it matches one memory.`,
 			p.printf("Forgot %s: %s\n", p.bold(res.Retired), clip(m.Title, titleWidth))
 			p.printf("Wrote %s (version %d, retired); the history stays on disk.\n", m.ID, m.Version)
 			p.printf("%s\n", p.dim(fmt.Sprintf("Undo: forgemem remember <text> --supersedes %s. Delete for good: forgemem purge %s --yes.", shortID(m.ID), shortID(m.ID))))
-			a.noteCommit(cmd.Context(), m)
+			a.noteCommit(a.toCommit(cmd.Context(), m))
 			return nil
 		},
 	}

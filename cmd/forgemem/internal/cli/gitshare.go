@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
@@ -61,29 +63,101 @@ func (a *app) inGit(ctx context.Context, paths []string) (repoFiles, bool) {
 	return f, true
 }
 
-// noteCommit says, after a command wrote m, that m's file is to be
-// committed for the repository's other clones to have it (see toCommit).
-func (a *app) noteCommit(ctx context.Context, m workspace.Memory) {
-	if path := a.toCommit(ctx, m); path != "" {
-		a.out.printf("%s\n", a.out.dim("Commit "+path+" for the repository's other clones to have it."))
+// noteCommit says, after a command wrote repository versions, which of
+// their files, and of the earlier versions of their chains, are to be
+// committed for the repository's other clones to have them (see toCommit
+// and chainToCommit): one or two in a sentence, more in a list.
+func (a *app) noteCommit(paths []string) {
+	p := a.out
+	switch len(paths) {
+	case 0:
+	case 1:
+		p.printf("%s\n", p.dim("Commit "+paths[0]+" for the repository's other clones to have it."))
+	case 2:
+		p.printf("%s\n", p.dim("Commit "+paths[0]+" and "+paths[1]+" for the repository's other clones to have them."))
+	default:
+		p.printf("%s\n", p.dim(fmt.Sprintf("Commit these %d files for the repository's other clones to have them:", len(paths))))
+		for _, path := range paths {
+			p.printf("%s\n", p.dim("  "+path))
+		}
 	}
 }
 
-// toCommit returns the file of m, which a command or an MCP tool just
-// wrote, as a path from the working folder, when it is to be committed
-// for the repository's other clones to have it: m is of the repository
-// scope, in its work tree, and neither tracked (a file once written is
-// never changed) nor ignored by git. It returns "" otherwise.
-func (a *app) toCommit(ctx context.Context, m workspace.Memory) string {
+// toCommit returns the files to commit, as paths from the working folder,
+// for the repository's other clones to have m, a version a command or an
+// MCP tool just wrote: when m is of the repository scope, its file and
+// those of the earlier versions of its chain that git neither tracks (a
+// file once written is never changed) nor ignores, oldest first (see
+// chainToCommit). It returns nil otherwise.
+func (a *app) toCommit(ctx context.Context, m workspace.Memory) []string {
 	if m.Scope != memcore.ScopeRepo {
-		return ""
+		return nil
 	}
-	f, ok := a.inGit(ctx, []string{m.Path})
-	r, in := f.rel[m.Path]
-	if !ok || !in || f.tracked[r] || f.ignored[r] {
-		return ""
+	return a.chainToCommit(ctx, []string{m.ID})
+}
+
+// chainToCommit returns, as paths from the working folder, the files of
+// the repository scope's versions ids and of the earlier versions of
+// their chains (each one's supersedes, back to the first version) that
+// are in the repository's work tree and that git neither tracks nor
+// ignores: each chain oldest first, without repeats, asked of git at once.
+// Committing a new version's file alone would leave the other clones a
+// chain whose supersedes names a version they do not have (validate's
+// dangling-supersedes). It returns nil when git has nothing to say (see
+// inGit).
+func (a *app) chainToCommit(ctx context.Context, ids []string) []string {
+	if len(ids) == 0 {
+		return nil
 	}
-	return a.fromWorkDir(m.Path)
+	paths := a.chainFiles(ctx, ids)
+	f, ok := a.inGit(ctx, paths)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, p := range paths {
+		if r, in := f.rel[p]; in && !f.tracked[r] && !f.ignored[r] {
+			out = append(out, a.fromWorkDir(p))
+		}
+	}
+	return out
+}
+
+// chainFiles returns the files in the repository's memory folder of the
+// versions ids and of the earlier versions of their chains, each chain
+// oldest first, without repeats. A chain is followed through the files
+// the folder holds and reads as memories: it stops at a version the folder
+// does not have (or holds a file of that is not read: a symbolic link, a
+// file too large or not valid), and at one seen before (a cycle).
+func (a *app) chainFiles(ctx context.Context, ids []string) []string {
+	if a.ws == nil {
+		return nil
+	}
+	store := a.ws.Store()
+	dir := store.Dir(memcore.ScopeRepo)
+	if dir == "" {
+		return nil
+	}
+	seen := make(map[string]bool)
+	var out []string
+	for _, id := range ids {
+		var chain []string
+		for id != "" && !seen[id] {
+			seen[id] = true
+			m, err := store.ReadIn(ctx, memcore.ScopeRepo, id)
+			if err != nil {
+				break
+			}
+			chain = append(chain, filepath.Join(dir, id+".md"))
+			id = ""
+			if p := m.Meta.Supersedes; p != nil {
+				id = *p
+			}
+		}
+		slices.Reverse(chain)
+		out = append(out, chain...)
+	}
+	return out
 }
 
 // trackedOf returns, of the memories ms, the files git tracks in the

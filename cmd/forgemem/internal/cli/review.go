@@ -114,7 +114,7 @@ func (a *app) reviewOne(ctx context.Context, res *workspace.ReviewResult, err er
 	}
 	a.printReviewed(res)
 	if res.Memory.ID != res.Reviewed || res.Memory.Retired {
-		a.noteCommit(ctx, res.Memory) // a version was written
+		a.noteCommit(a.toCommit(ctx, res.Memory)) // a version was written
 	}
 	return nil
 }

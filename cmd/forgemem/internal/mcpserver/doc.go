@@ -47,7 +47,8 @@
 // memory_recall, memory_search and memory_show; memory_remember takes the
 // agent's anchors, kept when the repository has them.
 //
-// In a git repository, memory_remember and memory_forget name the new file
-// of a repo memory for the user to commit, as the command does, when git
-// neither tracks nor ignores it ([Options].ToCommit asks git).
+// In a git repository, memory_remember and memory_forget name the files
+// of a repo memory for the user to commit, as the command does: its new
+// file and those of the earlier versions of its chain that git neither
+// tracks nor ignores ([Options].ToCommit asks git).
 package mcpserver

@@ -107,8 +107,8 @@ type (
 		// quarantine rule that held it); "" when it is in force.
 		Held string `json:"held,omitempty"`
 		// Commit and Note: see commitNote.
-		Commit string `json:"commit,omitempty"`
-		Note   string `json:"note,omitempty"`
+		Commit []string `json:"commit,omitempty"`
+		Note   string   `json:"note,omitempty"`
 	}
 	// versionOut is one version of a chain, on one line.
 	versionOut struct {
@@ -157,8 +157,8 @@ type (
 		Retired string `json:"retired,omitempty"`
 		Already bool   `json:"already,omitempty"`
 		// Commit and Note: see commitNote.
-		Commit string `json:"commit,omitempty"`
-		Note   string `json:"note,omitempty"`
+		Commit []string `json:"commit,omitempty"`
+		Note   string   `json:"note,omitempty"`
 	}
 	listItem struct {
 		ID       string           `json:"id"`
@@ -472,18 +472,22 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	return b.String(), out, nil
 }
 
-// commitNote returns the file of m, which a tool just wrote, when it is
-// to be committed for the repository's other clones to have it (see
-// Options.ToCommit), and the note that says so, as the command says it;
-// "" and "" otherwise.
-func (h *handlers) commitNote(ctx context.Context, m workspace.Memory) (path, note string) {
+// commitNote returns the files to commit for the repository's other
+// clones to have m, which a tool just wrote — its file and those of the
+// earlier versions of its chain that git does not have yet (see
+// Options.ToCommit) — and the note that says so, as the command says it;
+// nil and "" when there are none.
+func (h *handlers) commitNote(ctx context.Context, m workspace.Memory) (paths []string, note string) {
 	if h.toCommit == nil {
-		return "", ""
+		return nil, ""
 	}
-	if path = h.toCommit(ctx, m); path == "" {
-		return "", ""
+	if paths = h.toCommit(ctx, m); len(paths) == 0 {
+		return nil, ""
 	}
-	return path, "Commit " + path + " for the repository's other clones to have it."
+	if len(paths) == 1 {
+		return paths, "Commit " + paths[0] + " for the repository's other clones to have it."
+	}
+	return paths, "Commit " + strings.Join(paths[:len(paths)-1], ", ") + " and " + paths[len(paths)-1] + " for the repository's other clones to have them."
 }
 
 func (h *handlers) forget(ctx context.Context, in forgetArgs) (string, forgetOut, error) {

@@ -36,12 +36,13 @@ type Options struct {
 	// SessionID is recorded in the memories memory_remember writes; ""
 	// means a new "mcp-…" id for the server's life.
 	SessionID string
-	// ToCommit returns the file of a memory a tool just wrote, as the
-	// user names it, when it is to be committed for the repository's
-	// other clones to have it (a repo memory's new file that git neither
-	// tracks nor ignores), and "" otherwise; memory_remember and
-	// memory_forget then say so. nil: they never do.
-	ToCommit func(ctx context.Context, m workspace.Memory) string
+	// ToCommit returns the files to commit for the repository's other
+	// clones to have a memory a tool just wrote, as the user names them:
+	// of a repo memory, its new file and those of the earlier versions of
+	// its chain that git neither tracks nor ignores, oldest first; none
+	// otherwise. memory_remember and memory_forget then say so. nil: they
+	// never do.
+	ToCommit func(ctx context.Context, m workspace.Memory) []string
 }
 
 // instructions tell the client's model what the server is for.

@@ -129,7 +129,7 @@ type handlers struct {
 	ws      *workspace.Workspace
 	session string
 	// toCommit is Options.ToCommit.
-	toCommit func(context.Context, workspace.Memory) string
+	toCommit func(context.Context, workspace.Memory) []string
 }
 
 // The tools' descriptions are written for how a user asks and how a model
@@ -158,7 +158,7 @@ reason, or corrects you.
 Not for facts about the current task only, nor secrets (they are replaced by [REDACTED] anyway).
 To change what a memory says, pass its id as supersedes: the new text becomes its next version
 and the old text stays in its history (this also brings back a forgotten memory). Returns the
-new memory's id, and, for a repo memory in a git repository, its file to commit for the team to
+new memory's id, and, for a repo memory in a git repository, the files to commit for the team to
 have it; text already remembered word for word is refused, naming the memory that says it. What
 you remember is recorded as written by an agent and, unless the user turned review off, waits
 for the user's review (forgemem review) before it is recalled or searched; you cannot approve it.`
@@ -172,7 +172,7 @@ listed, and its history is kept (memory_remember with supersedes brings it back)
 the user says "forget that …", "stop remembering …", "delete that memory" or "that is no longer
 true", after finding the memory's id with memory_search or memory_list. To correct a memory
 rather than drop it, use memory_remember with supersedes. For a repo memory in a git
-repository, the result names the file to commit for the team to have the change.`
+repository, the result names the files to commit for the team to have the change.`
 	listDescription = `List everything remembered: every current memory, one line each (id, scope, category,
 version, first line), oldest first; optionally only one scope (repo or user) or one category.
 Call it when the user asks to list or review all their memories ("list everything you remember",
