@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +39,7 @@ func TestStaleMemoryThroughTheCommand(t *testing.T) {
 	out := w.ok(dir, "", "remember", "Orders are read with `GetOrder` in internal/db/queries.go, never with raw SQL in handlers.",
 		"--scope", "repo", "--category", "project-conventions")
 	contains(t, "remember", out, "Anchors: internal/db/queries.go, internal/db/queries.go#GetOrder.")
+	first := remembered(t, out)
 	contains(t, "validate", w.ok(dir, "", "validate"), "No problems found.")
 
 	// The function is deleted.
@@ -70,7 +72,15 @@ func TestStaleMemoryThroughTheCommand(t *testing.T) {
 		"internal/db/queries.go was renamed to internal/db/orders.go",
 		"- Orders are read with `GetOrder` in internal/db/queries.go, never with raw SQL in handlers.",
 		"+ Orders are read with `GetOrder` in internal/db/orders.go, never with raw SQL in handlers.")
-	contains(t, "validate --fix --yes", w.ok(dir, "", "validate", "--fix", "--yes"), "written as mem_")
+	// The new version is written; neither it nor the memory's first
+	// version is committed: both are to be.
+	out = w.ok(dir, "", "validate", "--fix", "--yes")
+	written := regexp.MustCompile(`written as (mem_[0-9a-f-]{36})`).FindStringSubmatch(out)
+	if written == nil {
+		t.Fatalf("validate --fix --yes wrote nothing:\n%s", out)
+	}
+	contains(t, "validate --fix --yes", out, "Commit .forge/memory/"+first+".md and .forge/memory/"+written[1]+
+		".md for the repository's other clones to have them.")
 	contains(t, "validate", w.ok(dir, "", "validate"), "No problems found.")
 	if recalled := w.recall(dir, "how do I read an order with GetOrder"); strings.Contains(recalled, "May be outdated") ||
 		!strings.Contains(recalled, "internal/db/orders.go") {

@@ -83,10 +83,18 @@ func (a *app) fixStale(cmd *cobra.Command, ws *workspace.Workspace, dryRun, asJS
 		a.printFixes(res)
 	}
 	failed := 0
+	var written []string
 	for _, f := range res.Fixes {
 		if f.Err != "" {
 			failed++
 		}
+		if f.Written != "" {
+			written = append(written, f.Written)
+		}
+	}
+	if paths := a.chainToCommit(cmd.Context(), written); len(paths) > 0 && !asJSON {
+		a.out.println()
+		a.noteCommit(paths)
 	}
 	switch {
 	case failed > 0:
