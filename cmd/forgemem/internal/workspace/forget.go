@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -40,8 +39,8 @@ type ForgetResult struct {
 // current version.
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
 	reason = strings.TrimSpace(reason)
-	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
-		return nil, invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
+	if err := checkReason(reason); err != nil {
+		return nil, err
 	}
 	snap, err := w.load(ctx)
 	if err != nil {

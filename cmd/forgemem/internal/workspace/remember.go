@@ -246,6 +246,15 @@ func duplicateError(dup *memcore.MemoryFile) error {
 	return fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
 }
 
+// checkReason refuses the reason of a forget or a rejection over
+// MaxContentRunes characters, with an error wrapping ErrInvalidInput.
+func checkReason(reason string) error {
+	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
+		return invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
+	}
+	return nil
+}
+
 // rememberText is text as Remember writes it: trimmed and redacted, with
 // the number of secrets redacted; blank text or text over MaxContentRunes
 // is an error wrapping ErrInvalidInput.

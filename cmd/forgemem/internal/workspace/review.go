@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -150,8 +149,8 @@ func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewRe
 // Errors as for [Workspace.Approve].
 func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResult, error) {
 	reason = strings.TrimSpace(reason)
-	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
-		return nil, invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
+	if err := checkReason(reason); err != nil {
+		return nil, err
 	}
 	reason, _ = redact.Text(reason)
 	_, head, held, err := w.waiting(ctx, ref, "reject")
