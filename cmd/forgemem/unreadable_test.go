@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forgemem/forgemem/memcore"
 )
 
 // The prompt hook's warning about memory files recall cannot read, with
@@ -50,9 +52,10 @@ func sessionPrompt(dir, session, text string) string {
 // leaves it out: the prompt hook tells the user — in Claude Code's
 // systemMessage, never in the model's context — naming the file and
 // forgemem validate, and never what the file holds; once per session, and
-// again when the set of such files changes; whether the recall server
+// again when the set of such files, or what is wrong with one, changes —
+// also after every file read for a while; whether the recall server
 // answers or the hook recalls by itself. Once every file reads, it says
-// nothing.
+// nothing, and records nothing but that the sessions it warned were told.
 func TestPromptHookWarnsOfUnreadableMemoryFiles(t *testing.T) {
 	for _, alone := range []bool{true, false} {
 		t.Run(fmt.Sprintf("alone=%v", alone), func(t *testing.T) {
@@ -110,6 +113,17 @@ func TestPromptHookWarnsOfUnreadableMemoryFiles(t *testing.T) {
 			if got := ask("s1"); got.SystemMessage != "" {
 				t.Errorf("every file reads, yet the hook warned: %q", got.SystemMessage)
 			}
+			told := func() []string {
+				t.Helper()
+				found, err := filepath.Glob(filepath.Join(spoolDir(repo), "told-*.txt"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return found
+			}
+			if found := told(); len(found) != 0 {
+				t.Errorf("with every file read, the hook recorded %v", found)
+			}
 
 			conflict(files[0])
 			rel := filepath.Join(".forge", "memory", filepath.Base(files[0]))
@@ -143,6 +157,52 @@ func TestPromptHookWarnsOfUnreadableMemoryFiles(t *testing.T) {
 			}
 			if got := ask("s3"); got.SystemMessage != "" || got.HookSpecificOutput == nil {
 				t.Errorf("with every file read again: %+v; want the memories and no warning", got)
+			}
+			// The warned session learns that every file reads (one write);
+			// after that, prompts with every file read write nothing.
+			if got := ask("s1"); got.SystemMessage != "" {
+				t.Errorf("with every file read again, s1 was warned: %q", got.SystemMessage)
+			}
+			found := told()
+			if len(found) != 1 {
+				t.Fatalf("the records of what sessions were told: %v; want one", found)
+			}
+			before, err := os.Stat(found[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, session := range []string{"s1", "s3", "s4"} {
+				ask(session)
+			}
+			if after, err := os.Stat(found[0]); err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() {
+				t.Errorf("prompts with every file read rewrote %s: %v, %v", found[0], after, err)
+			}
+
+			// Within one session, a change of what is wrong with a file, or
+			// of the set, after nothing was wrong, is told; the same is not.
+			tooLarge := func(path string) {
+				t.Helper()
+				if err := os.WriteFile(path, []byte(strings.Repeat("x", memcore.MaxFileBytes+1)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, step := range []struct {
+				change func()
+				want   string // "": no warning
+			}{
+				{func() { tooLarge(files[0]) }, rel + " is too large"},
+				{func() {}, ""},
+				{func() { os.Remove(files[0]) }, ""},
+				{func() { tooLarge(files[0]) }, rel + " is too large"},
+				{func() { conflict(files[0]) }, "a merge conflict in " + rel},
+				{func() { tooLarge(files[0]) }, rel + " is too large"},
+				{func() {}, ""},
+			} {
+				step.change()
+				got := ask("s4")
+				if step.want == "" && got.SystemMessage != "" || !strings.Contains(got.SystemMessage, step.want) {
+					t.Errorf("step %d: the warning %q; want %q", i, got.SystemMessage, step.want)
+				}
 			}
 			if !alone {
 				if st := w.serverStatus(repo); st.Answered-answered != prompts {

@@ -323,7 +323,9 @@ func (a *app) promptOutput(run *hookRun, in *claudecode.HookInput, rec recalled,
 		return // the user turned memory off here
 	}
 	run.at("recording the warning about memory files that cannot be read")
-	warning := a.unreadableWarning(in.SessionID, rec.unreadable)
+	// A recall that failed may not have listed the folders: that it found
+	// no unreadable file then says nothing.
+	warning := a.unreadableWarning(in.SessionID, rec.unreadable, err == nil || errors.Is(err, workspace.ErrPartial))
 	switch {
 	case errors.Is(err, workspace.ErrPartial):
 		// Memories were still found (by words, or among those indexed):
@@ -365,6 +367,8 @@ func unreadableOf(probs []memcore.Problem) *resident.Unreadable {
 	for _, p := range probs {
 		h.Write([]byte(p.Path))
 		h.Write([]byte{0})
+		h.Write([]byte(skippedKind(p.Err)))
+		h.Write([]byte{0})
 	}
 	return &resident.Unreadable{Count: len(probs), Path: probs[0].Path, Kind: string(skippedKind(probs[0].Err)),
 		Digest: hex.EncodeToString(h.Sum(nil)[:16])}
@@ -391,14 +395,26 @@ func skippedKind(err error) workspace.ProblemKind {
 // recall could not read: how many, the first of them and what is wrong
 // with it — never what the files hold — and the command that says how to
 // fix them. It is "" when every file read, and when this session was
-// warned about these same files already: the warning comes once per
-// session, and again when the set of files changes (the place's capture
-// queue records the last 32 warnings given, see Workspace.FirstTime).
-func (a *app) unreadableWarning(sessionID string, u *resident.Unreadable) string {
+// last warned about these same files, with the same problems: the warning
+// comes once per session, and again when the set of files or of their
+// problems changes, also after they all read again (the place's capture
+// queue records what the last 32 sessions warned were last told, see
+// Workspace.Tell). When every file read — as far as known: listed is
+// false when the recall failed before it listed the folders — the record
+// is read, and written only when the session was last warned of some.
+func (a *app) unreadableWarning(sessionID string, u *resident.Unreadable, listed bool) string {
+	const topic = "unreadable memory files\x00"
 	if u == nil || u.Count <= 0 {
+		switch {
+		case !listed:
+		case a.ws != nil:
+			a.ws.Tell(topic+sessionID, "")
+		case a.settings != nil:
+			workspace.TellNothing(a.settings, topic+sessionID) // the server answered: no folder is opened for it
+		}
 		return ""
 	}
-	if ws, err := a.workspace(); err == nil && !ws.FirstTime("unreadable memory files\x00"+sessionID+"\x00"+u.Digest) {
+	if ws, err := a.workspace(); err == nil && !ws.Tell(topic+sessionID, u.Digest) {
 		return ""
 	}
 	first := a.fromWorkDir(u.Path)

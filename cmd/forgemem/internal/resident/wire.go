@@ -119,7 +119,8 @@ type Unreadable struct {
 	// (a kind of forgemem validate's problems, such as "merge-conflict").
 	Path string `json:"path"`
 	Kind string `json:"kind"`
-	// Digest names the set of their paths: it changes when the set does.
+	// Digest names the set of their paths and of what is wrong with each:
+	// it changes when either does.
 	Digest string `json:"digest"`
 }
 

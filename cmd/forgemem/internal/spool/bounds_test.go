@@ -207,58 +207,109 @@ func TestNoticeOnce(t *testing.T) {
 	}
 }
 
-// A key is new once, until maxSaid (32) keys recorded after it pushed it
-// out of the record, which holds hashes only; a record that cannot be read
-// is started afresh, and one of another capture key is not the user's.
-func TestFirstTime(t *testing.T) {
+// What a hook tells a session is told again when it changes — to another
+// set, to nothing and back — and only then, whatever other sessions were
+// told meanwhile; nothing to tell writes nothing unless the session was
+// told something. The record keeps the last 32 sessions, as hashes only;
+// one that cannot be read is started afresh, and one of another capture
+// key is not the user's.
+func TestTell(t *testing.T) {
 	s := open(t)
-	key := func(i int) string { return fmt.Sprintf("session %d\x00files", i) }
+	session := func(i int) string { return fmt.Sprintf("session %d", i) }
+	record := func() []string {
+		t.Helper()
+		told, err := filepath.Glob(filepath.Join(s.Dir(), "told-*.txt"))
+		if err != nil || len(told) > 1 {
+			t.Fatalf("records %v, %v; want one at most", told, err)
+		}
+		if len(told) == 0 {
+			return nil
+		}
+		data, err := os.ReadFile(told[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Fields(string(data))
+	}
 	for i, tt := range []struct {
-		key  string
-		want bool
-	}{{key(0), true}, {key(0), false}, {key(1), true}, {key(0), false}, {key(1), false}} {
-		if got := s.FirstTime(tt.key); got != tt.want {
-			t.Errorf("%d: FirstTime(%q) = %v, want %v", i, tt.key, got, tt.want)
+		session, set string
+		want         bool
+	}{
+		{session(0), "", false}, // nothing, as before
+		{session(0), "a", true},
+		{session(0), "a", false},
+		{session(1), "a", true}, // another session
+		{session(0), "a", false},
+		{session(0), "b", true}, // the set changed
+		{session(0), "a", true}, // and back
+		{session(0), "", true},  // all files read again
+		{session(0), "", false},
+		{session(0), "a", true}, // the same set again, after nothing
+		{session(1), "a", false},
+	} {
+		if got := s.Tell(tt.session, tt.set); got != tt.want {
+			t.Errorf("%d: Tell(%q, %q) = %v, want %v", i, tt.session, tt.set, got, tt.want)
 		}
 	}
-	for i := 2; i < 32; i++ {
-		s.FirstTime(key(i))
+	// Nothing to tell a session told nothing writes nothing.
+	for _, l := range record() {
+		if strings.Contains(l, "session") {
+			t.Errorf("the record holds a session's name: %q", l)
+		}
 	}
-	if s.FirstTime(key(0)) {
-		t.Error("the oldest of 32 keys is new again")
+	s.Tell(session(0), "")
+	s.Tell(session(1), "")
+	if got := record(); len(got) != 0 {
+		t.Fatalf("with no session told anything, the record holds %q", got)
 	}
-	s.FirstTime(key(32)) // pushes key(0), the first recorded, out
-	said, err := filepath.Glob(filepath.Join(s.Dir(), "said-*.txt"))
-	if err != nil || len(said) != 1 {
-		t.Fatalf("records %v, %v; want one", said, err)
-	}
-	data, err := os.ReadFile(said[0])
+	told, _ := filepath.Glob(filepath.Join(s.Dir(), "told-*.txt"))
+	info, err := os.Stat(told[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(data), "\n"); n != 32 || strings.Contains(string(data), "session") {
-		t.Errorf("%s holds %d lines:\n%s\nwant 32 hashes", filepath.Base(said[0]), n, data)
+	before := info.ModTime()
+	for i := range 5 {
+		if s.Tell(session(i), "") {
+			t.Errorf("nothing to tell session %d, told nothing, is a change", i)
+		}
 	}
-	if !s.FirstTime(key(0)) {
-		t.Error("a key 32 newer ones pushed out is not new")
+	if info, err := os.Stat(told[0]); err != nil || !info.ModTime().Equal(before) || info.Size() != 0 {
+		t.Errorf("nothing to tell rewrote the record: %v, %v", info, err)
+	}
+
+	// The last 32 sessions told something are kept.
+	for i := range 33 {
+		if !s.Tell(session(i), "a") {
+			t.Errorf("session %d, told nothing, is not told a set", i)
+		}
+	}
+	if got := record(); len(got) != 2*32 {
+		t.Errorf("the record holds %d fields; want 32 lines of 2 hashes", len(got))
+	}
+	if !s.Tell(session(0), "a") {
+		t.Error("a session 32 newer ones pushed out is not told again")
+	}
+	if s.Tell(session(2), "a") {
+		t.Error("one of the last 32 sessions is told again")
 	}
 	other, err := spool.Open(filepath.Dir(s.Dir()), spool.Key{0x07})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !other.FirstTime(key(0)) {
-		t.Error("a key the user's record holds is not new to another capture key")
-	}
-	if said, err = filepath.Glob(filepath.Join(s.Dir(), "said-*.txt")); err != nil || len(said) != 2 {
-		t.Fatalf("records %v, %v; want one per capture key", said, err)
+	if !other.Tell(session(2), "a") {
+		t.Error("a session the user's record holds is told already under another capture key")
 	}
 	// A record too large to be one of its own is read as empty.
-	for _, path := range said {
-		if err := os.WriteFile(path, []byte(strings.Repeat("0123456789abcdef\n", 100)), 0o600); err != nil {
+	told, _ = filepath.Glob(filepath.Join(s.Dir(), "told-*.txt"))
+	if len(told) != 2 {
+		t.Fatalf("records %v; want one per capture key", told)
+	}
+	for _, path := range told {
+		if err := os.WriteFile(path, []byte(strings.Repeat("0123456789abcdef 0123456789abcdef\n", 100)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if !s.FirstTime(key(0)) || s.FirstTime(key(0)) {
+	if !s.Tell(session(2), "a") || s.Tell(session(2), "a") {
 		t.Error("a record over its bound is not started afresh")
 	}
 }

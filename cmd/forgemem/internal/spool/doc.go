@@ -21,8 +21,9 @@
 // ([Spool.Dropped], a record of one fixed-width line per drop); a file
 // over [MaxEntryBytes] in an entry's place is never read, and is set
 // aside. [Spool.NoticeOnce] records the last reason a hook gave for not
-// queueing, so that it is said once, and [Spool.FirstTime] the last keys
-// of what hooks say once (a warning to a session), in bounded records.
+// queueing, so that it is said once, and [Spool.Tell] what hooks last
+// told each of the last sessions (a warning about memory files), so that
+// it is told again only when it changes, in bounded records.
 //
 // One worker at a time runs a folder's spool: it holds the folder's lock
 // ([Spool.TryLock], an OS flock the system releases when the worker dies,

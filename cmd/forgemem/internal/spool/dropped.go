@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -133,40 +132,69 @@ func (s *Spool) ClearNotice() {
 	_ = os.Remove(s.noticePath())
 }
 
-// maxSaid is how many keys the record of what hooks said keeps (see
-// [Spool.FirstTime]): the newest.
-const maxSaid = 32
+// maxTold is how many sessions the record of what hooks last told them
+// keeps (see [Spool.Tell]): the last told.
+const maxTold = 32
 
-// saidLine is the length of a line of the record of what hooks said: 16
-// hexadecimal digits and a line feed.
-const saidLine = 17
+// toldLine is the length of a line of the record of what hooks told: 16
+// hexadecimal digits for the session, a space, 16 for what it was told,
+// and a line feed.
+const toldLine = 34
 
-// saidPath is the record of what hooks said once (recordName "said",
-// ".txt"): a line per key, 16 hexadecimal digits of its HMAC-SHA256
-// under the spool's key, newest last.
-func (s *Spool) saidPath() string {
-	return filepath.Join(s.dir, s.recordName("said", ".txt"))
+// toldPath is the record of what hooks last told each session (recordName
+// "told", ".txt"): a line per session, "<session> <set>\n", each 16
+// hexadecimal digits of an HMAC-SHA256 under the spool's key, the last
+// told last.
+func (s *Spool) toldPath() string {
+	return filepath.Join(s.dir, s.recordName("told", ".txt"))
 }
 
-// FirstTime reports whether key — what a hook says once, such as a warning
-// to one session about one set of files — is not among the last maxSaid
-// keys recorded in this spool, and records it: a key said is not new again
-// until maxSaid newer ones pushed it out. Only keyed hashes are recorded,
-// never the key. When the record cannot be read it is started afresh, and
-// when it cannot be written the key is new again next time: said again
-// rather than never.
-func (s *Spool) FirstTime(key string) (isNew bool) {
-	path := s.saidPath()
-	line := hex.EncodeToString(mac(s.key, []byte("forgemem said "+key))[:8])
+// Tell reports whether set — what a hook tells one session, such as the
+// set of memory files it cannot read, named by a digest; "" for nothing —
+// differs from what this spool recorded as last told to session, and
+// records it: a hook tells a session once, and again when what it has to
+// tell changes, also after it had nothing to tell. The record keeps the
+// last maxTold (32) sessions told something, as keyed hashes only, never
+// the session or the set; a session with nothing recorded was told
+// nothing (or so long ago that 32 others pushed it out). Recording ""
+// removes the session's line, and writes nothing when there is none: a
+// hook with nothing to tell costs a read. When the record cannot be read
+// it is started afresh, and when it cannot be written the set is new again
+// next time: told again rather than never.
+func (s *Spool) Tell(session, set string) (changed bool) {
+	path := s.toldPath()
+	id := hex.EncodeToString(mac(s.key, []byte("forgemem told session "+session))[:8])
 	var lines []string
-	if old, err := readCapped(path, maxSaid*saidLine); err == nil {
-		lines = strings.Fields(string(old))
+	if old, err := readCapped(path, maxTold*toldLine); err == nil {
+		lines = strings.Split(strings.TrimSuffix(string(old), "\n"), "\n")
 	}
-	if slices.Contains(lines, line) {
+	last, kept := "", lines[:0]
+	for _, l := range lines {
+		sid, told, ok := strings.Cut(l, " ")
+		switch {
+		case !ok || len(l) != toldLine-1:
+			// not a line of the record: dropped
+		case sid == id:
+			last = told
+		default:
+			kept = append(kept, l)
+		}
+	}
+	value := ""
+	if set != "" {
+		value = hex.EncodeToString(mac(s.key, []byte("forgemem told set "+set))[:8])
+	}
+	if value == last {
 		return false
 	}
-	lines = append(lines, line)
-	lines = lines[max(0, len(lines)-maxSaid):]
-	_ = atomicfile.Replace(path, []byte(strings.Join(lines, "\n")+"\n"), filePerm)
+	if value != "" {
+		kept = append(kept, id+" "+value)
+		kept = kept[max(0, len(kept)-maxTold):]
+	}
+	data := ""
+	if len(kept) > 0 {
+		data = strings.Join(kept, "\n") + "\n"
+	}
+	_ = atomicfile.Replace(path, []byte(data), filePerm)
 	return true
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
+	"github.com/forgemem/forgemem/settings"
 )
 
 // Captures queued by agent hooks wait in the spool of the place's memory
@@ -127,17 +129,59 @@ func (w *Workspace) NoticeOnce(notice string) bool {
 	return sp.NoticeOnce(notice)
 }
 
-// FirstTime reports whether key — what a hook says once, such as a
-// warning to one session about one set of files — was not said yet in
-// this place, and records it in the place's capture queue
-// (spool.Spool.FirstTime). When the queue cannot be opened it is true:
-// said every time rather than never.
-func (w *Workspace) FirstTime(key string) bool {
+// Tell reports whether set — what a hook tells a session, such as the
+// digest of the memory files recall could not read — differs from what
+// this place's capture queue recorded as last told to session, and records
+// it (spool.Spool.Tell). When the queue cannot be opened it is true: told
+// every time rather than never. A hook with nothing to tell calls
+// TellNothing.
+func (w *Workspace) Tell(session, set string) bool {
+	if set == "" {
+		tellNothing(w.SpoolDir(), w.store.Dir(memcore.ScopeUser), session)
+		return false
+	}
 	sp, err := w.Spool()
 	if err != nil {
 		return true
 	}
-	return sp.FirstTime(key)
+	return sp.Tell(session, set)
+}
+
+// TellNothing records that a hook has nothing to tell session in the place
+// of s — the memory files all read again — so that what it tells next is
+// told (spool.Spool.Tell with ""), without opening the memory folders: it
+// reads the record of the place's capture queue, and writes it only when
+// the session was told something. It makes nothing: no queue, no capture
+// key; with none there is nothing to forget.
+func TellNothing(s *settings.Settings, session string) {
+	repo, user := s.Paths.RepoDir, s.Paths.UserDir
+	for _, d := range []*string{&repo, &user} {
+		if *d != "" {
+			if abs, err := filepath.Abs(*d); err == nil {
+				*d = abs
+			}
+		}
+	}
+	dir := repo
+	if dir == "" {
+		dir = user
+	}
+	tellNothing(dir, user, session)
+}
+
+// tellNothing is TellNothing for the queue of the memory folder dir and
+// the capture key of the user's memory folder userDir.
+func tellNothing(dir, userDir, session string) {
+	if dir == "" || userDir == "" {
+		return
+	}
+	key, err := spool.ReadKey(userDir)
+	if err != nil {
+		return
+	}
+	if sp, err := spool.OpenExisting(dir, key); err == nil && sp != nil {
+		sp.Tell(session, "")
+	}
 }
 
 // CaptureReady says whether queued captures can be processed here: nil,
