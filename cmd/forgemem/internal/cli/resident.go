@@ -50,6 +50,9 @@ on Linux only.
 			if status && stop {
 				return usagef("give --status or --stop, not both")
 			}
+			if asJSON && !status {
+				return usagef("give --json with --status only: --stop and the server itself print no JSON")
+			}
 			if idle <= 0 {
 				return usagef("--idle: %s is not a positive duration; give one such as 30s or 10m", idle)
 			}

@@ -132,6 +132,8 @@ func TestUsageErrors(t *testing.T) {
 		{"invalid category", []string{"list", "--category", "prefs"}, "--category \"prefs\" is not one of coding-preferences"},
 		{"invalid format", []string{"graph", "--format", "png"}, "--format \"png\" is not one of mermaid, dot"},
 		{"status and stop", []string{"recall-server", "--status", "--stop"}, "recall-server: give --status or --stop, not both\n"},
+		{"json without status", []string{"recall-server", "--json"}, "recall-server: give --json with --status only: --stop and the server itself print no JSON\n"},
+		{"json with stop", []string{"recall-server", "--stop", "--json"}, "recall-server: give --json with --status only: --stop and the server itself print no JSON\n"},
 		{"recall server idle zero", []string{"recall-server", "--idle", "0"}, "--idle: 0s is not a positive duration; give one such as 30s or 10m"},
 		{"recall server idle negative", []string{"recall-server", "--idle", "-5s"}, "--idle: -5s is not a positive duration; give one such as 30s or 10m"},
 		{"worker idle negative", []string{"worker", "--idle", "-1s"}, "--idle: -1s is negative; give 0 to exit once the queue is empty, or a duration such as 30s or 10m"},
