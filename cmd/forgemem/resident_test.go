@@ -92,13 +92,25 @@ type serverStatus struct {
 		WorkDir    string   `json:"work_dir"`
 		Differs    []string `json:"differs"`
 	} `json:"others"`
+	// asked is true when the document holds answered: the server was asked
+	// how it is, and answered.
+	asked bool
 }
 
 func (w *world) serverStatus(dir string) serverStatus {
 	w.t.Helper()
 	var st serverStatus
-	if err := json.Unmarshal([]byte(w.ok(dir, "", "recall-server", "--status", "--json")), &st); err != nil {
+	var keys map[string]json.RawMessage
+	out := []byte(w.ok(dir, "", "recall-server", "--status", "--json"))
+	if err := json.Unmarshal(out, &st); err != nil {
 		w.t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &keys); err != nil {
+		w.t.Fatal(err)
+	}
+	_, st.asked = keys["answered"]
+	if st.asked != st.Running {
+		w.t.Errorf("--status --json with running %v holds answered: %v; want answered when it runs only:\n%s", st.Running, st.asked, out)
 	}
 	return st
 }
@@ -927,5 +939,79 @@ func TestStatusListsTheServersItCannotAsk(t *testing.T) {
 		if resident.Running(f.dir) {
 			t.Errorf("after --stop, the server in %s still holds its lock", f.dir)
 		}
+	}
+}
+
+// A recall server that stops answering — frozen with SIGSTOP, as a stuck
+// one is — does not cost the prompts their memories: the hook waits for it
+// a share of its time only, recalls by itself, and says that the server
+// did not answer and how to end it. --status reports it as not answering,
+// with its pid and the kill that ends it; --stop cannot ask it to exit and
+// says so, with the same kill, exit 1.
+func TestFrozenServerIsNotWaitedFor(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 50)
+	payload := prompt(repo, "", "how are errors wrapped in the database layer?")
+	tuned := *w // other settings: a server of another key, frozen too
+	tuned.env = append(slices.Clone(w.env), "FORGEMEM_RETRIEVAL_TOP_K=3")
+	tuned.hookWith(repo, payload, false)
+	other := tuned.waitServer(repo)
+	w.hookWith(repo, payload, false) // starts the server
+	st := w.waitServer(repo)
+	want, _ := w.hookWith(repo, payload, true)
+	if want == "" {
+		t.Fatal("the prompt recalls nothing: the comparison would mean nothing")
+	}
+	for _, pid := range []int{st.PID, other.PID} {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) // before the world's servers are stopped
+	}
+	kill, otherKill := fmt.Sprintf("kill %d", st.PID), fmt.Sprintf("kill %d", other.PID)
+
+	got, errOut := w.hookWith(repo, payload, false)
+	if got != want {
+		t.Errorf("with a frozen server the hook answered\n%s\nwant what it recalls by itself\n%s", got, want)
+	}
+	contains(t, "the hook's line", errOut, fmt.Sprintf("the recall server (pid %d) did not answer within", st.PID), "recalled by itself", kill)
+	if strings.Count(errOut, "\n") != 1 {
+		t.Errorf("the hook's stderr is not one line: %q", errOut)
+	}
+
+	js := w.serverStatus(repo)
+	if js.State != "unresponsive" || js.Running || js.PID != st.PID || js.Folder != st.Folder || js.Reason == "" {
+		t.Errorf("--status --json of a frozen server: %+v; want state unresponsive, not running, pid %d, its folder, a reason", js, st.PID)
+	}
+	if len(js.Others) != 1 || js.Others[0].State != "unresponsive" || js.Others[0].PID != other.PID || js.Others[0].Answered != nil {
+		t.Errorf("--status --json lists the frozen server of other settings as %+v; want it unresponsive, pid %d, not answered", js.Others, other.PID)
+	}
+	text := w.ok(repo, "", "recall-server", "--status")
+	contains(t, "--status", text, "here but not answering", fmt.Sprintf("pid %d", st.PID), kill,
+		fmt.Sprintf("Another recall server serves these memory folders but is not answering (pid %d, stopped or stuck; other settings)", other.PID), otherKill)
+	if strings.Contains(text, "No recall server") {
+		t.Errorf("--status says no server runs: %s", text)
+	}
+	out, errOut, code := w.run(repo, "", "recall-server", "--stop")
+	if code != 1 {
+		t.Errorf("--stop of a frozen server exited %d; want 1\n%s%s", code, out, errOut)
+	}
+	contains(t, "--stop", errOut, fmt.Sprintf("the recall server (pid %d) is not answering", st.PID), kill,
+		fmt.Sprintf("the other recall server (pid %d; other settings) is not answering", other.PID), otherKill)
+
+	// Thawed, it reads the stop --stop left it, and exits; the next prompt
+	// starts another.
+	for _, s := range []serverStatus{st, other} {
+		if err := syscall.Kill(s.PID, syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		waitUnlocked(t, filepath.Join(s.Folder, "lock"))
+	}
+	if got, errOut := w.hookWith(repo, payload, false); got != want || errOut != "" {
+		t.Errorf("with the server thawed and gone the hook answered\n%s\n%s\nwant\n%s", got, errOut, want)
+	}
+	if now := w.waitServer(repo); now.PID == st.PID {
+		t.Errorf("the server answering is the one stopped (%d)", st.PID)
 	}
 }

@@ -60,10 +60,12 @@ forgemem hook install claude-code adds run it:
                     compaction, and prints them as the prompt's additional context
                     (nothing relevant prints nothing); the place's recall server
                     (forgemem recall-server) answers when it runs, and the hook starts
-                    one when none does. When memory files cannot be read (a merge
-                    conflict, a file too large), it warns you, not the model, once per
-                    session and again when those files change: forgemem validate says
-                    how to fix them
+                    one when none does; one that does not answer in half the hook's
+                    time is left, and the hook recalls by itself and says so. When
+                    memory files cannot be read (a merge conflict, a file too large), it
+                    warns you, not the model, once per session and again when those
+                    files or their problems change: forgemem validate says how to fix
+                    them
   Stop              queues a capture of the finished turn and returns at once
   PreCompact        queues a capture of the conversation about to be compacted
 
@@ -272,6 +274,8 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 	switch {
 	case ans.unsafe != nil:
 		run.note("no recall server may run, so each prompt recalls by itself: %v", ans.unsafe)
+	case ans.silent != nil:
+		run.note("%s", ans.silent.note())
 	case ans.start:
 		// Started before this prompt's own recall, which may not end
 		// before the hook's deadline with many memories: the next prompts

@@ -41,10 +41,13 @@ on Linux only.
   forgemem recall-server --status   says whether one is running (or starting) here, and which
                                     servers of another binary or other settings still run for
                                     these memory folders, or may: those with no record of what
-                                    they serve; being asked does not keep a server running
+                                    they serve; being asked does not keep a server running. One
+                                    that holds its folder but does not answer within 5 seconds
+                                    (stopped, stuck) is "not answering", with the kill that
+                                    ends it
   forgemem recall-server --stop     asks them all to exit, and waits until they have (5 seconds
-                                    at most in all); one still running is named with its pid,
-                                    and the exit status is 1`,
+                                    at most in all); one still running, or not answering, is
+                                    named with its pid, and the exit status is 1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if status && stop {
@@ -313,6 +316,43 @@ type residentAnswer struct {
 	start bool
 	// unsafe says why no server may run here: its folder is not private.
 	unsafe error
+	// silent is set when a server runs but did not answer in time, or
+	// failed to: the caller recalls by itself, and says so.
+	silent *silentServer
+}
+
+// silentServer is a recall server that holds its lock but did not answer a
+// prompt: stopped (SIGSTOP), stuck, or failing.
+type silentServer struct {
+	// pid is the pid it recorded, 0 when unknown.
+	pid int
+	// within is how long the hook waited for it, and timedOut true when it
+	// did not answer within it; err is the failure of the exchange.
+	within   time.Duration
+	timedOut bool
+	err      error
+}
+
+// note is what the prompt hook's line says of s: that the prompt recalled
+// by itself, and how to end the server.
+func (s *silentServer) note() string {
+	what := fmt.Sprintf("did not answer within %s", s.within.Round(time.Millisecond))
+	if !s.timedOut {
+		what = fmt.Sprintf("failed (%v)", s.err)
+	}
+	if s.pid > 0 {
+		return fmt.Sprintf("the recall server (pid %d) %s, so this prompt recalled by itself; if it keeps failing, end it with kill %d", s.pid, what, s.pid)
+	}
+	return fmt.Sprintf("the recall server %s, so this prompt recalled by itself; if it keeps failing, forgemem recall-server --stop says how to end it", what)
+}
+
+// askShare is how long the prompt hook waits for the recall server when
+// its work has remaining before its deadline: half of it, or less, so that
+// a recall in the hook's own process after a server that did not answer
+// still has retrieval (memory.retrieval_timeout) — but never less than a
+// quarter of it.
+func askShare(remaining, retrieval time.Duration) time.Duration {
+	return max(min(remaining/2, remaining-retrieval), remaining/4)
 }
 
 // askResident asks this place's recall server for the memories of window.
@@ -328,14 +368,28 @@ func (a *app) askResident(ctx context.Context, window []memcore.Message) residen
 	for i, m := range window {
 		req.Window[i] = resident.Message{Role: string(m.Role), Content: m.Content}
 	}
+	// A server that does not answer (stopped, stuck) is waited for a share
+	// of the hook's time only: the prompt then recalls here.
+	askCtx, within := ctx, time.Duration(0)
 	if dl, ok := ctx.Deadline(); ok {
-		req.BudgetMillis = time.Until(dl).Milliseconds()
+		within = askShare(time.Until(dl), a.settings.RetrievalTimeout)
+		var cancel context.CancelFunc
+		askCtx, cancel = context.WithTimeout(ctx, within)
+		defer cancel()
+		req.BudgetMillis = within.Milliseconds()
 	}
-	resp, err := resident.Ask(ctx, dir, req)
+	resp, err := resident.Ask(askCtx, dir, req)
 	switch {
 	case errors.Is(err, resident.ErrNotRunning):
 		return residentAnswer{start: !resident.Running(dir)}
-	case err != nil || resp.Status == resident.StatusRefused:
+	case err != nil && ctx.Err() != nil:
+		return residentAnswer{} // the hook's own time is over: it says so
+	case err != nil && !resident.Running(dir):
+		return residentAnswer{start: true} // it left while asked
+	case err != nil:
+		timedOut := askCtx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)
+		return residentAnswer{silent: &silentServer{pid: recordedPID(dir, place.Key), within: within, timedOut: timedOut, err: err}}
+	case resp.Status == resident.StatusRefused:
 		return residentAnswer{}
 	}
 	return residentAnswer{asked: true, recalled: recalled{injection: resp.Injection, held: resp.Held, unreadable: resp.Unreadable}, err: errorOf(resp)}
@@ -372,13 +426,17 @@ const (
 	stateStarting = "starting"
 	// stateStopped: no server holds the folder's lock.
 	stateStopped = "stopped"
+	// stateUnresponsive: it holds its folder's lock and its socket is
+	// there, but it did not answer within askLimit: stopped (SIGSTOP) or
+	// stuck. Only ending its process clears it.
+	stateUnresponsive = "unresponsive"
 )
 
 // otherServer is a recall server of another key (another binary, other
 // settings) that serves this place's memory folders — or may: one that
 // recorded nothing of what it serves.
 type otherServer struct {
-	// State is stateRunning or stateStarting.
+	// State is stateRunning, stateStarting or stateUnresponsive.
 	State string `json:"state"`
 	// PID is its process id, as it answered or recorded it; left out when
 	// unknown (it recorded nothing).
@@ -458,6 +516,8 @@ func (s otherServer) sentence() string {
 		return fmt.Sprintf("Another recall server (no record of what it serves) is running, in %s.", s.Folder)
 	case s.State == stateStarting:
 		return fmt.Sprintf("Another recall server is starting for these memory folders (pid %d, building its index%s), in %s.", s.PID, why, s.Folder)
+	case s.State == stateUnresponsive:
+		return fmt.Sprintf("Another recall server serves these memory folders but is not answering (%sstopped or stuck%s), in %s: %s.", pidOf(s.PID, ", "), why, s.Folder, killAdvice(s.PID, s.Folder))
 	case s.Answered == nil:
 		return fmt.Sprintf("Another recall server also serves these memory folders (pid %d; not asked how it is, since its older forgemem would count that as a prompt%s), in %s.",
 			s.PID, why, s.Folder)
@@ -493,7 +553,12 @@ func (a *app) otherServers(ctx context.Context, base string, place resident.Plac
 				errs = append(errs, fmt.Errorf("the recall server in %s: %s: %s", o.Dir, resp.Status, resp.Message))
 				continue
 			case !errors.Is(err, resident.ErrNotRunning):
-				errs = append(errs, fmt.Errorf("the recall server in %s: %w", o.Dir, err))
+				if state, lerr := lookAt(o.Dir); lerr == nil && state == stateRunning {
+					s.State = stateUnresponsive // it holds its folder, yet did not answer
+					out = append(out, s)
+				} else {
+					errs = append(errs, fmt.Errorf("the recall server in %s: %w", o.Dir, err))
+				}
 				continue
 			}
 		}
@@ -551,6 +616,23 @@ func prefixed(prefix, s string) string {
 	return prefix + s
 }
 
+// killAdvice says how to end a recall server that does not answer, of
+// pid (0: unknown) in the folder dir.
+func killAdvice(pid int, dir string) string {
+	if pid > 0 {
+		return fmt.Sprintf("kill %d ends it, and the next prompt's hook starts another", pid)
+	}
+	return fmt.Sprintf("end the process that holds %s (fuser %s names it), and the next prompt's hook starts another", filepath.Join(dir, "lock"), filepath.Join(dir, "lock"))
+}
+
+// pidOf is "pid N" and sep, "" when pid is 0 (unknown).
+func pidOf(pid int, sep string) string {
+	if pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("pid %d%s", pid, sep)
+}
+
 // recordedPID is the pid the server of key recorded in its folder dir, 0
 // when it recorded none.
 func recordedPID(dir, key string) int {
@@ -567,14 +649,17 @@ func recordedPID(dir, key string) int {
 // idle.
 func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	st := struct {
-		// State is stateRunning (it answers), stateStarting or
-		// stateStopped.
-		State    string `json:"state"`
-		Running  bool   `json:"running"`
-		PID      int    `json:"pid,omitempty"`
-		Answered uint64 `json:"answered"`
-		Folder   string `json:"folder,omitempty"`
-		Reason   string `json:"reason,omitempty"`
+		// State is stateRunning (it answers), stateStarting,
+		// stateUnresponsive or stateStopped; Running is true when it
+		// answers.
+		State   string `json:"state"`
+		Running bool   `json:"running"`
+		PID     int    `json:"pid,omitempty"`
+		// Answered counts the prompts it answered; left out when it did
+		// not answer (stopped, starting, not answering).
+		Answered *uint64 `json:"answered,omitempty"`
+		Folder   string  `json:"folder,omitempty"`
+		Reason   string  `json:"reason,omitempty"`
 		// Others are the servers of other keys serving this place's
 		// memory folders, or that may.
 		Others []otherServer `json:"others"`
@@ -586,7 +671,13 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		resp, err = ask(ctx, dir, place.Key, resident.OpPing)
 		switch {
 		case err == nil && resp.Status == resident.StatusOK:
-			st.State, st.Running, st.PID, st.Answered = stateRunning, true, resp.PID, resp.Answered
+			st.State, st.Running, st.PID, st.Answered = stateRunning, true, resp.PID, &resp.Answered
+		case err != nil && !errors.Is(err, resident.ErrNotRunning):
+			// It holds its folder, yet did not answer: stopped or stuck.
+			if state, lerr := lookAt(dir); lerr == nil && state == stateRunning {
+				st.State, st.PID = stateUnresponsive, recordedPID(dir, place.Key)
+				err = fmt.Errorf("it did not answer within %s: %w", askLimit, err)
+			}
 		case errors.Is(err, resident.ErrNotRunning):
 			// Starting, or none: the folder says.
 			var state string
@@ -606,7 +697,10 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	}
 	switch {
 	case st.Running:
-		a.out.printf("A recall server is running here (pid %d, %s answered), in %s.\n", st.PID, plural(int(st.Answered), "prompt", "prompts"), st.Folder)
+		a.out.printf("A recall server is running here (pid %d, %s answered), in %s.\n", st.PID, plural(int(*st.Answered), "prompt", "prompts"), st.Folder)
+	case st.State == stateUnresponsive:
+		a.out.printf("A recall server is here but not answering (%sstopped or stuck: it did not answer within %s), in %s; each prompt waits for it, then recalls by itself: %s.\n",
+			pidOf(st.PID, "; "), askLimit, st.Folder, killAdvice(st.PID, st.Folder))
 	case st.State == stateStarting && st.PID > 0:
 		a.out.printf("A recall server is starting here (pid %d, building its index), in %s.\n", st.PID, st.Folder)
 	case st.State == stateStarting:
@@ -670,7 +764,13 @@ func (a *app) recallServerStop(ctx context.Context) error {
 		case err == nil:
 			errs = append(errs, fmt.Errorf("the recall server in %s: %s: %s", t.dir, resp.Status, resp.Message))
 		case !errors.Is(err, resident.ErrNotRunning):
-			errs = append(errs, fmt.Errorf("the recall server in %s: %w", t.dir, err))
+			if state, lerr := lookAt(t.dir); lerr == nil && state == stateRunning {
+				// It holds its folder, yet did not answer: stopped or stuck.
+				errs = append(errs, fmt.Errorf("the %s is not answering (stopped or stuck: it did not answer within %s), in %s, so it could not be asked to stop; %s",
+					t.name(), askLimit, t.dir, killAdvice(t.pid, t.dir)))
+			} else {
+				errs = append(errs, fmt.Errorf("the recall server in %s: %w", t.dir, err))
+			}
 		default: // no socket, or nobody on it: starting, or gone
 			state, err := lookAt(t.dir)
 			switch {
