@@ -447,3 +447,13 @@ func trustLabel(m *memcore.MemoryFile, stated StatedChecker) string {
 	}
 	return "inferred, not stated by the user"
 }
+
+// AloneTokens is the estimated size (memcore.EstimateTokens) of the
+// injection block that shows m alone, without its history or links: the
+// least m ever costs an injection. A memory whose AloneTokens exceeds
+// Config.InjectionTokenBudget is left out of every injection, even as
+// the best match (counted in Result.Omitted).
+func AloneTokens(m *memcore.MemoryFile) int {
+	r := newRenderer(memcore.NewGraph(nil), []Recalled{{Memory: m, Score: 1}})
+	return memcore.EstimateTokens(r.render(1))
+}

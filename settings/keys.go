@@ -57,7 +57,7 @@ var table = []key{
 		anyValue),
 	intKey("retrieval_hypothesis_count", 5, 1, 10, func(s *Settings) *int { return &s.RetrievalHypothesisCount }, "Hypotheses the model writes per turn in `llm` mode.", "`memretrieve.Config.HypothesisCount`",
 		narrowsDown("have your model write more per turn")),
-	intKey("injection_token_budget", 2000, 1, unbounded, func(s *Settings) *int { return &s.InjectionTokenBudget }, "Token budget of the recalled-memories block.", "`memretrieve.Config.InjectionTokenBudget`",
+	intKey("injection_token_budget", 2000, 1, unbounded, func(s *Settings) *int { return &s.InjectionTokenBudget }, "Token budget of the recalled-memories block: whole memories are dropped to fit, lowest score first, so one larger than the budget even alone is never recalled (`remember` warns when one is written).", "`memretrieve.Config.InjectionTokenBudget`",
 		narrowsDown("put more of your memories into the agent's context")),
 	intKey("injection_max_memories", 8, 1, 1000, func(s *Settings) *int { return &s.InjectionMaxMemories }, "Most memories in the recalled-memories block, related ones included; the block often holds fewer, since the relevance gate stops where the evidence falls away.", "`memretrieve.Config.MaxMemories`",
 		narrowsDown("put more of your memories into the agent's context")),

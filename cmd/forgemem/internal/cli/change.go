@@ -65,6 +65,9 @@ text names (found in the working tree), and those given with --anchor PATH, PATH
 			if err != nil {
 				return err
 			}
+			if ob := res.OverBudget; ob != nil {
+				fmt.Fprintf(a.env.Stderr, "forgemem: warning: %s\n", overBudgetWords(ob))
+			}
 			if asJSON {
 				return a.out.json(res)
 			}
@@ -119,6 +122,14 @@ func (a *app) printRemembered(ctx context.Context, res *workspace.RememberResult
 	}
 	p.printf("%s\n", p.dim("File: "+m.Path))
 	a.noteCommit(a.toCommit(ctx, m))
+}
+
+// overBudgetWords says that a memory is too large to be recalled with the
+// injection token budget in force, and what to do.
+func overBudgetWords(ob *workspace.OverBudget) string {
+	return fmt.Sprintf("the memory is never recalled whole into a prompt with the injection token budget in force: "+
+		"it takes about %d tokens, over memory.injection_token_budget (%d); split it into shorter memories, or raise memory.injection_token_budget",
+		ob.Tokens, ob.Budget)
 }
 
 // anchorFlags parses --anchor values: PATH, PATH#SYMBOL or #SYMBOL.

@@ -317,3 +317,51 @@ func TestLongArgumentsAreNotEchoed(t *testing.T) {
 		t.Errorf("search of a 70 KB text: exit %d, %d bytes out: %.300q", r.code, len(r.stdout)+len(r.stderr), r.stdout)
 	}
 }
+
+// remember writes a memory too large for the injection token budget in
+// force (memory.injection_token_budget), and warns on stderr that it is
+// never recalled whole into a prompt, with its size, the budget and what to
+// do; a memory that fits, with the budget in force, gets no warning.
+func TestRememberWarnsOfAMemoryOverTheInjectionBudget(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   []string
+		runes int
+		// want is what the warning says; nil for no warning.
+		want []string
+	}{
+		{"under the default budget", nil, 3924, nil},
+		{"over the default budget", nil, 7846, []string{
+			"forgemem: warning: the memory is never recalled whole into a prompt with the injection token budget in force",
+			"over memory.injection_token_budget (2000)",
+			"split it into shorter memories, or raise memory.injection_token_budget"}},
+		{"at the limit", nil, workspace.MaxContentRunes, []string{"over memory.injection_token_budget (2000)"}},
+		{"over the default budget, under a raised one", []string{"FORGEMEM_INJECTION_TOKEN_BUDGET=4000"}, 7846, nil},
+		{"under the default budget, over a lowered one", []string{"FORGEMEM_INJECTION_TOKEN_BUDGET=500"}, 3924,
+			[]string{"over memory.injection_token_budget (500)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, asJSON := range []bool{false, true} {
+				f := newFixture(t)
+				f.env = tt.env
+				args := []string{"remember", strings.Repeat("a", tt.runes), "--scope", "user", "--category", "patterns"}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				r := f.run(args...)
+				if r.code != cli.ExitOK {
+					t.Fatalf("exit %d, stderr %.300q", r.code, r.stderr)
+				}
+				if warned := strings.Contains(r.stderr, "warning"); warned != (tt.want != nil) {
+					t.Fatalf("--json %t: stderr %.300q, want a warning %t", asJSON, r.stderr, tt.want != nil)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(r.stderr, w) {
+						t.Errorf("--json %t: stderr %.300q, want %q", asJSON, r.stderr, w)
+					}
+				}
+			}
+		})
+	}
+}

@@ -110,3 +110,39 @@ func TestForgetRefusesShortPrefixes(t *testing.T) {
 	text, _ := f.ok("memory_forget", map[string]any{"id": id[:len("mem_")+4]})
 	contains(t, "memory_forget", text, "Forgot "+id)
 }
+
+// memory_remember writes a memory too large for the injection token budget
+// in force (memory.injection_token_budget), and its result tells the agent
+// that it is never recalled into a prompt, and what to do; a memory that
+// fits, with the budget in force, gets no such note.
+func TestRememberNotesAMemoryOverTheInjectionBudget(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   []string
+		runes int
+		// want is what the note says; nil for no note.
+		want []string
+	}{
+		{"under the default budget", nil, 3924, nil},
+		{"over the default budget", nil, 7846, []string{
+			"It is never recalled into a prompt with the injection token budget in force",
+			"over memory.injection_token_budget (2000)",
+			"supersede it with a shorter text and remember the rest as separate memories, or ask the user to raise memory.injection_token_budget"}},
+		{"over the default budget, under a raised one", []string{"FORGEMEM_INJECTION_TOKEN_BUDGET=4000"}, 7846, nil},
+		{"under the default budget, over a lowered one", []string{"FORGEMEM_INJECTION_TOKEN_BUDGET=500"}, 3924,
+			[]string{"over memory.injection_token_budget (500)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixtureEnv(t, append([]string{"FORGEMEM_REVIEW=off"}, tt.env...)...)
+			text, isErr, _ := f.call("memory_remember", map[string]any{"content": strings.Repeat("a", tt.runes), "scope": "user", "category": "patterns"})
+			if isErr {
+				t.Fatalf("error: %.300s", text)
+			}
+			if noted := strings.Contains(text, "never recalled"); noted != (tt.want != nil) {
+				t.Fatalf("result %.300q, want the note %t", text, tt.want != nil)
+			}
+			contains(t, "memory_remember", text, tt.want...)
+		})
+	}
+}

@@ -466,6 +466,10 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 	if res.Held != "" {
 		fmt.Fprintf(&b, " It waits for the user's review (%s) and is not recalled or searched until the user approves it.", res.Held)
 	}
+	if ob := res.OverBudget; ob != nil {
+		fmt.Fprintf(&b, " It is never recalled into a prompt with the injection token budget in force: it takes about %d tokens, over memory.injection_token_budget (%d); "+
+			"supersede it with a shorter text and remember the rest as separate memories, or ask the user to raise memory.injection_token_budget.", ob.Tokens, ob.Budget)
+	}
 	if out.Commit, out.Note = h.commitNote(ctx, m); out.Note != "" {
 		b.WriteString(" " + out.Note)
 	}

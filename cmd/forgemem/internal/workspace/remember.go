@@ -10,6 +10,7 @@ import (
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
+	"github.com/forgemem/forgemem/memretrieve"
 )
 
 // MaxContentRunes is the most text [Workspace.Remember] takes, in
@@ -89,6 +90,20 @@ type RememberResult struct {
 	// Held says why the memory waits for a person's review (forgemem
 	// review), "" when it is in force: the quarantine rule that held it.
 	Held string `json:"held,omitempty"`
+	// OverBudget is set when the memory, shown alone, is larger than the
+	// injection token budget in force (memory.injection_token_budget):
+	// retrieval leaves it out of every injection, even as the best match.
+	OverBudget *OverBudget `json:"over_budget,omitempty"`
+}
+
+// OverBudget compares a memory's size in an injection with the injection
+// token budget in force.
+type OverBudget struct {
+	// Tokens is the estimated size of the injection block showing the
+	// memory alone (memretrieve.AloneTokens).
+	Tokens int `json:"tokens"`
+	// Budget is memory.injection_token_budget.
+	Budget int `json:"budget"`
 }
 
 // testHookBeforeWrite, when set by a test, is called just before a
@@ -122,7 +137,8 @@ func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 // same version meanwhile (memcore.ErrConflict), the new version
 // supersedes that session's instead, keeping its links
 // (RememberResult.Raced), or is not written when that session's says the
-// same ([ErrDuplicate]).
+// same ([ErrDuplicate]). A memory too large for the injection token
+// budget in force is written, and reported (RememberResult.OverBudget).
 func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberResult, error) {
 	if err := checkScope(in.Scope); err != nil {
 		return nil, err
@@ -167,6 +183,11 @@ func (w *Workspace) Remember(ctx context.Context, in RememberInput) (*RememberRe
 		return nil, err
 	}
 	res.Memory = view(w.store, after.g, m)
+	// 0 is the default budget, as memretrieve takes it.
+	b := cmp.Or(w.settings.RetrieveConfig().InjectionTokenBudget, memretrieve.DefaultConfig().InjectionTokenBudget)
+	if t := memretrieve.AloneTokens(m); t > b {
+		res.OverBudget = &OverBudget{Tokens: t, Budget: b}
+	}
 	return res, nil
 }
 
