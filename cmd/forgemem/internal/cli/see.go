@@ -250,7 +250,7 @@ func (a *app) printDetail(d *workspace.Detail) {
 	}
 	t.row("created\t%s\n", minute(m.CreatedAt))
 	if m.Trigger != "" {
-		t.row("written by\t%s\n", triggerWords(m.Trigger))
+		t.row("written by\t%s\n", triggerWords(m.Trigger, m.Source))
 	}
 	if m.SessionID != "" {
 		t.row("session\t%s\n", m.SessionID)
@@ -362,14 +362,19 @@ func passive(r memcore.Relationship) string {
 	return string(r)
 }
 
-// triggerWords says what wrote a memory.
-func triggerWords(t string) string {
+// triggerWords says what wrote a memory, from its trigger and its source:
+// a memory written by hand (manual) by an agent, through a tool (source
+// agent), is not said to be a person's.
+func triggerWords(t, source string) string {
 	switch memcore.Trigger(t) {
 	case memcore.TriggerCadence:
 		return "capture, after a turn (cadence)"
 	case memcore.TriggerCompaction:
 		return "capture, at a compaction"
 	case memcore.TriggerManual:
+		if memcore.Source(source) == memcore.SourceAgent {
+			return "an agent, through a tool (manual)"
+		}
 		return "a person (manual)"
 	}
 	return t

@@ -311,3 +311,39 @@ func TestEvidenceRowQuotesThePassageAsItIs(t *testing.T) {
 		})
 	}
 }
+
+// show says who wrote a memory from its trigger and its source together:
+// a memory an agent wrote through a tool (trigger manual, source agent)
+// is never said to be a person's.
+func TestShowWrittenByAgreesWithTheSource(t *testing.T) {
+	tests := []struct {
+		trigger memcore.Trigger
+		source  memcore.Source
+		want    string
+	}{
+		{memcore.TriggerManual, memcore.SourceAgent, "written by  an agent, through a tool (manual)"},
+		{memcore.TriggerManual, memcore.SourceUser, "written by  a person (manual)"},
+		{memcore.TriggerManual, memcore.SourceUnknown, "written by  a person (manual)"},
+		{memcore.TriggerCadence, memcore.SourceAgent, "written by  capture, after a turn (cadence)"},
+		{memcore.TriggerCadence, memcore.SourceUser, "written by  capture, after a turn (cadence)"},
+		{memcore.TriggerCompaction, memcore.SourceAssistant, "written by  capture, at a compaction"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.trigger)+"/"+string(tt.source), func(t *testing.T) {
+			f := newFixture(t)
+			m := memory(1, memcore.ScopeUser, memcore.CategoryPatterns, 1, "Use tabs.")
+			m.Meta.Trigger, m.Meta.Source = tt.trigger, tt.source
+			f.write(m)
+			r := f.run("show", id(1))
+			if r.code != cli.ExitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tt.want+"\n") {
+				t.Errorf("show:\n%s\nwant the line %q", r.stdout, tt.want)
+			}
+			if tt.source == memcore.SourceAgent && strings.Contains(r.stdout, "a person") {
+				t.Errorf("show says a person wrote an agent's memory:\n%s", r.stdout)
+			}
+		})
+	}
+}
