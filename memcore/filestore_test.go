@@ -1135,6 +1135,32 @@ func TestFileStoreSkipped(t *testing.T) {
 	ts.mustList(t)
 	check("after List")
 
+	// A folder that cannot be read is skipped whole, and said: one that
+	// became a symbolic link (checked before it is read, so also when the
+	// tests run as root, who reads any folder) ...
+	aside := ts.repo + ".real"
+	if err := os.Rename(ts.repo, aside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(aside, ts.repo); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ts.mustList(t) {
+		if m.Meta.Scope == ScopeRepo {
+			t.Errorf("List served %s through a linked repo folder", m.Meta.ID)
+		}
+	}
+	check("with the repo folder a symbolic link", skip{ts.repo, ErrUnsafeFolder})
+	if err := os.Remove(ts.repo); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, ts.repo); err != nil {
+		t.Fatal(err)
+	}
+	ts.mustList(t)
+	check("with the repo folder back")
+
+	// ... and one its mode forbids reading (not to root).
 	if runtime.GOOS != "windows" && os.Getuid() != 0 {
 		if err := os.Chmod(ts.repo, 0o300); err != nil {
 			t.Fatal(err)
