@@ -494,7 +494,62 @@ memory on, until you trust it: forgemem trust.`,
 	root.SetCompletionCommandGroupID("other")
 	root.SetUsageTemplate(usageTemplate(root.UsageTemplate()))
 	refuseUnknownHelpTopics(root)
+	root.InitDefaultCompletionCmd()
+	refuseMissingCommands(root)
 	return root
+}
+
+// groupHint annotates a command group with what its commands are, for the
+// error of a command line that names none of them (see groupArgs).
+const groupHint = "forgemem-group-hint"
+
+// refuseMissingCommands makes every command group under root — a command
+// that only holds commands, as hook and completion do — refuse a command
+// line that names none of its commands (forgemem hook, forgemem hook
+// codex) with a usage error naming them, where cobra printed the group's
+// help and exited 0. forgemem alone still shows the help, and cobra
+// refuses an unknown command of its own.
+func refuseMissingCommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() && !c.Runnable() {
+			// A group that runs is one that can refuse: its arguments are
+			// checked before any work starts, and never pass.
+			c.Args = groupArgs
+			c.RunE = groupArgs
+		}
+		refuseMissingCommands(c)
+	}
+}
+
+// groupArgs refuses the command line of a command group: it names none of
+// the group's commands, or one it does not have.
+func groupArgs(c *cobra.Command, args []string) error {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	give := orList(names)
+	if h := c.Annotations[groupHint]; h != "" {
+		give += "; " + h
+	}
+	if len(args) == 0 {
+		return usagef("give one of its commands: %s", give)
+	}
+	hint := ""
+	if s := helpSuggestions(c, args[0]); len(s) > 0 {
+		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+	}
+	return usagef("%q is not a command of %s%s: give %s", clip(args[0], maxQuotedRef), c.CommandPath(), hint, give)
+}
+
+// orList writes words as "a", "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // refuseUnknownHelpTopics makes cobra's help command refuse a topic it

@@ -42,7 +42,7 @@ func (a *app) hookCommand() *cobra.Command {
 		Long: `Run as one of Claude Code's hooks, or install them. forgemem hook install claude-code adds
 them to the repository's .claude/settings.json (.claude/settings.local.json when forgemem is
 not on PATH); docs/INTEGRATIONS.md has the details.`,
-		Args: cobra.NoArgs,
+		Annotations: map[string]string{groupHint: "the one agent forgemem has hooks for is Claude Code (claude-code)"},
 	}
 	cmd.AddCommand(a.hookClaudeCodeCommand(), a.hookInstallCommand())
 	return cmd
@@ -604,13 +604,20 @@ installing again changes nothing, installing another binary updates them in plac
 duplicates left by earlier versions are removed. The previous file is kept as
 <file>.bak. A temporary build of go run is never written into the hooks: install
 forgemem first (go install github.com/forgemem/forgemem/cmd/forgemem@latest).`,
-		Example:   "  forgemem hook install claude-code\n  forgemem hook install claude-code --user",
-		Args:      cobra.ExactArgs(1),
+		Example: "  forgemem hook install claude-code\n  forgemem hook install claude-code --user",
+		Args: func(_ *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usagef("give the agent to install hooks for: claude-code (forgemem hook install claude-code)")
+			case len(args) > 1:
+				return usagef("give one agent, not %d: the one forgemem installs hooks for is claude-code", len(args))
+			case args[0] != "claude-code":
+				return usagef("%q is not an agent forgemem installs hooks for; the one there is: claude-code", clip(args[0], maxQuotedRef))
+			}
+			return nil
+		},
 		ValidArgs: []string{"claude-code"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != "claude-code" {
-				return usagef("%q is not an agent forgemem installs hooks for; the one there is: claude-code", args[0])
-			}
 			if err := a.loadSettings(); err != nil {
 				return err
 			}

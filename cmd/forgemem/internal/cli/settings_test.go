@@ -152,6 +152,46 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// A command group (hook, completion) run without one of its commands, or
+// with one it does not have, is a usage error naming its commands, never
+// its help with exit 0; so is hook install without the agent it knows.
+func TestCommandGroupsNeedACommand(t *testing.T) {
+	const hookCommands = "give claude-code or install; the one agent forgemem has hooks for is Claude Code (claude-code)"
+	tests := []struct {
+		args []string
+		says string // the first line of stderr
+	}{
+		{[]string{"hook"}, "forgemem hook: give one of its commands: claude-code or install; the one agent forgemem has hooks for is Claude Code (claude-code)"},
+		{[]string{"hook", "codex"}, `forgemem hook: "codex" is not a command of forgemem hook: ` + hookCommands},
+		{[]string{"hook", "codex", "prompt"}, `forgemem hook: "codex" is not a command of forgemem hook: ` + hookCommands},
+		{[]string{"hook", "claude"}, `forgemem hook: "claude" is not a command of forgemem hook (did you mean claude-code?): ` + hookCommands},
+		{[]string{"hook", "--repo-dir", "x", "gemini"}, `forgemem hook: "gemini" is not a command of forgemem hook: ` + hookCommands},
+		{[]string{"hook", "install"}, "forgemem hook install: give the agent to install hooks for: claude-code (forgemem hook install claude-code)"},
+		{[]string{"hook", "install", "codex"}, `forgemem hook install: "codex" is not an agent forgemem installs hooks for; the one there is: claude-code`},
+		{[]string{"hook", "install", "claude-code", "codex"}, "forgemem hook install: give one agent, not 2: the one forgemem installs hooks for is claude-code"},
+		{[]string{"completion"}, "forgemem completion: give one of its commands: bash, zsh, fish or powershell"},
+		{[]string{"completion", "fish2"}, `forgemem completion: "fish2" is not a command of forgemem completion (did you mean fish?): give bash, zsh, fish or powershell`},
+	}
+	f := newFixture(t)
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := f.run(tt.args...)
+			first, rest, _ := strings.Cut(r.stderr, "\n")
+			if r.code != cli.ExitUsage || first != tt.says || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2, nothing on stdout and the line %q", r.code, r.stdout, r.stderr, tt.says)
+			}
+			if want := "Run '" + strings.SplitN(tt.says, ":", 2)[0] + " --help' for usage.\n"; rest != want {
+				t.Errorf("stderr after its first line: %q, want %q", rest, want)
+			}
+		})
+	}
+	// Their help is still there, with exit 0, and no usage line of their own.
+	f.check("help_hook", f.run("hook", "--help"), cli.ExitOK)
+	if r := f.run("completion", "--help"); r.code != cli.ExitOK || !strings.Contains(r.stdout, "Usage:\n  forgemem completion [command]\n\n") {
+		t.Errorf("completion --help: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+}
+
 // A flag's value that does not parse is a usage error naming the flag,
 // the value and what the flag takes, never the Go parser's own error.
 func TestFlagValueErrors(t *testing.T) {

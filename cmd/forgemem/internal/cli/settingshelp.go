@@ -85,8 +85,11 @@ Every memory.* setting is also a flag (--embedding-model, --retrieval-top-k, …
 "forgemem help settings" lists them.{{end}}`
 
 // usageTemplate is cobra's usage template with the settings footnote after
-// the flags.
+// the flags, and without a usage line of its own for a command group, which
+// runs only to refuse a command line that names none of its commands (see
+// refuseMissingCommands).
 func usageTemplate(def string) string {
+	def = strings.Replace(def, "{{if .Runnable}}", "{{if and .Runnable (not .HasSubCommands)}}", 1)
 	const topics = "{{if .HasHelpSubCommands}}"
 	if !strings.Contains(def, topics) {
 		return def + settingsFootnote
