@@ -595,7 +595,7 @@ into an agent loop: before each reply it recalls memories for the conversation a
 them to the request; after each reply it hands the conversation to capture, which
 decides in the background what is worth remembering. Type a message and Enter; end with
 /exit or end of input (Ctrl-D). It needs a real model (openai or gemini).`,
-		Args: cobra.NoArgs,
+		Args: noArgs("type your messages once it has started"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := a.workspace()
 			if err != nil {

@@ -36,7 +36,7 @@ With --fix, it proposes a new version of each memory that names a renamed path: 
 same text naming the new path, shown as a diff. Without --yes it only shows what it would
 write (exit 2); with --yes it writes the new versions, each superseding the current one.`,
 		Example: "  forgemem validate\n  forgemem validate --json\n  forgemem validate --fix        # shows the new versions it would write\n  forgemem validate --fix --yes",
-		Args:    cobra.NoArgs,
+		Args:    noArgs("it checks every memory file of both memory folders"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if yes && !fix {
 				return usagef("--yes goes with --fix")
@@ -193,7 +193,7 @@ func (a *app) statsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Count the memories by scope, category and origin",
-		Args:  cobra.NoArgs,
+		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := a.existingWorkspace()
 			if err != nil {
@@ -312,7 +312,7 @@ a settings file and line, an environment variable or a flag) — the value in ef
 why, where another setting overrides it — whether the API key variables are set (never
 their values), and the memory folders. The settings of the repository's file that are
 ignored until you trust it (forgemem trust) are listed on stderr.`,
-		Args: cobra.NoArgs,
+		Args: noArgs("it prints every setting; forgemem help settings says what each does"),
 		RunE: func(*cobra.Command, []string) error {
 			if err := a.loadSettings(); err != nil {
 				return err

@@ -202,6 +202,41 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
+// noArgs is cobra.NoArgs in the command's words: an argument to a command
+// that takes none is a usage error saying so, quoting what was given, and
+// then hint, when there is one, about what to do instead (the flags that
+// filter a list, say). cobra.NoArgs said unknown command "extra" for
+// "forgemem list", of an argument that was never meant as a command.
+func noArgs(hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("%s takes no arguments (got %s)", cmd.Name(), quoteArgs(args))
+		if hint != "" {
+			msg += "; " + hint
+		}
+		return usageError{errors.New(msg)}
+	}
+}
+
+// maxQuotedArgs is how many arguments an error quotes back.
+const maxQuotedArgs = 3
+
+// quoteArgs quotes args for an error, each cut to maxQuotedRef runes and
+// at most maxQuotedArgs of them: "a", "b" and 3 more.
+func quoteArgs(args []string) string {
+	var q []string
+	for _, a := range args[:min(len(args), maxQuotedArgs)] {
+		q = append(q, strconv.Quote(clip(a, maxQuotedRef)))
+	}
+	s := strings.Join(q, ", ")
+	if n := len(args) - maxQuotedArgs; n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
+}
+
 // flagError is the usage error for an error parsing the command line's
 // flags: a bad value names the flag, the value and what the flag takes,
 // rather than the Go parser's error (strconv.ParseInt: parsing "abc").

@@ -16,7 +16,7 @@ your own memories are not touched. It shows the conversations, the memory files 
 writes, and the memories recalled in later sessions. The files are kept in --dir if
 given, else in a temporary folder removed at the end.`,
 		Example: "  forgemem demo\n  forgemem demo --dir /tmp/forgemem-demo   # keep the files",
-		Args:    cobra.NoArgs,
+		Args:    noArgs("give --dir DIR to keep its memory files in a folder of your choice"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return demo.Run(cmd.Context(), a.env.Stdout, demo.Options{Dir: dir})
 		},

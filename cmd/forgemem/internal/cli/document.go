@@ -18,7 +18,7 @@ func (a *app) exportCommand() *cobra.Command {
 versions: to read, review or share what an agent knows. Forgotten memories are left out
 unless --retired is given.`,
 		Example: "  forgemem export > memories.md",
-		Args:    cobra.NoArgs,
+		Args:    noArgs("it prints every memory (--retired adds forgotten ones); forgemem show ID prints one"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := a.existingWorkspace()
 			if err != nil {
@@ -133,7 +133,7 @@ func (a *app) graphCommand() *cobra.Command {
 		Long: `Print the memories (the current version of each) and the links between them — refines,
 contradicts, relates-to — as a Mermaid flowchart (paste it into markdown) or a Graphviz
 DOT graph (forgemem graph --format dot | dot -Tsvg > memories.svg).`,
-		Args: cobra.NoArgs,
+		Args: noArgs("it draws every memory (--format mermaid or dot; --retired adds forgotten ones)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "mermaid" && format != "dot" {
 				return usagef("--format %q is not one of mermaid, dot", format)

@@ -62,7 +62,7 @@ docs/EVALUATION.md has the published figures and the commands that reproduce the
   forgemem eval --dataset madial.jsonl                       # the offline default: fake provider
   forgemem eval --dataset madial.jsonl --provider openai --model text-embedding-3-small
   forgemem eval --dataset madial.jsonl --provider openai --base-url http://localhost:11434/v1 --model nomic-embed-text`,
-		Args: cobra.NoArgs,
+		Args: noArgs("give the dataset with --dataset FILE, or convert one with --madial DIR or --locomo FILE"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			given := 0
 			for _, v := range []string{dataset, madialDir, locomoFile} {

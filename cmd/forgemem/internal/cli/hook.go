@@ -75,7 +75,7 @@ with the fake provider nothing is queued, and the hook says so once.
 Whatever goes wrong, the hook exits 0 with at most one short line on stderr: the agent
 is never blocked by memory. It ends 8 seconds after it started (2 seconds below Claude
 Code's timeout), and at once on SIGTERM or SIGINT, even when its work is stuck.`,
-		Args: cobra.NoArgs,
+		Args: noArgs("it reads the hook's event as JSON from stdin"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.runHook(cmd.Context(), workerIdle, serverIdle)
 			return nil // never fail the agent's turn
@@ -858,7 +858,7 @@ the next worker; one that cannot be read (your hooks did not queue it) is set as
 one worker runs per folder (an OS lock); a second one exits at once. Hooks start it by
 themselves; run it by hand after fixing a provider problem that forgemem stats reports:
 it exits 1 when a pass failed.`,
-		Args: cobra.NoArgs,
+		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if idle < 0 {
 				return usagef("--idle: %s is negative; give 0 to exit once the queue is empty, or a duration such as 30s or 10m", idle)

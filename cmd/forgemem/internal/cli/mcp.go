@@ -34,7 +34,7 @@ answered (within 30 seconds) and the server exits 0.
 
 Add it to Claude Code with: claude mcp add forgemem -- forgemem mcp
 docs/INTEGRATIONS.md has the set-up of every agent.`,
-		Args: cobra.NoArgs,
+		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The index follows the folders by their file events where the
 			// system has them; else the folders are read before each call.

@@ -48,7 +48,7 @@ on Linux only.
   forgemem recall-server --stop     asks them all to exit, and waits until they have (5 seconds
                                     at most in all); one still running, or not answering, is
                                     named with its pid, and the exit status is 1`,
-		Args: cobra.NoArgs,
+		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if status && stop {
 				return usagef("give --status or --stop, not both")

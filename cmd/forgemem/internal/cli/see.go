@@ -45,7 +45,7 @@ wait for your review unless --pending is (a memory whose change waits is listed 
 force; forgemem review goes through what waits). With --stale, only the repository's
 memories whose anchors moved or went away, each with what happened.`,
 		Example: "  forgemem list\n  forgemem list --scope repo --category project-conventions\n  forgemem list --all-versions --retired --json\n  forgemem list --pending\n  forgemem list --stale",
-		Args:    cobra.NoArgs,
+		Args:    noArgs("filter with the flags --scope, --category, --pending, --retired, --all-versions or --stale; forgemem search TEXT finds memories by their text"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if opts.Scope, err = scopeFlag(scope); err != nil {

@@ -119,7 +119,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"list", "--all"}, "unknown flag: --all"},
 		{"unknown global flag", []string{"--repo", "x", "list"}, "unknown flag: --repo"},
 		{"too many arguments", []string{"show", "a", "b"}, "accepts 1 arg(s), received 2"},
-		{"arguments to a command that takes none", []string{"stats", "now"}, "unknown command \"now\" for \"forgemem stats\""},
+		{"arguments to a command that takes none", []string{"stats", "now"}, "forgemem stats: stats takes no arguments (got \"now\")\n"},
 		{"missing argument", []string{"show"}, "accepts 1 arg(s), received 0"},
 		{"no conversation to capture", []string{"capture"}, "forgemem capture: give the conversation to capture: a JSON Lines file, or - to read it from standard input\n"},
 		{"two conversations to capture", []string{"capture", "a.jsonl", "b.jsonl"}, "forgemem capture: give one conversation, not 2: capture runs one pass over one conversation\n"},
@@ -149,6 +149,47 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("a usage error printed to stdout: %q", r.stdout)
 			}
 		})
+	}
+}
+
+// Every command that takes no arguments says so of one, quoting what was
+// given (a few, each cut short), and what to do instead where that helps:
+// never cobra's unknown command "extra" for "forgemem list".
+func TestNoArguments(t *testing.T) {
+	tests := []struct {
+		args []string
+		says string // the first line of stderr
+	}{
+		{[]string{"list", "extra"}, `forgemem list: list takes no arguments (got "extra"); filter with the flags --scope, --category, --pending, --retired, --all-versions or --stale; forgemem search TEXT finds memories by their text`},
+		{[]string{"list", "--scope", "repo", "*.tmp", "b"}, `forgemem list: list takes no arguments (got "*.tmp", "b"); filter with the flags`},
+		{[]string{"stats", "a", "b", "c", "d", "e"}, `forgemem stats: stats takes no arguments (got "a", "b", "c" and 2 more)`},
+		{[]string{"stats", strings.Repeat("x", 1000)}, `forgemem stats: stats takes no arguments (got "` + strings.Repeat("x", 39) + `…")`},
+		{[]string{"export", "x"}, `forgemem export: export takes no arguments (got "x"); it prints every memory`},
+		{[]string{"graph", "x"}, `forgemem graph: graph takes no arguments (got "x"); it draws every memory`},
+		{[]string{"validate", "x"}, `forgemem validate: validate takes no arguments (got "x"); it checks every memory file`},
+		{[]string{"config", "memory.provider"}, `forgemem config: config takes no arguments (got "memory.provider"); it prints every setting; forgemem help settings says what each does`},
+		{[]string{"demo", "x"}, `forgemem demo: demo takes no arguments (got "x"); give --dir DIR`},
+		{[]string{"eval", "data.jsonl"}, `forgemem eval: eval takes no arguments (got "data.jsonl"); give the dataset with --dataset FILE`},
+		{[]string{"chat", "hello"}, `forgemem chat: chat takes no arguments (got "hello"); type your messages once it has started`},
+		{[]string{"mcp", "x"}, `forgemem mcp: mcp takes no arguments (got "x")`},
+		{[]string{"recall-server", "x"}, `forgemem recall-server: recall-server takes no arguments (got "x")`},
+		{[]string{"worker", "x"}, `forgemem worker: worker takes no arguments (got "x")`},
+	}
+	f := newFixture(t)
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := f.run(tt.args...)
+			first, _, _ := strings.Cut(r.stderr, "\n")
+			if r.code != cli.ExitUsage || !strings.HasPrefix(first, tt.says) || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2, nothing on stdout and a line starting %q", r.code, r.stdout, r.stderr, tt.says)
+			}
+		})
+	}
+	// The hook's command line errors still exit 0 (TestHookCommandLineErrorsNeverBreakTheTurn),
+	// in the same words.
+	r := f.runIn(t.Context(), f.root, "{}", "hook", "claude-code", "extra")
+	if r.code != cli.ExitOK || !strings.Contains(r.stderr, `claude-code takes no arguments (got "extra"); it reads the hook's event as JSON from stdin`) {
+		t.Errorf("hook claude-code extra: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 
