@@ -18,7 +18,7 @@ func (a *app) rememberCommand() *cobra.Command {
 	var anchors []string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "remember <text>",
+		Use:   `remember "<text>"`,
 		Short: "Add a memory by hand, or a new version of one",
 		Long: `Write a memory by hand (trigger manual). Secrets in the text are replaced by [REDACTED]
 before anything is written, as capture does.
@@ -29,8 +29,10 @@ existing memory, keeping its scope and (unless --category is given) its category
 new version always supersedes the current one of the chain, and revives a forgotten
 chain. Links name other memories by id, and always their current version.
 
-The text may be at most 65,536 characters. --supersedes and the links take an id or a
-unique prefix of at least 4 hexadecimal digits (mem_1b4e or 1b4e).
+The text is one argument: quote it, as the examples do (several are refused rather than
+joined, since the shell changes unquoted words such as *.tmp or $HOME). It may be at most
+65,536 characters. --supersedes and the links take an id or a unique prefix of at least 4
+hexadecimal digits (mem_1b4e or 1b4e).
 
 A repo memory records its anchors: the files, folders and identifiers of the repository its
 text names (found in the working tree), and those given with --anchor PATH, PATH#SYMBOL or
@@ -40,7 +42,18 @@ text names (found in the working tree), and those given with --anchor PATH, PATH
   forgemem remember "Prefers table-driven tests." --scope user --category coding-preferences
   forgemem remember "Use optimistic locking, with a retry." --supersedes mem_1b4e28ba
   forgemem remember "Orders are read by GetOrder." --scope repo --category patterns --anchor internal/db/queries.go#GetOrder`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usagef(`give the text to remember, in quotes: forgemem remember "Migrations live in db/migrations." --scope repo --category project-conventions`)
+			case len(args) > 1:
+				// Never joined: the shell has already changed an unquoted
+				// *.tmp into the files it matches, $HOME into a path.
+				return usagef("give the text to remember as one argument, in quotes (got %d: %s): the shell changes unquoted words such as *.tmp or $HOME before forgemem sees them",
+					len(args), quoteArgs(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if in.Scope, err = scopeFlag(scope); err != nil {
@@ -55,7 +68,7 @@ text names (found in the working tree), and those given with --anchor PATH, PATH
 			if in.Anchors, err = anchorFlags(anchors); err != nil {
 				return err
 			}
-			in.Text = strings.Join(args, " ")
+			in.Text = args[0]
 			in.SessionID = newSessionID()
 			ws, err := a.workspace()
 			if err != nil {

@@ -20,7 +20,7 @@ func TestRemember(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"remember_new", []string{"remember", "Errors", "are", "wrapped", "with", "%w.", "--scope", "repo", "--category", "project-conventions"}, cli.ExitOK, ""},
+		{"remember_new", []string{"remember", "Errors are wrapped with %w.", "--scope", "repo", "--category", "project-conventions"}, cli.ExitOK, ""},
 		{"remember_secret", []string{"remember", "Staging DB: postgres://app:hunter2secret@db.internal/app", "--scope", "user", "--category", "user-facts"}, cli.ExitOK, ""},
 		{"remember_not_head", []string{"remember", "Use optimistic locking, retried three times.", "--supersedes", "00000001"}, cli.ExitOK, ""},
 		{"remember_links", []string{"remember", "Retry optimistic updates at most three times.", "--scope", "repo", "--category", "patterns", "--refines", "00000002", "--relates-to", "00000004"}, cli.ExitOK, ""},
@@ -31,19 +31,41 @@ func TestRemember(t *testing.T) {
 		{"remember_no_scope", []string{"remember", "Something."}, cli.ExitUsage, "a new memory needs --scope and --category"},
 		{"remember_bad_category", []string{"remember", "Something.", "--scope", "user", "--category", "prefs"}, cli.ExitUsage, `--category "prefs" is not one of`},
 		{"remember_move_scope", []string{"remember", "Locking moves.", "--supersedes", "00000002", "--scope", "user"}, cli.ExitUsage, "a new version keeps its chain's scope (repo)"},
+		{"remember_words", []string{"remember", "Remove", "a.tmp", "b.tmp", "--scope", "repo", "--category", "patterns"}, cli.ExitUsage,
+			`forgemem remember: give the text to remember as one argument, in quotes (got 3: "Remove", "a.tmp", "b.tmp"): the shell changes unquoted words such as *.tmp or $HOME before forgemem sees them` + "\n"},
+		{"remember_no_text", []string{"remember", "--scope", "repo", "--category", "patterns"}, cli.ExitUsage,
+			`forgemem remember: give the text to remember, in quotes: forgemem remember "Migrations live in db/migrations." --scope repo --category project-conventions` + "\n"},
 		{"remember_unknown", []string{"remember", "x", "--supersedes", "mem_0bad"}, cli.ExitFailure, "no memory has the id mem_0bad"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.seed()
+			before := len(f.memoryFiles(t))
 			r := f.run(tt.args...)
 			f.check(tt.name, r, tt.code)
 			if !strings.Contains(r.stderr, tt.stderr) {
 				t.Errorf("stderr %q, want it to contain %q", r.stderr, tt.stderr)
 			}
+			if after := len(f.memoryFiles(t)); tt.code != cli.ExitOK && after != before {
+				t.Errorf("a refused remember wrote a memory: %d memory files, then %d", before, after)
+			}
 		})
 	}
+}
+
+// memoryFiles lists the memory files of both folders.
+func (f *fixture) memoryFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{f.repoDir(), f.userDir()} {
+		names, err := filepath.Glob(filepath.Join(dir, "mem_*.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, names...)
+	}
+	return files
 }
 
 func TestRememberWritesAManualRedactedMemory(t *testing.T) {
