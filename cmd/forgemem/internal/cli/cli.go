@@ -31,7 +31,11 @@ const (
 	// ExitFailure: the command failed, or validate found problems.
 	ExitFailure = 1
 	// ExitUsage: the command line is wrong: an unknown command or flag, the
-	// wrong number of arguments, an invalid flag value.
+	// wrong number of arguments, an invalid flag value, an id that cannot
+	// name one memory (a prefix too short to change or delete by, or one
+	// that several memories' ids start with). An id that no memory has is
+	// a failure (ExitFailure): the command line may be right, and the
+	// memory gone.
 	ExitUsage = 2
 )
 
@@ -282,11 +286,15 @@ func wantedValue(typ string) string {
 	return ""
 }
 
-// exitCode classifies err.
+// exitCode classifies err: an error of the command line is a usage error,
+// also an id that cannot name one memory whatever the command that takes
+// it (show, forget, purge, remember's --supersedes and links, review's
+// --approve and --reject): too short a prefix (workspace.ErrInvalidInput)
+// or an ambiguous one (workspace.ErrAmbiguous).
 func (a *app) exitCode(err error) int {
 	var ue usageError
 	switch {
-	case !a.started, errors.As(err, &ue), errors.Is(err, workspace.ErrInvalidInput):
+	case !a.started, errors.As(err, &ue), errors.Is(err, workspace.ErrInvalidInput), errors.Is(err, workspace.ErrAmbiguous):
 		return ExitUsage
 	case isFlagSettingsError(err, a.configFile != ""):
 		return ExitUsage

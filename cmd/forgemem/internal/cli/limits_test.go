@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,6 +206,64 @@ func TestShortPrefixesDoNotChangeMemories(t *testing.T) {
 				t.Errorf("%d memory files after the command", len(ms))
 			}
 		})
+	}
+}
+
+// Every command that takes an id treats a bad one the same way: a prefix
+// several memories' ids start with, or one too short to change or delete
+// by, is a usage error (exit 2), since the id given cannot name one
+// memory; an id no memory has is a failure (exit 1). Nothing is changed.
+func TestBadIDsExitTheSameEverywhere(t *testing.T) {
+	commands := [][]string{
+		{"show", "ID"},
+		{"forget", "ID"},
+		{"purge", "ID"},
+		{"purge", "ID", "--yes"},
+		{"remember", "New text.", "--supersedes", "ID"},
+		{"remember", "New text.", "--scope", "repo", "--category", "patterns", "--relates-to", "ID"},
+		{"remember", "New text.", "--scope", "repo", "--category", "patterns", "--refines", "ID"},
+		{"remember", "New text.", "--scope", "repo", "--category", "patterns", "--contradicts", "ID"},
+		{"review", "--approve", "ID"},
+		{"review", "--reject", "ID"},
+	}
+	ids := []struct {
+		name, id string
+		code     int
+		want     string // in stderr
+	}{
+		{"ambiguous", "00000", cli.ExitUsage, "ambiguous memory id: 00000 matches 6 memories; give more of the id"},
+		{"ambiguous with mem_", "mem_0000", cli.ExitUsage, "ambiguous memory id: mem_0000 matches 6 memories"},
+		{"no match", "mem_0bad", cli.ExitFailure, "no memory has the id mem_0bad"},
+		{"no match, a whole id", "mem_0000000a-0000-4000-8000-00000000000a", cli.ExitFailure, "no memory has the id"},
+	}
+	f := newFixture(t)
+	f.seed()
+	before := f.memoryFiles(t)
+	for _, c := range commands {
+		for _, tt := range append(ids, struct {
+			name, id string
+			code     int
+			want     string
+		}{"too short", "000", cli.ExitUsage, "too short a prefix"}) {
+			args := slices.Clone(c)
+			args[slices.Index(args, "ID")] = tt.id
+			if c[0] == "show" && tt.name == "too short" {
+				// show takes any prefix: this one several ids start with.
+				tt.want = "ambiguous memory id"
+			}
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				r := f.run(args...)
+				if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+					t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.stderr, tt.code, tt.want)
+				}
+				if r.stdout != "" {
+					t.Errorf("stdout %q, want nothing", r.stdout)
+				}
+			})
+		}
+	}
+	if after := f.memoryFiles(t); !slices.Equal(after, before) {
+		t.Errorf("the memory files changed:\n%v\nthen\n%v", before, after)
 	}
 }
 
