@@ -235,6 +235,12 @@ func (a *app) partialWarning(command string, err error) error {
 // once, even while the file's open or a read blocks (a FIFO, a pipe with
 // no data).
 func (a *app) readConversation(ctx context.Context, args []string, oneMessage string) ([]memcore.Message, error) {
+	if (len(args) == 0 || args[0] == "-") && a.stdinIsTerminal() {
+		// Asked to read the terminal (recall -, capture -): never wait
+		// there without a word.
+		eprintf(a.env.Stderr, "%s: reading the conversation from the terminal, one {\"role\": \"user\", \"content\": \"…\"} object per line; end it with Ctrl-D\n",
+			a.cmd.CommandPath())
+	}
 	return interruptible(ctx, func() ([]memcore.Message, error) {
 		var r io.Reader = a.env.Stdin
 		path := ""
@@ -264,11 +270,20 @@ func (a *app) readConversation(ctx context.Context, args []string, oneMessage st
 	})
 }
 
+// errRecallFromTerminal refuses forgemem recall with nothing to read but a
+// terminal: it would wait there, silently, for JSON Lines that a person
+// rarely means to type.
+var errRecallFromTerminal = usagef("give the conversation to recall for: one message with --message TEXT, a JSON Lines file, " +
+	"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with Ctrl-D)")
+
 // recallWindow is the conversation recall reads: the one user message of
 // --message when it is given, or else the JSON Lines conversation of the
 // file args names, or of stdin.
 func (a *app) recallWindow(cmd *cobra.Command, args []string, message string) ([]memcore.Message, error) {
 	if !cmd.Flags().Changed("message") {
+		if len(args) == 0 && a.stdinIsTerminal() {
+			return nil, errRecallFromTerminal
+		}
 		return a.readConversation(cmd.Context(), args, "use --message TEXT, or try forgemem search TEXT")
 	}
 	if len(args) > 0 {
@@ -289,7 +304,9 @@ func (a *app) recallCommand() *cobra.Command {
 		Long: `Read a conversation as JSON Lines, one {"role": "user", "content": "…"} object per line
 (roles user, assistant, system, tool), from a file or stdin — or take one user message
 with --message — and print the block of recalled memories an agent would add to its
-context for the next turn, as retrieval builds it with the settings. A Claude Code
+context for the next turn, as retrieval builds it with the settings. Without a file,
+stdin is read when it is piped; on a terminal, give - to type the conversation there,
+ending it with Ctrl-D (with neither, recall says what to give). A Claude Code
 transcript file (~/.claude/projects/…/SESSION.jsonl) is read as its hooks read it: the
 user's and the agent's text since its last compaction. A memory is recalled
 only when the relevance gate finds evidence that it is relevant: nothing relevant prints

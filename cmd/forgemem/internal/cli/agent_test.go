@@ -131,6 +131,52 @@ func TestRecall(t *testing.T) {
 	}
 }
 
+// recall never waits silently on a terminal: with no file and no
+// --message, it is a usage error saying what to give; with - it reads the
+// terminal, after one line on stderr saying what it reads and how to end
+// it, as capture - does. Piped, a file, or --message: no such line.
+func TestRecallOnATerminal(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	ask := conversation("We need to change how user updates lock rows.")
+	file := filepath.Join(f.root, "ask.jsonl")
+	f.writeFile(file, ask)
+	piped := f.runIn(t.Context(), f.repo, ask, "recall")
+	if piped.code != cli.ExitOK || piped.stdout == "" || piped.stderr != "" {
+		t.Fatalf("recall of a pipe: exit %d, stdout %q, stderr %q", piped.code, piped.stdout, piped.stderr)
+	}
+	const reading = "reading the conversation from the terminal, one {\"role\": \"user\", \"content\": \"…\"} object per line; end it with Ctrl-D\n"
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string // the whole of it
+	}{
+		{"nothing given", []string{"recall"}, cli.ExitUsage, "",
+			"forgemem recall: give the conversation to recall for: one message with --message TEXT, a JSON Lines file, " +
+				"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with Ctrl-D)\n"},
+		{"nothing given, --json", []string{"recall", "--json"}, cli.ExitUsage, "", "forgemem recall: give the conversation to recall for"},
+		{"-", []string{"recall", "-"}, cli.ExitOK, piped.stdout, "forgemem recall: " + reading},
+		{"a file", []string{"recall", file}, cli.ExitOK, piped.stdout, ""},
+		{"--message", []string{"recall", "--message", "We need to change how user updates lock rows."}, cli.ExitOK, piped.stdout, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.t = t
+			r := f.runTerminal(ask, tt.args...)
+			if r.code != tt.code || f.normalize(r.stdout) != f.normalize(tt.stdout) || !strings.HasPrefix(r.stderr, tt.stderr) || (tt.stderr == "") != (r.stderr == "") {
+				t.Errorf("exit %d, stdout:\n%s\nstderr %q\nwant exit %d, stdout:\n%s\nstderr %q", r.code, r.stdout, r.stderr, tt.code, tt.stdout, tt.stderr)
+			}
+		})
+	}
+	// capture - says the same before it reads.
+	f.t = t
+	if r := f.runTerminal(ask, "capture", "-"); !strings.HasPrefix(r.stderr, "forgemem capture: "+reading) {
+		t.Errorf("capture - on a terminal: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
 // TestRecallJSONSaysWhyNothing: --json prints one document even when
 // retrieval does not run, and says why.
 func TestRecallJSONSaysWhyNothing(t *testing.T) {
