@@ -84,6 +84,7 @@ Code's timeout), and at once on SIGTERM or SIGINT, even when its work is stuck.`
 	cmd.Flags().DurationVar(&workerIdle, "worker-idle", defaultWorkerIdle, "how long a worker the hook starts waits for more captures before it exits")
 	_ = cmd.Flags().MarkHidden("worker-idle")
 	cmd.Flags().DurationVar(&serverIdle, "server-idle", defaultServerIdle, "how long a recall server the prompt hook starts waits for the next prompt before it exits; 0 recalls in the hook's own process and starts none")
+	_ = cmd.Flags().MarkHidden("server-idle") // documented in docs/INTEGRATIONS.md
 	a.hookCC = cmd
 	return cmd
 }

@@ -150,6 +150,28 @@ func TestHookInstallInProcess(t *testing.T) {
 	}
 }
 
+// The hook's help lists no internal knob (--worker-idle, --server-idle),
+// which its command line still takes.
+func TestHookHelpHidesItsKnobs(t *testing.T) {
+	f := newFixture(t)
+	f.seed()
+	r := f.run("hook", "claude-code", "--help")
+	f.check("help_hook_claude_code", r, cli.ExitOK)
+	for _, knob := range []string{"--server-idle", "--worker-idle"} {
+		if strings.Contains(r.stdout, knob) {
+			t.Errorf("hook claude-code --help lists %s", knob)
+		}
+	}
+	prompt := f.hookInput("UserPromptSubmit", map[string]any{"prompt": "How should user updates lock rows?"})
+	want := f.runIn(t.Context(), f.root, prompt, "hook", "claude-code", "--server-idle=0")
+	if want.code != cli.ExitOK || want.stderr != "" || !strings.Contains(want.stdout, "optimistic locking") {
+		t.Fatalf("hook claude-code --server-idle=0: exit %d, stdout %q, stderr %q", want.code, want.stdout, want.stderr)
+	}
+	if r := f.runIn(t.Context(), f.root, prompt, "hook", "claude-code", "--server-idle=0", "--worker-idle=1s"); r.code != cli.ExitOK || r.stderr != "" || r.stdout != want.stdout {
+		t.Errorf("hook claude-code --worker-idle=1s: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
 // The hook's command line lives in the agent's settings, written perhaps
 // by another version of forgemem: a flag or an argument this binary does
 // not take still exits 0 with one line on stderr, since Claude Code takes
