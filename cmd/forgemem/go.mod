@@ -13,6 +13,7 @@ require (
 	github.com/forgemem/forgemem/settings v0.2.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/jsonschema-go v0.3.0
+	github.com/mattn/go-runewidth v0.0.16
 	github.com/modelcontextprotocol/go-sdk v1.2.0
 	github.com/rs/zerolog v1.35.1
 	github.com/schollz/progressbar/v3 v3.18.0

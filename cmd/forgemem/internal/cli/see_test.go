@@ -39,6 +39,44 @@ func TestList(t *testing.T) {
 	}
 }
 
+// list cuts each title to the columns a terminal gives it, not to its
+// count of characters: a title of CJK characters (two columns each) is cut
+// at half as many as an English one, one of accented letters written with
+// combining marks (no column) at twice as many, an emoji sequence is never
+// cut in two; each ends with "…" within 72 columns.
+func TestListClipsTitlesToTheirWidth(t *testing.T) {
+	const family = "\U0001F468\u200D\U0001F469\u200D\U0001F467"
+	tests := []struct{ title, listed string }{
+		{strings.Repeat("漢", 100), strings.Repeat("漢", 35) + "…"},
+		{"排他制御には楽観的ロックを使う。" + strings.Repeat("行ロックは負荷でタイムアウトした。", 5), "排他制御には楽観的ロックを使う。行ロックは負荷でタイムアウトした。行ロ…"},
+		{strings.Repeat("e\u0301", 100), strings.Repeat("e\u0301", 71) + "…"},
+		{strings.Repeat("👍", 50), strings.Repeat("👍", 35) + "…"},
+		{strings.Repeat(family, 50), strings.Repeat(family, 35) + "…"},
+		{"Short title: 短い", "Short title: 短い"},
+	}
+	f := newFixture(t)
+	for i, tt := range tests {
+		f.write(memory(i+1, memcore.ScopeUser, memcore.CategoryUserFacts, i+1, tt.title))
+	}
+	r := f.run("list")
+	f.check("list_wide", r, cli.ExitOK)
+	lines := strings.Split(r.stdout, "\n")
+	for i, tt := range tests {
+		row := ""
+		for _, l := range lines {
+			if strings.HasPrefix(l, shortID(id(i+1))) {
+				row = l
+			}
+		}
+		if !strings.HasSuffix(row, "  "+tt.listed) {
+			t.Errorf("the row of %q:\n%s\nwant it to end with %q", tt.title, row, tt.listed)
+		}
+	}
+}
+
+// shortID is the id as a listing shows it.
+func shortID(id string) string { return id[:len("mem_")+8] }
+
 // On a terminal a table's header is bold, and each of its columns starts
 // where the column's data does: the emphasis takes no room in the table.
 func TestBoldTableHeadersLineUp(t *testing.T) {
