@@ -49,7 +49,10 @@ func hostileFixture(t *testing.T) *fixture {
 	retired := supersedes(memory(4, user, memcore.CategoryCorrections, 4, gone.Content), gone)
 	retired.Meta.Retired, retired.Meta.RetiredReason = true, "wrong \x1b]52;c;eQ==\x07 \u009b2J"
 	linker := link(memory(5, repo, memcore.CategoryPatterns, 6, "Locking \u009b6n refines it."), memcore.RelationshipRefines, id(2))
-	f.write(v1, v2, gone, retired, linker)
+	// The controls that are white space (NEL, VT, FF): remember refuses
+	// them, but a duplicate of this memory is text with spaces instead.
+	spaced := memory(8, repo, memcore.CategoryPatterns, 8, "Prefer\u0085tabs\vover\fspaces.")
+	f.write(v1, v2, gone, retired, linker, spaced)
 	f.writeFile(filepath.Join(f.repoDir(), "notes\x1b]0;x\x07.md"), "not a memory\n")
 	bad := memory(6, repo, memcore.CategoryPatterns, 7, "Bad category.")
 	data, err := memcore.Serialize(bad)
@@ -103,7 +106,8 @@ func TestControlCharactersAreEscaped(t *testing.T) {
 		{"validate", []string{"validate"}, "", `notes\x1b]0;x\x07.md`},
 		{"stats", []string{"stats"}, "", `repo\x1b]0;repo\x07`},
 		{"recall", []string{"recall"}, conversation("how do we do red locking?"), `See \x1b]8;;https://evil.example\x07the docs`},
-		{"error quoting memory text", []string{"remember", hostile, "--scope", "repo", "--category", "patterns"}, "", `already says this (Use \x1b[31mred`},
+		{"error quoting memory text", []string{"remember", "Prefer tabs over spaces.", "--scope", "repo", "--category", "patterns"}, "", `already says this (Prefer\u0085tabs\x0bover\x0cspaces.)`},
+		{"refusing control characters", []string{"remember", hostile, "--scope", "repo", "--category", "patterns"}, "", "the text to remember holds a control character U+001B at character 5"},
 		{"ambiguous prefix", []string{"show", "00000"}, "", `First \x1b[2Jlocking\x07 decision.`},
 		{"purge dry run", []string{"purge", id(5)}, "", `repo\x1b]0;repo\x07`},
 		{"verbose logs", []string{"-v", "list"}, "", `notes\\x1b]0;x\\x07.md`},

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -420,6 +421,63 @@ func TestRememberWarnsOfAMemoryOverTheInjectionBudget(t *testing.T) {
 						t.Errorf("--json %t: stderr %.300q, want %q", asJSON, r.stderr, w)
 					}
 				}
+			}
+		})
+	}
+}
+
+// remember, forget --reason and review --reject --reason refuse text
+// holding a control character other than tab and line breaks (a shell's
+// $'\e[31m' passes one) as a usage error naming the character and where
+// it is, and write nothing; line breaks are written "\n".
+func TestControlCharactersAreUsageErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+		// written is the text or reason written, "" when nothing is.
+		written string
+	}{
+		{"remember an escape sequence", []string{"remember", "Prefers \x1b[31mtabs.", "--scope", "user", "--category", "patterns"}, cli.ExitUsage,
+			"forgemem remember: invalid input: the text to remember holds a control character U+001B at character 9; remove it", ""},
+		{"remember a C1 character", []string{"remember", "Prefers\u0085tabs.", "--scope", "user", "--category", "patterns"}, cli.ExitUsage,
+			"the text to remember holds a control character U+0085 at character 8; remove it", ""},
+		{"remember CRLF", []string{"remember", "Prefers tabs.\r\nIn Go too.", "--scope", "user", "--category", "patterns"}, cli.ExitOK, "",
+			"Prefers tabs.\nIn Go too."},
+		{"forget with a bell", []string{"forget", id(1), "--reason", "wrong\a"}, cli.ExitUsage,
+			"the reason holds a control character U+0007 at character 6; remove it", ""},
+		{"forget with CRLF", []string{"forget", id(1), "--reason", "wrong\r\nnow"}, cli.ExitOK, "", "wrong\nnow"},
+		{"reject with an escape sequence", []string{"review", "--reject", id(2), "--reason", "\x1b]0;title\a"}, cli.ExitUsage,
+			"the reason holds a control character U+001B at character 1; remove it", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.write(memory(1, memcore.ScopeRepo, memcore.CategoryPatterns, 1, "Prefers spaces."),
+				pendingMemory(2, 2, memcore.SourceAgent, "source: not stated in the user's own words (source agent)", "Prefers rebase merges."))
+			r := f.run(tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
+			}
+			ms, err := f.store().List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.written == "" {
+				if len(ms) != 2 {
+					t.Errorf("%d versions in the folders, want the 2 there were", len(ms))
+				}
+				return
+			}
+			var got []string
+			for _, m := range ms {
+				if m.Meta.ID != id(1) && m.Meta.ID != id(2) {
+					got = append(got, cmp.Or(m.Meta.RetiredReason, m.Content))
+				}
+			}
+			if len(got) != 1 || got[0] != tt.written {
+				t.Errorf("wrote %q, want one version with %q", got, tt.written)
 			}
 		})
 	}

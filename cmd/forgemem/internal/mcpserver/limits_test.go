@@ -3,6 +3,8 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -143,6 +145,75 @@ func TestRememberNotesAMemoryOverTheInjectionBudget(t *testing.T) {
 				t.Fatalf("result %.300q, want the note %t", text, tt.want != nil)
 			}
 			contains(t, "memory_remember", text, tt.want...)
+		})
+	}
+}
+
+// memory_remember and memory_forget refuse text holding a control
+// character other than tab and line breaks — a NUL makes git take the
+// memory file for binary — with a tool error naming the character and
+// where it is, and write nothing; line breaks are written "\n". Anchors
+// holding one are not valid, and not recorded.
+func TestControlCharactersAreRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+		// want is what the result says; isErr whether it is an error.
+		want  string
+		isErr bool
+		// content is what the memory folders hold after it, a version
+		// each, in any order, a retired one with its reason.
+		content []string
+	}{
+		{"a NUL in the content", "memory_remember", map[string]any{"content": "Prefers tabs in \x00Go.", "scope": "user", "category": "patterns"},
+			"memory_remember: invalid input: the text to remember holds a control character U+0000 at character 17; remove it", true, []string{"Prefers spaces."}},
+		{"an escape sequence in the content", "memory_remember", map[string]any{"content": "\x1b]0;title\x07Prefers tabs.", "scope": "user", "category": "patterns"},
+			"the text to remember holds a control character U+001B at character 1; remove it", true, []string{"Prefers spaces."}},
+		{"a C1 character in the content", "memory_remember", map[string]any{"content": "Prefers\u009btabs.", "scope": "user", "category": "patterns"},
+			"the text to remember holds a control character U+009B at character 8; remove it", true, []string{"Prefers spaces."}},
+		{"CRLF in the content", "memory_remember", map[string]any{"content": "Prefers tabs.\r\n\tIn Go too.", "scope": "user", "category": "patterns"},
+			"Remembered as mem_", false, []string{"Prefers spaces.", "Prefers tabs.\n\tIn Go too."}},
+		{"control characters in anchors", "memory_remember", map[string]any{"content": "Orders are read in one query.", "scope": "repo", "category": "patterns",
+			"anchors": []map[string]any{{"path": "internal/\x00db.go"}, {"symbol": "Get\x1bOrder"}}},
+			"2 anchors are not valid (a path relative to the repository root, without .., or a symbol), so not recorded.", false,
+			[]string{"Prefers spaces.", "Orders are read in one query."}},
+		{"a NUL in a forget's reason", "memory_forget", map[string]any{"reason": "no\x00longer true"},
+			"memory_forget: invalid input: the reason holds a control character U+0000 at character 3; remove it", true, []string{"Prefers spaces."}},
+		{"CRLF in a forget's reason", "memory_forget", map[string]any{"reason": "no longer\r\ntrue"},
+			"Forgot mem_", false, []string{"Prefers spaces.", "Prefers spaces. (forgotten: no longer\ntrue)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			_, st := f.ok("memory_remember", map[string]any{"content": "Prefers spaces.", "scope": "user", "category": "patterns"})
+			if tt.tool == "memory_forget" {
+				tt.args["id"] = st["memory"].(map[string]any)["id"]
+			}
+			text, isErr, _ := f.call(tt.tool, tt.args)
+			if isErr != tt.isErr {
+				t.Fatalf("error %t, want %t: %s", isErr, tt.isErr, text)
+			}
+			contains(t, tt.tool, text, tt.want)
+			ms, err := f.other.List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range ms {
+				c := m.Content
+				if m.Meta.Retired {
+					c += " (forgotten: " + m.Meta.RetiredReason + ")"
+				}
+				if len(m.Meta.Anchors) > 0 {
+					c += fmt.Sprintf(" %v", m.Meta.Anchors)
+				}
+				got = append(got, c)
+			}
+			slices.Sort(got)
+			if want := slices.Sorted(slices.Values(tt.content)); !slices.Equal(got, want) {
+				t.Errorf("the folders hold %q, want %q", got, want)
+			}
 		})
 	}
 }

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -25,7 +24,8 @@ type ForgetResult struct {
 // Forget retires the chain of the memory ref names (its whole id, or a
 // unique prefix of at least MinPrefixDigits digits): it writes a new
 // version with the head's content and category, trigger manual, marked
-// retired with the reason (redacted; at most MaxContentRunes characters).
+// retired with the reason (redacted; at most MaxContentRunes characters,
+// with no control character but tab and line breaks, as for Remember).
 // The chain keeps its history on disk but is no longer recalled, searched,
 // offered to the classifier or listed by default; Remember with Supersedes
 // revives it, and Purge deletes it. It writes through memcore.Writer: when another
@@ -38,8 +38,8 @@ type ForgetResult struct {
 // forget the change in force too, so it is [ErrInvalidInput], naming the
 // current version.
 func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
-	reason = strings.TrimSpace(reason)
-	if err := checkReason(reason); err != nil {
+	reason, err := reasonText(reason)
+	if err != nil {
 		return nil, err
 	}
 	snap, err := w.load(ctx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -27,7 +28,9 @@ const MaxContentRunes = 64 << 10
 
 // RememberInput is a memory a person adds by hand.
 type RememberInput struct {
-	// Text is the memory's content. Secrets in it are redacted.
+	// Text is the memory's content. Secrets in it are redacted, and its
+	// line breaks written "\n"; a control character other than tab and
+	// line breaks, or a byte that is not UTF-8, is refused.
 	Text string
 	// Scope and Category are required for a new memory. A new version
 	// takes its chain's by default; it may change the category, not the
@@ -124,7 +127,9 @@ func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 // Remember writes a memory a person (or, with Source agent, an agent)
 // gives (trigger manual), redacted as captured ones are, with its source,
 // and screened for review as every memory is (RememberResult.Held): a new memory, or with Supersedes a new version of an
-// existing one. Text over MaxContentRunes is refused. Links are checked
+// existing one. Text over MaxContentRunes is refused, and so is text that
+// holds a control character other than tab and line breaks, or a byte that
+// is not UTF-8, naming the character and where it is. Links are checked
 // before anything is written: their targets must exist, may not be in the
 // memory's own chain, and may not cross scopes — a repo memory may not link
 // to a user-scope one (teammates do not have it), nor a user-scope memory
@@ -267,20 +272,29 @@ func duplicateError(dup *memcore.MemoryFile) error {
 	return fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
 }
 
-// checkReason refuses the reason of a forget or a rejection over
-// MaxContentRunes characters, with an error wrapping ErrInvalidInput.
-func checkReason(reason string) error {
-	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
-		return invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
+// reasonText is the reason of a forget or a rejection as it is written:
+// checked as checkChars checks it, its line breaks made \n, trimmed. Over
+// MaxContentRunes characters is an error wrapping ErrInvalidInput.
+func reasonText(reason string) (string, error) {
+	if err := checkChars("the reason", reason); err != nil {
+		return "", err
 	}
-	return nil
+	reason = strings.TrimSpace(lineBreaks(reason))
+	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
+		return "", invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
+	}
+	return reason, nil
 }
 
-// rememberText is text as Remember writes it: trimmed and redacted, with
-// the number of secrets redacted; blank text or text over MaxContentRunes
-// is an error wrapping ErrInvalidInput.
+// rememberText is text as Remember writes it: checked as checkChars
+// checks it, its line breaks made \n, trimmed and redacted, with the
+// number of secrets redacted; blank text or text over MaxContentRunes is
+// an error wrapping ErrInvalidInput.
 func rememberText(text string) (string, int, error) {
-	text = strings.TrimSpace(text)
+	if err := checkChars("the text to remember", text); err != nil {
+		return "", 0, err
+	}
+	text = strings.TrimSpace(lineBreaks(text))
 	if n := utf8.RuneCountInString(text); n > MaxContentRunes {
 		return "", 0, invalidf("the text to remember is %d characters long, over the limit of %d characters: a memory is one short statement recalled into an agent's context; remember the few statements worth keeping, each on its own, and leave the rest in a file of the repository",
 			n, MaxContentRunes)
@@ -290,6 +304,36 @@ func rememberText(text string) (string, int, error) {
 		return "", 0, invalidf("the text to remember is empty")
 	}
 	return clean, n, nil
+}
+
+// checkChars refuses text, which what names ("the reason"), that holds
+// what a memory file must not: a byte that is not UTF-8, or a control
+// character (C0, DEL or C1) other than tab, line feed and carriage return.
+// A NUL makes git and other tools take the file for binary, and an escape
+// sequence would drive the terminal of whoever reads the file. The error
+// wraps ErrInvalidInput and names the character and where it is, counted
+// in characters from 1 in the text as given.
+func checkChars(what, text string) error {
+	for i, n := 0, 1; i < len(text); n++ {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return invalidf("%s holds a byte that is not UTF-8 (0x%02X) at character %d; give the text in UTF-8", what, text[i], n)
+		case unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r':
+			return invalidf("%s holds a control character U+%04X at character %d; remove it", what, r, n)
+		}
+		i += size
+	}
+	return nil
+}
+
+// lineBreaks is text with its line breaks as a memory file has them,
+// "\n": a "\r\n" and a lone "\r" become "\n".
+func lineBreaks(text string) string {
+	if !strings.Contains(text, "\r") {
+		return text
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 }
 
 // newVersion returns the next version of head, written by hand now: the

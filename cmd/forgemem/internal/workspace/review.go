@@ -105,7 +105,7 @@ type ReviewResult struct {
 // of at least MinPrefixDigits digits; any version of its chain), which
 // must wait for review: a new version without the pending status, with
 // its text, or with content when not empty — a person's edit, redacted
-// and at most MaxContentRunes characters, recorded as the user's words. A
+// and checked as Remember checks its text, recorded as the user's words. A
 // memory that does not wait is [ErrNotWaiting] (and [ErrInvalidInput]);
 // one changed meanwhile by another session is an error wrapping
 // memcore.ErrConflict, saying to review it again.
@@ -145,11 +145,11 @@ func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewRe
 // Reject takes the memory ref names, which must wait for review, out of
 // the queue without putting it in force: a change of a memory in force
 // goes back to that version; a new memory is retired with reason
-// (redacted, at most MaxContentRunes characters), as a forgotten one is.
+// (checked and redacted as Forget's), as a forgotten one is.
 // Errors as for [Workspace.Approve].
 func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResult, error) {
-	reason = strings.TrimSpace(reason)
-	if err := checkReason(reason); err != nil {
+	reason, err := reasonText(reason)
+	if err != nil {
 		return nil, err
 	}
 	reason, _ = redact.Text(reason)

@@ -1,0 +1,141 @@
+package workspace_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
+	"github.com/forgemem/forgemem/memcore"
+)
+
+// What a person or an agent gives to be written into a memory file — the
+// text of remember, a person's edit approved in review, the reason of a
+// forget or of a rejection — holds no control character but tab and line
+// breaks, and is UTF-8: anything else is ErrInvalidInput naming the
+// character and where it is (in characters from 1, as given), and nothing
+// is written. Line breaks are written "\n", as the file has them.
+func TestTextWrittenIntoAFile(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		// want is what is written; "" when the text is refused.
+		want string
+		// wantErr is what the refusal says after the text's name.
+		wantErr string
+	}{
+		{"plain", "Prefers tabs.", "Prefers tabs.", ""},
+		{"tab and line feed", "Prefers tabs:\n\tin Go too.", "Prefers tabs:\n\tin Go too.", ""},
+		{"CRLF", "Prefers tabs.\r\nIn Go too.\r\n", "Prefers tabs.\nIn Go too.", ""},
+		{"a lone CR", "Prefers tabs.\rIn Go too.", "Prefers tabs.\nIn Go too.", ""},
+		{"U+FFFD, which is UTF-8", "Prefers tabs \uFFFD.", "Prefers tabs \uFFFD.", ""},
+		{"NUL", "Prefers tabs in \x00Go.", "", " holds a control character U+0000 at character 17; remove it"},
+		{"NUL at the end", "Prefers tabs.\x00", "", " holds a control character U+0000 at character 14; remove it"},
+		{"escape sequence", "\x1b[31mPrefers tabs.", "", " holds a control character U+001B at character 1; remove it"},
+		{"bell", "Prefers tabs.\a", "", " holds a control character U+0007 at character 14; remove it"},
+		{"vertical tab", "Prefers\vtabs.", "", " holds a control character U+000B at character 8; remove it"},
+		{"form feed", "Prefers\ftabs.", "", " holds a control character U+000C at character 8; remove it"},
+		{"DEL", "Prefers\x7ftabs.", "", " holds a control character U+007F at character 8; remove it"},
+		{"C1 NEL", "Prefers\u0085tabs.", "", " holds a control character U+0085 at character 8; remove it"},
+		{"C1 CSI", "Prefers\u009b31mtabs.", "", " holds a control character U+009B at character 8; remove it"},
+		{"counted in characters, not bytes", "é€𝄞\x01", "", " holds a control character U+0001 at character 4; remove it"},
+		{"counted in the text as given", "  \n\x00", "", " holds a control character U+0000 at character 4; remove it"},
+		{"not UTF-8", "Prefers\xfftabs.", "", " holds a byte that is not UTF-8 (0xFF) at character 8; give the text in UTF-8"},
+	}
+	ctx := context.Background()
+	ops := []struct {
+		name string
+		what string
+		// write gives text to the operation on a new workspace, and
+		// returns what it wrote and the memories there are after it.
+		write func(t *testing.T, text string) (string, int, error)
+	}{
+		{"remember", "the text to remember", func(t *testing.T, text string) (string, int, error) {
+			ws := open(t)
+			res, err := ws.Remember(ctx, workspace.RememberInput{Text: text, Scope: memcore.ScopeUser, Category: memcore.CategoryPatterns})
+			var written string
+			if err == nil {
+				written = fileOf(t, res.Memory).Content
+			}
+			return written, versions(t, ws), err
+		}},
+		{"approve with an edit", "the text to remember", func(t *testing.T, text string) (string, int, error) {
+			ws := open(t)
+			m := remember(t, ws, workspace.RememberInput{Text: "An agent's text.", Source: memcore.SourceAgent}).Memory
+			res, err := ws.Approve(ctx, m.ID, text)
+			var written string
+			if err == nil {
+				written = fileOf(t, res.Memory).Content
+			}
+			return written, versions(t, ws) - 1, err
+		}},
+		{"forget", "the reason", func(t *testing.T, text string) (string, int, error) {
+			ws := open(t)
+			m := remember(t, ws, workspace.RememberInput{Text: "Prefers spaces."}).Memory
+			res, err := ws.Forget(ctx, m.ID, text)
+			var written string
+			if err == nil {
+				written = fileOf(t, res.Memory).Meta.RetiredReason
+			}
+			return written, versions(t, ws) - 1, err
+		}},
+		{"reject", "the reason", func(t *testing.T, text string) (string, int, error) {
+			ws := open(t)
+			m := remember(t, ws, workspace.RememberInput{Text: "An agent's text.", Source: memcore.SourceAgent}).Memory
+			res, err := ws.Reject(ctx, m.ID, text)
+			var written string
+			if err == nil {
+				written = fileOf(t, res.Memory).Meta.RetiredReason
+			}
+			return written, versions(t, ws) - 1, err
+		}},
+	}
+	for _, op := range ops {
+		for _, tt := range tests {
+			t.Run(op.name+"/"+tt.name, func(t *testing.T) {
+				written, n, err := op.write(t, tt.text)
+				if tt.wantErr != "" {
+					if want := op.what + tt.wantErr; !errors.Is(err, workspace.ErrInvalidInput) || !strings.Contains(err.Error(), want) {
+						t.Fatalf("error %v; want ErrInvalidInput saying %q", err, want)
+					}
+					if n != 0 {
+						t.Errorf("%d versions written, want none", n)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if written != tt.want || n != 1 {
+					t.Errorf("wrote %q in %d versions; want %q in 1", written, n, tt.want)
+				}
+			})
+		}
+	}
+}
+
+// fileOf reads m's file back as the store would.
+func fileOf(t *testing.T, m workspace.Memory) *memcore.MemoryFile {
+	t.Helper()
+	data, err := os.ReadFile(m.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := memcore.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// versions counts the versions in ws's folders.
+func versions(t *testing.T, ws *workspace.Workspace) int {
+	t.Helper()
+	ms, err := ws.Store().List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ms)
+}
