@@ -216,7 +216,7 @@ shorter one is refused even when it matches one memory.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&reason, "reason", "", "why it is forgotten (kept in the file)")
+	cmd.Flags().StringVar(&reason, "reason", "", fmt.Sprintf("why it is forgotten, in at most %d characters (kept in the file)", workspace.MaxReasonRunes))
 	return cmd
 }
 

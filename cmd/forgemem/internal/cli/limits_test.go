@@ -482,3 +482,40 @@ func TestControlCharactersAreUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// forget --reason and review --reject --reason take at most
+// workspace.MaxReasonRunes characters, as MCP's memory_forget does: more
+// is a usage error saying the limit, and nothing is written.
+func TestReasonsAreBounded(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"forget at the limit", []string{"forget", id(1), "--reason", strings.Repeat("𝄞", workspace.MaxReasonRunes)}, cli.ExitOK, ""},
+		{"forget one character over", []string{"forget", id(1), "--reason", strings.Repeat("a", workspace.MaxReasonRunes+1)}, cli.ExitUsage,
+			"forgemem forget: invalid input: the reason is 1001 characters long, over the limit of 1000 characters; say why in a sentence"},
+		{"reject at the limit", []string{"review", "--reject", id(2), "--reason", strings.Repeat("a", workspace.MaxReasonRunes)}, cli.ExitOK, ""},
+		{"reject one character over", []string{"review", "--reject", id(2), "--reason", strings.Repeat("é", workspace.MaxReasonRunes+1)}, cli.ExitUsage,
+			"the reason is 1001 characters long, over the limit of 1000 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.write(memory(1, memcore.ScopeRepo, memcore.CategoryPatterns, 1, "Prefers spaces."),
+				pendingMemory(2, 2, memcore.SourceAgent, "source: not stated in the user's own words (source agent)", "Prefers rebase merges."))
+			r := f.run(tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Fatalf("exit %d, stderr %.300q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
+			}
+			ms, err := f.store().List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if written := len(ms) == 3; written != (tt.code == cli.ExitOK) {
+				t.Errorf("%d versions written", len(ms)-2)
+			}
+		})
+	}
+}

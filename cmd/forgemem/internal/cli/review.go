@@ -91,7 +91,7 @@ hexadecimal digits, as for forget).`,
 	f := cmd.Flags()
 	f.StringVar(&approve, "approve", "", "approve the memory with this id, without asking")
 	f.StringVar(&reject, "reject", "", "reject the memory with this id, without asking")
-	f.StringVar(&reason, "reason", "", "why it is rejected (with --reject)")
+	f.StringVar(&reason, "reason", "", fmt.Sprintf("why it is rejected, in at most %d characters (with --reject)", workspace.MaxReasonRunes))
 	f.BoolVar(&asJSON, "json", false, "list what waits as one JSON document")
 	return cmd
 }

@@ -65,6 +65,56 @@ func TestRememberRefusesTooMuchContent(t *testing.T) {
 	}
 }
 
+// memory_forget takes a reason of at most workspace.MaxReasonRunes
+// characters, as the command does (forget --reason, review --reject
+// --reason), and its input schema says so: the schema and the server
+// agree on every reason. More is an error result saying the limit, and
+// nothing is written.
+func TestForgetRefusesTooLongAReason(t *testing.T) {
+	tests := []struct {
+		name   string
+		reason string
+		// want is what the error says; nil for a reason taken.
+		want []string
+	}{
+		{"at the limit", strings.Repeat("a", workspace.MaxReasonRunes), nil},
+		{"at the limit in 4-byte characters", strings.Repeat("𝄞", workspace.MaxReasonRunes), nil},
+		{"one character over", strings.Repeat("a", workspace.MaxReasonRunes+1),
+			[]string{"memory_forget: invalid arguments: reason is 1001 characters long, want at most 1000: say why in a sentence",
+				"reason (string of at most 1000 characters, optional)"}},
+		{"one 4-byte character over", strings.Repeat("𝄞", workspace.MaxReasonRunes+1),
+			[]string{"reason is 1001 characters long, want at most 1000"}},
+		{"what memory_remember takes", strings.Repeat("a", workspace.MaxContentRunes),
+			[]string{"reason is 65536 characters long, want at most 1000"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			_, st := f.ok("memory_remember", map[string]any{"content": "Prefers spaces.", "scope": "user", "category": "patterns"})
+			args := map[string]any{"id": st["memory"].(map[string]any)["id"], "reason": tt.reason}
+			schemaErr := f.inputSchema("memory_forget").Validate(args)
+			text, isErr, _ := f.call("memory_forget", args)
+			if isErr != (schemaErr != nil) {
+				t.Errorf("the server's error %t, the schema's %v: they disagree\n%.300s", isErr, schemaErr, text)
+			}
+			if isErr != (tt.want != nil) {
+				t.Fatalf("error %t, want %t: %.300s", isErr, tt.want != nil, text)
+			}
+			contains(t, "memory_forget", text, tt.want...)
+			ms, err := f.other.List(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case isErr && len(ms) != 1:
+				t.Errorf("%d versions written", len(ms)-1)
+			case !isErr && (len(ms) != 2 || ms[0].Meta.RetiredReason+ms[1].Meta.RetiredReason != tt.reason):
+				t.Errorf("%d versions read back, want 2, one retired with the reason given", len(ms))
+			}
+		})
+	}
+}
+
 // inputSchema is the input schema the server gives a client for the tool
 // name, resolved to check arguments against.
 func (f *fixture) inputSchema(name string) *jsonschema.Resolved {

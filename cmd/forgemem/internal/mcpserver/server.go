@@ -235,6 +235,7 @@ const maxQuotedRunes = 100
 // there is more to it than making it shorter.
 var overLength = map[string]string{
 	"content": "a memory is one short statement recalled into an agent's context; remember the few statements worth keeping, each on its own, and leave the rest in a file of the repository",
+	"reason":  "say why in a sentence",
 }
 
 // schemaComplaint is msg, a complaint of the schema's checks, in plain

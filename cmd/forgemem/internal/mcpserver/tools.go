@@ -16,13 +16,12 @@ import (
 
 // Bounds of the arguments, in characters (Unicode code points), stated in
 // the input schemas and checked by the SDK against them. A memory's
-// content is bounded as the workspace bounds it
-// (workspace.MaxContentRunes), so that what the schema takes the
-// workspace takes.
+// content and a forget's reason are bounded as the workspace bounds them
+// (workspace.MaxContentRunes, workspace.MaxReasonRunes), so that what the
+// schema takes the workspace takes, and the command too.
 const (
-	maxQueryRunes  = 8000
-	maxIDRunes     = 128
-	maxReasonRunes = 1000
+	maxQueryRunes = 8000
+	maxIDRunes    = 128
 )
 
 // Argument types whose schemas (argumentSchemas) carry bounds and enums.
@@ -56,7 +55,7 @@ func argumentSchemas() map[reflect.Type]*jsonschema.Schema {
 		reflect.TypeFor[queryText]():        {Type: "string", MaxLength: ptr(maxQueryRunes)},
 		reflect.TypeFor[contentText]():      {Type: "string", MaxLength: ptr(workspace.MaxContentRunes)},
 		reflect.TypeFor[memoryRef]():        {Type: "string", MaxLength: ptr(maxIDRunes)},
-		reflect.TypeFor[reasonText]():       {Type: "string", MaxLength: ptr(maxReasonRunes)},
+		reflect.TypeFor[reasonText]():       {Type: "string", MaxLength: ptr(workspace.MaxReasonRunes)},
 		reflect.TypeFor[searchLimit](): {Type: "integer", Minimum: ptr(1.0), Maximum: ptr(float64(workspace.MaxSearchLimit)),
 			Default: json.RawMessage(fmt.Sprint(defaultSearchLimit))},
 		reflect.TypeFor[listOffset](): {Type: "integer", Minimum: ptr(0.0)},

@@ -24,7 +24,7 @@ type ForgetResult struct {
 // Forget retires the chain of the memory ref names (its whole id, or a
 // unique prefix of at least MinPrefixDigits digits): it writes a new
 // version with the head's content and category, trigger manual, marked
-// retired with the reason (redacted; at most MaxContentRunes characters,
+// retired with the reason (redacted; at most MaxReasonRunes characters,
 // with no control character but tab and line breaks, as for Remember).
 // The chain keeps its history on disk but is no longer recalled, searched,
 // offered to the classifier or listed by default; Remember with Supersedes

@@ -26,6 +26,14 @@ import (
 // memcore reads (memcore.MaxFileBytes, 1 MiB).
 const MaxContentRunes = 64 << 10
 
+// MaxReasonRunes is the longest reason [Workspace.Forget] and
+// [Workspace.Reject] take, in characters (Unicode code points, as JSON
+// Schema's maxLength counts them, so that MCP's memory_forget states the
+// same limit in its input schema): 1,000. A reason says in a sentence or
+// two why a memory is forgotten; it is kept in the front matter of the
+// retired version, which every later read of the folder parses.
+const MaxReasonRunes = 1000
+
 // RememberInput is a memory a person adds by hand.
 type RememberInput struct {
 	// Text is the memory's content. Secrets in it are redacted, and its
@@ -274,14 +282,14 @@ func duplicateError(dup *memcore.MemoryFile) error {
 
 // reasonText is the reason of a forget or a rejection as it is written:
 // checked as checkChars checks it, its line breaks made \n, trimmed. Over
-// MaxContentRunes characters is an error wrapping ErrInvalidInput.
+// MaxReasonRunes characters is an error wrapping ErrInvalidInput.
 func reasonText(reason string) (string, error) {
 	if err := checkChars("the reason", reason); err != nil {
 		return "", err
 	}
 	reason = strings.TrimSpace(lineBreaks(reason))
-	if n := utf8.RuneCountInString(reason); n > MaxContentRunes {
-		return "", invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxContentRunes)
+	if n := utf8.RuneCountInString(reason); n > MaxReasonRunes {
+		return "", invalidf("the reason is %d characters long, over the limit of %d characters; say why in a sentence", n, MaxReasonRunes)
 	}
 	return reason, nil
 }

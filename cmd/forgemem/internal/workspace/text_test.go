@@ -139,3 +139,67 @@ func versions(t *testing.T, ws *workspace.Workspace) int {
 	}
 	return len(ms)
 }
+
+// A forget's and a rejection's reason is at most MaxReasonRunes
+// characters (1,000; Unicode code points, as MCP's memory_forget states it
+// in its input schema), after trimming: more is ErrInvalidInput saying the
+// limit, and nothing is written.
+func TestReasonLimit(t *testing.T) {
+	tests := []struct {
+		name    string
+		reason  string
+		wantErr string
+	}{
+		{"at the limit", strings.Repeat("a", workspace.MaxReasonRunes), ""},
+		{"at the limit in 4-byte characters", strings.Repeat("𝄞", workspace.MaxReasonRunes), ""},
+		{"at the limit, with spaces around it", "  " + strings.Repeat("a", workspace.MaxReasonRunes) + "\n", ""},
+		{"one character over", strings.Repeat("é", workspace.MaxReasonRunes+1),
+			"the reason is 1001 characters long, over the limit of 1000 characters; say why in a sentence"},
+		{"what remember takes", strings.Repeat("a", workspace.MaxContentRunes), "the reason is 65536 characters long, over the limit of 1000 characters"},
+	}
+	ctx := context.Background()
+	ops := map[string]func(ws *workspace.Workspace, id, reason string) (workspace.Memory, error){
+		"forget": func(ws *workspace.Workspace, id, reason string) (workspace.Memory, error) {
+			res, err := ws.Forget(ctx, id, reason)
+			if err != nil {
+				return workspace.Memory{}, err
+			}
+			return res.Memory, nil
+		},
+		"reject": func(ws *workspace.Workspace, id, reason string) (workspace.Memory, error) {
+			res, err := ws.Reject(ctx, id, reason)
+			if err != nil {
+				return workspace.Memory{}, err
+			}
+			return res.Memory, nil
+		},
+	}
+	for name, op := range ops {
+		for _, tt := range tests {
+			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				ws := open(t)
+				m := remember(t, ws, workspace.RememberInput{Text: "An agent's text.", Source: memcore.SourceAgent}).Memory
+				if name == "forget" {
+					m = remember(t, ws, workspace.RememberInput{Text: "A person's text."}).Memory
+				}
+				before := versions(t, ws)
+				got, err := op(ws, m.ID, tt.reason)
+				if tt.wantErr != "" {
+					if !errors.Is(err, workspace.ErrInvalidInput) || !strings.Contains(err.Error(), tt.wantErr) {
+						t.Fatalf("error %v; want ErrInvalidInput saying %q", err, tt.wantErr)
+					}
+					if n := versions(t, ws); n != before {
+						t.Errorf("%d versions written", n-before)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := strings.TrimSpace(tt.reason); fileOf(t, got).Meta.RetiredReason != want {
+					t.Errorf("the reason written is not the one given, trimmed")
+				}
+			})
+		}
+	}
+}
