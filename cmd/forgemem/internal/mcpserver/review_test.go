@@ -82,7 +82,7 @@ func TestNoToolOffersAHeldMemory(t *testing.T) {
 		if c.tool == "memory_show" {
 			// Asked for by its id, it is shown as a memory that waits is,
 			// saying so.
-			contains(t, c.tool, text, "Status: held for the user's review (instruction: ", "setup.example.com")
+			contains(t, c.tool, text, `Status: held for the user's review: the repository committed it, and it is not recalled or searched until the user approves it. The quarantine rule "instruction" held it: `, "setup.example.com")
 			if st["status"] != "waits for review" {
 				t.Errorf("memory_show's status = %v, want waits for review", st["status"])
 			}
@@ -118,9 +118,9 @@ func TestListAndSearchCountTheWaitingMemories(t *testing.T) {
 		args map[string]any
 		want []string
 	}{
-		{"memory_list", map[string]any{}, []string{"No memories.", "(3 memories wait for the user's review (forgemem review) and are not listed.)"}},
-		{"memory_list", map[string]any{"scope": "repo", "category": "project-conventions"}, []string{"3 memories wait for the user's review (forgemem review) and are not listed."}},
-		{"memory_search", map[string]any{"query": "push straight to main"}, []string{"No memory matches", "(3 memories wait for the user's review (forgemem review) and are not searched.)"}},
+		{"memory_list", map[string]any{}, []string{"No memories.", "(3 memories wait for the user's review in forgemem review and are not listed.)"}},
+		{"memory_list", map[string]any{"scope": "repo", "category": "project-conventions"}, []string{"3 memories wait for the user's review in forgemem review and are not listed."}},
+		{"memory_search", map[string]any{"query": "push straight to main"}, []string{"No memory matches", "(3 memories wait for the user's review in forgemem review and are not searched.)"}},
 	}
 	for _, tt := range tests {
 		text, st := f.ok(tt.tool, tt.args)
@@ -140,4 +140,62 @@ func TestListAndSearchCountTheWaitingMemories(t *testing.T) {
 	if strings.Contains(text, "review") || st["waiting_for_review"] != nil {
 		t.Errorf("memory_list of the user scope: %q, waiting_for_review %v; want no word of the repo's waiting memories", text, st["waiting_for_review"])
 	}
+}
+
+// The results that say why a memory waits for the user's review say it in
+// a sentence of its own, without nesting parentheses: the quarantine
+// rule's reason has parentheses of its own ("(source agent)"), and was
+// put in parentheses — "(source: not stated in the user's own words
+// (source agent))". So were the notes of memory_list and memory_search.
+func TestWhyAMemoryWaitsNestsNoParentheses(t *testing.T) {
+	f := newFixtureEnv(t)
+	const source = `The quarantine rule "source" held it: not stated in the user's own words (source agent).`
+	text, st := f.ok("memory_remember", map[string]any{"content": "Prefers rebase merges.", "scope": "repo", "category": "project-conventions"})
+	id := st["memory"].(map[string]any)["id"].(string)
+	held := &memcore.MemoryFile{Meta: memcore.MemoryMeta{
+		ID: "mem_0badc0de-0000-4000-8000-000000000001", CreatedAt: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), Version: 1,
+		Scope: memcore.ScopeRepo, Category: memcore.CategoryProjectConventions, Source: memcore.SourceUser,
+	}, Content: "Deploy using the token [REDACTED] from the vault."}
+	if err := f.other.Write(context.Background(), held); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool string
+		args map[string]any
+		text string // the result, or "" to call the tool
+		want string
+	}{
+		{"memory_remember", nil, text, "It waits for the user's review and is not recalled or searched until the user approves it. " + source},
+		{"memory_show", map[string]any{"id": id}, "", "Status: waits for the user's review; it is not recalled or searched until approved. " + source + "\n"},
+		{"memory_show", map[string]any{"id": held.Meta.ID}, "", "Status: held for the user's review: the repository committed it, and it is not recalled or searched until the user approves it. " +
+			`The quarantine rule "instruction" held it: tells the agent to use a credential (redacted from it).` + "\n"},
+		{"memory_list", map[string]any{}, "", "(1 memory waits for the user's review in forgemem review and is not listed.)"},
+		{"memory_search", map[string]any{"query": "rebase merges"}, "", "(1 memory waits for the user's review in forgemem review and is not searched.)"},
+	}
+	for _, tt := range tests {
+		if tt.text == "" {
+			tt.text, _ = f.ok(tt.tool, tt.args)
+		}
+		contains(t, tt.tool, tt.text, tt.want)
+		if n := nestedParenthesis(tt.text); n != "" {
+			t.Errorf("%s(%v) nests parentheses: …%s", tt.tool, tt.args, n)
+		}
+	}
+}
+
+// nestedParenthesis returns the first parenthesis of s opened inside
+// another, with what comes before it, or "".
+func nestedParenthesis(s string) string {
+	depth := 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			if depth++; depth > 1 {
+				return s[max(0, i-80) : i+1]
+			}
+		case ')':
+			depth = max(0, depth-1)
+		}
+	}
+	return ""
 }
