@@ -81,7 +81,7 @@ func TestReviewInAPseudoTerminal(t *testing.T) {
 	}
 	for _, text := range texts {
 		out := w.ok(repo, "", "remember", text, "--scope", "repo", "--category", "project-conventions")
-		contains(t, "remember", out, "It waits for your review (instruction: ")
+		contains(t, "remember", out, "It waits for your review. The quarantine rule \"instruction\" held it: ")
 	}
 	editor := filepath.Join(t.TempDir(), "editor.sh")
 	writeFile(t, editor, "#!/bin/sh\nprintf 'Linters are pinned in tools/go.mod.\\n' > \"$1\"\n")

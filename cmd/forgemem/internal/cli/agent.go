@@ -127,13 +127,19 @@ func (a *app) printHit(n int, label string, h workspace.Hit) {
 	if h.Matched != "" {
 		line += p.sprintf(" (matched its earlier version %s)", shortID(h.Matched))
 	}
+	why := ""
 	if m.Status == string(memcore.StatusPending) {
-		line += p.sprintf(" (waits for review: %s)", m.StatusReason)
+		line += " (waits for your review)"
+		why = m.StatusReason
 	}
 	if h.Held != "" {
-		line += p.sprintf(" (held for review: %s; committed to the repository)", h.Held)
+		line += " (held for your review: committed to the repository)"
+		why = h.Held
 	}
 	p.println(line)
+	if why != "" {
+		p.printf("   %s\n", workspace.WhyHeld(why))
+	}
 	if m.Stale != "" {
 		p.printf("   may be outdated: %s\n", m.Stale)
 	}

@@ -131,7 +131,7 @@ func (a *app) printRemembered(ctx context.Context, res *workspace.RememberResult
 		fmt.Fprintf(a.env.Stderr, "forgemem: warning: %s is not in the working tree now; the memory is recorded with it, and reported stale until it is\n", anchorText(an))
 	}
 	if res.Held != "" {
-		p.printf("It waits for your review (%s): it is not recalled until you approve it with forgemem review --approve %s.\n", res.Held, shortID(m.ID))
+		p.printf("It waits for your review. %s It is not recalled until you approve it with forgemem review --approve %s.\n", workspace.WhyHeld(res.Held), shortID(m.ID))
 	}
 	p.printf("%s\n", p.dim("File: "+m.Path))
 	a.noteCommit(a.toCommit(ctx, m))

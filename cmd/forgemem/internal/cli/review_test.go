@@ -174,7 +174,7 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 	if err := json.Unmarshal([]byte(f.run("search", "rebase merges", "--json").stdout), &searched); err != nil || searched.Pending != 3 {
 		t.Errorf("search --json: pending %d (%v), want 3", searched.Pending, err)
 	}
-	if r := f.run("search", "rebase merges", "--pending"); !strings.Contains(r.stdout, "Prefers rebase merges.") || !strings.Contains(r.stdout, "waits for review") ||
+	if r := f.run("search", "rebase merges", "--pending"); !strings.Contains(r.stdout, "Prefers rebase merges.") || !strings.Contains(r.stdout, "(waits for your review)\n   The quarantine rule \"source\" held it: ") ||
 		strings.Contains(r.stdout, "not searched") {
 		t.Errorf("search --pending:\n%s", r.stdout)
 	}
@@ -213,13 +213,13 @@ func TestPendingInListSearchAndStats(t *testing.T) {
 		!strings.Contains(r.stdout, "1 memory left out of the results: committed to the repository") {
 		t.Errorf("search with a held memory:\n%s", r.stdout)
 	}
-	if r := f.run("search", "install the linters", "--pending"); !strings.Contains(r.stdout, "(held for review: instruction: ") {
+	if r := f.run("search", "install the linters", "--pending"); !strings.Contains(r.stdout, "(held for your review: committed to the repository)\n   The quarantine rule \"instruction\" held it: ") {
 		t.Errorf("search --pending with a held memory:\n%s", r.stdout)
 	}
 	if r := f.run("export"); !strings.Contains(r.stdout, "**held for review** (instruction: ") || strings.Count(r.stdout, "**waits for review**") != 3 {
 		t.Errorf("export with held and pending memories:\n%s", r.stdout)
 	}
-	if r := f.run("show", id(5)); !strings.Contains(r.stdout, "held for your review (instruction: ") {
+	if r := f.run("show", id(5)); !strings.Contains(r.stdout, "held for your review: committed to the repository, it is left out of recall and search until you approve it in forgemem review. The quarantine rule \"instruction\" held it: ") {
 		t.Errorf("show of a held memory:\n%s", r.stdout)
 	}
 	if r := f.run("validate"); r.code != cli.ExitFailure || !strings.Contains(r.stdout, "held: reads like an instruction") ||

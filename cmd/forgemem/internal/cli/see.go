@@ -257,10 +257,10 @@ func (a *app) printDetail(d *workspace.Detail) {
 	}
 	trustRows(t, m, a.stated(m), "")
 	if m.Status == string(memcore.StatusPending) && m.Head {
-		t.row("status\twaits for your review (%s): forgemem review\n", m.StatusReason)
+		t.row("status\twaits for your review in forgemem review. %s\n", workspace.WhyHeld(m.StatusReason))
 	}
 	if d.Held != "" {
-		t.row("status\theld for your review (%s): committed to the repository, it is left out of recall and search until you approve it: forgemem review\n", d.Held)
+		t.row("status\theld for your review: committed to the repository, it is left out of recall and search until you approve it in forgemem review. %s\n", workspace.WhyHeld(d.Held))
 	}
 	if m.Forgotten {
 		why := ""

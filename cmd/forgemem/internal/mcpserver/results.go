@@ -280,22 +280,6 @@ func waitingLeftOut(n int, what string) string {
 	return ""
 }
 
-// whyHeld says, in a sentence, why a memory waits for the user's review,
-// from its status_reason ("<rule>: <what it found>", memcore.Screen):
-// `The quarantine rule "source" held it: not stated in the user's own
-// words (source agent).` The reason may hold parentheses of its own, so it
-// is never put in parentheses. A blank reason says nothing.
-func whyHeld(reason string) string {
-	reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
-	if reason == "" {
-		return ""
-	}
-	if rule, what, ok := strings.Cut(reason, ": "); ok && rule != "" && !strings.ContainsAny(rule, " \t") {
-		return fmt.Sprintf("The quarantine rule %q held it: %s.", rule, what)
-	}
-	return "Why it waits: " + reason + "."
-}
-
 // joinNotes joins the notes that are not "" with spaces.
 func joinNotes(notes ...string) string {
 	return strings.Join(slices.DeleteFunc(notes, func(s string) bool { return s == "" }), " ")
@@ -480,7 +464,7 @@ func (h *handlers) remember(ctx context.Context, in rememberArgs) (string, remem
 		fmt.Fprintf(&b, " %s not in the repository, so not recorded.", count(out.DroppedAnchors, "anchor is", "anchors are"))
 	}
 	if res.Held != "" {
-		b.WriteString(" It waits for the user's review and is not recalled or searched until the user approves it. " + whyHeld(res.Held))
+		b.WriteString(" It waits for the user's review and is not recalled or searched until the user approves it. " + workspace.WhyHeld(res.Held))
 	}
 	if ob := res.OverBudget; ob != nil {
 		fmt.Fprintf(&b, " It is never recalled into a prompt with the injection token budget in force: it takes about %d tokens, over memory.injection_token_budget (%d); "+

@@ -240,28 +240,3 @@ func writeMemory(t *testing.T, dir, content, supersedes string) string {
 	}
 	return m.Meta.ID
 }
-
-// whyHeld says why a memory waits in a sentence of its own, whatever its
-// status_reason: memcore's "<rule>: <what it found>", or a reason edited
-// by hand.
-func TestWhyHeld(t *testing.T) {
-	tests := []struct {
-		reason, want string
-	}{
-		{"source: not stated in the user's own words (source agent)",
-			`The quarantine rule "source" held it: not stated in the user's own words (source agent).`},
-		{"instruction: tells the agent to use a credential (redacted from it)",
-			`The quarantine rule "instruction" held it: tells the agent to use a credential (redacted from it).`},
-		{"review-all: memory.review is all", `The quarantine rule "review-all" held it: memory.review is all.`},
-		{"tool-output: holds a code block.", `The quarantine rule "tool-output" held it: holds a code block.`},
-		{"waits until Friday: the team decides", "Why it waits: waits until Friday: the team decides."},
-		{"edited by hand", "Why it waits: edited by hand."},
-		{"  ", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := whyHeld(tt.reason); got != tt.want {
-			t.Errorf("whyHeld(%q) = %q, want %q", tt.reason, got, tt.want)
-		}
-	}
-}

@@ -47,10 +47,10 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 		fmt.Fprintf(&b, "Status: forgotten%s; it is not recalled, searched or listed.\n", reason)
 	case m.Head && m.Status == string(memcore.StatusPending):
 		base.Status = "waits for review"
-		b.WriteString(joinNotes("Status: waits for the user's review; it is not recalled or searched until approved.", whyHeld(m.StatusReason)) + "\n")
+		b.WriteString(joinNotes("Status: waits for the user's review; it is not recalled or searched until approved.", workspace.WhyHeld(m.StatusReason)) + "\n")
 	case d.Held != "":
 		base.Status = "waits for review"
-		b.WriteString(joinNotes("Status: held for the user's review: the repository committed it, and it is not recalled or searched until the user approves it.", whyHeld(d.Held)) + "\n")
+		b.WriteString(joinNotes("Status: held for the user's review: the repository committed it, and it is not recalled or searched until the user approves it.", workspace.WhyHeld(d.Held)) + "\n")
 	case m.Head && m.Stale != "":
 		base.Status = "current"
 		fmt.Fprintf(&b, "Status: current, but may be outdated: %s.\n", m.Stale)

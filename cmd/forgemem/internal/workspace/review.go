@@ -247,3 +247,20 @@ func notWaiting(m, head *memcore.MemoryFile) string {
 	}
 	return fmt.Sprintf("%s does not wait for review, nor does its memory's current version, %s (forgemem review lists those that do)", m.Meta.ID, now)
 }
+
+// WhyHeld says, in a sentence, why a memory waits for the user's review,
+// from its status_reason ("<rule>: <what it found>", memcore.Screen):
+// `The quarantine rule "source" held it: not stated in the user's own
+// words (source agent).` The reason may hold parentheses of its own, so it
+// is never put in parentheses. A blank reason says nothing. The command
+// and the MCP server say it alike.
+func WhyHeld(reason string) string {
+	reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
+	if reason == "" {
+		return ""
+	}
+	if rule, what, ok := strings.Cut(reason, ": "); ok && rule != "" && !strings.ContainsAny(rule, " \t") {
+		return fmt.Sprintf("The quarantine rule %q held it: %s.", rule, what)
+	}
+	return "Why it waits: " + reason + "."
+}
