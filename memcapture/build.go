@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -163,7 +164,7 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 	f := itemFields{
 		scope:    memcore.Scope(strings.ToLower(strings.TrimSpace(it.Scope))),
 		category: memcore.Category(strings.ToLower(strings.TrimSpace(it.Category))),
-		content:  strings.TrimSpace(it.Content),
+		content:  strings.TrimSpace(lineBreaks(it.Content)),
 	}
 	why, value := "", ""
 	switch {
@@ -177,12 +178,29 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 		why = "oversized content"
 	case !utf8.ValidString(f.content):
 		why = "content is not UTF-8"
+	case strings.ContainsFunc(f.content, strayControl):
+		why = "content holds a control character"
 	default:
 		return f, true
 	}
 	b.p.stats.invalid.Add(1)
 	b.log.Debug().Int("item", i).Str("value", redactStr(clipRunes(value, 80))).Msg("memcapture: item skipped: " + why)
 	return f, false
+}
+
+// strayControl reports a control character a memory file must not hold:
+// any but tab and line feed (a NUL makes git take the file for binary, an
+// escape sequence drives the terminal of whoever reads it). The command's
+// own memories are refused the same way.
+func strayControl(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' }
+
+// lineBreaks is s with its line breaks as a memory file has them: "\r\n"
+// and a lone "\r" become "\n".
+func lineBreaks(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
 // predecessor resolves an item's supersedes id to the memory the new one

@@ -71,6 +71,20 @@ func TestValidation(t *testing.T) {
 		{name: "oversized content", cfg: Config{MaxContentBytes: 100},
 			reply: func(seeds) string { return reply(item(strings.Repeat("x", 101)), item(strings.Repeat("y", 100))) },
 			want:  want{written: 1, invalid: 1}},
+		{name: "control characters",
+			reply: func(seeds) string {
+				return reply(item("Uses \u0000 tabs."), item("Colours \u001b[31mred\u001b[0m."), item("Deletes\u007f."), item("Next\u0085line."),
+					item("Keeps\ttabs and\nlines."))
+			},
+			want: want{written: 1, invalid: 4}},
+		{name: "line breaks",
+			reply: func(seeds) string { return reply(item("Line one.\r\nLine two.\rLine three.")) },
+			want:  want{written: 1},
+			check: func(t *testing.T, _ seeds, got []*memcore.MemoryFile) {
+				if got[0].Content != "Line one.\nLine two.\nLine three." {
+					t.Errorf("content %q, want its line breaks as \\n", got[0].Content)
+				}
+			}},
 		{name: "not an object", reply: func(seeds) string { return `[` + one + `, "stray", {"content": 5}]` },
 			want: want{written: 1, invalid: 2}},
 		{name: "too many items", cfg: Config{MaxMemoriesPerPass: 2},
