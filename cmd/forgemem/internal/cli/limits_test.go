@@ -453,9 +453,7 @@ func TestControlCharactersAreUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			f.write(memory(1, memcore.ScopeRepo, memcore.CategoryPatterns, 1, "Prefers spaces."),
-				pendingMemory(2, 2, memcore.SourceAgent, "source: not stated in the user's own words (source agent)", "Prefers rebase merges."))
+			f := spaceAndRebaseFixture(t)
 			r := f.run(tt.args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
@@ -502,9 +500,7 @@ func TestReasonsAreBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			f.write(memory(1, memcore.ScopeRepo, memcore.CategoryPatterns, 1, "Prefers spaces."),
-				pendingMemory(2, 2, memcore.SourceAgent, "source: not stated in the user's own words (source agent)", "Prefers rebase merges."))
+			f := spaceAndRebaseFixture(t)
 			r := f.run(tt.args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
 				t.Fatalf("exit %d, stderr %.300q; want %d and %q", r.code, r.stderr, tt.code, tt.stderr)
@@ -518,4 +514,14 @@ func TestReasonsAreBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spaceAndRebaseFixture is a fixture with two memories: id(1), in force,
+// and id(2), which waits for review.
+func spaceAndRebaseFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	f.write(memory(1, memcore.ScopeRepo, memcore.CategoryPatterns, 1, "Prefers spaces."),
+		pendingMemory(2, 2, memcore.SourceAgent, "source: not stated in the user's own words (source agent)", "Prefers rebase merges."))
+	return f
 }
