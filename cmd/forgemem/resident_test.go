@@ -707,6 +707,43 @@ func TestStatusAndStopSeeServersOfOtherKeys(t *testing.T) {
 	}
 }
 
+// The recall server is one per place and settings in force, however they
+// were given: the server a hook started with a FORGEMEM_* variable is the
+// one --status and a recall-server run by hand with the same setting as a
+// flag see, and no second one starts; another value is another server.
+func TestOneServerForTheSettingsInForce(t *testing.T) {
+	w := offlineWorld(t)
+	repo := w.repo("shop")
+	w.seed(repo, 5)
+	tuned := *w
+	tuned.env = append(slices.Clone(w.env), "FORGEMEM_RETRIEVAL_TOP_K=3")
+	tuned.hookWith(repo, prompt(repo, "", "how are errors wrapped?"), false)
+	hooks := tuned.waitServer(repo)
+
+	status := func(args ...string) serverStatus {
+		t.Helper()
+		var st serverStatus
+		out := w.ok(repo, "", append([]string{"recall-server", "--status", "--json"}, args...)...)
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := status("--retrieval-top-k", "3"); !st.Running || st.PID != hooks.PID || st.Folder != hooks.Folder || len(st.Others) != 0 {
+		t.Errorf("--status --retrieval-top-k 3: %+v; want the hook's server (pid %d, in %s) running, no other", st, hooks.PID, hooks.Folder)
+	}
+	// One serves these settings already: it exits at once (a second server
+	// would leave after its --idle, which bounds the test's wait).
+	w.ok(repo, "", "recall-server", "--retrieval-top-k", "3", "--idle", "1s")
+	if dirs := serverFolders(t, w.tmp()); len(dirs) != 1 || dirs[0] != hooks.Folder {
+		t.Errorf("server folders %v; want the hook's alone, %s", dirs, hooks.Folder)
+	}
+	st := status("--retrieval-top-k", "4")
+	if st.Running || st.Folder == hooks.Folder || len(st.Others) != 1 || st.Others[0].PID != hooks.PID || !slices.Equal(st.Others[0].Differs, []string{"settings"}) {
+		t.Errorf("--status --retrieval-top-k 4: %+v; want none running here, and the hook's server (pid %d) another of other settings", st, hooks.PID)
+	}
+}
+
 // fake is a recall server the test's process runs in a folder of the
 // world's private folder, named by a key other than the world's own.
 type fake struct {

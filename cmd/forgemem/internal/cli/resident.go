@@ -91,7 +91,7 @@ func (a *app) residentPlace() (place resident.Place, dir string, err error) {
 	if err != nil {
 		return place, "", err
 	}
-	place, err = resident.PlaceOf(a.settings, a.env.Settings.Env, a.env.Executable)
+	place, err = resident.PlaceOf(base, a.settings, a.env.Settings.Env, a.env.Executable)
 	if err != nil {
 		return place, "", err
 	}

@@ -5,8 +5,9 @@
 // indexes and load the embedding cache before it can search.
 //
 // A server belongs to one place and one configuration: its folder, named
-// by a [Key] of the memory folders, the effective settings, the API keys
-// and the binary, holds its socket, its lock and its log, inside a folder
+// by a [Key] of the memory folders, the settings in force (however they
+// were given), the API key in force and the binary, holds its socket, its
+// lock and its log, inside a folder
 // private to the user ([PrivateDir]: $XDG_RUNTIME_DIR/forgemem, or
 // forgemem-<uid> in the temporary folder; mode 0700, owned by the user,
 // never a link, never inside a repository). A change of settings, keys or

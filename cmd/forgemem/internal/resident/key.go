@@ -1,6 +1,7 @@
 package resident
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -32,9 +33,10 @@ type Place struct {
 	// time.
 	Executable string `json:"executable"`
 	Binary     string `json:"binary"`
-	// Settings is a hash of every effective setting, the API keys and the
-	// environment variables a provider reads: equal hashes, equal
-	// configuration. The API keys go into the hash only.
+	// Settings is a hash, under the user's key secret ([KeySecret]), of
+	// every setting in force, the API key in force and the environment
+	// variables a provider reads that are no setting: equal hashes, equal
+	// configuration. The API key goes into the hash only.
 	Settings string `json:"settings"`
 	// Revision is the wire format's revision its binary speaks (see
 	// [Revision]); 0 in the record of a binary before revisions.
@@ -49,14 +51,14 @@ func (p Place) PingKeepsAlive() bool { return p.Revision < 1 }
 
 // Key names the server of a place and a configuration: a hash of the wire
 // format's version, the binary (its path, size and modification time),
-// the memory folders, every effective setting, the API keys and the
-// environment variables a provider reads (proxies, certificates). Two
-// hooks get the same key only when a server started by one answers the
-// other exactly as it would answer itself. The API keys go into the hash
-// only: the key cannot be turned back into them. environ is the
-// process's environment.
-func Key(s *settings.Settings, environ []string, executable string) (string, error) {
-	p, err := PlaceOf(s, environ, executable)
+// the memory folders, every setting in force, the API key in force and
+// the environment variables a provider's client or git may read
+// (proxies, certificates, HOME). Two hooks get the same key only when a
+// server started by one answers the other exactly as it would answer
+// itself. base is the private folder ([PrivateDir]), which keeps the
+// user's key secret; environ is the process's environment.
+func Key(base string, s *settings.Settings, environ []string, executable string) (string, error) {
+	p, err := PlaceOf(base, s, environ, executable)
 	if err != nil {
 		return "", err
 	}
@@ -66,24 +68,48 @@ func Key(s *settings.Settings, environ []string, executable string) (string, err
 // PlaceOf is the place of the server a process of settings s, environment
 // environ and binary executable asks: its key and what the key is made of
 // (see [Key]), and the wire format's revision this binary speaks. PID and
-// WorkDir are left empty.
-func PlaceOf(s *settings.Settings, environ []string, executable string) (Place, error) {
+// WorkDir are left empty. base is the private folder ([PrivateDir]).
+//
+// The settings are those in force — their values as [settings.Load]
+// resolved them from the defaults, the files, the environment and the
+// flags — not how they were given: a setting given by a flag or by its
+// FORGEMEM_* variable, or a base URL by --base-url or OPENAI_BASE_URL, is
+// one key, and one server. So the variables the settings are read from
+// (FORGEMEM_*, OPENAI_API_KEY, GEMINI_API_KEY, OPENAI_BASE_URL) are left
+// out of the environment hashed beside them.
+//
+// Secrets are among what the key is made of: the API key in force, and a
+// base URL or a proxy may carry a password. Two API keys are two servers
+// (a server answers with its own key: it would otherwise bill another
+// account, or use a key since revoked), so their values count, not only
+// whether they are set. But a plain hash of values that can be guessed
+// would let whoever sees a key — in --status's output pasted into an
+// issue, in a folder's name — try candidate API keys against it at the
+// speed of SHA-256. So the settings are hashed under the user's key
+// secret ([KeySecret], 32 random bytes in the private folder, readable by
+// the user only), HMAC-SHA256: without it, a key or a recorded Settings
+// hash tells nothing of the values, and whoever can read it can read the
+// servers' environments anyway.
+func PlaceOf(base string, s *settings.Settings, environ []string, executable string) (Place, error) {
 	info, err := os.Stat(executable)
 	if err != nil {
 		return Place{}, fmt.Errorf("resident: the binary: %w", err)
+	}
+	secret, err := KeySecret(base)
+	if err != nil {
+		return Place{}, err
 	}
 	bin := newDigest()
 	bin.put("version", fmt.Sprint(Version))
 	bin.put("executable", executable)
 	bin.put("executable.size", fmt.Sprint(info.Size()))
 	bin.put("executable.mtime", fmt.Sprint(info.ModTime().UnixNano()))
-	conf := newDigest()
+	conf := digest{hmac.New(sha256.New, secret)}
 	for _, v := range s.Values() {
 		conf.put(v.Name, v.Value)
 		conf.put(v.Name+".in_effect", v.InEffect)
 	}
-	conf.put("openai_api_key", s.OpenAIAPIKey())
-	conf.put("gemini_api_key", s.GeminiAPIKey())
+	conf.put("api_key", s.APIKey())
 	for _, kv := range providerEnv(environ) {
 		k, v, _ := strings.Cut(kv, "=")
 		conf.put("env."+k, v)
@@ -145,15 +171,22 @@ func (d digest) put(k, v string) { fmt.Fprintf(d.h, "%d:%s=%d:%s\n", len(k), k, 
 func (d digest) sum() string { return hex.EncodeToString(d.h.Sum(nil)[:16]) }
 
 // providerEnv returns, sorted, the variables of environ that a provider's
-// client may read: forgemem's own, the providers' (OPENAI_, GEMINI_,
-// GOOGLE_), proxies and certificates, and HOME.
+// client or git may read and that are no setting: the providers' (OPENAI_,
+// GEMINI_, GOOGLE_) but for those the settings are read from, proxies and
+// certificates, and HOME. What the settings are read from (FORGEMEM_*,
+// the API keys, OPENAI_BASE_URL) counts as the values in force instead.
 func providerEnv(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case settings.EnvOpenAIAPIKey, settings.EnvGeminiAPIKey, settings.EnvOpenAIBaseURL:
+			continue
+		}
 		u := strings.ToUpper(k)
 		switch {
-		case strings.HasPrefix(u, settings.EnvPrefix), strings.HasPrefix(u, "OPENAI_"), strings.HasPrefix(u, "GEMINI_"),
+		case strings.HasPrefix(k, settings.EnvPrefix):
+		case strings.HasPrefix(u, "OPENAI_"), strings.HasPrefix(u, "GEMINI_"),
 			strings.HasPrefix(u, "GOOGLE_"), strings.HasSuffix(u, "_PROXY"), strings.HasPrefix(u, "SSL_CERT_"), u == "HOME":
 			out = append(out, kv)
 		}

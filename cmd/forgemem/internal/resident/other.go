@@ -17,6 +17,9 @@ func Supported() bool { return false }
 // PrivateDir fails: there is no recall server here.
 func PrivateDir(environ []string) (string, error) { return "", errUnsupported }
 
+// KeySecret fails: there is no recall server here.
+func KeySecret(base string) ([]byte, error) { return nil, errUnsupported }
+
 // ServerDir fails: there is no recall server here.
 func ServerDir(base, key string) (string, error) { return "", errUnsupported }
 

@@ -3,12 +3,16 @@
 package resident
 
 import (
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/forgemem/forgemem/memcore/atomicfile"
 	"github.com/forgemem/forgemem/settings"
 )
 
@@ -138,7 +142,7 @@ func TestPingKeepsAlive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlaceOf(s, nil, exe)
+	p, err := PlaceOf(privateBase(t), s, nil, exe)
 	if err != nil || p.Revision != Revision {
 		t.Errorf("PlaceOf = %+v, %v; want revision %d", p, err, Revision)
 	}
@@ -182,5 +186,171 @@ func TestPlaceServesAndDiffers(t *testing.T) {
 	outside := Place{UserDir: "/u"}
 	if !outside.Serves(Place{UserDir: "/u"}) || outside.Serves(Place{UserDir: "/u2"}) || outside.Serves(me) {
 		t.Error("outside a repository, a place serves the places of its user folder alone")
+	}
+}
+
+// privateBase is a private folder for the keys of a test.
+func privateBase(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	mustChmod(t, base, 0o700)
+	return base
+}
+
+// A key is made of the settings in force, not of how they were given: a
+// setting given by a flag, its variable or a file, a base URL by
+// --base-url or OPENAI_BASE_URL, a memory folder by --repo-dir or
+// FORGEMEM_REPO_DIR, a default given or not, an API key of a provider not
+// in use, are one key; another value, another API key in force, another
+// proxy, are another.
+func TestKeyOfTheSettingsInForce(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, repo, user := privateBase(t), t.TempDir(), t.TempDir()
+	home, homeWith5 := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(homeWith5, ".forge", "config.yaml"), "memory:\n  cadence_turns: 5\n")
+	// opts are the inputs of a command: the environment env, the flags
+	// given as name and value.
+	opts := func(env []string, flags ...string) settings.Options {
+		o := settings.Options{Home: home, Env: env, RepoDir: repo, UserDir: user, Flags: map[string]string{}}
+		for i := 0; i+1 < len(flags); i += 2 {
+			o.Flags[flags[i]] = flags[i+1]
+		}
+		return o
+	}
+	withHome := func(o settings.Options, h string) settings.Options { o.Home = h; return o }
+	noRepoFlag := func(o settings.Options) settings.Options { o.RepoDir = ""; return o }
+	const url = "http://127.0.0.1:9/v1"
+	openai := []string{"provider", "openai", "embedding-model", "e", "retrieval-mode", "identity"}
+	def := fmt.Sprint(settings.Default().CadenceTurns)
+	tests := []struct {
+		name string
+		a, b settings.Options
+		same bool
+	}{
+		{"a flag or its variable", opts([]string{"FORGEMEM_CADENCE_TURNS=5"}), opts(nil, "cadence-turns", "5"), true},
+		{"a variable or the user's file", opts([]string{"FORGEMEM_CADENCE_TURNS=5"}), withHome(opts(nil), homeWith5), true},
+		{"--base-url or OPENAI_BASE_URL", opts(nil, append(openai, "base-url", url)...), opts([]string{"OPENAI_BASE_URL=" + url}, openai...), true},
+		{"--repo-dir or FORGEMEM_REPO_DIR", opts(nil), noRepoFlag(opts([]string{"FORGEMEM_REPO_DIR=" + repo})), true},
+		{"a default given or not", opts(nil), opts(nil, "cadence-turns", def), true},
+		{"the API key of a provider not in use", opts([]string{"OPENAI_API_KEY=sk-a"}), opts([]string{"OPENAI_API_KEY=sk-b"}), true},
+		{"another value", opts([]string{"FORGEMEM_CADENCE_TURNS=5"}), opts(nil, "cadence-turns", "6"), false},
+		{"another API key in force", opts([]string{"OPENAI_API_KEY=sk-a"}, openai...), opts([]string{"OPENAI_API_KEY=sk-b"}, openai...), false},
+		{"an API key in force or none", opts([]string{"OPENAI_API_KEY=sk-a"}, openai...), opts(nil, openai...), false},
+		{"another proxy", opts([]string{"HTTPS_PROXY=http://a:3128"}), opts([]string{"HTTPS_PROXY=http://b:3128"}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var keys [2]string
+			for i, o := range []settings.Options{tt.a, tt.b} {
+				s, err := settings.Load(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := PlaceOf(base, s, o.Env, exe)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys[i] = p.Key
+			}
+			if same := keys[0] == keys[1]; same != tt.same {
+				t.Errorf("keys %s and %s: the same %v, want %v", keys[0], keys[1], same, tt.same)
+			}
+		})
+	}
+}
+
+// The settings are hashed under the user's key secret, made once, 32
+// random bytes readable by the user only, in the private folder: the same
+// settings, an API key among them, make other keys under another secret,
+// so a key cannot be tried against guessed API keys by whoever sees it. A
+// secret file that is a link, or damaged, is refused, and left as it is.
+func TestKeySecret(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := settings.Load(settings.Options{RepoDir: t.TempDir(), UserDir: t.TempDir(),
+		Env: []string{"OPENAI_API_KEY=sk-guessable"}, Flags: map[string]string{"provider": "openai", "embedding-model": "e", "retrieval-mode": "identity"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var places []Place
+	for range 2 {
+		base := privateBase(t)
+		secret, err := KeySecret(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(base, secretFile))
+		info, serr := os.Lstat(filepath.Join(base, secretFile))
+		if err != nil || serr != nil || string(data) != hex.EncodeToString(secret)+"\n" || len(secret) != 32 || info.Mode().Perm() != 0o600 {
+			t.Fatalf("the key secret file: %q (%v), %v, %v; want the secret's 64 digits, mode 0600", data, info, err, serr)
+		}
+		again, err := KeySecret(base)
+		if err != nil || string(again) != string(secret) {
+			t.Errorf("KeySecret a second time = %x, %v; want %x", again, err, secret)
+		}
+		for range 2 { // the same key each time, under one secret
+			p, err := PlaceOf(base, s, nil, exe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			places = append(places, p)
+		}
+	}
+	if places[0] != places[1] || places[2] != places[3] {
+		t.Errorf("one secret, one place: %+v, %+v", places[0:2], places[2:4])
+	}
+	if places[0].Settings == places[2].Settings || places[0].Key == places[2].Key {
+		t.Errorf("the same settings under two secrets: settings %s and %s, keys %s and %s; want them to differ",
+			places[0].Settings, places[2].Settings, places[0].Key, places[2].Key)
+	}
+
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+		want    error
+	}{
+		{"a link to a secret", func(t *testing.T, path string) {
+			other := filepath.Join(t.TempDir(), "secret")
+			mustWrite(t, other, strings.Repeat("ab", 32)+"\n")
+			if err := os.Symlink(other, path); err != nil {
+				t.Fatal(err)
+			}
+		}, atomicfile.ErrSymlink},
+		{"a folder", func(t *testing.T, path string) { mustMkdir(t, path, 0o700) }, atomicfile.ErrNotRegular},
+		{"too short", func(t *testing.T, path string) { mustWrite(t, path, "abcd\n") }, nil},
+		{"not hexadecimal", func(t *testing.T, path string) { mustWrite(t, path, strings.Repeat("zz", 32)+"\n") }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := privateBase(t)
+			path := filepath.Join(base, secretFile)
+			tt.prepare(t, path)
+			before, _ := os.Lstat(path)
+			_, err := KeySecret(base)
+			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
+				t.Errorf("KeySecret = %v; want an error matching %v", err, tt.want)
+			}
+			if _, err := PlaceOf(base, s, nil, exe); err == nil {
+				t.Error("PlaceOf with a secret refused: no error")
+			}
+			if after, err := os.Lstat(path); err != nil || !os.SameFile(before, after) || after.ModTime() != before.ModTime() {
+				t.Errorf("the refused secret file was changed: %v, %v", after, err)
+			}
+		})
+	}
+}
+
+func mustWrite(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

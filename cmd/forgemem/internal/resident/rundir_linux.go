@@ -3,8 +3,12 @@
 package resident
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/forgemem/forgemem/memcore/atomicfile"
 )
 
 // maxSocketPath bounds the path of a socket (sun_path holds 108 bytes,
@@ -121,6 +127,60 @@ func BarrierDir(environ []string) (string, error) {
 	}
 	dir := filepath.Join(base, "barriers")
 	return dir, makePrivate(dir, os.Getuid())
+}
+
+// secretFile is the user's key secret in the private folder (see
+// KeySecret), as 64 hexadecimal digits and a newline.
+const secretFile = "key.secret"
+
+// KeySecret returns the user's key secret, kept in the private folder base
+// ([PrivateDir]), and makes it — 32 random bytes, readable by the user
+// only, written whole under a temporary name then linked into place, so
+// that of two processes making it at once both use the one linked first —
+// when there is none yet: the secret the settings are hashed under in a
+// key (see [PlaceOf]). It is never read through a symbolic link, nor from
+// anything but a regular file; one that holds no secret is an error saying
+// to remove it. A new secret is new keys: the servers of the old ones are
+// then servers of other settings.
+func KeySecret(base string) ([]byte, error) {
+	path := filepath.Join(base, secretFile)
+	if k, err := readSecret(path); !errors.Is(err, fs.ErrNotExist) {
+		return k, err
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, fmt.Errorf("resident: making the key secret: %w", err)
+	}
+	err := atomicfile.WriteNew(path, []byte(hex.EncodeToString(k)+"\n"), 0o600)
+	switch {
+	case err == nil:
+		return k, nil
+	case errors.Is(err, fs.ErrExist): // another process made it meanwhile
+		return readSecret(path)
+	}
+	return nil, fmt.Errorf("resident: making the key secret: %w", err)
+}
+
+// readSecret reads the key secret of the file at path.
+func readSecret(path string) ([]byte, error) {
+	f, err := atomicfile.Open(path, os.O_RDONLY, 0)
+	switch {
+	case errors.Is(err, atomicfile.ErrSymlink), errors.Is(err, atomicfile.ErrNotRegular):
+		return nil, fmt.Errorf("resident: the key secret: %w; remove it", err)
+	case err != nil:
+		return nil, fmt.Errorf("resident: the key secret: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 2*32+2))
+	if err != nil {
+		return nil, fmt.Errorf("resident: reading the key secret: %w", err)
+	}
+	k := make([]byte, 32)
+	text := bytes.TrimSpace(data)
+	if n, err := hex.Decode(k, text); err != nil || n != len(k) || len(text) != 2*len(k) {
+		return nil, fmt.Errorf("resident: the key secret %s is damaged (want %d hexadecimal digits); remove it, and a new one is made", path, 2*len(k))
+	}
+	return k, nil
 }
 
 // keyPattern matches the name of a server folder: a key (see Key).
