@@ -81,6 +81,8 @@ type serverStatus struct {
 	PID      int    `json:"pid"`
 	Answered uint64 `json:"answered"`
 	Folder   string `json:"folder"`
+	RepoDir  string `json:"repo_dir"`
+	UserDir  string `json:"user_dir"`
 	Reason   string `json:"reason"`
 	Others   []struct {
 		State      string   `json:"state"`
@@ -869,10 +871,12 @@ func TestStopWaitsForTheServersToExit(t *testing.T) {
 // --status lists the recall servers it cannot ask, or must not: one
 // building its index (its folder's lock held, no socket yet), here or of
 // another key; one with no record of what it serves, starting or running,
-// which it does not ask; and one of an older binary, whose ping would
-// count as use, which it does not ask either. --stop stops them all,
-// asking one still starting as soon as it listens, and says which it
-// could not.
+// which it does not ask, with the pid that holds its folder; and one of an
+// older binary, whose ping would count as use, which it does not ask
+// either. --stop stops them all but the one with no record, which may
+// serve another repository: it names it with its pid and the kill that
+// ends it. It asks one still starting as soon as it listens, and says
+// which it could not stop.
 func TestStatusListsTheServersItCannotAsk(t *testing.T) {
 	w := offlineWorld(t)
 	repo := w.repo("shop")
@@ -912,8 +916,8 @@ func TestStatusListsTheServersItCannotAsk(t *testing.T) {
 	}
 	want := map[string]listed{
 		starting.dir:           {"starting", pid, false, true},
-		startingUnrecorded.dir: {"starting", 0, false, false},
-		unrecorded.dir:         {"running", 0, false, false},
+		startingUnrecorded.dir: {"starting", pid, false, false},
+		unrecorded.dir:         {"running", pid, false, false},
 		older.dir:              {"running", pid, false, true},
 		current.dir:            {"running", pid, true, true},
 	}
@@ -925,11 +929,13 @@ func TestStatusListsTheServersItCannotAsk(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("A recall server is starting here (pid %d, building its index), in %s.", pid, own.Folder),
 		fmt.Sprintf("Another recall server is starting for these memory folders (pid %d, building its index; %s), in %s.", pid, differs, starting.dir),
-		fmt.Sprintf("Another recall server (no record of what it serves yet) is starting, in %s.", startingUnrecorded.dir),
-		fmt.Sprintf("Another recall server (no record of what it serves) is running, in %s.", unrecorded.dir),
+		fmt.Sprintf("Another recall server (pid %d; no record of what it serves yet) is starting, in %s: --stop leaves it until it records what it serves; kill %d ends it.",
+			pid, startingUnrecorded.dir, pid),
+		fmt.Sprintf("Another recall server (pid %d; no record of what it serves) is running, in %s: it may serve another repository, so --stop leaves it; kill %d ends it.",
+			pid, unrecorded.dir, pid),
 		fmt.Sprintf("Another recall server also serves these memory folders (pid %d; not asked how it is, since its older forgemem would count that as a prompt; %s), in %s.", pid, differs, older.dir),
 		fmt.Sprintf("Another recall server also serves these memory folders (pid %d, 0 prompts answered; %s), in %s.", pid, differs, current.dir),
-		"forgemem recall-server --stop stops them all.",
+		"forgemem recall-server --stop stops those that recorded what they serve.",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("--status says\n%s\nwant it to say %q", text, want)
@@ -949,7 +955,7 @@ func TestStatusListsTheServersItCannotAsk(t *testing.T) {
 	// --stop asks after it has found it starting; each exits once it has
 	// stopped serving.
 	startingUnrecorded.release() // it exits before it listens
-	for _, f := range []*fake{unrecorded, older, current} {
+	for _, f := range []*fake{older, current} {
 		go func() { <-f.served; f.release() }()
 	}
 	go func() {
@@ -965,17 +971,76 @@ func TestStatusListsTheServersItCannotAsk(t *testing.T) {
 		t.Errorf("--stop: exit %d, stderr\n%s\nwant exit 1 and %q", code, errOut, wantErr)
 	}
 	for want, n := range map[string]int{
-		fmt.Sprintf("The other recall server (pid %d; %s) has exited.\n", pid, differs):                 3, // starting, older, current
-		fmt.Sprintf("The other recall server (pid %d; no record of what it serves) has exited.\n", pid): 1,
+		fmt.Sprintf("The other recall server (pid %d; %s) has exited.\n", pid, differs): 3, // starting, older, current
+		fmt.Sprintf("The other recall server (pid %d; no record of what it serves) was left running, in %s: "+
+			"--stop cannot tell whether it serves this place or another repository; kill %d ends it.\n", pid, unrecorded.dir, pid): 1,
+		"no record of what it serves) has exited": 0,
 	} {
 		if strings.Count(out, want) != n {
 			t.Errorf("--stop says\n%s\nwant %q %d times", out, want, n)
 		}
 	}
-	for _, f := range []*fake{starting, unrecorded, older, current} {
+	for _, f := range []*fake{starting, older, current} {
 		if resident.Running(f.dir) {
 			t.Errorf("after --stop, the server in %s still holds its lock", f.dir)
 		}
+	}
+	select {
+	case <-unrecorded.served:
+		t.Error("--stop stopped the server with no record of what it serves")
+	default:
+	}
+}
+
+// Outside a repository the place is the user memory folder alone: --status
+// and --stop say so; --stop stops the server started outside any
+// repository, and leaves a repository's, and one with no record of what it
+// serves — which may serve any repository — naming its pid and the kill
+// that ends it.
+func TestStopOutsideARepository(t *testing.T) {
+	w := offlineWorld(t)
+	repo, outside := w.repo("shop"), w.home
+	w.seed(repo, 5)
+	pid := os.Getpid()
+	w.hookWith(repo, prompt(repo, "", "how are errors wrapped?"), false)
+	inRepo := w.waitServer(repo)
+	w.hookWith(outside, prompt(outside, "", "how are errors wrapped?"), false)
+	here := w.waitServer(outside)
+	unrecorded := w.fakeServer(strings.Repeat("66", 16), nil).listen()
+	userDir := filepath.Join(w.home, ".forge", "memory")
+	says := fmt.Sprintf("Outside a repository, this place is your user memory folder alone (%s)", userDir)
+
+	st := w.serverStatus(outside)
+	if st.RepoDir != "" || st.UserDir != userDir || len(st.Others) != 1 || st.Others[0].Folder != unrecorded.dir || st.Others[0].PID != pid {
+		t.Errorf("--status outside a repository: %+v; want no repo_dir, user_dir %s, and the server with no record (pid %d) as the one other", st, userDir, pid)
+	}
+	if in := w.serverStatus(repo); in.RepoDir != filepath.Join(repo, ".forge", "memory") || in.UserDir != userDir {
+		t.Errorf("--status in the repository: repo_dir %q, user_dir %q", in.RepoDir, in.UserDir)
+	}
+	contains(t, "--status outside a repository", w.ok(outside, "", "recall-server", "--status"), says)
+
+	out, errOut, code := w.run(outside, "", "recall-server", "--stop")
+	if code != 0 || errOut != "" {
+		t.Errorf("--stop outside a repository: exit %d\n%s", code, errOut)
+	}
+	contains(t, "--stop outside a repository", out,
+		fmt.Sprintf("Outside a repository, --stop stops the recall servers of your user memory folder alone (%s)", userDir),
+		fmt.Sprintf("The recall server (pid %d) has exited.", here.PID),
+		fmt.Sprintf("The other recall server (pid %d; no record of what it serves) was left running, in %s", pid, unrecorded.dir),
+		fmt.Sprintf("kill %d ends it.", pid))
+	if resident.Running(here.Folder) {
+		t.Error("after --stop, the server outside any repository still holds its lock")
+	}
+	if st := w.serverStatus(repo); !st.Running || st.PID != inRepo.PID {
+		t.Errorf("the repository's server after --stop outside it: %+v; want %d still running", st, inRepo.PID)
+	}
+	select {
+	case <-unrecorded.served:
+		t.Error("--stop outside a repository stopped the server with no record of what it serves")
+	default:
+	}
+	if !resident.Running(unrecorded.dir) {
+		t.Error("the server with no record of what it serves no longer holds its lock")
 	}
 }
 

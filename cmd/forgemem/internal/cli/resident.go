@@ -35,8 +35,8 @@ again. The hook starts it when none is running, and recalls by itself meanwhile;
 when no prompt came for --idle. Its index follows every change of the memory folders — by
 forgemem, the capture worker, an editor or git — before it answers, so that a prompt
 always sees what was written before it. One runs per place and configuration: a change of
-settings or of the binary starts another, and the old one exits after its --idle. It runs
-on Linux only.
+settings or of the binary starts another, and the old one exits after its --idle. Outside a
+repository the place is your user memory folder alone. It runs on Linux only.
 
   forgemem recall-server --status   says whether one is running (or starting) here, and which
                                     servers of another binary or other settings still run for
@@ -45,9 +45,11 @@ on Linux only.
                                     that holds its folder but does not answer within 5 seconds
                                     (stopped, stuck) is "not answering", with the kill that
                                     ends it
-  forgemem recall-server --stop     asks them all to exit, and waits until they have (5 seconds
-                                    at most in all); one still running, or not answering, is
-                                    named with its pid, and the exit status is 1`,
+  forgemem recall-server --stop     asks them to exit, and waits until they have (5 seconds at
+                                    most in all); one still running, or not answering, is named
+                                    with its pid, and the exit status is 1. One with no record of
+                                    what it serves, which may serve another repository, is left
+                                    running, named with its pid and the kill that ends it`,
 		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if status && stop {
@@ -438,8 +440,9 @@ const (
 type otherServer struct {
 	// State is stateRunning, stateStarting or stateUnresponsive.
 	State string `json:"state"`
-	// PID is its process id, as it answered or recorded it; left out when
-	// unknown (it recorded nothing).
+	// PID is its process id, as it answered or recorded it, or, for one
+	// with no record, as the system names the holder of its folder's lock
+	// (resident.LockHolder); left out when unknown.
 	PID int `json:"pid,omitempty"`
 	// Answered counts the prompts it answered; left out when it was not
 	// asked: starting, or of a binary that would count the question as use
@@ -511,9 +514,11 @@ func (s otherServer) sentence() string {
 	why := prefixed("; ", s.why)
 	switch {
 	case !s.Recorded && s.State == stateStarting:
-		return fmt.Sprintf("Another recall server (no record of what it serves yet) is starting, in %s.", s.Folder)
+		return fmt.Sprintf("Another recall server (%sno record of what it serves yet) is starting, in %s: --stop leaves it until it records what it serves; %s.",
+			pidOf(s.PID, "; "), s.Folder, endAdvice(s.PID, s.Folder))
 	case !s.Recorded:
-		return fmt.Sprintf("Another recall server (no record of what it serves) is running, in %s.", s.Folder)
+		return fmt.Sprintf("Another recall server (%sno record of what it serves) is running, in %s: it may serve another repository, so --stop leaves it; %s.",
+			pidOf(s.PID, "; "), s.Folder, endAdvice(s.PID, s.Folder))
 	case s.State == stateStarting:
 		return fmt.Sprintf("Another recall server is starting for these memory folders (pid %d, building its index%s), in %s.", s.PID, why, s.Folder)
 	case s.State == stateUnresponsive:
@@ -568,6 +573,9 @@ func (a *app) otherServers(ctx context.Context, base string, place resident.Plac
 			errs = append(errs, err)
 		case state != stateStopped:
 			s.State = state
+			if !o.Recorded {
+				s.PID = resident.LockHolder(o.Dir)
+			}
 			out = append(out, s)
 		}
 	}
@@ -619,10 +627,16 @@ func prefixed(prefix, s string) string {
 // killAdvice says how to end a recall server that does not answer, of
 // pid (0: unknown) in the folder dir.
 func killAdvice(pid int, dir string) string {
+	return endAdvice(pid, dir) + ", and the next prompt's hook starts another"
+}
+
+// endAdvice says how to end a recall server by hand, of pid (0: unknown)
+// in the folder dir.
+func endAdvice(pid int, dir string) string {
 	if pid > 0 {
-		return fmt.Sprintf("kill %d ends it, and the next prompt's hook starts another", pid)
+		return fmt.Sprintf("kill %d ends it", pid)
 	}
-	return fmt.Sprintf("end the process that holds %s (fuser %s names it), and the next prompt's hook starts another", filepath.Join(dir, "lock"), filepath.Join(dir, "lock"))
+	return fmt.Sprintf("end the process that holds %s (fuser %s names it)", filepath.Join(dir, "lock"), filepath.Join(dir, "lock"))
 }
 
 // pidOf is "pid N" and sep, "" when pid is 0 (unknown).
@@ -659,14 +673,19 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		// not answer (stopped, starting, not answering).
 		Answered *uint64 `json:"answered,omitempty"`
 		Folder   string  `json:"folder,omitempty"`
-		Reason   string  `json:"reason,omitempty"`
+		// RepoDir and UserDir are the memory folders of this place:
+		// RepoDir is left out outside a repository, where the place is the
+		// user memory folder alone.
+		RepoDir string `json:"repo_dir,omitempty"`
+		UserDir string `json:"user_dir,omitempty"`
+		Reason  string `json:"reason,omitempty"`
 		// Others are the servers of other keys serving this place's
 		// memory folders, or that may.
 		Others []otherServer `json:"others"`
 	}{State: stateStopped, Others: []otherServer{}}
 	place, dir, err := a.residentPlace()
 	if err == nil {
-		st.Folder = dir
+		st.Folder, st.RepoDir, st.UserDir = dir, place.RepoDir, place.UserDir
 		var resp *resident.Response
 		resp, err = ask(ctx, dir, place.Key, resident.OpPing)
 		switch {
@@ -695,6 +714,10 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	if asJSON {
 		return a.out.json(st)
 	}
+	if st.Folder != "" && st.RepoDir == "" {
+		a.out.printf("Outside a repository, this place is your user memory folder alone (%s): its recall servers are those started outside any repository; "+
+			"a repository's are listed by --status run in it.\n", place.UserDir)
+	}
 	switch {
 	case st.Running:
 		a.out.printf("A recall server is running here (pid %d, %s answered), in %s.\n", st.PID, plural(int(*st.Answered), "prompt", "prompts"), st.Folder)
@@ -710,11 +733,18 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	default:
 		a.out.println("No recall server is running here; the next prompt's hook starts one.")
 	}
+	recorded := 0
 	for _, o := range st.Others {
 		a.out.println(o.sentence())
+		if o.Recorded {
+			recorded++
+		}
 	}
-	if len(st.Others) > 0 {
+	switch {
+	case recorded > 0 && recorded == len(st.Others):
 		a.out.println("forgemem recall-server --stop stops them all.")
+	case recorded > 0:
+		a.out.println("forgemem recall-server --stop stops those that recorded what they serve.")
 	}
 	return nil
 }
@@ -738,22 +768,49 @@ type stopping struct {
 func (t stopping) name() string { return serverName(t.other, t.pid, t.about...) }
 
 // recallServerStop asks this place's recall server to exit, and the
-// recall servers of other keys serving its memory folders or that may
-// (what --status lists), then waits, at most stopWait in all, until each
-// has exited; a server still starting is asked as soon as it listens. A
-// server still running then is an error naming its pid.
+// recall servers of other keys that recorded serving its memory folders,
+// then waits, at most stopWait in all, until each has exited; a server
+// still starting is asked as soon as it listens. A server still running
+// then is an error naming its pid. A server with no record of what it
+// serves, which --status lists as one that may serve this place, is left
+// running: it may serve another repository — outside a repository, any
+// repository's — and --stop says so, with the kill that ends it.
 func (a *app) recallServerStop(ctx context.Context) error {
 	place, dir, err := a.residentPlace()
 	if err != nil {
 		return err
 	}
+	if place.RepoDir == "" {
+		a.out.printf("Outside a repository, --stop stops the recall servers of your user memory folder alone (%s), those started outside any repository; "+
+			"a repository's are stopped by --stop run in it.\n", place.UserDir)
+	}
 	targets := []stopping{{dir: dir, key: place.Key, pid: recordedPID(dir, place.Key)}}
 	found, err := resident.Others(filepath.Dir(dir), place)
+	errs := []error{err}
+	var left []string
 	for _, o := range found {
 		s := otherServerOf(place, o)
-		targets = append(targets, stopping{dir: o.Dir, key: s.key, pid: s.PID, other: true, about: s.about()})
+		if o.Recorded {
+			targets = append(targets, stopping{dir: o.Dir, key: s.key, pid: s.PID, other: true, about: s.about()})
+			continue
+		}
+		switch state, err := lookAt(o.Dir); {
+		case err != nil:
+			errs = append(errs, err)
+		case state != stateStopped:
+			pid, how := resident.LockHolder(o.Dir), "running"
+			if state == stateStarting {
+				how = "still starting"
+			}
+			left = append(left, fmt.Sprintf("The %s was left %s, in %s: --stop cannot tell whether it serves this place or another repository; %s.",
+				serverName(true, pid, s.about()...), how, o.Dir, endAdvice(pid, o.Dir)))
+		}
 	}
-	errs := []error{err}
+	defer func() {
+		for _, l := range left {
+			a.out.println(l)
+		}
+	}()
 	var waiting []stopping
 	for _, t := range targets {
 		resp, err := ask(ctx, t.dir, t.key, resident.OpStop)
@@ -783,7 +840,11 @@ func (a *app) recallServerStop(ctx context.Context) error {
 		}
 	}
 	if len(waiting) == 0 && errors.Join(errs...) == nil {
-		a.out.println("No recall server is running here.")
+		if len(left) == 0 {
+			a.out.println("No recall server is running here.")
+		} else {
+			a.out.println("No recall server known to serve this place is running.")
+		}
 		return nil
 	}
 	// Each is waited for at once, so that one slow to exit or to listen

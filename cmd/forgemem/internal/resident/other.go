@@ -54,6 +54,9 @@ func Serve(ctx context.Context, dir, key string, idle time.Duration, h Handler) 
 // WaitExited returns at once: there is never a server here.
 func WaitExited(ctx context.Context, dir string) error { return nil }
 
+// LockHolder is 0: there is never a server here.
+func LockHolder(dir string) int { return 0 }
+
 // Running reports false: there is never a server here.
 func Running(dir string) bool { return false }
 

@@ -453,3 +453,32 @@ func TestCheckListen(t *testing.T) {
 		t.Error("CheckListen in a missing folder succeeded")
 	}
 }
+
+// LockHolder names the process holding a server folder's lock, and none
+// when nobody holds it, there is no lock file, or the lock file is a link
+// to a lock held.
+func TestLockHolder(t *testing.T) {
+	dir := serverDir(t)
+	if pid := LockHolder(dir); pid != 0 {
+		t.Errorf("no lock file: LockHolder = %d, want 0", pid)
+	}
+	lock, err := TakeLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid := LockHolder(dir); pid != os.Getpid() {
+		t.Errorf("the lock held: LockHolder = %d, want this process, %d", pid, os.Getpid())
+	}
+	linked := filepath.Join(filepath.Dir(dir), "k2")
+	mustMkdir(t, linked, 0o700)
+	if err := os.Symlink(lockPath(dir), lockPath(linked)); err != nil {
+		t.Fatal(err)
+	}
+	if pid := LockHolder(linked); pid != 0 {
+		t.Errorf("a link to a lock held: LockHolder = %d, want 0", pid)
+	}
+	lock.Release()
+	if pid := LockHolder(dir); pid != 0 {
+		t.Errorf("the lock released: LockHolder = %d, want 0", pid)
+	}
+}
