@@ -81,6 +81,7 @@ type serverStatus struct {
 	PID      int    `json:"pid"`
 	Answered uint64 `json:"answered"`
 	Folder   string `json:"folder"`
+	NoStart  string `json:"no_start"`
 	RepoDir  string `json:"repo_dir"`
 	UserDir  string `json:"user_dir"`
 	Reason   string `json:"reason"`
@@ -527,6 +528,71 @@ func TestUnsafeServerFolder(t *testing.T) {
 			}
 			if entries, _ := os.ReadDir(folder); len(entries) != 0 {
 				t.Errorf("the unsafe folder holds %v", entries)
+			}
+		})
+	}
+}
+
+// --status says whether the next prompt's hook starts a recall server,
+// as the hook decides it: not when retrieval is off — the openai provider
+// with no embedding model, memory turned off — nor when the private
+// folder is not private; then it says why, and the hook indeed starts
+// none.
+func TestStatusSaysWhetherTheHookStartsOne(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     []string
+		prepare func(t *testing.T, w *world)
+		// noStart is why the hook starts none, given the world's private
+		// folder; "" when it starts one.
+		noStart func(private string) string
+	}{
+		{"the fake provider", nil, nil, func(string) string { return "" }},
+		{"the openai provider with no embedding model", []string{"FORGEMEM_PROVIDER=openai"}, nil,
+			func(string) string { return "memory.embedding_model is not set (the openai provider needs one)" }},
+		{"memory turned off", []string{"FORGEMEM_ENABLED=false"}, nil,
+			func(string) string { return "memory.enabled is false (environment FORGEMEM_ENABLED)" }},
+		{"a private folder open to others", nil, func(t *testing.T, w *world) {
+			folder := filepath.Join(w.tmp(), fmt.Sprintf("forgemem-%d", os.Getuid()))
+			if err := os.Mkdir(folder, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(folder, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}, func(private string) string {
+			return "resident: " + private + ": not a folder private to this user: mode 0777 lets others in; chmod 700 it"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := offlineWorld(t)
+			w.env = append(w.env, tt.env...)
+			repo := w.repo("shop")
+			w.seed(repo, 5)
+			if tt.prepare != nil {
+				tt.prepare(t, w)
+			}
+			noStart := tt.noStart(filepath.Join(w.tmp(), fmt.Sprintf("forgemem-%d", os.Getuid())))
+			if st := w.serverStatus(repo); st.NoStart != noStart {
+				t.Errorf("--status --json: no_start %q; want %q", st.NoStart, noStart)
+			}
+			want := "No recall server is running here; the next prompt's hook starts one.\n"
+			if noStart != "" {
+				want = "No recall server is running here, and the prompt hook starts none: " + noStart + ".\n"
+			}
+			if text := w.ok(repo, "", "recall-server", "--status"); text != want {
+				t.Errorf("--status says\n%s\nwant\n%s", text, want)
+			}
+
+			w.hookWith(repo, prompt(repo, "", "how are errors wrapped?"), false)
+			if noStart == "" {
+				w.waitServer(repo)
+				return
+			}
+			// A hook starting a server makes its log before it returns.
+			if logs, err := filepath.Glob(filepath.Join(w.tmp(), "forgemem-*", "*", "log")); err != nil || len(logs) != 0 {
+				t.Errorf("the hook started a recall server (%v, %v) where --status said it starts none", logs, err)
 			}
 		})
 	}

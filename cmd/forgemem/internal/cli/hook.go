@@ -268,9 +268,16 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 		return
 	}
 	var ans residentAnswer
-	if serverIdle > 0 && a.settings.Enabled && a.settings.RetrievalOff() == "" {
+	var serverDir string
+	if serverIdle > 0 {
 		run.at("asking the recall server")
-		ans = a.askResident(ctx, window)
+		place, dir, err := a.hookServer()
+		switch {
+		case err == nil:
+			ans, serverDir = a.askResident(ctx, place, dir, window), dir
+		case errors.Is(err, resident.ErrUnsafeDir):
+			ans.unsafe = err
+		}
 	}
 	switch {
 	case ans.unsafe != nil:
@@ -282,7 +289,7 @@ func (a *app) hookPrompt(ctx context.Context, run *hookRun, in *claudecode.HookI
 		// before the hook's deadline with many memories: the next prompts
 		// are answered either way.
 		run.at("starting the recall server")
-		if err := a.startResident(serverIdle); err != nil {
+		if err := a.startResident(serverDir, serverIdle); err != nil {
 			run.note("the recall server could not start, so each prompt recalls by itself: %v", err)
 		}
 	}

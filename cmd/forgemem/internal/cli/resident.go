@@ -38,7 +38,9 @@ always sees what was written before it. One runs per place and configuration: a 
 settings or of the binary starts another, and the old one exits after its --idle. Outside a
 repository the place is your user memory folder alone. It runs on Linux only.
 
-  forgemem recall-server --status   says whether one is running (or starting) here, and which
+  forgemem recall-server --status   says whether one is running (or starting) here — when none
+                                    is, whether the next prompt's hook starts one, or why it
+                                    starts none (retrieval off, a folder not private) — and which
                                     servers of another binary or other settings still run for
                                     these memory folders, or may: those with no record of what
                                     they serve; being asked does not keep a server running. One
@@ -357,15 +359,28 @@ func askShare(remaining, retrieval time.Duration) time.Duration {
 	return max(min(remaining/2, remaining-retrieval), remaining/4)
 }
 
-// askResident asks this place's recall server for the memories of window.
-func (a *app) askResident(ctx context.Context, window []memcore.Message) residentAnswer {
-	place, dir, err := a.residentPlace()
-	if err != nil {
-		if errors.Is(err, resident.ErrUnsafeDir) {
-			return residentAnswer{unsafe: err}
-		}
-		return residentAnswer{}
+// hookServer is the prompt hook's decision: the place and folder of the
+// recall server it asks for a prompt's memories, and starts when none runs
+// there; or, as the error, why it asks none and starts none here, and
+// recalls in its own process: retrieval is off (settings.RetrievalOff:
+// memory disabled, no embedding model for the provider, …), or no server
+// can run (another system than Linux, the binary unknown, a server folder
+// that is not private to the user — an error wrapping
+// resident.ErrUnsafeDir — or that cannot be made). recall-server --status
+// says what it decides.
+func (a *app) hookServer() (place resident.Place, dir string, err error) {
+	if err := a.loadSettings(); err != nil {
+		return place, "", err
 	}
+	if off := a.settings.RetrievalOff(); off != "" {
+		return place, "", errors.New(off)
+	}
+	return a.residentPlace()
+}
+
+// askResident asks the recall server of place, in the folder dir (see
+// hookServer), for the memories of window.
+func (a *app) askResident(ctx context.Context, place resident.Place, dir string, window []memcore.Message) residentAnswer {
 	req := &resident.Request{Op: resident.OpRecall, Key: place.Key, Window: make([]resident.Message, len(window))}
 	for i, m := range window {
 		req.Window[i] = resident.Message{Role: string(m.Role), Content: m.Content}
@@ -397,13 +412,9 @@ func (a *app) askResident(ctx context.Context, window []memcore.Message) residen
 	return residentAnswer{asked: true, recalled: recalled{injection: resp.Injection, held: resp.Held, unreadable: resp.Unreadable}, err: errorOf(resp)}
 }
 
-// startResident starts this place's recall server, which answers the
-// next prompts.
-func (a *app) startResident(idle time.Duration) error {
-	_, dir, err := a.residentPlace()
-	if err != nil {
-		return err
-	}
+// startResident starts this place's recall server, in its folder dir
+// (see hookServer), which answers the next prompts.
+func (a *app) startResident(dir string, idle time.Duration) error {
 	args := append([]string{"recall-server", "--idle", idle.String()}, a.globalArgs()...)
 	return resident.StartDetached(dir, a.env.Executable, args, a.workDir(), a.env.Settings.Env)
 }
@@ -673,6 +684,10 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		// not answer (stopped, starting, not answering).
 		Answered *uint64 `json:"answered,omitempty"`
 		Folder   string  `json:"folder,omitempty"`
+		// NoStart says why the prompt hook starts no recall server here,
+		// and asks none (hookServer); left out when it starts one as soon
+		// as none runs.
+		NoStart string `json:"no_start,omitempty"`
 		// RepoDir and UserDir are the memory folders of this place:
 		// RepoDir is left out outside a repository, where the place is the
 		// user memory folder alone.
@@ -711,6 +726,9 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 	if err != nil {
 		st.Reason = err.Error()
 	}
+	if _, _, off := a.hookServer(); off != nil {
+		st.NoStart = off.Error()
+	}
 	if asJSON {
 		return a.out.json(st)
 	}
@@ -728,8 +746,12 @@ func (a *app) recallServerStatus(ctx context.Context, asJSON bool) error {
 		a.out.printf("A recall server is starting here (pid %d, building its index), in %s.\n", st.PID, st.Folder)
 	case st.State == stateStarting:
 		a.out.printf("A recall server is starting here (building its index), in %s.\n", st.Folder)
+	case len(st.Others) > 0 && st.NoStart != "":
+		a.out.printf("No recall server of this binary and these settings is running here, and the prompt hook starts none: %s.\n", st.NoStart)
 	case len(st.Others) > 0:
 		a.out.println("No recall server of this binary and these settings is running here; the next prompt's hook starts one.")
+	case st.NoStart != "":
+		a.out.printf("No recall server is running here, and the prompt hook starts none: %s.\n", st.NoStart)
 	default:
 		a.out.println("No recall server is running here; the next prompt's hook starts one.")
 	}
