@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -99,7 +100,7 @@ func (a *app) printHits(res *workspace.SearchResult) {
 		}
 	}
 	if len(strong) == 0 {
-		p.printf("No memory is relevant to %q.\n", clip(res.Query, maxQuotedQuery))
+		p.printf("No memory is relevant to %q.\n", termtext.Clip(res.Query, maxQuotedQuery))
 	}
 	for i, h := range strong {
 		if i > 0 {
@@ -603,7 +604,7 @@ func (a *app) printWritten(ms []workspace.Memory) {
 		if m.Status == string(memcore.StatusPending) {
 			held = "  (waits for review: " + ruleName(m.StatusReason) + ")"
 		}
-		t.row("  %s\t%s\t%s\t%s%s\n", shortID(m.ID), kind(m), v, clip(m.Title, titleWidth), held)
+		t.row("  %s\t%s\t%s\t%s%s\n", shortID(m.ID), kind(m), v, termtext.Clip(m.Title, titleWidth), held)
 	}
 	t.flush()
 }
@@ -692,7 +693,7 @@ func (a *app) printReply(reply *workspace.ChatReply) {
 	p := a.out
 	for i, r := range reply.Recalled.Memories {
 		m := r.Memory.Meta
-		p.println(p.dim(fmt.Sprintf("  recalled [%d] %s/%s: %s", i+1, m.Scope, m.Category, clip(r.Memory.Title(), titleWidth))))
+		p.println(p.dim(fmt.Sprintf("  recalled [%d] %s/%s: %s", i+1, m.Scope, m.Category, termtext.Clip(r.Memory.Title(), titleWidth))))
 	}
 	if n := reply.Recalled.HeldDropped; n > 0 {
 		p.println(p.dim("  " + heldNote(n, "")))

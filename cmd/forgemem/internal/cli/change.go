@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/anchor"
@@ -206,10 +207,10 @@ shorter one is refused even when it matches one memory.`,
 			}
 			p, m := a.out, res.Memory
 			if res.Already {
-				p.printf("%s was already forgotten (%s, %s).\n", m.ID, clip(m.Title, titleWidth), day(m.CreatedAt))
+				p.printf("%s was already forgotten (%s, %s).\n", m.ID, termtext.Clip(m.Title, titleWidth), day(m.CreatedAt))
 				return nil
 			}
-			p.printf("Forgot %s: %s\n", p.bold(res.Retired), clip(m.Title, titleWidth))
+			p.printf("Forgot %s: %s\n", p.bold(res.Retired), termtext.Clip(m.Title, titleWidth))
 			p.printf("Wrote %s (version %d, retired); the history stays on disk.\n", m.ID, m.Version)
 			p.printf("%s\n", p.dim(fmt.Sprintf("Undo: forgemem remember <text> --supersedes %s. Delete for good: forgemem purge %s --yes.", shortID(m.ID), shortID(m.ID))))
 			a.noteCommit(a.toCommit(cmd.Context(), m))
@@ -267,7 +268,7 @@ func (a *app) printPurged(ctx context.Context, res *workspace.PurgeResult) {
 	p := a.out
 	head := res.Chain[len(res.Chain)-1]
 	p.printf("Deleted %s (every version of %s: %s) and %s.\n", plural(len(res.Chain), "file", "files"),
-		head.ID, clip(head.Title, 50), plural(res.Vectors, "cached vector", "cached vectors"))
+		head.ID, termtext.Clip(head.Title, 50), plural(res.Vectors, "cached vector", "cached vectors"))
 	for _, m := range res.Chain {
 		p.printf("  %s\n", p.dim(m.Path))
 	}

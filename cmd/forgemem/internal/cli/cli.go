@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/settings"
 	"github.com/rs/zerolog"
@@ -232,7 +233,7 @@ const maxQuotedArgs = 3
 func quoteArgs(args []string) string {
 	var q []string
 	for _, a := range args[:min(len(args), maxQuotedArgs)] {
-		q = append(q, strconv.Quote(clip(a, maxQuotedRef)))
+		q = append(q, strconv.Quote(termtext.Clip(a, maxQuotedRef)))
 	}
 	s := strings.Join(q, ", ")
 	if n := len(args) - maxQuotedArgs; n > 0 {
@@ -584,7 +585,7 @@ func groupArgs(c *cobra.Command, args []string) error {
 	if s := helpSuggestions(c, args[0]); len(s) > 0 {
 		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
 	}
-	return usagef("%q is not a command of %s%s: give %s", clip(args[0], maxQuotedRef), c.CommandPath(), hint, give)
+	return usagef("%q is not a command of %s%s: give %s", termtext.Clip(args[0], maxQuotedRef), c.CommandPath(), hint, give)
 }
 
 // orList writes words as "a", "a or b", "a, b or c".

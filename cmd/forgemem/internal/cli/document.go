@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/spf13/cobra"
@@ -162,7 +163,7 @@ DOT graph (forgemem graph --format dot | dot -Tsvg > memories.svg).`,
 // nodeLabel is what a graph shows of a chain, escaped (see
 // escapeControls) before it is quoted for Mermaid or DOT.
 func nodeLabel(n workspace.GraphNode) string {
-	label := fmt.Sprintf("%s %s: %s", shortID(n.Memory.ID), n.Memory.Category, clip(n.Memory.Title, 48))
+	label := fmt.Sprintf("%s %s: %s", shortID(n.Memory.ID), n.Memory.Category, termtext.Clip(n.Memory.Title, 48))
 	if n.Versions > 1 {
 		label += fmt.Sprintf(" (v%d)", n.Versions)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/claudecode"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/resident"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/spool"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
@@ -620,7 +621,7 @@ forgemem first (go install github.com/forgemem/forgemem/cmd/forgemem@latest).`,
 			case len(args) > 1:
 				return usagef("give one agent, not %d: the one forgemem installs hooks for is claude-code", len(args))
 			case args[0] != "claude-code":
-				return usagef("%q is not an agent forgemem installs hooks for; the one there is: claude-code", clip(args[0], maxQuotedRef))
+				return usagef("%q is not an agent forgemem installs hooks for; the one there is: claude-code", termtext.Clip(args[0], maxQuotedRef))
 			}
 			return nil
 		},

@@ -8,10 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
-	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
 )
 
@@ -148,41 +146,6 @@ func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
 // minute writes t to the minute, in UTC.
 func minute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
-// columns measures text as a terminal displays it: an East Asian wide
-// character takes two columns, a combining mark or a zero-width joiner
-// none, an emoji sequence two. Characters of ambiguous width (…, ±) take
-// one, whatever the locale, so that the output does not depend on it.
-var columns = &runewidth.Condition{EastAsianWidth: false, StrictEmojiNeutral: true}
-
-// clipRunesPerColumn bounds the runes clip keeps per column, for text of
-// characters that take none (a flood of combining marks): real text needs
-// far fewer, an emoji sequence of a family seven for two columns.
-const clipRunesPerColumn = 8
-
-// clip shortens s to n columns of a terminal (see columns), ending it with
-// "…" when cut, never in the middle of a character as it is displayed (a
-// letter and its accents, an emoji sequence); it returns at most
-// clipRunesPerColumn runes per column.
-func clip(s string, n int) string {
-	limit := n * clipRunesPerColumn
-	i, count, keep := 0, 0, 0
-	for ; i < len(s) && count <= limit; count++ {
-		if count == limit-1 {
-			keep = i // the first limit-1 runes, and "…"
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	cut := count > limit
-	if cut {
-		s = s[:keep]
-	}
-	if !cut && columns.StringWidth(s) <= n {
-		return s
-	}
-	return columns.Truncate(s, n-1, "") + "…"
-}
 
 // indent prefixes every line of s with prefix, leaving blank lines blank.
 func indent(s, prefix string) string {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/spf13/cobra"
@@ -41,7 +42,7 @@ hexadecimal digits, as for forget).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				// forgemem review 1b4e28ba: one memory was meant.
-				ref := clip(args[0], maxQuotedRef)
+				ref := termtext.Clip(args[0], maxQuotedRef)
 				return usagef("review takes no argument, got %q: to approve or reject one memory, give --approve %s or --reject %s; forgemem review alone asks about each",
 					ref, ref, ref)
 			}
@@ -312,7 +313,7 @@ func (a *app) printReviewItem(n, total int, it workspace.ReviewItem) {
 		t.row("  session\t%s\n", m.SessionID)
 	}
 	if it.InForce != nil {
-		t.row("  changes\t%s, in force: %s\n", shortID(it.InForce.ID), clip(it.InForce.Title, titleWidth))
+		t.row("  changes\t%s, in force: %s\n", shortID(it.InForce.ID), termtext.Clip(it.InForce.Title, titleWidth))
 	}
 	t.flush()
 	p.printf("\n%s\n\n", indent(m.Content, "    "))

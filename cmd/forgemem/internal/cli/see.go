@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/spf13/cobra"
@@ -110,7 +111,7 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 			case isHeld:
 				title = heldMark + title
 			}
-			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, clip(title, titleWidth))
+			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, termtext.Clip(title, titleWidth))
 		}
 		t.flush()
 	}
@@ -157,7 +158,7 @@ func (a *app) printStale(res *workspace.ListResult) {
 		if i > 0 {
 			p.println()
 		}
-		p.printf("%s  %s, version %d, %s  %s\n", p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt), clip(m.Title, titleWidth))
+		p.printf("%s  %s, version %d, %s  %s\n", p.bold(shortID(m.ID)), kind(m), m.Version, day(m.CreatedAt), termtext.Clip(m.Title, titleWidth))
 		p.printf("  may be outdated: %s\n", m.Stale)
 	}
 	p.println(p.dim(fmt.Sprintf("\n%s may be outdated (forgemem validate says what to do).", plural(len(res.Memories), "memory", "memories"))))
@@ -319,7 +320,7 @@ func anchorRows(t *table, m workspace.Memory) {
 // the reason), brought it back or undid a change review rejected (with the
 // reason).
 func historyText(v workspace.Memory, this string) string {
-	text := clip(v.Title, titleWidth)
+	text := termtext.Clip(v.Title, titleWidth)
 	switch {
 	case v.Retired && v.RetiredReason != "":
 		return "(forgotten: " + v.RetiredReason + ")"
@@ -346,7 +347,7 @@ func otherTitle(e workspace.Edge) string {
 	if e.Other == nil {
 		return "(not stored: a dangling link)"
 	}
-	return clip(e.Other.Title, titleWidth-10)
+	return termtext.Clip(e.Other.Title, titleWidth-10)
 }
 
 // passive words an incoming link: "refined by", "contradicted by", "related to".

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/memcapture"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -344,7 +345,7 @@ func (r *runner) showRecalled(i int, res *memretrieve.Result, stored int) {
 			plural(len(res.Memories), "memory", "memories")))
 		for k, m := range res.Memories {
 			line := fmt.Sprintf("    [%d] %.2f %s: %s", k+1, m.Score, m.Memory.Meta.Category, m.Memory.Title())
-			r.out.printf("%s\n", clip(line, width))
+			r.out.printf("%s\n", termtext.Clip(line, width))
 		}
 	}
 	r.out.printf("\n")

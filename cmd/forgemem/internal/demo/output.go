@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 )
 
 // width is the column the demo wraps its own text at.
@@ -32,10 +33,10 @@ func (p *printer) para(text string) {
 // labelled writes text after label, wrapped at width with later lines
 // indented to the label's width; each line of text starts a new line.
 func (p *printer) labelled(label, text string) {
-	indent := strings.Repeat(" ", utf8.RuneCountInString(label))
+	indent := strings.Repeat(" ", termtext.Width(label))
 	prefix := label
 	for _, line := range strings.Split(text, "\n") {
-		for _, l := range wrap(line, width-utf8.RuneCountInString(label)) {
+		for _, l := range wrap(line, width-termtext.Width(label)) {
 			p.printf("%s\n", strings.TrimRight(prefix+l, " "))
 			prefix = indent
 		}
@@ -54,26 +55,27 @@ func (p *printer) framed(title, body string) {
 
 // heading writes a session or section heading.
 func (p *printer) heading(text string) {
-	rule := width - utf8.RuneCountInString(text) - 5
+	rule := width - termtext.Width(text) - 5
 	p.printf("\n=== %s %s\n\n", text, strings.Repeat("=", max(rule, 3)))
 }
 
-// wrap splits line into lines of at most n runes, breaking at spaces; a
-// word longer than n stays whole.
+// wrap splits line into lines of at most n columns of a terminal, breaking
+// at spaces; a word longer than n stays whole.
 func wrap(line string, n int) []string {
 	words := strings.Fields(line)
 	if len(words) == 0 {
 		return []string{""}
 	}
 	var out []string
-	cur := words[0]
+	cur, curWidth := words[0], termtext.Width(words[0])
 	for _, w := range words[1:] {
-		if utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(w) > n {
+		ww := termtext.Width(w)
+		if curWidth+1+ww > n {
 			out = append(out, cur)
-			cur = w
+			cur, curWidth = w, ww
 			continue
 		}
-		cur += " " + w
+		cur, curWidth = cur+" "+w, curWidth+1+ww
 	}
 	return append(out, cur)
 }
@@ -85,14 +87,6 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// clip returns s cut to n runes, ending in "…" when it was cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // noneOr is "no memory file" for 0, else plural(n, one, many).

@@ -290,7 +290,9 @@ func oneLine(s string) string {
 }
 
 // clip is s cut to n runes, ending with "…" when cut. It reads at most
-// the first 4n bytes of s, however long s is.
+// the first 4n bytes of s, however long s is. It counts runes, not the
+// columns of a terminal as package termtext does: what it bounds is text
+// handed to an agent, never laid out on a screen.
 func clip(s string, n int) string {
 	short := clipBytes(s, 4*n) // n runes are at most 4n bytes
 	if len(short) == len(s) && utf8.RuneCountInString(s) <= n {

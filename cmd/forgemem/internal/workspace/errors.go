@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 )
 
 // The errors of the operations, wrapped with what to do; match them with
@@ -71,7 +73,7 @@ func (e *AmbiguousError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v: %s matches %d memories; give more of the id:", ErrAmbiguous, e.Prefix, len(e.Candidates))
 	for _, c := range e.Candidates {
-		fmt.Fprintf(&b, "\n  %s  %s", c.ID, clip(c.Title, 60))
+		fmt.Fprintf(&b, "\n  %s  %s", c.ID, termtext.Clip(c.Title, 60))
 	}
 	return b.String()
 }

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
 )
@@ -178,13 +177,4 @@ func filePath(store *memcore.FileStore, m *memcore.MemoryFile) string {
 		return ""
 	}
 	return filepath.Join(dir, m.Meta.ID+".md")
-}
-
-// clip shortens s to at most n runes, ending it with "…" when cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

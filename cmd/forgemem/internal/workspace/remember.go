@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
 	"github.com/forgemem/forgemem/memretrieve"
@@ -264,7 +265,7 @@ func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, res
 		return fmt.Errorf("writing the memory: %w", err)
 	case wr.Duplicate != nil:
 		return fmt.Errorf("%w: another session just wrote the same as %s (%s); nothing was written",
-			ErrDuplicate, wr.Duplicate.Meta.ID, clip(wr.Duplicate.Title(), 60))
+			ErrDuplicate, wr.Duplicate.Meta.ID, termtext.Clip(wr.Duplicate.Title(), 60))
 	}
 	return nil
 }
@@ -275,9 +276,9 @@ func (w *Workspace) writeVersion(ctx context.Context, m *memcore.MemoryFile, res
 func duplicateError(dup *memcore.MemoryFile) error {
 	if dup.Meta.Status == memcore.StatusPending {
 		return fmt.Errorf("%w: %s already says this (%s) and waits for review; nothing was written (approve it with forgemem review --approve %s)",
-			ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60), dup.Meta.ID)
+			ErrDuplicate, dup.Meta.ID, termtext.Clip(dup.Title(), 60), dup.Meta.ID)
 	}
-	return fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, clip(dup.Title(), 60))
+	return fmt.Errorf("%w: %s already says this (%s); nothing was written", ErrDuplicate, dup.Meta.ID, termtext.Clip(dup.Title(), 60))
 }
 
 // reasonText is the reason of a forget or a rejection as it is written:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/memcore"
 )
 
@@ -51,7 +52,7 @@ func (w *Workspace) resolveIn(ctx context.Context, snap *snapshot, ref string) (
 	}
 	if len(ref) > maxRefBytes { // never echo a long argument whole
 		return nil, fmt.Errorf("%w: %q is not a memory id (an id is mem_ and 36 more characters; a prefix of one will do); forgemem list shows the memories",
-			memcore.ErrNotFound, clip(ref, 24))
+			memcore.ErrNotFound, termtext.Clip(ref, 24))
 	}
 	if m, ok := snap.g.Memory(ref); ok {
 		return m, nil
