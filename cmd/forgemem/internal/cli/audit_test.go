@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/cli"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/forgemem/forgemem/memcore"
 )
@@ -93,6 +95,49 @@ func TestValidate(t *testing.T) {
 			t.Errorf("no %s problem among %v", want, kinds)
 		}
 	}
+}
+
+// stats lines its folders' columns up on a terminal when a folder's path
+// holds CJK characters, two columns each: the counts and the cache size
+// start at the same display column on every scope's line.
+func TestStatsAlignsPathsByDisplayWidth(t *testing.T) {
+	f := newFixture(t)
+	f.home = filepath.Join(f.root, "ホームフォルダ")
+	if err := os.MkdirAll(f.home, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	f.seed()
+	r := f.run("stats")
+	if r.code != cli.ExitOK {
+		t.Fatalf("stats: exit %d, %s", r.code, r.stderr)
+	}
+	var rows []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "  repo  ") || strings.HasPrefix(l, "  user  ") {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) != 2 || !strings.Contains(rows[1], "ホームフォルダ") {
+		t.Fatalf("stats printed\n%s\nwant a line for each scope, the user's naming its folder", r.stdout)
+	}
+	repo, user := cellStarts(rows[0]), cellStarts(rows[1])
+	if len(repo) != 4 || fmt.Sprint(repo) != fmt.Sprint(user) {
+		t.Errorf("stats starts the cells of its scopes' lines at columns %v and %v, want the same 4:\n%s\n%s", repo, user, rows[0], rows[1])
+	}
+}
+
+// cellGap separates the cells of a table whose cells hold no two spaces in
+// a row.
+var cellGap = regexp.MustCompile(`  +`)
+
+// cellStarts is the display column each cell of an indented table line
+// starts at.
+func cellStarts(line string) []int {
+	var starts []int
+	for _, loc := range cellGap.FindAllStringIndex(line, -1) {
+		starts = append(starts, termtext.Width(line[:loc[1]]))
+	}
+	return starts
 }
 
 // stats names what a memory file does not record — its trigger, the

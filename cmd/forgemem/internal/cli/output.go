@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/workspace"
 	"github.com/spf13/cobra"
 )
@@ -54,22 +54,24 @@ func (p *printer) style(code, s string) styled {
 	return styled("\x1b[" + code + "m" + s + "\x1b[0m")
 }
 
-// table is a block of tab-separated columns that the printer aligns. Its
-// first line may be a header, which is bold on a terminal: the emphasis is
-// added after the columns are aligned, since text/tabwriter would count its
-// escape sequence in the width of the first and last cells and so shift
-// every later column of the header left of its data.
+// table is a block of tab-separated columns that the printer aligns by
+// the columns a terminal gives their text (termtext.Table), so that a cell
+// of CJK text or emoji leaves the columns after it in line. Its first line
+// may be a header, which is bold on a terminal: the emphasis is added after
+// the columns are aligned, since its escape sequence would otherwise count
+// in the width of the first and last cells and so shift every later column
+// of the header left of its data.
 type table struct {
 	p         *printer
 	buf       bytes.Buffer
-	tw        *tabwriter.Writer
+	tw        *termtext.Table
 	hasHeader bool
 }
 
 // table returns a table writing to the printer's output; flush it.
 func (p *printer) table() *table {
 	t := &table{p: p}
-	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	t.tw = termtext.NewTable(&t.buf, 2)
 	return t
 }
 

@@ -7,7 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 )
 
 // JSON returns the report as one JSON object: "recall@K" and "hit@K" for
@@ -109,7 +110,7 @@ func (r *Report) WriteText(w io.Writer) error {
 // off topic, the share that is not empty; the mean memories and tokens of
 // each. A line after it gives the off-topic queries --offtopic added alone.
 func (r *Report) writeInjections(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := termtext.NewTable(w, 2)
 	fmt.Fprintln(tw, "collection\ton topic\trelevant injected\tmemories\ttokens\toff topic\tinjected\tmemories\ttokens")
 	line := func(name string, on, off Injection) {
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.1f\t%.0f\t%d\t%.3f\t%.1f\t%.0f\n", name, on.Queries, on.RelevantInInjection,
@@ -135,7 +136,7 @@ func (r *Report) writeInjections(w io.Writer) error {
 // writeScores writes a table of the rankings' scores over the on-topic
 // queries, per collection and for all.
 func (r *Report) writeScores(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := termtext.NewTable(w, 2)
 	var head, row []string
 	head = append(head, "collection", "on topic")
 	for _, k := range r.Ks {

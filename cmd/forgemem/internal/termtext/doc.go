@@ -6,9 +6,12 @@
 // take one whatever the locale, so that the command's output does not
 // depend on it.
 //
-// [Width] measures text and [Clip] cuts it to a number of columns, never
-// in the middle of a character as it is displayed. For ASCII text each
-// gives what counting bytes gives, so output in English is what it was.
+// [Width] measures text, [Clip] cuts it to a number of columns, never in
+// the middle of a character as it is displayed, and [Table] aligns
+// tab-separated columns as text/tabwriter does, by display width: a row
+// of Chinese, Japanese or Korean text leaves the columns after it where
+// the other rows have them. For ASCII text each gives what counting bytes
+// gives, so output in English is what it was.
 //
 // The package lays out text for people at a terminal; what the MCP server
 // hands an agent is bounded in runes and bytes, by package mcpserver.
