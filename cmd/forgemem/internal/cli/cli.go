@@ -119,6 +119,9 @@ func Run(ctx context.Context, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		err = a.topicErr
+	}
 	if a.hookAbandoned {
 		// The hook's work is still running, stuck: the process exits
 		// without touching what it holds.
@@ -194,6 +197,10 @@ type app struct {
 	// liveDir, when set before the workspace is opened, keeps its
 	// memories in memory (workspace.Options.LiveDir): long-lived commands.
 	liveDir string
+	// topicErr is the error of a help topic run with arguments (forgemem
+	// settings x), which cobra would have answered with its help: see
+	// refuseTopicArguments.
+	topicErr error
 }
 
 // usageError marks an error of the command line, exit code 2.
@@ -538,6 +545,7 @@ memory on, until you trust it: forgemem trust.`,
 	root.SetCompletionCommandGroupID("other")
 	root.SetUsageTemplate(usageTemplate(root.UsageTemplate()))
 	refuseUnknownHelpTopics(root)
+	a.refuseTopicArguments(root)
 	root.InitDefaultCompletionCmd()
 	refuseMissingCommands(root)
 	return root
@@ -621,6 +629,35 @@ func refuseUnknownHelpTopics(root *cobra.Command) {
 			}
 		}
 		return usagef("unknown help topic %q%s; %s help lists the commands and topics", strings.Join(args, " "), hint, c.Root().Name())
+	}
+}
+
+// topicHint annotates a help topic with what it shows, for the error of a
+// command line that gives it arguments (see refuseTopicArguments).
+const topicHint = "forgemem-topic-hint"
+
+// refuseTopicArguments makes every help topic under root (forgemem
+// settings, a command that only shows its help) refuse arguments with a
+// usage error, as a command that takes none does (see noArgs), where
+// cobra ignored them, showed the topic and exited 0: forgemem settings
+// retrieval_top_k read as if it showed that one setting. The topic alone,
+// with --help, or through forgemem help still shows it.
+func (a *app) refuseTopicArguments(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if !c.IsAdditionalHelpTopicCommand() {
+			a.refuseTopicArguments(c)
+			continue
+		}
+		c.SetHelpFunc(func(c *cobra.Command, args []string) {
+			// Run as a command, the topic's flags were parsed and what
+			// is left are its arguments; through forgemem help they are
+			// not parsed, and it has none.
+			if help, _ := c.Flags().GetBool("help"); !help && c.Flags().NArg() > 0 {
+				a.topicErr = noArgs(c.Annotations[topicHint])(c, c.Flags().Args())
+				return
+			}
+			c.Parent().HelpFunc()(c, args)
+		})
 	}
 }
 

@@ -174,6 +174,10 @@ func TestNoArguments(t *testing.T) {
 		{[]string{"mcp", "x"}, `forgemem mcp: mcp takes no arguments (got "x")`},
 		{[]string{"recall-server", "x"}, `forgemem recall-server: recall-server takes no arguments (got "x")`},
 		{[]string{"worker", "x"}, `forgemem worker: worker takes no arguments (got "x")`},
+		// A help topic run as a command: cobra ignored its arguments and
+		// showed it, as if it showed the setting named.
+		{[]string{"settings", "retrieval_top_k"}, `forgemem settings: settings takes no arguments (got "retrieval_top_k"); it lists every setting; forgemem config shows the value of each in effect`},
+		{[]string{"settings", "--repo-dir", "x", "a", "b"}, `forgemem settings: settings takes no arguments (got "a", "b"); it lists every setting`},
 	}
 	f := newFixture(t)
 	for _, tt := range tests {
@@ -293,6 +297,9 @@ func TestHelpTopics(t *testing.T) {
 		{"the command", []string{"help"}, cli.ExitOK, "help", ""},
 		{"a command", []string{"help", "remember"}, cli.ExitOK, "help_remember", ""},
 		{"a topic", []string{"help", "settings"}, cli.ExitOK, "help_settings", ""},
+		{"a topic run as a command", []string{"settings"}, cli.ExitOK, "help_settings", ""},
+		{"a topic's --help", []string{"settings", "--help"}, cli.ExitOK, "help_settings", ""},
+		{"a topic's --help with arguments", []string{"settings", "x", "--help"}, cli.ExitOK, "help_settings", ""},
 		{"unknown", []string{"help", "nosuch"}, cli.ExitUsage, "",
 			"forgemem help: unknown help topic \"nosuch\"; forgemem help lists the commands and topics\n"},
 		{"a command mistyped", []string{"help", "remembr"}, cli.ExitUsage, "",

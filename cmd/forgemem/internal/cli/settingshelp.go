@@ -16,6 +16,9 @@ func settingsHelpTopic() *cobra.Command {
 		Use:   "settings",
 		Short: "Every memory.* setting: its flag, variable, default, range and trust",
 		Long:  settingsHelp(),
+		Annotations: map[string]string{
+			topicHint: "it lists every setting; forgemem config shows the value of each in effect, and where it came from",
+		},
 	}
 }
 
