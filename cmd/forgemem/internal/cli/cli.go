@@ -115,9 +115,6 @@ func Run(ctx context.Context, env Env) int {
 	a := &app{env: env, out: newPrinter(env.Stdout, env.IsTerminal(env.Stdout) && noColorUnset(env.Settings.Env))}
 	root := a.rootCommand()
 	root.SetArgs(env.Args)
-	root.SetIn(env.Stdin)
-	root.SetOut(env.Stdout)
-	root.SetErr(env.Stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		err = a.topicErr
@@ -503,6 +500,11 @@ memory on, until you trust it: forgemem trust.`,
 		},
 	}
 	a.root = root
+	// Set before the commands are made: cobra's completion commands keep
+	// the writer they find then.
+	root.SetIn(a.env.Stdin)
+	root.SetOut(a.env.Stdout)
+	root.SetErr(a.env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.repoDir, "repo-dir", "", "the repository's memory folder (default: .forge/memory in the nearest folder above holding .git)")

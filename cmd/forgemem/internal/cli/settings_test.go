@@ -237,6 +237,27 @@ func TestCommandGroupsNeedACommand(t *testing.T) {
 	}
 }
 
+// forgemem completion SHELL prints its script to the command's stdout,
+// never to the process's own.
+func TestCompletionScripts(t *testing.T) {
+	tests := []struct{ shell, starts string }{
+		{"bash", "# bash completion V2 for forgemem"},
+		{"zsh", "#compdef forgemem"},
+		{"fish", "# fish completion for forgemem"},
+		{"powershell", "# powershell completion for forgemem"},
+	}
+	f := newFixture(t)
+	for _, tt := range tests {
+		t.Run(tt.shell, func(t *testing.T) {
+			r := f.run("completion", tt.shell)
+			if r.code != cli.ExitOK || !strings.HasPrefix(r.stdout, tt.starts) || r.stderr != "" {
+				t.Errorf("exit %d, stderr %q, stdout starting %q; want exit 0, nothing on stderr and stdout starting %q",
+					r.code, r.stderr, r.stdout[:min(len(r.stdout), 80)], tt.starts)
+			}
+		})
+	}
+}
+
 // A flag's value that does not parse is a usage error naming the flag,
 // the value and what the flag takes, never the Go parser's own error.
 func TestFlagValueErrors(t *testing.T) {
