@@ -549,8 +549,24 @@ memory on, until you trust it: forgemem trust.`,
 	refuseUnknownHelpTopics(root)
 	a.refuseTopicArguments(root)
 	root.InitDefaultCompletionCmd()
+	completionArgs(root)
 	refuseMissingCommands(root)
 	return root
+}
+
+// completionArgs gives the commands of cobra's completion command, one per
+// shell (forgemem completion bash), the words of noArgs for an argument,
+// where cobra.NoArgs, which cobra gives them, said unknown command "extra"
+// for "forgemem completion bash".
+func completionArgs(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, shell := range c.Commands() {
+			shell.Args = noArgs(fmt.Sprintf("it prints %s's completion script for %s", root.Name(), shell.Name()))
+		}
+	}
 }
 
 // groupHint annotates a command group with what its commands are, for the

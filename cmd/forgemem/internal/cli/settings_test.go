@@ -178,6 +178,12 @@ func TestNoArguments(t *testing.T) {
 		// showed it, as if it showed the setting named.
 		{[]string{"settings", "retrieval_top_k"}, `forgemem settings: settings takes no arguments (got "retrieval_top_k"); it lists every setting; forgemem config shows the value of each in effect`},
 		{[]string{"settings", "--repo-dir", "x", "a", "b"}, `forgemem settings: settings takes no arguments (got "a", "b"); it lists every setting`},
+		// cobra's completion commands, whose cobra.NoArgs said unknown
+		// command "extra" for "forgemem completion bash".
+		{[]string{"completion", "bash", "extra"}, `forgemem completion bash: bash takes no arguments (got "extra"); it prints forgemem's completion script for bash`},
+		{[]string{"completion", "zsh", "a", "b"}, `forgemem completion zsh: zsh takes no arguments (got "a", "b"); it prints forgemem's completion script for zsh`},
+		{[]string{"completion", "fish", "--no-descriptions", "x"}, `forgemem completion fish: fish takes no arguments (got "x"); it prints forgemem's completion script for fish`},
+		{[]string{"completion", "powershell", "x"}, `forgemem completion powershell: powershell takes no arguments (got "x"); it prints forgemem's completion script for powershell`},
 	}
 	f := newFixture(t)
 	for _, tt := range tests {
