@@ -242,11 +242,8 @@ func (a *app) partialWarning(command string, err error) error {
 // once, even while the file's open or a read blocks (a FIFO, a pipe with
 // no data).
 func (a *app) readConversation(ctx context.Context, args []string, oneMessage string) ([]memcore.Message, error) {
-	if (len(args) == 0 || args[0] == "-") && a.stdinIsTerminal() {
-		// Asked to read the terminal (recall -, capture -): never wait
-		// there without a word.
-		eprintf(a.env.Stderr, "%s: reading the conversation from the terminal, one {\"role\": \"user\", \"content\": \"…\"} object per line; end it with Ctrl-D\n",
-			a.cmd.CommandPath())
+	if len(args) == 0 || args[0] == "-" {
+		a.sayReadingTerminal("the conversation", `one {"role": "user", "content": "…"} object per line`)
 	}
 	return interruptible(ctx, func() ([]memcore.Message, error) {
 		var r io.Reader = a.env.Stdin
@@ -281,7 +278,7 @@ func (a *app) readConversation(ctx context.Context, args []string, oneMessage st
 // terminal: it would wait there, silently, for JSON Lines that a person
 // rarely means to type.
 var errRecallFromTerminal = usagef("give the conversation to recall for: one message with --message TEXT, a JSON Lines file, " +
-	"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with Ctrl-D)")
+	"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with " + endOfInput + ")")
 
 // recallWindow is the conversation recall reads: the one user message of
 // --message when it is given, or else the JSON Lines conversation of the

@@ -192,6 +192,9 @@ func (a *app) convertLoCoMo(cmd *cobra.Command, path string) error {
 
 // runEval reads the dataset, makes the models and runs the evaluation.
 func (a *app) runEval(ctx context.Context, r evalRun) error {
+	if r.dataset == "-" {
+		a.sayReadingTerminal("the dataset", "JSON Lines, one collection per line")
+	}
 	cols, err := interruptible(ctx, func() ([]eval.Collection, error) { return a.evalCollections(r) })
 	if err != nil {
 		return err

@@ -102,6 +102,34 @@ func TestEvalJSON(t *testing.T) {
 	}
 }
 
+// eval --dataset - never waits silently on a terminal: it says on stderr,
+// before it reads, that it reads the dataset there, in what form, and how
+// to end it, as recall - does. Piped, or from a file, it says nothing.
+func TestEvalDatasetFromATerminal(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(f.root, "data.jsonl")
+	f.writeFile(path, evalDataset)
+	tests := []struct {
+		name   string
+		run    func(args ...string) result
+		args   []string
+		stderr string // the whole of it
+	}{
+		{"- on a terminal", func(args ...string) result { return f.runTerminal(evalDataset, args...) }, []string{"eval", "--dataset", "-"},
+			"forgemem eval: reading the dataset from the terminal, JSON Lines, one collection per line; end it with Ctrl-D\n"},
+		{"- piped", func(args ...string) result { return f.runIn(t.Context(), f.repo, evalDataset, args...) }, []string{"eval", "--dataset", "-"}, ""},
+		{"a file, on a terminal", func(args ...string) result { return f.runTerminal("", args...) }, []string{"eval", "--dataset", path}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.run(tt.args...)
+			if r.code != 0 || !strings.Contains(r.stdout, "2 queries (2 on topic, 0 off topic) over 3 memories in 1 collections") || r.stderr != tt.stderr {
+				t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 0, the figures of the dataset and stderr %q", r.code, r.stderr, r.stdout, tt.stderr)
+			}
+		})
+	}
+}
+
 // A dataset or off-topic file that starts with a byte order mark is read
 // as the same file without; one that holds something else than its lines
 // of JSON objects gets an error that names the line, the field, what was

@@ -2,6 +2,20 @@ package cli
 
 import "context"
 
+// endOfInput names the key that ends what is typed at a terminal, for the
+// messages of a command that reads it.
+const endOfInput = "Ctrl-D"
+
+// sayReadingTerminal says on stderr, when standard input is a terminal,
+// that the command reads what from it, written as form, and how to end it:
+// a command asked to read the terminal (recall -, capture -, eval
+// --dataset -) never waits there without a word.
+func (a *app) sayReadingTerminal(what, form string) {
+	if a.stdinIsTerminal() {
+		eprintf(a.env.Stderr, "%s: reading %s from the terminal, %s; end it with %s\n", a.cmd.CommandPath(), what, form, endOfInput)
+	}
+}
+
 // interruptible returns what read returns, or ctx's error as soon as ctx
 // ends (Ctrl-C, SIGTERM: see Main), whichever comes first. read opens and
 // reads a command's input — a conversation, a dataset, from a file or
