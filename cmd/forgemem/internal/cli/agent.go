@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -277,8 +278,8 @@ func (a *app) readConversation(ctx context.Context, args []string, oneMessage st
 // errRecallFromTerminal refuses forgemem recall with nothing to read but a
 // terminal: it would wait there, silently, for JSON Lines that a person
 // rarely means to type.
-var errRecallFromTerminal = usagef("give the conversation to recall for: one message with --message TEXT, a JSON Lines file, " +
-	"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with " + endOfInput + ")")
+var errRecallFromTerminal = usagef("give the conversation to recall for: one message with --message TEXT, a JSON Lines file, "+
+	"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with %s)", endOfInput(runtime.GOOS))
 
 // recallWindow is the conversation recall reads: the one user message of
 // --message when it is given, or else the JSON Lines conversation of the
@@ -310,17 +311,17 @@ func (a *app) recallCommand() *cobra.Command {
 with --message — and print the block of recalled memories an agent would add to its
 context for the next turn, as retrieval builds it with the settings. Without a file,
 stdin is read when it is piped; on a terminal, give - to type the conversation there,
-ending it with Ctrl-D (with neither, recall says what to give). A Claude Code
-transcript file (~/.claude/projects/…/SESSION.jsonl) is read as its hooks read it: the
-user's and the agent's text since its last compaction. A memory is recalled
-only when the relevance gate finds evidence that it is relevant: nothing relevant prints
-nothing. An empty conversation recalls nothing, and stderr says so. -v says on stderr what
-each recalled memory's relevance rests on, and why each other memory the search ranked was
-left out; --json prints all of it with the block. A memory the repository committed that
-reads like an instruction to the agent's tools is left out until you approve it in
-forgemem review, and stderr says so. When the embedder fails, what the words find is
-recalled, with a warning on stderr. Where memory is turned off (memory.enabled: false)
-nothing is recalled, and stderr says so (--json: "skipped").`,
+ending it with Ctrl-D (Ctrl-Z then Enter on Windows); with neither, recall says what to
+give. A Claude Code transcript file (~/.claude/projects/…/SESSION.jsonl) is read as its
+hooks read it: the user's and the agent's text since its last compaction. A memory is
+recalled only when the relevance gate finds evidence that it is relevant: nothing
+relevant prints nothing. An empty conversation recalls nothing, and stderr says so. -v
+says on stderr what each recalled memory's relevance rests on, and why each other memory
+the search ranked was left out; --json prints all of it with the block. A memory the
+repository committed that reads like an instruction to the agent's tools is left out
+until you approve it in forgemem review, and stderr says so. When the embedder fails,
+what the words find is recalled, with a warning on stderr. Where memory is turned off
+(memory.enabled: false) nothing is recalled, and stderr says so (--json: "skipped").`,
 		Example: `  forgemem recall --message "how do we lock user rows?"
   echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
   forgemem recall session.jsonl`,
@@ -615,7 +616,8 @@ func (a *app) chatCommand() *cobra.Command {
 into an agent loop: before each reply it recalls memories for the conversation and adds
 them to the request; after each reply it hands the conversation to capture, which
 decides in the background what is worth remembering. Type a message and Enter; end with
-/exit or end of input (Ctrl-D). It needs a real model (openai or gemini).`,
+/exit or end of input: Ctrl-D (Ctrl-Z then Enter on Windows). It needs a real model
+(openai or gemini).`,
 		Args: noArgs("type your messages once it has started"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := a.workspace()

@@ -145,7 +145,7 @@ func TestRecallOnATerminal(t *testing.T) {
 	if piped.code != cli.ExitOK || piped.stdout == "" || piped.stderr != "" {
 		t.Fatalf("recall of a pipe: exit %d, stdout %q, stderr %q", piped.code, piped.stdout, piped.stderr)
 	}
-	const reading = "reading the conversation from the terminal, one {\"role\": \"user\", \"content\": \"…\"} object per line; end it with Ctrl-D\n"
+	reading := "reading the conversation from the terminal, one {\"role\": \"user\", \"content\": \"…\"} object per line; end it with " + endOfInput() + "\n"
 	tests := []struct {
 		name   string
 		args   []string
@@ -155,7 +155,7 @@ func TestRecallOnATerminal(t *testing.T) {
 	}{
 		{"nothing given", []string{"recall"}, cli.ExitUsage, "",
 			"forgemem recall: give the conversation to recall for: one message with --message TEXT, a JSON Lines file, " +
-				"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with Ctrl-D)\n"},
+				"or JSON Lines piped to standard input, which is a terminal here (- reads the terminal, ending with " + endOfInput() + ")\n"},
 		{"nothing given, --json", []string{"recall", "--json"}, cli.ExitUsage, "", "forgemem recall: give the conversation to recall for"},
 		{"-", []string{"recall", "-"}, cli.ExitOK, piped.stdout, "forgemem recall: " + reading},
 		{"a file", []string{"recall", file}, cli.ExitOK, piped.stdout, ""},

@@ -116,7 +116,7 @@ func TestEvalDatasetFromATerminal(t *testing.T) {
 		stderr string // the whole of it
 	}{
 		{"- on a terminal", func(args ...string) result { return f.runTerminal(evalDataset, args...) }, []string{"eval", "--dataset", "-"},
-			"forgemem eval: reading the dataset from the terminal, JSON Lines, one collection per line; end it with Ctrl-D\n"},
+			"forgemem eval: reading the dataset from the terminal, JSON Lines, one collection per line; end it with " + endOfInput() + "\n"},
 		{"- piped", func(args ...string) result { return f.runIn(t.Context(), f.repo, evalDataset, args...) }, []string{"eval", "--dataset", "-"}, ""},
 		{"a file, on a terminal", func(args ...string) result { return f.runTerminal("", args...) }, []string{"eval", "--dataset", path}, ""},
 	}

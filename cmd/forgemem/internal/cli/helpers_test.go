@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,15 @@ func (f *fixture) runReading(ctx context.Context, dir string, r io.Reader, args 
 	}
 	code := cli.Run(ctx, env)
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// endOfInput is how the command names the keys that end what is typed at
+// a terminal of the system the tests run on.
+func endOfInput() string {
+	if runtime.GOOS == "windows" {
+		return "Ctrl-Z then Enter"
+	}
+	return "Ctrl-D"
 }
 
 // repoDir and userDir are the memory folders.

@@ -1,10 +1,20 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"runtime"
+)
 
-// endOfInput names the key that ends what is typed at a terminal, for the
-// messages of a command that reads it.
-const endOfInput = "Ctrl-D"
+// endOfInput names the keys that end what is typed at a terminal of the
+// operating system goos (runtime.GOOS), for the messages of a command that
+// reads it: Ctrl-D on a Unix terminal, Ctrl-Z then Enter in a Windows
+// console, where Ctrl-D is a character like any other.
+func endOfInput(goos string) string {
+	if goos == "windows" {
+		return "Ctrl-Z then Enter"
+	}
+	return "Ctrl-D"
+}
 
 // sayReadingTerminal says on stderr, when standard input is a terminal,
 // that the command reads what from it, written as form, and how to end it:
@@ -12,7 +22,7 @@ const endOfInput = "Ctrl-D"
 // --dataset -) never waits there without a word.
 func (a *app) sayReadingTerminal(what, form string) {
 	if a.stdinIsTerminal() {
-		eprintf(a.env.Stderr, "%s: reading %s from the terminal, %s; end it with %s\n", a.cmd.CommandPath(), what, form, endOfInput)
+		eprintf(a.env.Stderr, "%s: reading %s from the terminal, %s; end it with %s\n", a.cmd.CommandPath(), what, form, endOfInput(runtime.GOOS))
 	}
 }
 
