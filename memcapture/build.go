@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/memcore"
 	"github.com/forgemem/forgemem/memcore/redact"
@@ -176,23 +174,18 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 		why = "empty content"
 	case len(f.content) > b.p.cfg.maxContentBytes:
 		why = "oversized content"
-	case !utf8.ValidString(f.content):
-		why = "content is not UTF-8"
-	case strings.ContainsFunc(f.content, strayControl):
-		why = "content holds a control character"
 	default:
-		return f, true
+		// Not UTF-8, or a control character: the command refuses the same.
+		err := memcore.CheckText(f.content)
+		if err == nil {
+			return f, true
+		}
+		why = "content holds " + err.Error()
 	}
 	b.p.stats.invalid.Add(1)
 	b.log.Debug().Int("item", i).Str("value", redactStr(clipRunes(value, 80))).Msg("memcapture: item skipped: " + why)
 	return f, false
 }
-
-// strayControl reports a control character a memory file must not hold:
-// any but tab and line feed (a NUL makes git take the file for binary, an
-// escape sequence drives the terminal of whoever reads it). The command's
-// own memories are refused the same way.
-func strayControl(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' }
 
 // lineBreaks is s with its line breaks as a memory file has them: "\r\n"
 // and a lone "\r" become "\n".

@@ -3,10 +3,10 @@ package workspace
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
@@ -316,24 +316,21 @@ func rememberText(text string) (string, int, error) {
 }
 
 // checkChars refuses text, which what names ("the reason"), that holds
-// what a memory file must not: a byte that is not UTF-8, or a control
-// character (C0, DEL or C1) other than tab, line feed and carriage return.
-// A NUL makes git and other tools take the file for binary, and an escape
-// sequence would drive the terminal of whoever reads the file. The error
-// wraps ErrInvalidInput and names the character and where it is, counted
-// in characters from 1 in the text as given.
+// what a memory file must not (memcore.CheckText): a byte that is not
+// UTF-8, or a control character (C0, DEL or C1) other than tab, line feed
+// and carriage return. A NUL makes git and other tools take the file for
+// binary, and an escape sequence would drive the terminal of whoever reads
+// the file. The error wraps ErrInvalidInput and names the character and
+// where it is, counted in characters from 1 in the text as given.
 func checkChars(what, text string) error {
-	for i, n := 0, 1; i < len(text); n++ {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return invalidf("%s holds a byte that is not UTF-8 (0x%02X) at character %d; give the text in UTF-8", what, text[i], n)
-		case unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r':
-			return invalidf("%s holds a control character U+%04X at character %d; remove it", what, r, n)
-		}
-		i += size
+	var ce *memcore.CharError
+	if !errors.As(memcore.CheckText(text), &ce) {
+		return nil
 	}
-	return nil
+	if ce.NotUTF8() {
+		return invalidf("%s holds %v; give the text in UTF-8", what, ce)
+	}
+	return invalidf("%s holds %v; remove it", what, ce)
 }
 
 // lineBreaks is text with its line breaks as a memory file has them,
