@@ -11,7 +11,8 @@ import (
 
 // FuzzParse: Parse never panics; an error is ErrMalformed or
 // ErrInvalidMemory; whatever parses serializes, reads back as the same
-// memory, and serializes to the same bytes again.
+// memory, and serializes to the same bytes again; its TextProblems are
+// what CheckText says of each field.
 func FuzzParse(f *testing.F) {
 	for _, in := range formatInputs(f) {
 		raw, err := os.ReadFile(in)
@@ -31,6 +32,7 @@ func FuzzParse(f *testing.F) {
 		front(validLines(map[string]string{"version": "2.0"})...),
 		front(append(validLines(nil), "x: {1: a, 1.0: b, ~: c}", "y: [.nan, -.inf, -0.0, 1e300]", "z: !!binary /w==")...),
 		front(append(validLines(nil), "<<: {foo: 1}", "a: &x [1]", "b: *x")...),
+		front(append(validLines(nil), `session_id: "\e[2J"`, "retired: true", `retired_reason: "a\0b"`, `evidence: {quote: "\x9b"}`)...) + "\nIn \x00Go\x1b[31m.\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -45,6 +47,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		checkTextProblems(t, m)
 		out, err := Serialize(m)
 		if err != nil {
 			t.Fatalf("Serialize of a parsed memory: %v", err)
@@ -88,6 +91,7 @@ func FuzzRoundTrip(f *testing.F) {
 		// Any instant, to the nanosecond; Validate refuses years outside
 		// 0000-9999, which RFC 3339 cannot write.
 		m.Meta.UpdatedAt = time.Unix(sec, sec&0x3fffffff%1e9).UTC()
+		checkTextProblems(t, m)
 		data, err := Serialize(m)
 		if m.Validate() != nil {
 			if !errors.Is(err, ErrInvalidMemory) {

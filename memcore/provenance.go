@@ -210,9 +210,7 @@ func (v *memoryProblems) checkProvenance(mt *MemoryMeta) {
 		v.bad("source %q is not one of %s", mt.Source, joinValues(Sources()))
 	}
 	if mt.Evidence != nil {
-		if !utf8.ValidString(mt.Evidence.Quote) {
-			v.bad("evidence.quote is not valid UTF-8")
-		}
+		v.checkUTF8("evidence.quote", mt.Evidence.Quote)
 		if y := mt.Evidence.At.UTC().Year(); !mt.Evidence.At.IsZero() && (y < 0 || y > 9999) {
 			v.bad("evidence.at %s is outside the years 0000-9999", mt.Evidence.At.UTC().Format(time.RFC3339))
 		}
@@ -220,14 +218,12 @@ func (v *memoryProblems) checkProvenance(mt *MemoryMeta) {
 	switch {
 	case !mt.Status.Valid():
 		v.bad("status %q is not %s (or absent: active)", mt.Status, StatusPending)
-	case !utf8.ValidString(mt.StatusReason):
-		v.bad("status_reason is not valid UTF-8")
+	case !v.checkUTF8("status_reason", mt.StatusReason):
 	case mt.StatusReason != "" && mt.Status == StatusActive:
 		v.bad("status_reason is set but status is not pending")
 	}
 	switch {
-	case !utf8.ValidString(mt.RejectionReason):
-		v.bad("rejection_reason is not valid UTF-8")
+	case !v.checkUTF8("rejection_reason", mt.RejectionReason):
 	case mt.RejectionReason != "" && (mt.Retired || mt.Status != StatusActive):
 		v.bad("rejection_reason is set on a retired or pending version")
 	}

@@ -35,7 +35,7 @@ func TestValidateProvenance(t *testing.T) {
 			mt.Status, mt.StatusReason, mt.RejectionReason = StatusPending, "held", "no"
 		}, "rejection_reason is set on a retired or pending version"},
 		{"rejection on a retired version", func(mt *MemoryMeta) { mt.Retired, mt.RejectionReason = true, "no" }, "rejection_reason is set on a retired or pending version"},
-		{"rejection not UTF-8", func(mt *MemoryMeta) { mt.RejectionReason = "\xff" }, "rejection_reason is not valid UTF-8"},
+		{"rejection not UTF-8", func(mt *MemoryMeta) { mt.RejectionReason = "\xff" }, "rejection_reason holds a byte that is not UTF-8 (0xFF) at character 1"},
 		{"evidence in year 10000", func(mt *MemoryMeta) { mt.Evidence = &Evidence{At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)} }, "evidence.at"},
 		{"anchor names nothing", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Blob: strings.Repeat("a", 40)}} }, "names neither a path nor a symbol"},
 		{"absolute path", func(mt *MemoryMeta) { mt.Anchors = []Anchor{{Path: "/etc/passwd"}} }, "is absolute"},

@@ -42,8 +42,19 @@ func (e *CharError) Error() string {
 // which a writer makes "\n"). A NUL makes git and other tools take the
 // file for binary, and an escape sequence drives the terminal of whoever
 // prints the file. The forgemem command, its MCP server and capture refuse
-// such text.
+// such text. A file written by hand that holds such a character is still
+// read, unless it is a byte that is not UTF-8 ([MemoryFile.Validate]), and
+// [MemoryFile.TextProblems] reports it.
 func CheckText(s string) error {
+	if ce := findChar(s, unsafeRune); ce != nil {
+		return ce
+	}
+	return nil
+}
+
+// findChar returns the first byte of s that is not UTF-8, or character
+// refuse reports, or nil.
+func findChar(s string, refuse func(rune) bool) *CharError {
 	line := 1
 	for i, n := 0, 1; i < len(s); n++ {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -52,12 +63,59 @@ func CheckText(s string) error {
 			return &CharError{Rune: r, Byte: s[i], At: n, Line: line}
 		case r == '\n':
 			line++
-		case unsafeRune(r):
+		case refuse(r):
 			return &CharError{Rune: r, At: n, Line: line}
 		}
 		i += size
 	}
 	return nil
+}
+
+// notUTF8 returns the first byte of s that is not UTF-8, or nil.
+func notUTF8(s string) *CharError {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	return findChar(s, func(rune) bool { return false })
+}
+
+// TextProblem is a character of a memory's text that [CheckText] refuses.
+type TextProblem struct {
+	// Field is the field it is in, by its key in the file
+	// ("retired_reason", "evidence.quote"), or "content" for the body.
+	Field string
+	// Char is the first such character of the field.
+	Char *CharError
+}
+
+// TextProblems returns, for each field of m that holds text — the session
+// id, the retired, status and rejection reasons, the evidence's quote and
+// the content — the first character of it that [CheckText] refuses, in the
+// order of the file, or nil when there is none. A memory a person wrote or
+// merged by hand can hold one and still be valid: only a byte that is not
+// UTF-8 makes it invalid (Validate), so that a control character is shown
+// escaped rather than the memory hidden.
+func (m *MemoryFile) TextProblems() []TextProblem {
+	mt := &m.Meta
+	quote := ""
+	if mt.Evidence != nil {
+		quote = mt.Evidence.Quote
+	}
+	fields := []struct{ key, text string }{
+		{"session_id", mt.SessionID},
+		{"retired_reason", mt.RetiredReason},
+		{"evidence.quote", quote},
+		{"status_reason", mt.StatusReason},
+		{"rejection_reason", mt.RejectionReason},
+		{"content", m.Content},
+	}
+	var out []TextProblem
+	for _, f := range fields {
+		if ce := findChar(f.text, unsafeRune); ce != nil {
+			out = append(out, TextProblem{Field: f.key, Char: ce})
+		}
+	}
+	return out
 }
 
 // unsafeRune reports whether CheckText refuses r, a character of UTF-8

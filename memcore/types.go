@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Scope says where a memory lives: in the repository (shared with a team)
@@ -219,6 +218,16 @@ func (v *memoryProblems) badID(field string, err error) {
 	*v = append(*v, fmt.Errorf("%w: %s: %w", ErrInvalidMemory, field, err))
 }
 
+// checkUTF8 records the first byte of the text s, the field key, that is
+// not UTF-8, naming it and where it is, and reports whether there is none.
+func (v *memoryProblems) checkUTF8(key, s string) bool {
+	if ce := notUTF8(s); ce != nil {
+		v.bad("%s holds %v", key, ce)
+		return false
+	}
+	return true
+}
+
 // checkRequired checks the fields every memory has: the id, the times,
 // the version, the scope and the category.
 func (v *memoryProblems) checkRequired(mt *MemoryMeta) {
@@ -278,12 +287,9 @@ func (v *memoryProblems) checkOptional(mt *MemoryMeta) {
 	if mt.Trigger != "" && !mt.Trigger.Valid() {
 		v.bad("trigger %q is not one of cadence, compaction, manual", mt.Trigger)
 	}
-	if !utf8.ValidString(mt.SessionID) {
-		v.bad("session_id is not valid UTF-8")
-	}
+	v.checkUTF8("session_id", mt.SessionID)
 	switch {
-	case !utf8.ValidString(mt.RetiredReason):
-		v.bad("retired_reason is not valid UTF-8")
+	case !v.checkUTF8("retired_reason", mt.RetiredReason):
 	case mt.RetiredReason != "" && !mt.Retired:
 		v.bad("retired_reason is set but retired is not true")
 	}
@@ -299,8 +305,7 @@ func (v *memoryProblems) checkOptional(mt *MemoryMeta) {
 // merge conflict.
 func (v *memoryProblems) checkContent(content string) {
 	switch {
-	case !utf8.ValidString(content):
-		v.bad("content is not valid UTF-8")
+	case !v.checkUTF8("content", content):
 	case strings.TrimSpace(content) == "":
 		v.bad("content is empty")
 	}

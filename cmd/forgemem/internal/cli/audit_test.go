@@ -52,6 +52,9 @@ func (f *fixture) damage() {
 	// A merge of two branches that both changed a memory.
 	f.writeFile(filepath.Join(f.repoDir(), id(36)+".md"), "---\nid: "+id(36)+"\ncreated_at: 2025-01-01T00:00:00Z\nversion: 1\nscope: repo\ncategory: patterns\n---\n\n"+
 		"<<<<<<< HEAD\nRelease on Fridays.\n=======\nRelease on Mondays.\n>>>>>>> release-days\n")
+	// A hand edit that left an escape sequence in a memory's text: read,
+	// shown escaped, reported.
+	f.handWrite(repo, id(37), memory(37, repo, memcore.CategoryPatterns, 12, "Logs in \x1b[31mred\x1b[0m on failure."))
 	// A hand edit that lost created_at: served, repaired.
 	edited := filepath.Join(f.userDir(), id(33)+".md")
 	f.writeFile(edited, "---\nid: "+id(33)+"\nversion: 1\nscope: user\ncategory: patterns\n---\n\nEdited by hand.\n")
@@ -89,7 +92,7 @@ func TestValidate(t *testing.T) {
 		workspace.ProblemMalformed, workspace.ProblemIDMismatch, workspace.ProblemDanglingSupersedes,
 		workspace.ProblemDanglingLink, workspace.ProblemCycle, workspace.ProblemFork, workspace.ProblemSecret,
 		workspace.ProblemCrossScope, workspace.ProblemScopeMismatch, workspace.ProblemNotAMemory, workspace.ProblemRepaired,
-		workspace.ProblemMergeConflict,
+		workspace.ProblemMergeConflict, workspace.ProblemUnsafeCharacter,
 	} {
 		if !slices.Contains(kinds, string(want)) {
 			t.Errorf("no %s problem among %v", want, kinds)

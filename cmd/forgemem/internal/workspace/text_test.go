@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -201,5 +202,88 @@ func TestReasonLimit(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// validate reports a memory file written or merged by hand whose text holds
+// a character forgemem refuses to write (kind unsafe-character, a
+// warning): the field, the character and where it is, and to delete it;
+// the memory is still read, and not counted among the files that cannot
+// be. A byte that is not UTF-8 is an error, named the same way: the file
+// is not read (kind invalid). Ordinary text is no problem.
+func TestValidateReportsUnsafeCharacters(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(m *memcore.MemoryFile)
+		// want is what validate says of the file, a problem each; none for
+		// a file with no problem.
+		want []workspace.Problem
+		// read is whether the memory is read.
+		read bool
+	}{
+		{"ordinary text", func(m *memcore.MemoryFile) {
+			m.Content = "Préfère «ça»:\n\tnamed 名前は太郎, שלום, مرحبا 🦀\r\nend."
+			m.Meta.SessionID = "セッション-🚀"
+		}, nil, true},
+		{"a NUL in the content", func(m *memcore.MemoryFile) { m.Content = "Prefers tabs.\nIn \x00Go." }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "content holds a control character U+0000 at character 18 (line 2 of the content), which makes git and other tools take the file for binary; " +
+				"the memory is still read, the character shown escaped: delete it from the file"}}, true},
+		{"an escape sequence in the content", func(m *memcore.MemoryFile) { m.Content = "\x1b[2JPrefers tabs." }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "content holds a control character U+001B at character 1 (line 1 of the content), which a terminal printing the file, or an editor, may act on; " +
+				"the memory is still read, the character shown escaped: delete it from the file"}}, true},
+		{"a C1 control in a retired reason and the session id", func(m *memcore.MemoryFile) {
+			m.Meta.Retired, m.Meta.RetiredReason, m.Meta.SessionID = true, "wrong \u009b2J", "s\x07"
+		}, []workspace.Problem{
+			{Kind: workspace.ProblemUnsafeCharacter, Message: "retired_reason holds a control character U+009B at character 7, which a terminal printing the file, or an editor, may act on; " +
+				`the memory is still read, the character shown escaped: delete it from the file (in a double-quoted value it may be written as an escape, such as \u009B)`},
+			{Kind: workspace.ProblemUnsafeCharacter, Message: "session_id holds a control character U+0007 at character 2, which"},
+		}, true},
+		{"DEL in the evidence's quote", func(m *memcore.MemoryFile) { m.Meta.Evidence = &memcore.Evidence{Quote: "tabs\x7f"} }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter, Message: "evidence.quote holds a control character U+007F at character 5, which"}}, true},
+		{"not UTF-8", func(m *memcore.MemoryFile) { m.Content = "Prefers\xfftabs." }, []workspace.Problem{{
+			Kind: workspace.ProblemInvalid, Message: "content holds a byte that is not UTF-8 (0xFF) at character 8; fix the file"}}, false},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := open(t)
+			m := mem(1, memcore.ScopeUser, "Prefers tabs.")
+			tt.change(m)
+			path := filepath.Join(ws.Store().Dir(m.Meta.Scope), m.Meta.ID+".md")
+			data, err := memcore.Serialize(m)
+			if errors.Is(err, memcore.ErrInvalidMemory) { // written by hand
+				data = []byte(strings.Replace("---\nid: "+id(1)+"\ncreated_at: 2025-03-01T00:00:00Z\nversion: 1\nscope: user\ncategory: patterns\n---\n\nCONTENT\n", "CONTENT", m.Content, 1))
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			probs, err := ws.Validate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(probs) != len(tt.want) {
+				t.Fatalf("validate found %v, want %d problems", probs, len(tt.want))
+			}
+			for i, p := range probs {
+				w := tt.want[i]
+				if p.Kind != w.Kind || p.Path != path || p.ID != id(1) || p.Scope != memcore.ScopeUser || !strings.HasPrefix(p.Message, w.Message) {
+					t.Errorf("problem %d: %s %s (%s, %s): %s\nwant %s at %s: %s", i, p.Kind, p.Path, p.ID, p.Scope, p.Message, w.Kind, path, w.Message)
+				}
+			}
+			ms, err := ws.Store().List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if read := len(ms) == 1; read != tt.read {
+				t.Errorf("the memory is read: %t, want %t", read, tt.read)
+			}
+			if n, err := ws.UnreadableCount(ctx); err != nil || n != map[bool]int{true: 0, false: 1}[tt.read] {
+				t.Errorf("UnreadableCount = %d, %v; want the file counted only when it is not read", n, err)
+			}
+		})
 	}
 }

@@ -67,6 +67,19 @@ const (
 	// ProblemSecret: a secret (API key, token, password, e-mail address…)
 	// in a file on disk.
 	ProblemSecret ProblemKind = "secret"
+	// ProblemUnsafeCharacter: a memory file, written or merged by hand,
+	// whose text — its content, a reason, the evidence's quote, the
+	// session id — holds a character that forgemem refuses to write
+	// (memcore.CheckText): a control character other than tab and line
+	// breaks, such as a NUL, which makes git take the file for binary, or
+	// the ESC of an escape sequence. It is a warning, as secret and held
+	// are, not an error as invalid is: the memory is still read — listed,
+	// searched and recalled, not counted among the files that cannot be
+	// read — and the command shows the character escaped, so nothing is
+	// lost or acted on; validate reports it (exit 1, as for every problem)
+	// so that someone deletes the character from the file. A byte that is
+	// not UTF-8 is the error: the file is not read (invalid).
+	ProblemUnsafeCharacter ProblemKind = "unsafe-character"
 	// ProblemStale is declared with the anchors (anchors.go), ProblemHeld
 	// with the memories recall holds (held.go).
 )
@@ -97,7 +110,8 @@ type Problem struct {
 // ids that differ from their
 // file names, dangling supersedes and related links, supersedes cycles and
 // forks, repo memories pointing at user-scope ids, secrets in files on
-// disk, current repo memories whose anchors say they may be outdated
+// disk, text holding a character forgemem refuses to write (kind
+// unsafe-character), current repo memories whose anchors say they may be outdated
 // (kind stale), and repo memories recall holds until the user approves
 // them (kind held). No problem is an empty list.
 func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
@@ -120,6 +134,7 @@ func (w *Workspace) Validate(ctx context.Context) ([]Problem, error) {
 	for _, m := range snap.all {
 		out = append(out, w.linkProblems(snap, m)...)
 		out = append(out, secretProblems(filePath(w.store, m), m.Meta.Scope, m.Meta.ID)...)
+		out = append(out, textProblems(filePath(w.store, m), m)...)
 	}
 	out = append(out, w.backupProblems()...)
 	out = append(out, w.cycleProblems(snap)...)
@@ -521,6 +536,31 @@ func secretProblems(path string, scope memcore.Scope, id string) []Problem {
 		}
 		out = append(out, Problem{Path: path, Scope: scope, ID: id, Kind: ProblemSecret,
 			Message: fmt.Sprintf("line %d holds a secret (%s, not shown): rotate it if it is real; %s", line, m.Rule, fix)})
+	}
+	return out
+}
+
+// textProblems reports each field of m, whose file is at path, that holds
+// a character memcore.CheckText refuses: the field, the character and
+// where it is, and to delete it from the file.
+func textProblems(path string, m *memcore.MemoryFile) []Problem {
+	var out []Problem
+	for _, tp := range m.TextProblems() {
+		c := tp.Char
+		where := fmt.Sprintf("%s holds %v", tp.Field, c)
+		if tp.Field == "content" {
+			where += fmt.Sprintf(" (line %d of the content)", c.Line)
+		}
+		why := "which a terminal printing the file, or an editor, may act on"
+		if c.Rune == 0 {
+			why = "which makes git and other tools take the file for binary"
+		}
+		fix := "delete it from the file"
+		if tp.Field != "content" {
+			fix += fmt.Sprintf(` (in a double-quoted value it may be written as an escape, such as \u%04X)`, c.Rune)
+		}
+		out = append(out, Problem{Path: path, Scope: m.Meta.Scope, ID: m.Meta.ID, Kind: ProblemUnsafeCharacter,
+			Message: fmt.Sprintf("%s, %s; the memory is still read, the character shown escaped: %s", where, why, fix)})
 	}
 	return out
 }
