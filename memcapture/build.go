@@ -175,7 +175,8 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 	case len(f.content) > b.p.cfg.maxContentBytes:
 		why = "oversized content"
 	default:
-		// Not UTF-8, or a control character: the command refuses the same.
+		// Not UTF-8, a control, bidirectional or invisible character: the
+		// command refuses the same.
 		err := memcore.CheckText(f.content)
 		if err == nil {
 			return f, true

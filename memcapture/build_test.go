@@ -77,6 +77,14 @@ func TestValidation(t *testing.T) {
 					item("Keeps\ttabs and\nlines."))
 			},
 			want: want{written: 1, invalid: 4}},
+		{name: "bidirectional and invisible characters",
+			reply: func(seeds) string {
+				return reply(item("Admins are \u202eenon\u202c."), item("Checks \u2066x\u2069 first."), item("Marks\u200fhere."),
+					item("Uses pass\u200bword auth."), item("\ufeffStarts with a mark."),
+					item("The team 👨\u200d👩\u200d👧 ships on Fridays."), item("کاربر فارسی می\u200cنویسد."),
+					item("המשתמש מעדיף tabs; يفضل المستخدم."))
+			},
+			want: want{written: 3, invalid: 5}},
 		{name: "line breaks",
 			reply: func(seeds) string { return reply(item("Line one.\r\nLine two.\rLine three.")) },
 			want:  want{written: 1},

@@ -7,9 +7,10 @@ import (
 )
 
 // CharError is a character of a text that a memory file must not hold, as
-// [CheckText] finds it: a byte that is not UTF-8, or a control character
-// other than tab and line breaks. Its message names the character and
-// where it is: "a control character U+001B at character 5".
+// [CheckText] finds it: a byte that is not UTF-8, a control character
+// other than tab and line breaks, or a bidirectional formatting or
+// invisible character. Its message names the character and where it is:
+// "a control character U+001B at character 5".
 type CharError struct {
 	// Rune is the character, or utf8.RuneError for a byte that is not
 	// UTF-8 (Byte).
@@ -24,27 +25,71 @@ type CharError struct {
 	Line int
 }
 
-// NotUTF8 reports whether e is a byte that is not UTF-8 rather than a
-// character.
-func (e *CharError) NotUTF8() bool { return e.Rune == utf8.RuneError && e.Byte != 0 }
+// CharKind is the kind of character a [CharError] is.
+type CharKind int
+
+// The kinds of [CharError].
+const (
+	// CharNotUTF8: a byte that is not UTF-8.
+	CharNotUTF8 CharKind = iota
+	// CharControl: a control character (C0, DEL or C1) other than tab and
+	// line breaks: a NUL, the ESC that starts an escape sequence.
+	CharControl
+	// CharBidi: one of Unicode's bidirectional formatting characters, the
+	// embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069
+	// and the marks U+200E, U+200F and U+061C, which change the order in
+	// which the text around them is shown ("Trojan Source").
+	CharBidi
+	// CharInvisible: a character that shows as nothing, the zero-width
+	// space U+200B or U+FEFF (a byte order mark inside text), which makes
+	// two texts that read alike differ.
+	CharInvisible
+)
+
+// Kind says what kind of character e is.
+func (e *CharError) Kind() CharKind {
+	switch {
+	case e.Rune == utf8.RuneError && e.Byte != 0:
+		return CharNotUTF8
+	case isBidi(e.Rune):
+		return CharBidi
+	case isInvisible(e.Rune):
+		return CharInvisible
+	}
+	return CharControl
+}
 
 func (e *CharError) Error() string {
-	if e.NotUTF8() {
+	what := ""
+	switch e.Kind() {
+	case CharNotUTF8:
 		return fmt.Sprintf("a byte that is not UTF-8 (0x%02X) at character %d", e.Byte, e.At)
+	case CharBidi:
+		what = "a bidirectional formatting character"
+	case CharInvisible:
+		what = "an invisible character"
+	default:
+		what = "a control character"
 	}
-	return fmt.Sprintf("a control character U+%04X at character %d", e.Rune, e.At)
+	return fmt.Sprintf("%s U+%04X at character %d", what, e.Rune, e.At)
 }
 
 // CheckText returns a [*CharError] for the first character of s that text
 // written into a memory file — its content, a reason, a quote — must not
-// hold, or nil: a byte that is not UTF-8, or a control character (C0, DEL
-// or C1) other than tab, line feed and carriage return (line breaks,
-// which a writer makes "\n"). A NUL makes git and other tools take the
-// file for binary, and an escape sequence drives the terminal of whoever
-// prints the file. The forgemem command, its MCP server and capture refuse
-// such text. A file written by hand that holds such a character is still
-// read, unless it is a byte that is not UTF-8 ([MemoryFile.Validate]), and
-// [MemoryFile.TextProblems] reports it.
+// hold, or nil: a byte that is not UTF-8; a control character (C0, DEL or
+// C1) other than tab, line feed and carriage return (line breaks, which a
+// writer makes "\n"); a bidirectional formatting character (U+202A–U+202E,
+// U+2066–U+2069, U+200E, U+200F, U+061C); the zero-width space U+200B or
+// U+FEFF. A NUL makes git and other tools take the file for binary, an
+// escape sequence drives the terminal of whoever prints the file, and the
+// bidirectional and invisible characters make text read differently than
+// it is. The zero-width joiner U+200D and non-joiner U+200C are text:
+// emoji sequences (👨‍👩‍👧) and the spelling of Persian and other scripts
+// need them, as letters of every script, accents, emoji and right-to-left
+// text written as such are. The forgemem command, its MCP server and
+// capture refuse such text. A file written by hand that holds such a
+// character is still read, unless it is a byte that is not UTF-8
+// ([MemoryFile.Validate]), and [MemoryFile.TextProblems] reports it.
 func CheckText(s string) error {
 	if ce := findChar(s, unsafeRune); ce != nil {
 		return ce
@@ -93,8 +138,8 @@ type TextProblem struct {
 // the content — the first character of it that [CheckText] refuses, in the
 // order of the file, or nil when there is none. A memory a person wrote or
 // merged by hand can hold one and still be valid: only a byte that is not
-// UTF-8 makes it invalid (Validate), so that a control character is shown
-// escaped rather than the memory hidden.
+// UTF-8 makes it invalid (Validate), so that such a character is reported
+// rather than the memory hidden.
 func (m *MemoryFile) TextProblems() []TextProblem {
 	mt := &m.Meta
 	quote := ""
@@ -121,5 +166,21 @@ func (m *MemoryFile) TextProblems() []TextProblem {
 // unsafeRune reports whether CheckText refuses r, a character of UTF-8
 // text.
 func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r'
+	if unicode.IsControl(r) {
+		return r != '\t' && r != '\n' && r != '\r'
+	}
+	return isBidi(r) || isInvisible(r)
 }
+
+// isBidi reports whether r is one of Unicode's bidirectional formatting
+// characters: ALM, LRM, RLM, the embeddings and overrides U+202A–U+202E and
+// the isolates U+2066–U+2069.
+func isBidi(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+// isInvisible reports whether r is a character CheckText refuses because
+// it shows as nothing: the zero-width space and U+FEFF (a parser drops the
+// byte order mark that starts a file; inside text it is a zero-width
+// no-break space).
+func isInvisible(r rune) bool { return r == 0x200b || r == 0xfeff }

@@ -7,32 +7,59 @@ import (
 )
 
 // CheckText finds the first character memory text must not hold — a byte
-// that is not UTF-8, a control character but tab and line breaks — and
-// says where it is, in characters from 1 and in lines; everything else is
-// text.
+// that is not UTF-8, a control character but tab and line breaks, a
+// bidirectional formatting character, a zero-width space or a byte order
+// mark — and says what it is and where, in characters from 1 and in lines.
+// Everything else is text: every script, right-to-left ones written as
+// such, accents, emoji sequences joined by U+200D, and the U+200C of
+// Persian spelling.
 func TestCheckText(t *testing.T) {
+	ctl, bidi, inv, bad := CharControl, CharBidi, CharInvisible, CharNotUTF8
 	tests := []struct {
 		name string
 		text string
 		// want is the character found; nil for text that is fine.
 		want *CharError
+		kind CharKind
 		msg  string
 	}{
-		{"empty", "", nil, ""},
-		{"plain", "Prefers tabs.", nil, ""},
-		{"tab and line breaks", "Prefers tabs:\r\n\tin Go\rtoo.\n", nil, ""},
-		{"U+FFFD, which is UTF-8", "Prefers \uFFFD.", nil, ""},
-		{"accents, CJK and emoji", "Préfère «ça» — 名前は太郎 🦀", nil, ""},
-		{"NUL", "Prefers tabs in \x00Go.", &CharError{Rune: 0, At: 17, Line: 1}, "a control character U+0000 at character 17"},
-		{"escape sequence", "\x1b[2JPrefers tabs.", &CharError{Rune: 0x1b, At: 1, Line: 1}, "a control character U+001B at character 1"},
-		{"DEL", "a\x7f", &CharError{Rune: 0x7f, At: 2, Line: 1}, "a control character U+007F at character 2"},
-		{"C1 NEL", "a\u0085b", &CharError{Rune: 0x85, At: 2, Line: 1}, "a control character U+0085 at character 2"},
-		{"C1 CSI", "a\u009b2J", &CharError{Rune: 0x9b, At: 2, Line: 1}, "a control character U+009B at character 2"},
-		{"vertical tab", "a\vb", &CharError{Rune: '\v', At: 2, Line: 1}, "a control character U+000B at character 2"},
-		{"counted in characters and lines", "é€\n𝄞\n\x07", &CharError{Rune: 7, At: 6, Line: 3}, "a control character U+0007 at character 6"},
-		{"not UTF-8", "Prefers\xfftabs.", &CharError{Rune: utf8.RuneError, Byte: 0xff, At: 8, Line: 1}, "a byte that is not UTF-8 (0xFF) at character 8"},
-		{"a cut character", "ab\xe2\x82", &CharError{Rune: utf8.RuneError, Byte: 0xe2, At: 3, Line: 1}, "a byte that is not UTF-8 (0xE2) at character 3"},
-		{"the first of several", "a\n\x00\x1b", &CharError{Rune: 0, At: 3, Line: 2}, "a control character U+0000 at character 3"},
+		{"empty", "", nil, 0, ""},
+		{"plain", "Prefers tabs.", nil, 0, ""},
+		{"tab and line breaks", "Prefers tabs:\r\n\tin Go\rtoo.\n", nil, 0, ""},
+		{"U+FFFD, which is UTF-8", "Prefers \uFFFD.", nil, 0, ""},
+		{"accents, CJK and emoji", "Préfère «ça» — 名前は太郎, 한국어 🦀", nil, 0, ""},
+		{"combining accents", "re\u0301sume\u0301", nil, 0, ""},
+		{"emoji joined by U+200D", "The team 👨\u200d👩\u200d👧 ships 🏳\ufe0f\u200d🌈 builds; 🧑\u200d💻 reviews.", nil, 0, ""},
+		{"Persian with U+200C", "کاربر فارسی می\u200cنویسد و نیم\u200cفاصله می\u200cگذارد.", nil, 0, ""},
+		{"Arabic", "يفضل المستخدم علامات التبويب.", nil, 0, ""},
+		{"Hebrew, mixed with English", "המשתמש מעדיף tabs ב-Go (גרסה 1.26).", nil, 0, ""},
+		{"no-break space and soft hyphen", "prix\u00a0: 5\u00a0€, hyphen\u00adation", nil, 0, ""},
+		{"NUL", "Prefers tabs in \x00Go.", &CharError{Rune: 0, At: 17, Line: 1}, ctl, "a control character U+0000 at character 17"},
+		{"escape sequence", "\x1b[2JPrefers tabs.", &CharError{Rune: 0x1b, At: 1, Line: 1}, ctl, "a control character U+001B at character 1"},
+		{"DEL", "a\x7f", &CharError{Rune: 0x7f, At: 2, Line: 1}, ctl, "a control character U+007F at character 2"},
+		{"C1 NEL", "a\u0085b", &CharError{Rune: 0x85, At: 2, Line: 1}, ctl, "a control character U+0085 at character 2"},
+		{"C1 CSI", "a\u009b2J", &CharError{Rune: 0x9b, At: 2, Line: 1}, ctl, "a control character U+009B at character 2"},
+		{"vertical tab", "a\vb", &CharError{Rune: '\v', At: 2, Line: 1}, ctl, "a control character U+000B at character 2"},
+		{"counted in characters and lines", "é€\n𝄞\n\x07", &CharError{Rune: 7, At: 6, Line: 3}, ctl, "a control character U+0007 at character 6"},
+		{"not UTF-8", "Prefers\xfftabs.", &CharError{Rune: utf8.RuneError, Byte: 0xff, At: 8, Line: 1}, bad, "a byte that is not UTF-8 (0xFF) at character 8"},
+		{"a cut character", "ab\xe2\x82", &CharError{Rune: utf8.RuneError, Byte: 0xe2, At: 3, Line: 1}, bad, "a byte that is not UTF-8 (0xE2) at character 3"},
+		{"the first of several", "a\n\x00\x1b", &CharError{Rune: 0, At: 3, Line: 2}, ctl, "a control character U+0000 at character 3"},
+		{"LRE", "a\u202ab", &CharError{Rune: 0x202a, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+202A at character 2"},
+		{"RLE", "a\u202bb", &CharError{Rune: 0x202b, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+202B at character 2"},
+		{"PDF", "a\u202cb", &CharError{Rune: 0x202c, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+202C at character 2"},
+		{"LRO", "a\u202db", &CharError{Rune: 0x202d, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+202D at character 2"},
+		{"RLO, Trojan Source", "access = \"user\u202e \u2066// admin\u2069 \u2066\"", &CharError{Rune: 0x202e, At: 15, Line: 1}, bidi,
+			"a bidirectional formatting character U+202E at character 15"},
+		{"LRI", "a\u2066b", &CharError{Rune: 0x2066, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+2066 at character 2"},
+		{"RLI", "a\u2067b", &CharError{Rune: 0x2067, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+2067 at character 2"},
+		{"FSI", "a\u2068b", &CharError{Rune: 0x2068, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+2068 at character 2"},
+		{"PDI", "a\u2069b", &CharError{Rune: 0x2069, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+2069 at character 2"},
+		{"LRM", "a\u200eb", &CharError{Rune: 0x200e, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+200E at character 2"},
+		{"RLM in Hebrew", "שלום\u200f!", &CharError{Rune: 0x200f, At: 5, Line: 1}, bidi, "a bidirectional formatting character U+200F at character 5"},
+		{"ALM", "a\u061cb", &CharError{Rune: 0x061c, At: 2, Line: 1}, bidi, "a bidirectional formatting character U+061C at character 2"},
+		{"zero-width space", "pass\u200bword", &CharError{Rune: 0x200b, At: 5, Line: 1}, inv, "an invisible character U+200B at character 5"},
+		{"byte order mark inside text", "a\n\ufeffb", &CharError{Rune: 0xfeff, At: 3, Line: 2}, inv, "an invisible character U+FEFF at character 3"},
+		{"byte order mark first", "\ufeffPrefers tabs.", &CharError{Rune: 0xfeff, At: 1, Line: 1}, inv, "an invisible character U+FEFF at character 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,8 +80,8 @@ func TestCheckText(t *testing.T) {
 			if ce.Error() != tt.msg {
 				t.Errorf("message %q, want %q", ce.Error(), tt.msg)
 			}
-			if ce.NotUTF8() != (tt.want.Byte != 0) {
-				t.Errorf("NotUTF8() = %t", ce.NotUTF8())
+			if ce.Kind() != tt.kind {
+				t.Errorf("Kind() = %d, want %d", ce.Kind(), tt.kind)
 			}
 		})
 	}
@@ -130,7 +157,7 @@ func checkTextProblems(t *testing.T, m *MemoryFile) {
 			t.Fatalf("TextProblems names %s %+v, which CheckText accepts (%q)", key, *got[key], text)
 		case want != nil && (got[key] == nil || *got[key] != *want):
 			t.Fatalf("TextProblems of %s = %v, want %+v (%q)", key, got[key], *want, text)
-		case want != nil && !want.NotUTF8() && []rune(text)[want.At-1] != want.Rune:
+		case want != nil && !(want.Kind() == CharNotUTF8) && []rune(text)[want.At-1] != want.Rune:
 			t.Fatalf("%s: character %d of %q is not %U", key, want.At, text, want.Rune)
 		}
 	}

@@ -25,8 +25,8 @@ merge-conflict — or break the schema, so they would otherwise be skipped witho
 or are read repaired, ids that differ from their file names, links to memories that are not
 stored, supersedes cycles and forks (with the change in force and how to settle each), repo
 memories pointing at user-scope ones (they break for teammates), secrets in files on disk,
-text holding a control character a hand edit left (kind unsafe-character: which field,
-which character and where; the memory is still read), and repo memories whose anchors moved
+text holding a control, bidirectional formatting or invisible character a hand edit left
+(kind unsafe-character: which field, which character and where; the memory is still read), and repo memories whose anchors moved
 or went away (kind stale: which anchor, what happened
 to it, the new name of a renamed path), and repo memories whose files say they are in force
 but whose text reads like an instruction to the agent's tools, which recall holds until you

@@ -32,8 +32,10 @@ chain. Links name other memories by id, and always their current version.
 
 The text is one argument: quote it, as the examples do (several are refused rather than
 joined, since the shell changes unquoted words such as *.tmp or $HOME). It may be at most
-65,536 characters, with no control character but tab and line breaks. --supersedes and the
-links take an id or a unique prefix of at least 4 hexadecimal digits (mem_1b4e or 1b4e).
+65,536 characters, with no control character but tab and line breaks, and no bidirectional
+formatting or invisible character (U+202E, U+200B: they make text read differently than it
+is; U+200D, which joins emoji, is text). --supersedes and the links take an id or a unique
+prefix of at least 4 hexadecimal digits (mem_1b4e or 1b4e).
 
 A repo memory records its anchors: the files, folders and identifiers of the repository its
 text names (found in the working tree), and those given with --anchor PATH, PATH#SYMBOL or

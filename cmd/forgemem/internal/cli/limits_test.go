@@ -428,8 +428,10 @@ func TestRememberWarnsOfAMemoryOverTheInjectionBudget(t *testing.T) {
 
 // remember, forget --reason and review --reject --reason refuse text
 // holding a control character other than tab and line breaks (a shell's
-// $'\e[31m' passes one) as a usage error naming the character and where
-// it is, and write nothing; line breaks are written "\n".
+// $'\e[31m' passes one), a bidirectional formatting or an invisible
+// character as a usage error naming the character and where it is, and
+// write nothing; line breaks are written "\n", and emoji joined by U+200D
+// are text.
 func TestControlCharactersAreUsageErrors(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -450,6 +452,12 @@ func TestControlCharactersAreUsageErrors(t *testing.T) {
 		{"forget with CRLF", []string{"forget", id(1), "--reason", "wrong\r\nnow"}, cli.ExitOK, "", "wrong\nnow"},
 		{"reject with an escape sequence", []string{"review", "--reject", id(2), "--reason", "\x1b]0;title\a"}, cli.ExitUsage,
 			"the reason holds a control character U+001B at character 1; remove it", ""},
+		{"remember a right-to-left override", []string{"remember", "Admins are \u202eenon\u202c.", "--scope", "user", "--category", "patterns"}, cli.ExitUsage,
+			"the text to remember holds a bidirectional formatting character U+202E at character 12; remove it", ""},
+		{"remember emoji joined by U+200D", []string{"remember", "The team 👨\u200d👩\u200d👧 ships.", "--scope", "user", "--category", "patterns"}, cli.ExitOK, "",
+			"The team 👨\u200d👩\u200d👧 ships."},
+		{"reject with a zero-width space", []string{"review", "--reject", id(2), "--reason", "not\u200bours"}, cli.ExitUsage,
+			"the reason holds an invisible character U+200B at character 4; remove it", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -201,9 +201,11 @@ func TestRememberNotesAMemoryOverTheInjectionBudget(t *testing.T) {
 
 // memory_remember and memory_forget refuse text holding a control
 // character other than tab and line breaks — a NUL makes git take the
-// memory file for binary — with a tool error naming the character and
-// where it is, and write nothing; line breaks are written "\n". Anchors
-// holding one are not valid, and not recorded.
+// memory file for binary — or a bidirectional formatting or invisible
+// character, with a tool error naming the character and where it is, and
+// write nothing; line breaks are written "\n", and emoji joined by U+200D
+// are text. Anchors holding a control character are not valid, and not
+// recorded.
 func TestControlCharactersAreRefused(t *testing.T) {
 	tests := []struct {
 		name string
@@ -222,6 +224,10 @@ func TestControlCharactersAreRefused(t *testing.T) {
 			"the text to remember holds a control character U+001B at character 1; remove it", true, []string{"Prefers spaces."}},
 		{"a C1 character in the content", "memory_remember", map[string]any{"content": "Prefers\u009btabs.", "scope": "user", "category": "patterns"},
 			"the text to remember holds a control character U+009B at character 8; remove it", true, []string{"Prefers spaces."}},
+		{"a right-to-left override in the content", "memory_remember", map[string]any{"content": "Admins are \u202eenon\u202c.", "scope": "user", "category": "patterns"},
+			"memory_remember: invalid input: the text to remember holds a bidirectional formatting character U+202E at character 12; remove it", true, []string{"Prefers spaces."}},
+		{"emoji joined by U+200D in the content", "memory_remember", map[string]any{"content": "The team 👨\u200d👩\u200d👧 ships.", "scope": "user", "category": "patterns"},
+			"Remembered as mem_", false, []string{"Prefers spaces.", "The team 👨\u200d👩\u200d👧 ships."}},
 		{"CRLF in the content", "memory_remember", map[string]any{"content": "Prefers tabs.\r\n\tIn Go too.", "scope": "user", "category": "patterns"},
 			"Remembered as mem_", false, []string{"Prefers spaces.", "Prefers tabs.\n\tIn Go too."}},
 		{"control characters in anchors", "memory_remember", map[string]any{"content": "Orders are read in one query.", "scope": "repo", "category": "patterns",
@@ -230,6 +236,8 @@ func TestControlCharactersAreRefused(t *testing.T) {
 			[]string{"Prefers spaces.", "Orders are read in one query."}},
 		{"a NUL in a forget's reason", "memory_forget", map[string]any{"reason": "no\x00longer true"},
 			"memory_forget: invalid input: the reason holds a control character U+0000 at character 3; remove it", true, []string{"Prefers spaces."}},
+		{"a zero-width space in a forget's reason", "memory_forget", map[string]any{"reason": "no\u200blonger true"},
+			"memory_forget: invalid input: the reason holds an invisible character U+200B at character 3; remove it", true, []string{"Prefers spaces."}},
 		{"CRLF in a forget's reason", "memory_forget", map[string]any{"reason": "no longer\r\ntrue"},
 			"Forgot mem_", false, []string{"Prefers spaces.", "Prefers spaces. (forgotten: no longer\ntrue)"}},
 	}

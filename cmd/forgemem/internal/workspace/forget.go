@@ -25,7 +25,8 @@ type ForgetResult struct {
 // unique prefix of at least MinPrefixDigits digits): it writes a new
 // version with the head's content and category, trigger manual, marked
 // retired with the reason (redacted; at most MaxReasonRunes characters,
-// with no control character but tab and line breaks, as for Remember).
+// with no control character but tab and line breaks and no bidirectional
+// formatting or invisible character, as for Remember).
 // The chain keeps its history on disk but is no longer recalled, searched,
 // offered to the classifier or listed by default; Remember with Supersedes
 // revives it, and Purge deletes it. It writes through memcore.Writer: when another

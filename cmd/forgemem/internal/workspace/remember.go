@@ -39,7 +39,8 @@ const MaxReasonRunes = 1000
 type RememberInput struct {
 	// Text is the memory's content. Secrets in it are redacted, and its
 	// line breaks written "\n"; a control character other than tab and
-	// line breaks, or a byte that is not UTF-8, is refused.
+	// line breaks, a bidirectional formatting or invisible character, or a
+	// byte that is not UTF-8, is refused (memcore.CheckText).
 	Text string
 	// Scope and Category are required for a new memory. A new version
 	// takes its chain's by default; it may change the category, not the
@@ -137,8 +138,9 @@ func (s hookedStore) Write(ctx context.Context, m *memcore.MemoryFile) error {
 // gives (trigger manual), redacted as captured ones are, with its source,
 // and screened for review as every memory is (RememberResult.Held): a new memory, or with Supersedes a new version of an
 // existing one. Text over MaxContentRunes is refused, and so is text that
-// holds a control character other than tab and line breaks, or a byte that
-// is not UTF-8, naming the character and where it is. Links are checked
+// holds a control character other than tab and line breaks, a
+// bidirectional formatting or invisible character (U+202E, U+200B…), or a
+// byte that is not UTF-8, naming the character and where it is. Links are checked
 // before anything is written: their targets must exist, may not be in the
 // memory's own chain, and may not cross scopes — a repo memory may not link
 // to a user-scope one (teammates do not have it), nor a user-scope memory
@@ -317,17 +319,19 @@ func rememberText(text string) (string, int, error) {
 
 // checkChars refuses text, which what names ("the reason"), that holds
 // what a memory file must not (memcore.CheckText): a byte that is not
-// UTF-8, or a control character (C0, DEL or C1) other than tab, line feed
-// and carriage return. A NUL makes git and other tools take the file for
-// binary, and an escape sequence would drive the terminal of whoever reads
-// the file. The error wraps ErrInvalidInput and names the character and
-// where it is, counted in characters from 1 in the text as given.
+// UTF-8, a control character (C0, DEL or C1) other than tab, line feed and
+// carriage return, or a bidirectional formatting or invisible character
+// (U+202E, U+200B…). A NUL makes git and other tools take the file for
+// binary, an escape sequence would drive the terminal of whoever reads the
+// file, and the others make the text read differently than it is. The
+// error wraps ErrInvalidInput and names the character and where it is,
+// counted in characters from 1 in the text as given.
 func checkChars(what, text string) error {
 	var ce *memcore.CharError
 	if !errors.As(memcore.CheckText(text), &ce) {
 		return nil
 	}
-	if ce.NotUTF8() {
+	if ce.Kind() == memcore.CharNotUTF8 {
 		return invalidf("%s holds %v; give the text in UTF-8", what, ce)
 	}
 	return invalidf("%s holds %v; remove it", what, ce)

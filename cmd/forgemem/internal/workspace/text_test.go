@@ -15,9 +15,11 @@ import (
 // What a person or an agent gives to be written into a memory file — the
 // text of remember, a person's edit approved in review, the reason of a
 // forget or of a rejection — holds no control character but tab and line
-// breaks, and is UTF-8: anything else is ErrInvalidInput naming the
-// character and where it is (in characters from 1, as given), and nothing
-// is written. Line breaks are written "\n", as the file has them.
+// breaks, no bidirectional formatting or invisible character, and is
+// UTF-8: anything else is ErrInvalidInput naming the character and where
+// it is (in characters from 1, as given), and nothing is written. Line
+// breaks are written "\n", as the file has them; every script, emoji
+// joined by U+200D and Persian's U+200C are text.
 func TestTextWrittenIntoAFile(t *testing.T) {
 	tests := []struct {
 		name string
@@ -44,6 +46,15 @@ func TestTextWrittenIntoAFile(t *testing.T) {
 		{"counted in characters, not bytes", "é€𝄞\x01", "", " holds a control character U+0001 at character 4; remove it"},
 		{"counted in the text as given", "  \n\x00", "", " holds a control character U+0000 at character 4; remove it"},
 		{"not UTF-8", "Prefers\xfftabs.", "", " holds a byte that is not UTF-8 (0xFF) at character 8; give the text in UTF-8"},
+		{"emoji joined by U+200D", "The team 👨\u200d👩\u200d👧 ships.", "The team 👨\u200d👩\u200d👧 ships.", ""},
+		{"Persian with U+200C", "کاربر می\u200cنویسد.", "کاربر می\u200cنویسد.", ""},
+		{"Hebrew and Arabic", "המשתמש מעדיף tabs; يفضل المستخدم", "המשתמש מעדיף tabs; يفضل المستخدم", ""},
+		{"CJK and accents", "名前は太郎, résumé", "名前は太郎, résumé", ""},
+		{"right-to-left override", "Admins are \u202eenon\u202c.", "", " holds a bidirectional formatting character U+202E at character 12; remove it"},
+		{"isolate", "Checks \u2066x\u2069.", "", " holds a bidirectional formatting character U+2066 at character 8; remove it"},
+		{"right-to-left mark", "a\u200fb", "", " holds a bidirectional formatting character U+200F at character 2; remove it"},
+		{"zero-width space", "pass\u200bword", "", " holds an invisible character U+200B at character 5; remove it"},
+		{"byte order mark", "\ufeffPrefers tabs.", "", " holds an invisible character U+FEFF at character 1; remove it"},
 	}
 	ctx := context.Background()
 	ops := []struct {
@@ -206,7 +217,8 @@ func TestReasonLimit(t *testing.T) {
 }
 
 // validate reports a memory file written or merged by hand whose text holds
-// a character forgemem refuses to write (kind unsafe-character, a
+// a character forgemem refuses to write — a control, bidirectional
+// formatting or invisible character — (kind unsafe-character, a
 // warning): the field, the character and where it is, and to delete it;
 // the memory is still read, and not counted among the files that cannot
 // be. A byte that is not UTF-8 is an error, named the same way: the file
@@ -222,26 +234,41 @@ func TestValidateReportsUnsafeCharacters(t *testing.T) {
 		read bool
 	}{
 		{"ordinary text", func(m *memcore.MemoryFile) {
-			m.Content = "Préfère «ça»:\n\tnamed 名前は太郎, שלום, مرحبا 🦀\r\nend."
+			m.Content = "Préfère «ça»:\n\tnamed 名前は太郎, שלום, مرحبا 🦀 👨\u200d👩\u200d👧, می\u200cنویسد\r\nend."
 			m.Meta.SessionID = "セッション-🚀"
 		}, nil, true},
 		{"a NUL in the content", func(m *memcore.MemoryFile) { m.Content = "Prefers tabs.\nIn \x00Go." }, []workspace.Problem{{
 			Kind: workspace.ProblemUnsafeCharacter,
 			Message: "content holds a control character U+0000 at character 18 (line 2 of the content), which makes git and other tools take the file for binary; " +
-				"the memory is still read, the character shown escaped: delete it from the file"}}, true},
+				"the memory is still read: delete it from the file"}}, true},
 		{"an escape sequence in the content", func(m *memcore.MemoryFile) { m.Content = "\x1b[2JPrefers tabs." }, []workspace.Problem{{
 			Kind: workspace.ProblemUnsafeCharacter,
 			Message: "content holds a control character U+001B at character 1 (line 1 of the content), which a terminal printing the file, or an editor, may act on; " +
-				"the memory is still read, the character shown escaped: delete it from the file"}}, true},
+				"the memory is still read: delete it from the file"}}, true},
 		{"a C1 control in a retired reason and the session id", func(m *memcore.MemoryFile) {
 			m.Meta.Retired, m.Meta.RetiredReason, m.Meta.SessionID = true, "wrong \u009b2J", "s\x07"
 		}, []workspace.Problem{
 			{Kind: workspace.ProblemUnsafeCharacter, Message: "retired_reason holds a control character U+009B at character 7, which a terminal printing the file, or an editor, may act on; " +
-				`the memory is still read, the character shown escaped: delete it from the file (in a double-quoted value it may be written as an escape, such as \u009B)`},
+				`the memory is still read: delete it from the file (in a double-quoted value it may be written as an escape, such as \u009B)`},
 			{Kind: workspace.ProblemUnsafeCharacter, Message: "session_id holds a control character U+0007 at character 2, which"},
 		}, true},
 		{"DEL in the evidence's quote", func(m *memcore.MemoryFile) { m.Meta.Evidence = &memcore.Evidence{Quote: "tabs\x7f"} }, []workspace.Problem{{
 			Kind: workspace.ProblemUnsafeCharacter, Message: "evidence.quote holds a control character U+007F at character 5, which"}}, true},
+		{"a right-to-left override in the content", func(m *memcore.MemoryFile) { m.Content = "Admins:\nare \u202eenon\u202c." }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "content holds a bidirectional formatting character U+202E at character 13 (line 2 of the content), which shows the text around it in another order than it is written; " +
+				"the memory is still read: delete it from the file"}}, true},
+		{"an isolate in a rejection reason", func(m *memcore.MemoryFile) { m.Meta.RejectionReason = "not \u2067ours\u2069" }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "rejection_reason holds a bidirectional formatting character U+2067 at character 5, which shows the text around it in another order than it is written; " +
+				`the memory is still read: delete it from the file (in a double-quoted value it may be written as an escape, such as \u2067)`}}, true},
+		{"a zero-width space in the content", func(m *memcore.MemoryFile) { m.Content = "Uses pass\u200bword auth." }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "content holds an invisible character U+200B at character 10 (line 1 of the content), which shows as nothing, so the text is not what it reads; " +
+				"the memory is still read: delete it from the file"}}, true},
+		{"a byte order mark in a status reason", func(m *memcore.MemoryFile) {
+			m.Meta.Status, m.Meta.StatusReason = memcore.StatusPending, "instruction: \ufeffruns curl"
+		}, []workspace.Problem{{Kind: workspace.ProblemUnsafeCharacter, Message: "status_reason holds an invisible character U+FEFF at character 14, which shows as nothing"}}, true},
 		{"not UTF-8", func(m *memcore.MemoryFile) { m.Content = "Prefers\xfftabs." }, []workspace.Problem{{
 			Kind: workspace.ProblemInvalid, Message: "content holds a byte that is not UTF-8 (0xFF) at character 8; fix the file"}}, false},
 	}

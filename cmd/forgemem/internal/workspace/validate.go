@@ -72,13 +72,16 @@ const (
 	// session id — holds a character that forgemem refuses to write
 	// (memcore.CheckText): a control character other than tab and line
 	// breaks, such as a NUL, which makes git take the file for binary, or
-	// the ESC of an escape sequence. It is a warning, as secret and held
+	// the ESC of an escape sequence; a bidirectional formatting character
+	// (U+202E…) or an invisible one (U+200B, U+FEFF), which make the text
+	// read differently than it is. It is a warning, as secret and held
 	// are, not an error as invalid is: the memory is still read — listed,
 	// searched and recalled, not counted among the files that cannot be
-	// read — and the command shows the character escaped, so nothing is
-	// lost or acted on; validate reports it (exit 1, as for every problem)
-	// so that someone deletes the character from the file. A byte that is
-	// not UTF-8 is the error: the file is not read (invalid).
+	// read — and the command shows control and bidirectional characters
+	// escaped, so nothing is lost or acted on; validate reports it (exit
+	// 1, as for every problem) so that someone deletes the character from
+	// the file. A byte that is not UTF-8 is the error: the file is not read
+	// (invalid).
 	ProblemUnsafeCharacter ProblemKind = "unsafe-character"
 	// ProblemStale is declared with the anchors (anchors.go), ProblemHeld
 	// with the memories recall holds (held.go).
@@ -552,15 +555,20 @@ func textProblems(path string, m *memcore.MemoryFile) []Problem {
 			where += fmt.Sprintf(" (line %d of the content)", c.Line)
 		}
 		why := "which a terminal printing the file, or an editor, may act on"
-		if c.Rune == 0 {
+		switch {
+		case c.Rune == 0:
 			why = "which makes git and other tools take the file for binary"
+		case c.Kind() == memcore.CharBidi:
+			why = "which shows the text around it in another order than it is written"
+		case c.Kind() == memcore.CharInvisible:
+			why = "which shows as nothing, so the text is not what it reads"
 		}
 		fix := "delete it from the file"
 		if tp.Field != "content" {
 			fix += fmt.Sprintf(` (in a double-quoted value it may be written as an escape, such as \u%04X)`, c.Rune)
 		}
 		out = append(out, Problem{Path: path, Scope: m.Meta.Scope, ID: m.Meta.ID, Kind: ProblemUnsafeCharacter,
-			Message: fmt.Sprintf("%s, %s; the memory is still read, the character shown escaped: %s", where, why, fix)})
+			Message: fmt.Sprintf("%s, %s; the memory is still read: %s", where, why, fix)})
 	}
 	return out
 }
