@@ -240,3 +240,24 @@ func writeMemory(t *testing.T, dir, content, supersedes string) string {
 	}
 	return m.Meta.ID
 }
+
+// whyForgotten says why a memory was forgotten in a sentence of its own,
+// whatever the reason holds: parentheses of its own, a final period, line
+// breaks; nothing for no reason.
+func TestWhyForgotten(t *testing.T) {
+	tests := []struct {
+		reason, want string
+	}{
+		{"we moved to an event log", "Why it was forgotten: we moved to an event log."},
+		{"wrong (see ADR 12 (superseded))", "Why it was forgotten: wrong (see ADR 12 (superseded))."},
+		{"  no longer true.\n", "Why it was forgotten: no longer true."},
+		{"no longer\ntrue", "Why it was forgotten: no longer\ntrue."},
+		{"  ", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := whyForgotten(tt.reason); got != tt.want {
+			t.Errorf("whyForgotten(%q) = %q, want %q", tt.reason, got, tt.want)
+		}
+	}
+}

@@ -227,7 +227,7 @@ func TestRememberSearchRecallSupersedeShowForget(t *testing.T) {
 	text, _ = f.ok("memory_recall", map[string]any{"query": "how should user updates lock rows?"})
 	contains(t, "memory_recall after the change", text, "optimistic locking", "version 2", "History")
 
-	text, _ = f.ok("memory_forget", map[string]any{"id": second, "reason": "we moved to an event log"})
+	text, _ = f.ok("memory_forget", map[string]any{"id": second, "reason": "we moved to an event log (ADR 12)"})
 	contains(t, "memory_forget", text, "Forgot "+second, "history is kept")
 	text, _ = f.ok("memory_forget", map[string]any{"id": second})
 	contains(t, "memory_forget again", text, "already forgotten")
@@ -241,7 +241,7 @@ func TestRememberSearchRecallSupersedeShowForget(t *testing.T) {
 	text, _ = f.ok("memory_list", map[string]any{"scope": "repo"})
 	contains(t, "memory_list of the repo scope", text, "No memories in scope repo")
 	text, _ = f.ok("memory_show", map[string]any{"id": second})
-	contains(t, "memory_show of the forgotten memory", text, "Status: forgotten (we moved to an event log)", "(forgets the memory)")
+	contains(t, "memory_show of the forgotten memory", text, "Status: forgotten; it is not recalled, searched or listed. Why it was forgotten: we moved to an event log (ADR 12).\n", "(forgets the memory)")
 }
 
 // Secrets given to memory_remember are redacted before the file is written.

@@ -40,11 +40,7 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 	switch {
 	case m.Forgotten:
 		base.Status = "forgotten"
-		reason := ""
-		if head.RetiredReason != "" {
-			reason = " (" + head.RetiredReason + ")"
-		}
-		fmt.Fprintf(&b, "Status: forgotten%s; it is not recalled, searched or listed.\n", reason)
+		b.WriteString(joinNotes("Status: forgotten; it is not recalled, searched or listed.", whyForgotten(head.RetiredReason)) + "\n")
 	case m.Head && m.Status == string(memcore.StatusPending):
 		base.Status = "waits for review"
 		b.WriteString(joinNotes("Status: waits for the user's review; it is not recalled or searched until approved.", workspace.WhyHeld(m.StatusReason)) + "\n")
@@ -98,6 +94,18 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 	}
 	text, out := fitAtLeast(0, fitting(entries), render)
 	return text, out, nil
+}
+
+// whyForgotten says why a memory was forgotten in a sentence of its own,
+// as workspace.WhyHeld says why one waits, so that a reason holding
+// parentheses never nests them in the status's: "Why it was forgotten: we
+// moved to an event log (ADR 12)." It is "" for no reason.
+func whyForgotten(reason string) string {
+	reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
+	if reason == "" {
+		return ""
+	}
+	return "Why it was forgotten: " + reason + "."
 }
 
 // leftOutParts says how many versions and links were left out: "3 older
