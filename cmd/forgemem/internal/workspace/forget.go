@@ -24,9 +24,9 @@ type ForgetResult struct {
 // Forget retires the chain of the memory ref names (its whole id, or a
 // unique prefix of at least MinPrefixDigits digits): it writes a new
 // version with the head's content and category, trigger manual, marked
-// retired with the reason (redacted; at most MaxReasonRunes characters,
+// retired with the reason (at most MaxReasonRunes characters as given,
 // with no control character but tab and line breaks and no bidirectional
-// formatting or invisible character, as for Remember).
+// formatting or invisible character, as for Remember; then redacted).
 // The chain keeps its history on disk but is no longer recalled, searched,
 // offered to the classifier or listed by default; Remember with Supersedes
 // revives it, and Purge deletes it. It writes through memcore.Writer: when another
@@ -43,6 +43,13 @@ func (w *Workspace) Forget(ctx context.Context, ref, reason string) (*ForgetResu
 	if err != nil {
 		return nil, err
 	}
+	return w.forget(ctx, ref, reason)
+}
+
+// forget is Forget with reason checked (reasonText), not yet redacted:
+// its length is that of what the user typed, which redacting can change
+// (a short secret becomes a longer placeholder), so it is checked first.
+func (w *Workspace) forget(ctx context.Context, ref, reason string) (*ForgetResult, error) {
 	snap, err := w.load(ctx)
 	if err != nil {
 		return nil, err

@@ -30,9 +30,11 @@ const MaxContentRunes = 64 << 10
 // MaxReasonRunes is the longest reason [Workspace.Forget] and
 // [Workspace.Reject] take, in characters (Unicode code points, as JSON
 // Schema's maxLength counts them, so that MCP's memory_forget states the
-// same limit in its input schema): 1,000. A reason says in a sentence or
-// two why a memory is forgotten; it is kept in the front matter of the
-// retired version, which every later read of the folder parses.
+// same limit in its input schema): 1,000, counted in the reason as given,
+// before its secrets are redacted (a placeholder may be longer than the
+// secret it replaces). A reason says in a sentence or two why a memory is
+// forgotten; it is kept in the front matter of the retired version, which
+// every later read of the folder parses.
 const MaxReasonRunes = 1000
 
 // RememberInput is a memory a person adds by hand.

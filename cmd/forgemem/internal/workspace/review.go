@@ -144,26 +144,29 @@ func (w *Workspace) Approve(ctx context.Context, ref, content string) (*ReviewRe
 
 // Reject takes the memory ref names, which must wait for review, out of
 // the queue without putting it in force: a change of a memory in force
-// goes back to that version; a new memory is retired with reason
-// (checked and redacted as Forget's), as a forgotten one is.
+// goes back to that version; a new memory, or one recall holds, is
+// retired with reason, as a forgotten one is. The reason is checked as
+// Forget's — its length as the user typed it — and then redacted.
 // Errors as for [Workspace.Approve].
 func (w *Workspace) Reject(ctx context.Context, ref, reason string) (*ReviewResult, error) {
 	reason, err := reasonText(reason)
 	if err != nil {
 		return nil, err
 	}
-	reason, _ = redact.Text(reason)
 	_, head, held, err := w.waiting(ctx, ref, "reject")
 	if err != nil {
 		return nil, err
 	}
 	if held {
-		fr, err := w.Forget(ctx, head.Meta.ID, reason)
+		// forget redacts the reason, checked already: checking it again
+		// once redacted would count the placeholders.
+		fr, err := w.forget(ctx, head.Meta.ID, reason)
 		if err != nil {
 			return nil, err
 		}
 		return &ReviewResult{Memory: fr.Memory, Reviewed: head.Meta.ID}, nil
 	}
+	reason, _ = redact.Text(reason)
 	wr, err := w.writer.Reject(ctx, head, reason, "")
 	if err != nil {
 		return nil, reviewError(head, err)
