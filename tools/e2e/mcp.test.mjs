@@ -141,7 +141,7 @@ test('forgemem mcp with the TypeScript SDK client', { timeout: 120_000 }, async 
     const s = await ok(client, 'memory_search', { query: 'optimistic locking user updates' });
     assert.ok(!s.structured.hits.some((h) => h.memory.id === second || h.memory.id === first));
     const sh = await ok(client, 'memory_show', { id: second });
-    assert.match(sh.text, /Status: forgotten \(moved to an event log\)/);
+    assert.match(sh.text, /Status: forgotten; it is not recalled, searched or listed\. Why it was forgotten: moved to an event log\./);
   });
 
   await t.test('bad input is a tool error a model can act on, never a protocol error', async () => {
