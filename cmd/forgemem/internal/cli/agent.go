@@ -44,7 +44,8 @@ repository committed that read like instructions, which recall holds until you a
 them (without --pending, a line says how many were left out, and another how many
 memories wait for review, unsearched).`,
 		Example: "  forgemem search \"database locking\"\n  forgemem search migrations --limit 3 --json",
-		Args:    cobra.MinimumNArgs(1),
+		Args: countArgs(argCount{min: 1, max: -1,
+			need: `needs the text to search for: forgemem search "database locking"`}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 1 || limit > workspace.MaxSearchLimit {
 				return usagef("--limit %d is out of range, want 1–%d", limit, workspace.MaxSearchLimit)
@@ -325,7 +326,8 @@ what the words find is recalled, with a warning on stderr. Where memory is turne
 		Example: `  forgemem recall --message "how do we lock user rows?"
   echo '{"role":"user","content":"how do we lock user rows?"}' | forgemem recall
   forgemem recall session.jsonl`,
-		Args: cobra.MaximumNArgs(1),
+		Args: countArgs(argCount{min: 0, max: 1, takes: "takes one conversation",
+			hint: `give one JSON Lines file, - to read it from standard input, or the user's message as --message "…", in quotes`}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			window, err := a.recallWindow(cmd, args, message)
 			if err != nil {

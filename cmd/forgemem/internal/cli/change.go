@@ -197,7 +197,9 @@ current again.
 The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4e or 1b4e); a
 shorter one is refused even when it matches one memory.`,
 		Example: `  forgemem forget mem_1b4e28ba --reason "we moved to Postgres"`,
-		Args:    cobra.ExactArgs(1),
+		Args: countArgs(argCount{min: 1, max: 1,
+			need:  `needs the id of the memory to forget: forgemem forget mem_1b4e28ba --reason "we moved to Postgres"; forgemem list lists them`,
+			takes: "takes one id", hint: `forget them one at a time; give why with --reason "…", in quotes`}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := a.existingWorkspace()
 			if err != nil {
@@ -234,7 +236,9 @@ only says what it would delete. Use forget to stop a memory being used but keep 
 history. The id may be a unique prefix of at least 4 hexadecimal digits (mem_1b4e or
 1b4e); a shorter one is refused even when it matches one memory.`,
 		Example: "  forgemem purge mem_1b4e28ba          # says what would be deleted\n  forgemem purge mem_1b4e28ba --yes",
-		Args:    cobra.ExactArgs(1),
+		Args: countArgs(argCount{min: 1, max: 1,
+			need:  "needs the id of the memory to delete: forgemem purge mem_1b4e28ba; forgemem list --retired lists them, forgotten ones too",
+			takes: "takes one id", hint: "purge them one at a time"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := a.existingWorkspace()
 			if err != nil {

@@ -229,6 +229,44 @@ func noArgs(hint string) cobra.PositionalArgs {
 	}
 }
 
+// argCount is what a command that takes arguments takes, for countArgs.
+type argCount struct {
+	// min and max are the fewest and the most arguments it takes; max < 0
+	// is no limit.
+	min, max int
+	// need says, after the command's name, what a command line with fewer
+	// than min arguments lacks, with an example: "needs the id of a
+	// memory: forgemem show mem_1b4e28ba".
+	need string
+	// takes says, after the command's name, what it takes, for a command
+	// line with more than max: "takes one id".
+	takes string
+	// hint, when set, says what to do instead of giving more than max:
+	// "show them one at a time".
+	hint string
+}
+
+// countArgs is cobra.ExactArgs, MinimumNArgs, MaximumNArgs and RangeArgs
+// in the command's words, as noArgs is cobra.NoArgs: too few arguments is
+// a usage error saying what the command needs, too many one saying what
+// it takes, quoting what was given, and then the hint. cobra said accepts
+// 1 arg(s), received 2 for "forgemem show a b".
+func countArgs(c argCount) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < c.min:
+			return usageError{errors.New(cmd.Name() + " " + c.need)}
+		case c.max >= 0 && len(args) > c.max:
+			msg := fmt.Sprintf("%s %s (got %d: %s)", cmd.Name(), c.takes, len(args), quoteArgs(args))
+			if c.hint != "" {
+				msg += "; " + c.hint
+			}
+			return usageError{errors.New(msg)}
+		}
+		return nil
+	}
+}
+
 // maxQuotedArgs is how many arguments an error quotes back.
 const maxQuotedArgs = 3
 

@@ -202,7 +202,9 @@ func (a *app) showCommand() *cobra.Command {
 to and from other memories. The id may be any unique prefix ("mem_1b4e28ba", "1b4e", "1"):
 show only reads, so unlike forget and purge it takes a prefix of any length.`,
 		Example: "  forgemem show mem_1b4e28ba\n  forgemem show 1b4e --json",
-		Args:    cobra.ExactArgs(1),
+		Args: countArgs(argCount{min: 1, max: 1,
+			need:  "needs the id of a memory: forgemem show mem_1b4e28ba; forgemem list lists them",
+			takes: "takes one id", hint: "show them one at a time"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := a.existingWorkspace()
 			if err != nil {

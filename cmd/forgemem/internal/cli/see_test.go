@@ -152,7 +152,7 @@ func TestShow(t *testing.T) {
 		{"show_json", []string{"show", id(2), "--json"}, cli.ExitOK, ""},
 		{"show_ambiguous", []string{"show", "0000000"}, cli.ExitUsage, "matches 6 memories; give more of the id:\n  mem_00000005-0000-4000-8000-000000000005  Prefers table-driven tests."},
 		{"show_unknown", []string{"show", "mem_0bad"}, cli.ExitFailure, "no memory has the id mem_0bad"},
-		{"show_no_args", []string{"show"}, cli.ExitUsage, "accepts 1 arg(s), received 0"},
+		{"show_no_args", []string{"show"}, cli.ExitUsage, "show needs the id of a memory"},
 	}
 	f := newFixture(t)
 	f.seed()

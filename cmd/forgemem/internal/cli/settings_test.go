@@ -118,9 +118,9 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"lsit"}, "unknown command \"lsit\" for \"forgemem\"\n\nDid you mean this?\n\tlist"},
 		{"unknown flag", []string{"list", "--all"}, "unknown flag: --all"},
 		{"unknown global flag", []string{"--repo", "x", "list"}, "unknown flag: --repo"},
-		{"too many arguments", []string{"show", "a", "b"}, "accepts 1 arg(s), received 2"},
+		{"too many arguments", []string{"show", "a", "b"}, "forgemem show: show takes one id (got 2: \"a\", \"b\"); show them one at a time\n"},
 		{"arguments to a command that takes none", []string{"stats", "now"}, "forgemem stats: stats takes no arguments (got \"now\")\n"},
-		{"missing argument", []string{"show"}, "accepts 1 arg(s), received 0"},
+		{"missing argument", []string{"show"}, "forgemem show: show needs the id of a memory: forgemem show mem_1b4e28ba; forgemem list lists them\n"},
 		{"no conversation to capture", []string{"capture"}, "forgemem capture: give the conversation to capture: a JSON Lines file, or - to read it from standard input\n"},
 		{"two conversations to capture", []string{"capture", "a.jsonl", "b.jsonl"}, "forgemem capture: give one conversation, not 2: capture runs one pass over one conversation\n"},
 		{"an id given to review", []string{"review", "1b4e28ba"}, "forgemem review: review takes no argument, got \"1b4e28ba\": to approve or reject one memory, give --approve 1b4e28ba or --reject 1b4e28ba; forgemem review alone asks about each\n"},
@@ -200,6 +200,39 @@ func TestNoArguments(t *testing.T) {
 	r := f.runIn(t.Context(), f.root, "{}", "hook", "claude-code", "extra")
 	if r.code != cli.ExitOK || !strings.Contains(r.stderr, `claude-code takes no arguments (got "extra"); it reads the hook's event as JSON from stdin`) {
 		t.Errorf("hook claude-code extra: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// Every command that takes arguments says so of too few or too many, in
+// its own words, quoting what was given and saying what to do instead:
+// never cobra's accepts 1 arg(s), received 2.
+func TestArgumentCounts(t *testing.T) {
+	tests := []struct {
+		args []string
+		says string // the first line of stderr
+	}{
+		{[]string{"show"}, `forgemem show: show needs the id of a memory: forgemem show mem_1b4e28ba; forgemem list lists them`},
+		{[]string{"show", "a", "b"}, `forgemem show: show takes one id (got 2: "a", "b"); show them one at a time`},
+		{[]string{"show", "a", "b", "c", "d", "e"}, `forgemem show: show takes one id (got 5: "a", "b", "c" and 2 more); show them one at a time`},
+		{[]string{"show", "--json", "a", strings.Repeat("x", 1000)}, `forgemem show: show takes one id (got 2: "a", "` + strings.Repeat("x", 39) + `…"); show them one at a time`},
+		{[]string{"forget"}, `forgemem forget: forget needs the id of the memory to forget: forgemem forget mem_1b4e28ba --reason "we moved to Postgres"; forgemem list lists them`},
+		{[]string{"forget", "1b4e28ba", "we", "moved"}, `forgemem forget: forget takes one id (got 3: "1b4e28ba", "we", "moved"); forget them one at a time; give why with --reason "…", in quotes`},
+		{[]string{"purge"}, `forgemem purge: purge needs the id of the memory to delete: forgemem purge mem_1b4e28ba; forgemem list --retired lists them, forgotten ones too`},
+		{[]string{"purge", "1b4e28ba", "7c2d0000", "--yes"}, `forgemem purge: purge takes one id (got 2: "1b4e28ba", "7c2d0000"); purge them one at a time`},
+		{[]string{"search"}, `forgemem search: search needs the text to search for: forgemem search "database locking"`},
+		{[]string{"search", "--limit", "3"}, `forgemem search: search needs the text to search for: forgemem search "database locking"`},
+		{[]string{"recall", "a.jsonl", "b.jsonl"}, `forgemem recall: recall takes one conversation (got 2: "a.jsonl", "b.jsonl"); give one JSON Lines file, - to read it from standard input, or the user's message as --message "…", in quotes`},
+		{[]string{"trust", "a.yaml", "b.yaml"}, `forgemem trust: trust takes one file (got 2: "a.yaml", "b.yaml"); trust them one at a time; without a file it trusts the repository's .forge/config.yaml`},
+	}
+	f := newFixture(t)
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := f.run(tt.args...)
+			first, _, _ := strings.Cut(r.stderr, "\n")
+			if r.code != cli.ExitUsage || first != tt.says || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2, nothing on stdout and the line %q", r.code, r.stdout, r.stderr, tt.says)
+			}
+		})
 	}
 }
 

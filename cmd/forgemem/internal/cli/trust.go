@@ -32,7 +32,8 @@ each setting needs.`,
 		Example: `  forgemem trust                    # the repository's .forge/config.yaml
   forgemem trust --list
   forgemem trust --revoke`,
-		Args: cobra.MaximumNArgs(1),
+		Args: countArgs(argCount{min: 0, max: 1, takes: "takes one file",
+			hint: "trust them one at a time; without a file it trusts the repository's .forge/config.yaml"}),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if list && (revoke || len(args) > 0) {
 				return usagef("--list takes no file and no --revoke")
