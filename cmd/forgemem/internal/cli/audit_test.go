@@ -129,6 +129,36 @@ func TestStatsAlignsPathsByDisplayWidth(t *testing.T) {
 	}
 }
 
+// A tab in a memory folder's path is shown as \t in stats' table, as the
+// hook's one-line text shows one, and stays in the path's cell: the
+// scopes' lines still start their cells at the same columns.
+func TestStatsKeepsATabInAPathCell(t *testing.T) {
+	f := newFixture(t)
+	f.repo = filepath.Join(f.root, "my\trepo")
+	if err := os.MkdirAll(filepath.Join(f.repo, ".git"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	f.seed()
+	r := f.run("stats")
+	if r.code != cli.ExitOK {
+		t.Fatalf("stats: exit %d, %s", r.code, r.stderr)
+	}
+	var rows []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "  repo  ") || strings.HasPrefix(l, "  user  ") {
+			rows = append(rows, l)
+		}
+	}
+	want := filepath.Join(f.root, `my\trepo`, ".forge", "memory")
+	if len(rows) != 2 || !strings.Contains(rows[0], "  "+want+"  ") || strings.Contains(r.stdout, "\t") {
+		t.Fatalf("stats printed\n%s\nwant a line for each scope, the repository's naming its folder as %s, and no tab", r.stdout, want)
+	}
+	repo, user := cellStarts(rows[0]), cellStarts(rows[1])
+	if len(repo) != 4 || fmt.Sprint(repo) != fmt.Sprint(user) {
+		t.Errorf("stats starts the cells of its scopes' lines at columns %v and %v, want the same 4:\n%s\n%s", repo, user, rows[0], rows[1])
+	}
+}
+
 // cellGap separates the cells of a table whose cells hold no two spaces in
 // a row.
 var cellGap = regexp.MustCompile(`  +`)

@@ -85,6 +85,12 @@ func isBidiControl(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
+// escapeLine is escapeControls for text that must stay on one line, or in
+// one cell of a table: line breaks and tabs are written as escapes too.
+func escapeLine(s string) string { return escapeControls(lineBreaks.Replace(s)) }
+
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+
 // styled is text ready to print as it is: escaped by escapeControls, and
 // then given the printer's own emphasis (bold, dim), which escaping again
 // would undo. Only the printer makes one.
@@ -94,19 +100,22 @@ type styled string
 // escaped (see escapeControls): strings and named string types (a scope,
 // a category), and errors by their message. A styled value is passed as
 // it is; numbers, times and the like cannot hold control characters.
-func escapeArgs(args []any) []any {
+func escapeArgs(args []any) []any { return escapeArgsWith(escapeControls, args) }
+
+// escapeArgsWith is escapeArgs escaping each string with escape.
+func escapeArgsWith(escape func(string) string, args []any) []any {
 	out := make([]any, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
 		case styled:
 			out[i] = string(v)
 		case string:
-			out[i] = escapeControls(v)
+			out[i] = escape(v)
 		case error:
-			out[i] = escapeControls(v.Error())
+			out[i] = escape(v.Error())
 		default:
 			if rv := reflect.ValueOf(a); rv.Kind() == reflect.String {
-				out[i] = escapeControls(rv.String())
+				out[i] = escape(rv.String())
 			} else {
 				out[i] = a
 			}

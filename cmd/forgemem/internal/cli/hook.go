@@ -220,12 +220,6 @@ func hookLine(s string) string {
 	return s[:cut] + more
 }
 
-// escapeLine is escapeControls for text that must stay on one line: line
-// breaks and tabs are written as escapes too.
-func escapeLine(s string) string { return escapeControls(lineBreaks.Replace(s)) }
-
-var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
-
 // hookWork handles one event, noting every failure in run.
 func (a *app) hookWork(ctx context.Context, run *hookRun, workerIdle, serverIdle time.Duration) {
 	run.at("reading the hook's input")

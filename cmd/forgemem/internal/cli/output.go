@@ -75,19 +75,25 @@ func (p *printer) table() *table {
 	return t
 }
 
-// header writes the table's header line, its cells escaped; call it before
-// any row.
+// header writes the table's header line, its cells escaped as escapeLine
+// escapes them; call it before any row.
 func (t *table) header(cells ...string) {
 	for i, c := range cells {
-		cells[i] = escapeControls(c)
+		cells[i] = escapeLine(c)
 	}
 	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 	t.hasHeader = true
 }
 
 // row formats a line of the table as fmt.Printf does, its arguments
-// escaped. Its cells are never styled, for the same reason.
-func (t *table) row(format string, args ...any) { fmt.Fprintf(t.tw, format, escapeArgs(args)...) }
+// escaped as escapeLine escapes them: the tabs and the line breaks of the
+// format end its cells and the line, and those of the text it is given —
+// a memory's title, a folder's path — are shown as \t, \n and \r, so
+// that they never split a cell or a line. Its cells are never styled, for
+// the same reason as the header's.
+func (t *table) row(format string, args ...any) {
+	fmt.Fprintf(t.tw, format, escapeArgsWith(escapeLine, args)...)
+}
 
 // flush writes the table, aligned, its header in bold.
 func (t *table) flush() {

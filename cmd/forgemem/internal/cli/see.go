@@ -101,17 +101,20 @@ func (a *app) printList(res *workspace.ListResult, opts workspace.ListOptions) {
 		}
 		t.header(append(header, "TITLE")...)
 		for _, m := range res.Memories {
-			st, title := "", m.Title
+			title := m.Title
 			isHeld := slices.Contains(res.Held, m.ID)
 			switch {
-			case state && isHeld:
-				st = "held for review\t"
 			case state:
-				st = stateOf(m) + "\t"
+				st := stateOf(m)
+				if isHeld {
+					st = "held for review"
+				}
+				t.row("%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, termtext.Clip(title, titleWidth))
+				continue
 			case isHeld:
 				title = heldMark + title
 			}
-			t.row("%s\t%s\t%s\t%d\t%s\t%s%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), st, termtext.Clip(title, titleWidth))
+			t.row("%s\t%s\t%s\t%d\t%s\t%s\n", shortID(m.ID), m.Scope, m.Category, m.Version, day(m.CreatedAt), termtext.Clip(title, titleWidth))
 		}
 		t.flush()
 	}

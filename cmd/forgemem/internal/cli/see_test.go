@@ -74,6 +74,34 @@ func TestListClipsTitlesToTheirWidth(t *testing.T) {
 	}
 }
 
+// A tab inside a memory's title is shown as \t, as the hook's one-line
+// text shows one, and stays in the title's cell: it never splits the
+// title into a column of its own. With the STATE column too.
+func TestListKeepsATabInItsTitleCell(t *testing.T) {
+	f := newFixture(t)
+	f.write(memory(1, memcore.ScopeRepo, memcore.CategoryProjectConventions, 1, "Indent Go with\ttabs, YAML with spaces."),
+		memory(2, memcore.ScopeRepo, memcore.CategoryProjectConventions, 2, "Keep\tmigrations\tin db/migrations."))
+	for _, args := range [][]string{{"list"}, {"list", "--retired"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := f.run(args...)
+			if r.code != cli.ExitOK {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			lines := strings.Split(r.stdout, "\n")
+			if len(lines) < 3 || strings.Contains(r.stdout, "\t") {
+				t.Fatalf("list printed a tab:\n%q", r.stdout)
+			}
+			header := columnStarts(lines[0])
+			for i, want := range []string{`Indent Go with\ttabs, YAML with spaces.`, `Keep\tmigrations\tin db/migrations.`} {
+				row := lines[i+1]
+				if got := columnStarts(row); !strings.HasSuffix(row, "  "+want) || !slices.Equal(got, header) {
+					t.Errorf("row %q starts its cells at %v, want it to end with %q and to start them where the header does, at %v", row, got, want, header)
+				}
+			}
+		})
+	}
+}
+
 // shortID is the id as a listing shows it.
 func shortID(id string) string { return id[:len("mem_")+8] }
 
