@@ -11,5 +11,6 @@
 // than that (a second value, the "]" of an array cut into lines) or is
 // not JSON with a [*NotOneValueError]; [Line.Syntax] says where a line
 // stops being JSON; [Kind] names a value's kind as a person would ("an
-// array", "a number"); [Clip] shortens a value an error quotes.
+// array", "a number"); [Clip] shortens a value an error quotes to the
+// columns a terminal gives it.
 package jsonlines

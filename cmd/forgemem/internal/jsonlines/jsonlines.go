@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 )
 
 // Line is a line of a file that is not blank.
@@ -249,14 +251,11 @@ func Absent(v json.RawMessage) bool {
 	return len(v) == 0 || string(v) == "null"
 }
 
-// maxValueShown bounds a value an error quotes, in characters.
+// maxValueShown bounds a value an error quotes, in columns of a terminal.
 const maxValueShown = 64
 
-// Clip is s to quote in an error: cut to its first 64 characters followed
-// by "…" when it is longer than 65.
-func Clip(s string) string {
-	if utf8.RuneCountInString(s) <= maxValueShown+1 {
-		return s
-	}
-	return string([]rune(s)[:maxValueShown]) + "…"
-}
+// Clip is s to quote in an error, which a person reads on a terminal: cut
+// to its first 64 columns followed by "…" when it takes more than 65 (see
+// [termtext.Clip]), so that a value of CJK text, two columns a character,
+// is cut at the width of one in ASCII.
+func Clip(s string) string { return termtext.Clip(s, maxValueShown+1) }

@@ -10,6 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/forgemem/forgemem/cmd/forgemem/internal/jsonlines"
+	"github.com/forgemem/forgemem/cmd/forgemem/internal/termtext"
 )
 
 func TestReader(t *testing.T) {
@@ -161,9 +162,16 @@ func TestClip(t *testing.T) {
 		{"", ""},
 		{strings.Repeat("é", 65), strings.Repeat("é", 65)},
 		{strings.Repeat("é", 66), strings.Repeat("é", 64) + "…"},
+		{strings.Repeat("e\u0301", 66), strings.Repeat("e\u0301", 64) + "…"},
+		// CJK takes two columns a character: cut at the width of 64 ASCII.
+		{strings.Repeat("漢", 32) + "a", strings.Repeat("漢", 32) + "a"},
+		{strings.Repeat("漢", 33), strings.Repeat("漢", 32) + "…"},
+		{"role: " + strings.Repeat("ユーザー", 10), "role: " + strings.Repeat("ユーザー", 7) + "ユ…"},
 	} {
 		if got := jsonlines.Clip(tt.in); got != tt.want {
 			t.Errorf("Clip(%d runes) = %q, want %q", len([]rune(tt.in)), got, tt.want)
+		} else if w := termtext.Width(got); w > 65 {
+			t.Errorf("Clip(%d runes) = %q, %d columns wide, want at most 65", len([]rune(tt.in)), got, w)
 		}
 	}
 }
