@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // readLimit bounds the time a connection may take to send its request,
@@ -365,15 +368,25 @@ func LockHolder(dir string) int {
 	if err := syscall.Lstat(lockPath(dir), &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return 0
 	}
-	dev := uint64(st.Dev)
-	major, minor := ((dev>>8)&0xfff)|((dev>>32)&^0xfff), (dev&0xff)|((dev>>12)&^0xff)
-	id := fmt.Sprintf("%02x:%02x:%d", major, minor, st.Ino)
 	f, err := os.Open(procLocks)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return lockHolderIn(f, lockID(uint64(st.Dev), st.Ino))
+}
+
+// lockID is how the table of locks names a file: the major and the minor
+// number of its device in hexadecimal, of two digits at least, and its
+// inode number: fe:00:10030449.
+func lockID(dev, ino uint64) string {
+	return fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), ino)
+}
+
+// lockHolderIn is LockHolder reading the table of locks from r, for the
+// file named id (see lockID).
+func lockHolderIn(r io.Reader, id string) int {
+	sc := bufio.NewScanner(r)
 	for n := 0; n < maxLockLines && sc.Scan(); n++ {
 		// 1: FLOCK  ADVISORY  WRITE 1234 fe:00:10030449 0 EOF; a process
 		// waiting for the lock has "->" after the number.

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A private folder is a real folder of the user's with mode 0700; any
@@ -480,5 +482,51 @@ func TestLockHolder(t *testing.T) {
 	lock.Release()
 	if pid := LockHolder(dir); pid != 0 {
 		t.Errorf("the lock released: LockHolder = %d, want 0", pid)
+	}
+}
+
+// The table of locks names a lock's file by its device's major and minor
+// numbers, in hexadecimal, of two digits at least, and its inode: a
+// device whose minor number is above 255, or whose major is above 255,
+// holds bits away from the low 16 of its number (an NVMe partition,
+// 259:65536; a device mapper's 253:300), which the lock's id must place
+// as the kernel does.
+func TestLockHolderMatchesTheDevice(t *testing.T) {
+	const table = `1: FLOCK  ADVISORY  WRITE 101 08:01:42 0 EOF
+2: FLOCK  ADVISORY  WRITE 102 fe:00:42 0 EOF
+3: FLOCK  ADVISORY  WRITE 103 fd:12c:42 0 EOF
+3: -> FLOCK  ADVISORY  WRITE 203 fd:12c:42 0 EOF
+4: FLOCK  ADVISORY  WRITE 104 103:10000:42 0 EOF
+5: FLOCK  ADVISORY  WRITE 105 fff:fffff:42 0 EOF
+6: POSIX  ADVISORY  WRITE 106 103:10001:42 0 EOF
+7: FLOCK  ADVISORY  WRITE 107 00:2c:42 0 EOF
+`
+	tests := []struct {
+		major, minor uint32
+		id           string
+		holder       int
+	}{
+		{8, 1, "08:01:42", 101},
+		{0xfe, 0, "fe:00:42", 102},
+		{253, 300, "fd:12c:42", 103},
+		{259, 65536, "103:10000:42", 104},
+		{0xfff, 0xfffff, "fff:fffff:42", 105},
+		// A POSIX lock is not the server's.
+		{259, 65537, "103:10001:42", 0},
+		{0, 44, "00:2c:42", 107},
+		// The low 8 bits of the minor alike, and the major: another
+		// device.
+		{253, 44, "fd:2c:42", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			id := lockID(unix.Mkdev(tt.major, tt.minor), 42)
+			if id != tt.id {
+				t.Fatalf("lockID(%d:%d, 42) = %q, want %q", tt.major, tt.minor, id, tt.id)
+			}
+			if pid := lockHolderIn(strings.NewReader(table), id); pid != tt.holder {
+				t.Errorf("the holder of %s is %d, want %d", id, pid, tt.holder)
+			}
+		})
 	}
 }
