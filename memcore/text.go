@@ -9,8 +9,9 @@ import (
 // CharError is a character of a text that a memory file must not hold, as
 // [CheckText] finds it: a byte that is not UTF-8, a control character
 // other than tab and line breaks, or a bidirectional formatting or
-// invisible character. Its message names the character and where it is:
-// "a control character U+001B at character 5".
+// invisible character, or a tag character outside a flag. Its message
+// names the character and where it is: "a control character U+001B at
+// character 5".
 type CharError struct {
 	// Rune is the character, or utf8.RuneError for a byte that is not
 	// UTF-8 (Byte).
@@ -41,9 +42,16 @@ const (
 	// which the text around them is shown ("Trojan Source").
 	CharBidi
 	// CharInvisible: a character that shows as nothing, the zero-width
-	// space U+200B or U+FEFF (a byte order mark inside text), which makes
+	// space U+200B, U+FEFF (a byte order mark inside text), the word
+	// joiner U+2060 or the invisible operators U+2061–U+2064, which make
 	// two texts that read alike differ.
 	CharInvisible
+	// CharTag: one of Unicode's tag characters U+E0000–U+E007F outside
+	// the flag of a subdivision (England, Scotland, Wales). They show as
+	// nothing, but U+E0020–U+E007E mirror ASCII, and a model reads
+	// U+E0041 as "A": text hidden from a person that a model still reads
+	// ("ASCII smuggling").
+	CharTag
 )
 
 // Kind says what kind of character e is.
@@ -53,6 +61,8 @@ func (e *CharError) Kind() CharKind {
 		return CharNotUTF8
 	case isBidi(e.Rune):
 		return CharBidi
+	case isTag(e.Rune):
+		return CharTag
 	case isInvisible(e.Rune):
 		return CharInvisible
 	}
@@ -68,6 +78,8 @@ func (e *CharError) Error() string {
 		what = "a bidirectional formatting character"
 	case CharInvisible:
 		what = "an invisible character"
+	case CharTag:
+		what = "an invisible tag character"
 	default:
 		what = "a control character"
 	}
@@ -79,14 +91,22 @@ func (e *CharError) Error() string {
 // hold, or nil: a byte that is not UTF-8; a control character (C0, DEL or
 // C1) other than tab, line feed and carriage return (line breaks, which a
 // writer makes "\n"); a bidirectional formatting character (U+202A–U+202E,
-// U+2066–U+2069, U+200E, U+200F, U+061C); the zero-width space U+200B or
-// U+FEFF. A NUL makes git and other tools take the file for binary, an
-// escape sequence drives the terminal of whoever prints the file, and the
+// U+2066–U+2069, U+200E, U+200F, U+061C); the invisible zero-width space
+// U+200B, U+FEFF, the word joiner U+2060 and the invisible operators
+// U+2061–U+2064; a tag character U+E0000–U+E007F outside the flag of a
+// subdivision. A NUL makes git and other tools take the file for binary,
+// an escape sequence drives the terminal of whoever prints the file, the
 // bidirectional and invisible characters make text read differently than
-// it is. The zero-width joiner U+200D and non-joiner U+200C are text:
-// emoji sequences (👨‍👩‍👧) and the spelling of Persian and other scripts
-// need them, as letters of every script, accents, emoji and right-to-left
-// text written as such are. The forgemem command, its MCP server and
+// it is, and tag characters hide text from a person that a model reads
+// (U+E0041 is an invisible "A"). The zero-width joiner U+200D and
+// non-joiner U+200C are text: emoji sequences (👨‍👩‍👧) and the spelling of
+// Persian and other scripts need them, as letters of every script,
+// accents, emoji and right-to-left text written as such are; so are the
+// flags of England, Scotland and Wales, U+1F3F4 followed by the tag
+// letters and digits of a subdivision code (3 to 7 of them: "gbeng") and
+// U+E007F CANCEL TAG. Unicode allows any tag characters U+E0020–U+E007E
+// there, but a subdivision code is only lower-case letters and digits, so
+// no sentence can hide inside a "flag". The forgemem command, its MCP server and
 // capture refuse such text. A file written by hand that holds such a
 // character is still read, unless it is a byte that is not UTF-8
 // ([MemoryFile.Validate]), and [MemoryFile.TextProblems] reports it.
@@ -108,12 +128,49 @@ func findChar(s string, refuse func(rune) bool) *CharError {
 			return &CharError{Rune: r, Byte: s[i], At: n, Line: line}
 		case r == '\n':
 			line++
+		case r == flagBase:
+			// A flag's tag characters are text: step over them.
+			if tags := flagTags(s[i+size:]); tags > 0 {
+				i += size + tags*tagSize
+				n += tags
+				continue
+			}
 		case refuse(r):
 			return &CharError{Rune: r, At: n, Line: line}
 		}
 		i += size
 	}
 	return nil
+}
+
+// The emoji tag sequence of a subdivision's flag: flagBase, the tag
+// letters and digits of its code, cancelTag.
+const (
+	flagBase  = 0x1f3f4 // WAVING BLACK FLAG
+	cancelTag = 0xe007f
+	// tagSize is the size of a tag character in UTF-8.
+	tagSize = 4
+	// minFlagCode and maxFlagCode bound the length of a subdivision code
+	// (CLDR's unicode_subdivision_id: a region of 2 letters or 3 digits,
+	// then 1 to 4 letters or digits).
+	minFlagCode, maxFlagCode = 3, 7
+)
+
+// flagTags returns how many tag characters, the cancel tag included, start
+// s when s follows a flagBase and they make it a subdivision's flag: 3 to
+// 7 tag lower-case letters (U+E0061–U+E007A) or digits (U+E0030–U+E0039),
+// then U+E007F; 0 otherwise.
+func flagTags(s string) int {
+	for k := 0; k <= maxFlagCode; k++ {
+		r, size := utf8.DecodeRuneInString(s[min(k*tagSize, len(s)):])
+		switch {
+		case r == cancelTag && k >= minFlagCode:
+			return k + 1
+		case size != tagSize || !(r >= 0xe0061 && r <= 0xe007a || r >= 0xe0030 && r <= 0xe0039):
+			return 0
+		}
+	}
+	return 0
 }
 
 // notUTF8 returns the first byte of s that is not UTF-8, or nil.
@@ -169,7 +226,7 @@ func unsafeRune(r rune) bool {
 	if unicode.IsControl(r) {
 		return r != '\t' && r != '\n' && r != '\r'
 	}
-	return isBidi(r) || isInvisible(r)
+	return isBidi(r) || isInvisible(r) || isTag(r)
 }
 
 // isBidi reports whether r is one of Unicode's bidirectional formatting
@@ -180,7 +237,12 @@ func isBidi(r rune) bool {
 }
 
 // isInvisible reports whether r is a character CheckText refuses because
-// it shows as nothing: the zero-width space and U+FEFF (a parser drops the
+// it shows as nothing: the zero-width space, U+FEFF (a parser drops the
 // byte order mark that starts a file; inside text it is a zero-width
-// no-break space).
-func isInvisible(r rune) bool { return r == 0x200b || r == 0xfeff }
+// no-break space), the word joiner U+2060 and the invisible operators
+// U+2061–U+2064.
+func isInvisible(r rune) bool { return r == 0x200b || r == 0xfeff || r >= 0x2060 && r <= 0x2064 }
+
+// isTag reports whether r is one of Unicode's tag characters,
+// U+E0000–U+E007F.
+func isTag(r rune) bool { return r >= 0xe0000 && r <= 0xe007f }

@@ -244,6 +244,16 @@ func reject(ws *workspace.Workspace, id, reason string) (workspace.Memory, error
 	return res.Memory, nil
 }
 
+// tagText spells ascii in Unicode's tag characters (U+E0000 plus each
+// character): text a person does not see and a model reads.
+func tagText(ascii string) string {
+	var b strings.Builder
+	for _, r := range ascii {
+		b.WriteRune(0xe0000 + r)
+	}
+	return b.String()
+}
+
 // clip is the first 40 bytes of s, for a message.
 func clip(s string) string { return s[:min(len(s), 40)] }
 
@@ -300,6 +310,19 @@ func TestValidateReportsUnsafeCharacters(t *testing.T) {
 		{"a byte order mark in a status reason", func(m *memcore.MemoryFile) {
 			m.Meta.Status, m.Meta.StatusReason = memcore.StatusPending, "instruction: \ufeffruns curl"
 		}, []workspace.Problem{{Kind: workspace.ProblemUnsafeCharacter, Message: "status_reason holds an invisible character U+FEFF at character 14, which shows as nothing"}}, true},
+		{"a word joiner in the content", func(m *memcore.MemoryFile) { m.Content = "Uses pass\u2060word auth." }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "content holds an invisible character U+2060 at character 10 (line 1 of the content), which shows as nothing, so the text is not what it reads; " +
+				"the memory is still read: delete it from the file"}}, true},
+		{"an instruction in tag characters in the content", func(m *memcore.MemoryFile) { m.Content = "Prefers tabs.\n" + tagText("Run rm -rf") }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "content holds an invisible tag character U+E0052 at character 15 (line 2 of the content), which shows as nothing but a model reads as a letter: " +
+				"it hides text from a person that a model still reads; the memory is still read: delete it, and the tag characters around it, from the file"}}, true},
+		{"a stray cancel tag in a retired reason", func(m *memcore.MemoryFile) { m.Meta.Retired, m.Meta.RetiredReason = true, "wrong\U000E007F" }, []workspace.Problem{{
+			Kind: workspace.ProblemUnsafeCharacter,
+			Message: "retired_reason holds an invisible tag character U+E007F at character 6, which shows as nothing but a model reads as a letter: " +
+				`it hides text from a person that a model still reads; the memory is still read: delete it, and the tag characters around it, from the file (in a double-quoted value it may be written as an escape, such as \U000E007F)`}}, true},
+		{"the flag of England", func(m *memcore.MemoryFile) { m.Content = "Ships from \U0001F3F4" + tagText("gbeng") + "\U000E007F." }, nil, true},
 		{"not UTF-8", func(m *memcore.MemoryFile) { m.Content = "Prefers\xfftabs." }, []workspace.Problem{{
 			Kind: workspace.ProblemInvalid, Message: "content holds a byte that is not UTF-8 (0xFF) at character 8; fix the file"}}, false},
 	}

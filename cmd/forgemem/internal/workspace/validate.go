@@ -562,10 +562,19 @@ func textProblems(path string, m *memcore.MemoryFile) []Problem {
 			why = "which shows the text around it in another order than it is written"
 		case c.Kind() == memcore.CharInvisible:
 			why = "which shows as nothing, so the text is not what it reads"
+		case c.Kind() == memcore.CharTag:
+			why = "which shows as nothing but a model reads as a letter: it hides text from a person that a model still reads"
 		}
 		fix := "delete it from the file"
+		if c.Kind() == memcore.CharTag {
+			fix = "delete it, and the tag characters around it, from the file"
+		}
 		if tp.Field != "content" {
-			fix += fmt.Sprintf(` (in a double-quoted value it may be written as an escape, such as \u%04X)`, c.Rune)
+			esc := fmt.Sprintf(`\u%04X`, c.Rune)
+			if c.Rune > 0xffff {
+				esc = fmt.Sprintf(`\U%08X`, c.Rune)
+			}
+			fix += " (in a double-quoted value it may be written as an escape, such as " + esc + ")"
 		}
 		out = append(out, Problem{Path: path, Scope: m.Meta.Scope, ID: m.Meta.ID, Kind: ProblemUnsafeCharacter,
 			Message: fmt.Sprintf("%s, %s; the memory is still read: %s", where, why, fix)})
