@@ -2,6 +2,7 @@ package memcore
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -120,12 +121,27 @@ func CheckText(s string) error {
 // findChar returns the first byte of s that is not UTF-8, or character
 // refuse reports, or nil.
 func findChar(s string, refuse func(rune) bool) *CharError {
+	var first *CharError
+	scanChars(s, refuse, func(ce *CharError, _, _ int) bool {
+		first = ce
+		return false
+	})
+	return first
+}
+
+// scanChars calls found with each byte of s that is not UTF-8 and each
+// character refuse reports, where it is in s and its size, in order,
+// until found returns false. The tag characters of a subdivision's flag
+// are text: refuse is not asked about them.
+func scanChars(s string, refuse func(rune) bool, found func(ce *CharError, i, size int) bool) {
 	line := 1
 	for i, n := 0, 1; i < len(s); n++ {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			return &CharError{Rune: r, Byte: s[i], At: n, Line: line}
+			if !found(&CharError{Rune: r, Byte: s[i], At: n, Line: line}, i, size) {
+				return
+			}
 		case r == '\n':
 			line++
 		case r == flagBase:
@@ -136,11 +152,12 @@ func findChar(s string, refuse func(rune) bool) *CharError {
 				continue
 			}
 		case refuse(r):
-			return &CharError{Rune: r, At: n, Line: line}
+			if !found(&CharError{Rune: r, At: n, Line: line}, i, size) {
+				return
+			}
 		}
 		i += size
 	}
-	return nil
 }
 
 // The emoji tag sequence of a subdivision's flag: flagBase, the tag
@@ -246,3 +263,45 @@ func isInvisible(r rune) bool { return r == 0x200b || r == 0xfeff || r >= 0x2060
 // isTag reports whether r is one of Unicode's tag characters,
 // U+E0000–U+E007F.
 func isTag(r rune) bool { return r >= 0xe0000 && r <= 0xe007f }
+
+// EscapeText returns s with each character [CheckText] refuses, and each
+// byte that is not UTF-8, replaced by what escape returns for it (its
+// CharError says which it is and where); the rest of s, the tag
+// characters of a flag included, is kept. It returns s itself when there
+// is nothing to replace. So that a person sees what a model reads, text
+// from a memory file is shown with such characters escaped — by
+// [VisibleText] to a model, by the forgemem command its own way in a
+// terminal — and everything that shows them uses this one list.
+func EscapeText(s string, escape func(c *CharError) string) string {
+	var b strings.Builder
+	last := 0
+	scanChars(s, unsafeRune, func(ce *CharError, i, size int) bool {
+		if last == 0 {
+			b.Grow(len(s) + 16)
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(escape(ce))
+		last = i + size
+		return true
+	})
+	if b.Len() == 0 && last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// VisibleText returns s with each character [CheckText] refuses written as
+// its code point in angle brackets, "<U+E0041>", and each byte that is not
+// UTF-8 as "<0xFF>": what a model reads of a memory is then what a person
+// reading the memory sees, and an instruction hidden in tag characters or
+// behind a bidirectional override shows as the code points it is. Text
+// without such characters is returned as it is.
+func VisibleText(s string) string {
+	return EscapeText(s, func(c *CharError) string {
+		if c.Kind() == CharNotUTF8 {
+			return fmt.Sprintf("<0x%02X>", c.Byte)
+		}
+		return fmt.Sprintf("<U+%04X>", c.Rune)
+	})
+}

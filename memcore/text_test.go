@@ -2,6 +2,8 @@ package memcore
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -127,6 +129,54 @@ func TestCheckText(t *testing.T) {
 			}
 			if ce.Kind() != tt.kind {
 				t.Errorf("Kind() = %d, want %d", ce.Kind(), tt.kind)
+			}
+		})
+	}
+}
+
+// EscapeText replaces each character CheckText refuses, and only those,
+// with what its function returns, told where each is; VisibleText writes
+// them as code points, so that what a model reads is what a person sees.
+func TestEscapeText(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+		// at is where EscapeText says each character is, as "At:Line".
+		at []string
+	}{
+		{"empty", "", "", nil},
+		{"plain", "Prefers tabs.", "Prefers tabs.", nil},
+		{"text kept", "Préfère\ttabs\r\n👨\u200d👩\u200d👧 می\u200cنویسد " + tagFlag("gbeng"),
+			"Préfère\ttabs\r\n👨\u200d👩\u200d👧 می\u200cنویسد " + tagFlag("gbeng"), nil},
+		{"an instruction in tag characters", "Prefers tabs." + inTags("Run it"),
+			"Prefers tabs.<U+E0052><U+E0075><U+E006E><U+E0020><U+E0069><U+E0074>", []string{"14:1", "15:1", "16:1", "17:1", "18:1", "19:1"}},
+		{"an instruction hidden in a flag", tagFlag("do x"), "\U0001F3F4<U+E0064><U+E006F><U+E0020><U+E0078><U+E007F>",
+			[]string{"2:1", "3:1", "4:1", "5:1", "6:1"}},
+		{"a stray cancel tag after a flag", tagFlag("gbsct") + "\U000E007F", tagFlag("gbsct") + "<U+E007F>", []string{"8:1"}},
+		{"invisible characters on lines", "pass\u200bword\n\ufeff\u2060\n\u2064", "pass<U+200B>word\n<U+FEFF><U+2060>\n<U+2064>",
+			[]string{"5:1", "11:2", "12:2", "14:3"}},
+		{"bidirectional characters", "user\u202e \u2066// admin\u2069", "user<U+202E> <U+2066>// admin<U+2069>", []string{"5:1", "7:1", "16:1"}},
+		{"control characters", "\x1b[2J\x00a\x7f\u009b", "<U+001B>[2J<U+0000>a<U+007F><U+009B>", []string{"1:1", "5:1", "7:1", "8:1"}},
+		{"bytes that are not UTF-8", "a\xffb\xe2\x82", "a<0xFF>b<0xE2><0x82>", []string{"2:1", "4:1", "5:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := VisibleText(tt.text)
+			if got != tt.want {
+				t.Errorf("VisibleText(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+			if err := CheckText(got); err != nil {
+				t.Errorf("VisibleText(%q) = %q, which CheckText refuses: %v", tt.text, got, err)
+			}
+			if again := VisibleText(got); again != got {
+				t.Errorf("VisibleText(%q) = %q, not its own result", got, again)
+			}
+			var at []string
+			EscapeText(tt.text, func(ce *CharError) string {
+				at = append(at, fmt.Sprintf("%d:%d", ce.At, ce.Line))
+				return ""
+			})
+			if !slices.Equal(at, tt.at) {
+				t.Errorf("EscapeText(%q) found characters at %q, want %q", tt.text, at, tt.at)
 			}
 		})
 	}

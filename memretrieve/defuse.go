@@ -3,6 +3,8 @@ package memretrieve
 import (
 	"strings"
 	"unicode"
+
+	"github.com/forgemem/forgemem/memcore"
 )
 
 // blockTagName is the name of the injection block's tag, as defuse reads
@@ -20,7 +22,19 @@ const maxTagLookahead = 64
 // characters — before and between them. So no memory text can end the
 // block early or open a new one, however it spells the tag
 // (</RECALLED_MEMORIES>, </ recalled memories >, <recalled_memories>).
+//
+// Then each character memcore.CheckText refuses — a control character, a
+// bidirectional override, a zero-width space, a tag character, which a
+// hand edit or a cloned repository can leave in a file — is written as
+// its code point (memcore.VisibleText: "<U+E0041>"), so the agent never
+// reads text a person reading the memory cannot see. An escape starts
+// with "<U", which spells no tag.
 func defuse(s string) string {
+	return memcore.VisibleText(defuseTags(s))
+}
+
+// defuseTags is defuse's first step: the '<' of the block's tags.
+func defuseTags(s string) string {
 	if !strings.Contains(s, "<") {
 		return s
 	}

@@ -10,19 +10,26 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/forgemem/forgemem/memcore"
 	"github.com/rs/zerolog"
 )
 
-// escapeControls returns s with every character a terminal acts on shown
-// as a visible escape, so that text from memory files — a teammate's
-// committed memory, a captured one, a file's name — can neither move the
-// cursor, clear the screen, retitle the window, write to the clipboard
-// (OSC 52), hide a link behind text (OSC 8) nor ring the bell:
+// escapeControls returns s with every character a terminal acts on, or a
+// person cannot see, shown as a visible escape, so that text from memory
+// files — a teammate's committed memory, a captured one, a file's name —
+// can neither move the cursor, clear the screen, retitle the window, write
+// to the clipboard (OSC 52), hide a link behind text (OSC 8) nor ring the
+// bell, nor hide text from the person reading it. It escapes what
+// memcore.CheckText refuses (one list, memcore.EscapeText), and a lone
+// carriage return:
 //
 //   - C0 controls other than newline and tab, and DEL: \x1b, \x07, \x7f;
 //     a carriage return is kept only right before a newline (CRLF);
 //   - C1 controls, U+0080–U+009F (U+009B is a CSI of its own): \u009b;
 //   - the bidirectional formatting characters (U+202E, …): \u202e;
+//   - the invisible U+200B, U+FEFF and U+2060–U+2064: \u200b;
+//   - tag characters outside a flag, which a model reads as ASCII
+//     ("ASCII smuggling"): \U000e0041;
 //   - bytes that are not UTF-8: \xff.
 //
 // An escape sequence loses the character that starts it, so the rest of
@@ -32,58 +39,51 @@ import (
 // exact. Text without such characters is returned as it is, and escaping
 // twice changes nothing more.
 func escapeControls(s string) string {
-	if !needsEscape(s) {
+	s = memcore.EscapeText(s, func(c *memcore.CharError) string {
+		switch {
+		case c.Kind() == memcore.CharNotUTF8:
+			return fmt.Sprintf(`\x%02x`, c.Byte)
+		case c.Rune < 0x80:
+			return fmt.Sprintf(`\x%02x`, c.Rune)
+		case c.Rune > 0xffff:
+			return fmt.Sprintf(`\U%08x`, c.Rune)
+		}
+		return fmt.Sprintf(`\u%04x`, c.Rune)
+	})
+	if !hasLoneCR(s) {
 		return s
 	}
 	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
-			b.WriteByte('\r')
-		case isControl(r):
-			if r < 0x80 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteString(s[i : i+size])
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\r' && !strings.HasPrefix(s[i+1:], "\n") {
+			b.WriteString(`\x0d`)
+		} else {
+			b.WriteByte(s[i])
 		}
-		i += size
 	}
 	return b.String()
 }
 
-// needsEscape reports whether escapeControls would change s.
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || isControl(r) && !(r == '\r' && strings.HasPrefix(s[i+1:], "\n")) {
+// hasLoneCR reports whether s holds a carriage return that is not right
+// before a newline, which a terminal acts on: it moves the cursor back to
+// overwrite the line.
+func hasLoneCR(s string) bool {
+	for i := strings.IndexByte(s, '\r'); i >= 0; {
+		if !strings.HasPrefix(s[i+1:], "\n") {
 			return true
 		}
-		i += size
+		j := strings.IndexByte(s[i+1:], '\r')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
 	}
 	return false
 }
 
-// isControl reports whether r is a character escapeControls escapes: C0
-// but newline and tab, DEL, C1, and the bidirectional controls, which
-// reorder what a terminal shows (the "Trojan Source" trick: text that
-// reads one way and is another).
-func isControl(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || isBidiControl(r)
-}
-
-// isBidiControl reports whether r is one of Unicode's bidirectional
-// formatting characters: ALM, LRM, RLM, the embeddings and overrides
-// U+202A–U+202E and the isolates U+2066–U+2069.
-func isBidiControl(r rune) bool {
-	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
-}
+// needsEscape reports whether escapeControls would change s.
+func needsEscape(s string) bool { return memcore.CheckText(s) != nil || hasLoneCR(s) }
 
 // escapeLine is escapeControls for text that must stay on one line, or in
 // one cell of a table: line breaks and tabs are written as escapes too.

@@ -32,6 +32,11 @@ func TestEscapeControls(t *testing.T) {
 		{"bidirectional override", "fix \u202egnp.exe\u202c", `fix \u202egnp.exe\u202c`},
 		{"bidirectional isolates and marks", "\u2066a\u2069\u200e\u200f\u061c", `\u2066a\u2069\u200e\u200f\u061c`},
 		{"emoji joiner kept", "👩\u200d💻", "👩\u200d💻"},
+		{"invisible characters", "pass\u200bword\ufeff\u2060\u2064", `pass\u200bword\ufeff\u2060\u2064`},
+		{"tag characters spelling an instruction", "tabs\U000E0052\U000E0075\U000E006E", `tabs\U000e0052\U000e0075\U000e006e`},
+		{"a stray cancel tag", "a\U000E007F", `a\U000e007f`},
+		{"the flag of England kept", "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F", "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"},
+		{"a lone carriage return after CRLF", "a\r\nb\rc", `a` + "\r\n" + `b\x0dc`},
 		{"not UTF-8", "a\xffb\xc2", `a\xffb\xc2`},
 		{"replacement character kept", "\ufffd", "\ufffd"},
 		{"backslash kept", `C:\x1b`, `C:\x1b`},
@@ -73,7 +78,7 @@ func TestEscapeJSON(t *testing.T) {
 // terminal acts on, is UTF-8, is the text itself when there was nothing to
 // escape, and escaping it again changes nothing.
 func FuzzEscapeControls(f *testing.F) {
-	for _, s := range []string{"plain", "\x1b]52;c;eA==\x07", "\u009b2J", "a\r\nb\rc", "\xff\xfe", "\x7f\t\n"} {
+	for _, s := range []string{"plain", "\x1b]52;c;eA==\x07", "\u009b2J", "a\r\nb\rc", "\xff\xfe", "\x7f\t\n", "\U000E0041\u200b", "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -81,10 +86,11 @@ func FuzzEscapeControls(f *testing.F) {
 		if !utf8.ValidString(got) {
 			t.Fatalf("escapeControls(%q) = %q, not UTF-8", s, got)
 		}
-		for i, r := range got {
-			if isControl(r) && !(r == '\r' && strings.HasPrefix(got[i+1:], "\n")) {
-				t.Fatalf("escapeControls(%q) = %q holds %U", s, got, r)
-			}
+		if err := memcore.CheckText(got); err != nil {
+			t.Fatalf("escapeControls(%q) = %q holds %v", s, got, err)
+		}
+		if hasLoneCR(got) {
+			t.Fatalf("escapeControls(%q) = %q holds a lone carriage return", s, got)
 		}
 		if !needsEscape(s) && got != s {
 			t.Fatalf("escapeControls(%q) = %q changed text with nothing to escape", s, got)

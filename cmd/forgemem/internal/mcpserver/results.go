@@ -185,11 +185,15 @@ type (
 	}
 )
 
-// memoryOf is m with its content cut to maxContent bytes.
+// memoryOf is m with its content cut to maxContent bytes, and each
+// character memcore.CheckText refuses that a hand edit or a cloned
+// repository left in it written as its code point (memcore.VisibleText:
+// "<U+E0041>"), as recall's injection shows it: an agent reads nothing a
+// person reading the memory cannot see.
 func memoryOf(m workspace.Memory, maxContent int) memoryOut {
 	content := clipBytes(m.Content, maxContent)
 	return memoryOut{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, CreatedAt: m.CreatedAt,
-		Content: content, ContentCut: len(content) < len(m.Content), Path: m.Path, Stale: m.Stale}
+		Content: memcore.VisibleText(content), ContentCut: len(content) < len(m.Content), Path: m.Path, Stale: memcore.VisibleText(m.Stale)}
 }
 
 // partialNote is the note of a recall or search a provider failure left
@@ -562,8 +566,9 @@ type listEntry struct {
 // instead of its title (held returns the reason: see
 // workspace.Workspace.Held).
 func newListEntry(m workspace.Memory, held func(workspace.Memory, string) string) listEntry {
-	item := listItem{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, Title: clip(m.Title, 200)}
-	if held(m, item.Title) != "" {
+	title := clip(m.Title, 200)
+	item := listItem{ID: m.ID, Scope: m.Scope, Category: m.Category, Version: m.Version, Title: memcore.VisibleText(title)}
+	if held(m, title) != "" {
 		item.Title = heldTitle
 	}
 	return listEntry{line: fmt.Sprintf("- %s (%s/%s, version %d): %s\n", item.ID, item.Scope, item.Category, item.Version, item.Title), item: item}

@@ -101,7 +101,7 @@ func (h *handlers) show(ctx context.Context, in showArgs) (string, showOut, erro
 // parentheses never nests them in the status's: "Why it was forgotten: we
 // moved to an event log (ADR 12)." It is "" for no reason.
 func whyForgotten(reason string) string {
-	reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
+	reason = strings.TrimSuffix(strings.TrimSpace(memcore.VisibleText(reason)), ".")
 	if reason == "" {
 		return ""
 	}
@@ -292,9 +292,10 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// oneLine is s on one line, clipped.
+// oneLine is s on one line, clipped, with the characters a person cannot
+// see written as code points (memcore.VisibleText).
 func oneLine(s string) string {
-	return clip(strings.Join(strings.Fields(clipBytes(s, 4<<10)), " "), 160)
+	return clip(strings.Join(strings.Fields(memcore.VisibleText(clipBytes(s, 4<<10))), " "), 160)
 }
 
 // clip is s cut to n runes, ending with "…" when cut. It reads at most

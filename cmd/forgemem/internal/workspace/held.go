@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/forgemem/forgemem/memcore"
@@ -13,7 +14,11 @@ import (
 // instruction rule, the one no review mode turns off) is held at recall —
 // never injected, its text never shown in another memory's links or
 // history, nor to capture's classifier — until the user approves its text
-// in review. Approvals are the user's: the SHA-256 of each approved text,
+// in review. So is one whose text holds a character memcore.CheckText
+// refuses — tag characters spelling an instruction a person cannot see, a
+// zero-width space, a bidirectional override — which forgemem never
+// writes: recall would show it as its code point, but a person has not
+// judged what it hides. Approvals are the user's: the SHA-256 of each approved text,
 // one per line in hexadecimal, in ApprovedFile in the spool folder of the
 // user's memory folder, which no repository can write.
 
@@ -30,8 +35,8 @@ func (w *Workspace) approved() *textRecord {
 }
 
 // heldBy returns why recall holds m — a repository memory in force in its
-// file whose text reads like an instruction and that the user has not
-// approved — or "".
+// file whose text reads like an instruction, or holds a character a person
+// does not see, and that the user has not approved — or "".
 func (w *Workspace) heldBy(m *memcore.MemoryFile) string {
 	if m == nil {
 		return ""
@@ -46,6 +51,9 @@ func (w *Workspace) heldFor(m *memcore.MemoryFile, shown string) string {
 		return ""
 	}
 	reason := instruction(shown)
+	if reason == "" {
+		reason = hiddenCharacters(shown)
+	}
 	if reason == "" || w.approved().has(m.Content) {
 		return ""
 	}
@@ -56,6 +64,23 @@ func (w *Workspace) heldFor(m *memcore.MemoryFile, shown string) string {
 // (memcore.Screen under review off, which applies that rule alone), or "".
 func instruction(text string) string {
 	return memcore.Screen(&memcore.MemoryFile{Content: text}, memcore.ReviewOff)
+}
+
+// RuleHiddenText names, as the quarantine's rules are named in a held
+// memory's reason, the hold of a repository memory whose text holds a
+// character memcore.CheckText refuses: "hidden-text: it holds an
+// invisible tag character U+E0052 at character 15, which a person reading
+// it does not see".
+const RuleHiddenText = "hidden-text"
+
+// hiddenCharacters returns the reason, under RuleHiddenText, naming the
+// first character of text memcore.CheckText refuses, or "".
+func hiddenCharacters(text string) string {
+	var ce *memcore.CharError
+	if !errors.As(memcore.CheckText(text), &ce) {
+		return ""
+	}
+	return fmt.Sprintf("%s: it holds %v, which a person reading it does not see", RuleHiddenText, ce)
 }
 
 // Held returns why recall holds m (see ReviewItem.Held), judged on shown,
@@ -82,9 +107,13 @@ func (w *Workspace) heldProblems(snap *snapshot) []Problem {
 	for _, h := range snap.g.Heads() {
 		if held := w.heldBy(h); held != "" {
 			short := shortRef(h.Meta.ID)
+			what := "reads like an instruction to the agent's tools"
+			if ruleOf(held) == RuleHiddenText {
+				what = "holds characters a person does not see and a model reads"
+			}
 			out = append(out, Problem{Path: filePath(w.store, h), Scope: h.Meta.Scope, ID: h.Meta.ID, Kind: ProblemHeld,
-				Message: fmt.Sprintf("reads like an instruction to the agent's tools (%s); its file says it is in force, but recall holds it until you approve it with forgemem review --approve %s, or forget it with forgemem review --reject %s",
-					held, short, short)})
+				Message: fmt.Sprintf("%s (%s); its file says it is in force, but recall holds it until you approve it with forgemem review --approve %s, or forget it with forgemem review --reject %s",
+					what, held, short, short)})
 		}
 	}
 	return out
@@ -100,7 +129,7 @@ func (h repoHold) Hold(m *memcore.MemoryFile) string { return h.w.heldBy(m) }
 // recordApproval records the approval of m's text when recall would hold
 // it otherwise.
 func (w *Workspace) recordApproval(m *memcore.MemoryFile) error {
-	if m.Meta.Scope != memcore.ScopeRepo || instruction(m.Content) == "" {
+	if m.Meta.Scope != memcore.ScopeRepo || instruction(m.Content) == "" && hiddenCharacters(m.Content) == "" {
 		return nil
 	}
 	return w.approved().add(m.Content)

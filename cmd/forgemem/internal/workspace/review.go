@@ -256,9 +256,10 @@ func notWaiting(m, head *memcore.MemoryFile) string {
 // `The quarantine rule "source" held it: not stated in the user's own
 // words (source agent).` The reason may hold parentheses of its own, so it
 // is never put in parentheses. A blank reason says nothing. The command
-// and the MCP server say it alike.
+// and the MCP server say it alike. A character of the reason a person
+// cannot see is written as its code point (memcore.VisibleText).
 func WhyHeld(reason string) string {
-	reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
+	reason = strings.TrimSuffix(strings.TrimSpace(memcore.VisibleText(reason)), ".")
 	if reason == "" {
 		return ""
 	}
