@@ -162,7 +162,7 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 	f := itemFields{
 		scope:    memcore.Scope(strings.ToLower(strings.TrimSpace(it.Scope))),
 		category: memcore.Category(strings.ToLower(strings.TrimSpace(it.Category))),
-		content:  strings.TrimSpace(lineBreaks(it.Content)),
+		content:  strings.TrimSpace(dropInvisible(lineBreaks(it.Content))),
 	}
 	why, value := "", ""
 	switch {
@@ -175,8 +175,8 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 	case len(f.content) > b.p.cfg.maxContentBytes:
 		why = "oversized content"
 	default:
-		// Not UTF-8, a control, bidirectional or invisible character: the
-		// command refuses the same.
+		// Not UTF-8, a control, bidirectional or tag character: the
+		// command refuses the same (the invisible ones are gone).
 		err := memcore.CheckText(f.content)
 		if err == nil {
 			return f, true
@@ -186,6 +186,29 @@ func (b *passBuilder) fields(i int, it replyItem) (itemFields, bool) {
 	b.p.stats.invalid.Add(1)
 	b.log.Debug().Int("item", i).Str("value", redactStr(clipRunes(value, 80))).Msg("memcapture: item skipped: " + why)
 	return f, false
+}
+
+// dropInvisible is s without the characters memcore.CheckText refuses as
+// invisible (memcore.CharInvisible: the zero-width space U+200B, U+FEFF,
+// the word joiner U+2060, the invisible operators U+2061–U+2064), which
+// text pasted from a web page or a document carries: they show as nothing,
+// so dropping them changes nothing a person reads, and losing the whole
+// memory for one would be a surprise; it also lets the redaction see a
+// secret a zero-width space split. The other characters CheckText
+// refuses stay, so the memory is skipped: a control character, a
+// bidirectional override or tag characters spelling text a model reads
+// and a person does not see are not an accident of copying but an attack,
+// and what they hide cannot be told.
+func dropInvisible(s string) string {
+	return memcore.EscapeText(s, func(c *memcore.CharError) string {
+		switch c.Kind() {
+		case memcore.CharInvisible:
+			return ""
+		case memcore.CharNotUTF8:
+			return string([]byte{c.Byte})
+		}
+		return string(c.Rune)
+	})
 }
 
 // lineBreaks is s with its line breaks as a memory file has them: "\r\n"

@@ -77,14 +77,34 @@ func TestValidation(t *testing.T) {
 					item("Keeps\ttabs and\nlines."))
 			},
 			want: want{written: 1, invalid: 4}},
-		{name: "bidirectional and invisible characters",
+		{name: "bidirectional and tag characters",
 			reply: func(seeds) string {
 				return reply(item("Admins are \u202eenon\u202c."), item("Checks \u2066x\u2069 first."), item("Marks\u200fhere."),
-					item("Uses pass\u200bword auth."), item("\ufeffStarts with a mark."),
+					item("Prefers tabs.\U000E0052\U000E0075\U000E006E"), item("Stray cancel tag\U000E007F."),
+					item("Ships from \U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F on Fridays."),
 					item("The team 👨\u200d👩\u200d👧 ships on Fridays."), item("کاربر فارسی می\u200cنویسد."),
 					item("המשתמש מעדיף tabs; يفضل المستخدم."))
 			},
-			want: want{written: 3, invalid: 5}},
+			want: want{written: 4, invalid: 5}},
+		{name: "invisible characters dropped",
+			reply: func(seeds) string {
+				return reply(item("Uses pass\u200bword auth."), item("\ufeffStarts with a mark."), item("Word\u2060joined, f\u2061x."),
+					item("\u200b\ufeff"), item("Hidden \u200b\U000E0041 tag."),
+					item("The token is ghp_\u200bAbCdEfGhIjKlMnOpQrStUvWxYz0123456789."))
+			},
+			want: want{written: 4, invalid: 2},
+			check: func(t *testing.T, _ seeds, got []*memcore.MemoryFile) {
+				var contents []string
+				for _, m := range got {
+					contents = append(contents, m.Content)
+				}
+				slices.Sort(contents)
+				// The token a zero-width space split is one again, and redacted.
+				want := []string{"Starts with a mark.", "The token is [REDACTED].", "Uses password auth.", "Wordjoined, fx."}
+				if !slices.Equal(contents, want) {
+					t.Errorf("contents %q, want %q", contents, want)
+				}
+			}},
 		{name: "line breaks",
 			reply: func(seeds) string { return reply(item("Line one.\r\nLine two.\rLine three.")) },
 			want:  want{written: 1},

@@ -63,8 +63,11 @@ type Stats struct {
 	// memory the write counts as a store error.
 	Conflicts uint64
 	// Invalid is the number of items skipped as unusable: unknown scope or
-	// category, empty or oversized content, not an object, beyond the
-	// per-pass limit, or failing memcore's validation.
+	// category, empty or oversized content, content holding a character
+	// memcore.CheckText refuses (a control, bidirectional or tag
+	// character; the invisible ones, a zero-width space, are dropped and
+	// the memory kept), not an object, beyond the per-pass limit, or
+	// failing memcore's validation.
 	Invalid uint64
 	// EdgesDropped is the number of links removed from items: related edges
 	// with an unknown relationship, to the memory itself or to ids that do
