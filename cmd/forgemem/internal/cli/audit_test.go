@@ -110,23 +110,11 @@ func TestStatsAlignsPathsByDisplayWidth(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.seed()
-	r := f.run("stats")
-	if r.code != cli.ExitOK {
-		t.Fatalf("stats: exit %d, %s", r.code, r.stderr)
-	}
-	var rows []string
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if strings.HasPrefix(l, "  repo  ") || strings.HasPrefix(l, "  user  ") {
-			rows = append(rows, l)
-		}
-	}
+	r, rows := statsScopeRows(t, f)
 	if len(rows) != 2 || !strings.Contains(rows[1], "ホームフォルダ") {
 		t.Fatalf("stats printed\n%s\nwant a line for each scope, the user's naming its folder", r.stdout)
 	}
-	repo, user := cellStarts(rows[0]), cellStarts(rows[1])
-	if len(repo) != 4 || fmt.Sprint(repo) != fmt.Sprint(user) {
-		t.Errorf("stats starts the cells of its scopes' lines at columns %v and %v, want the same 4:\n%s\n%s", repo, user, rows[0], rows[1])
-	}
+	checkSameCellStarts(t, rows)
 }
 
 // A tab in a memory folder's path is shown as \t in stats' table, as the
@@ -139,6 +127,18 @@ func TestStatsKeepsATabInAPathCell(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.seed()
+	r, rows := statsScopeRows(t, f)
+	want := filepath.Join(f.root, `my\trepo`, ".forge", "memory")
+	if len(rows) != 2 || !strings.Contains(rows[0], "  "+want+"  ") || strings.Contains(r.stdout, "\t") {
+		t.Fatalf("stats printed\n%s\nwant a line for each scope, the repository's naming its folder as %s, and no tab", r.stdout, want)
+	}
+	checkSameCellStarts(t, rows)
+}
+
+// statsScopeRows runs stats in f and returns its result and its table's
+// lines of the two scopes.
+func statsScopeRows(t *testing.T, f *fixture) (result, []string) {
+	t.Helper()
 	r := f.run("stats")
 	if r.code != cli.ExitOK {
 		t.Fatalf("stats: exit %d, %s", r.code, r.stderr)
@@ -149,10 +149,13 @@ func TestStatsKeepsATabInAPathCell(t *testing.T) {
 			rows = append(rows, l)
 		}
 	}
-	want := filepath.Join(f.root, `my\trepo`, ".forge", "memory")
-	if len(rows) != 2 || !strings.Contains(rows[0], "  "+want+"  ") || strings.Contains(r.stdout, "\t") {
-		t.Fatalf("stats printed\n%s\nwant a line for each scope, the repository's naming its folder as %s, and no tab", r.stdout, want)
-	}
+	return r, rows
+}
+
+// checkSameCellStarts checks that stats' two scope lines start their 4
+// cells at the same display columns.
+func checkSameCellStarts(t *testing.T, rows []string) {
+	t.Helper()
 	repo, user := cellStarts(rows[0]), cellStarts(rows[1])
 	if len(repo) != 4 || fmt.Sprint(repo) != fmt.Sprint(user) {
 		t.Errorf("stats starts the cells of its scopes' lines at columns %v and %v, want the same 4:\n%s\n%s", repo, user, rows[0], rows[1])
